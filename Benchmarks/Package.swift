@@ -1,0 +1,34 @@
+// swift-tools-version:6.1
+// Benchmarks of the cache core with ordo-one/benchmark. A package of its own so that
+// `swift test` on the service never builds the benchmark tooling. Run: scripts/bench-cache.sh
+import PackageDescription
+
+let package = Package(
+    name: "unicache-benchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "CacheBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "UnifiedCache", package: "unicache"),
+            ],
+            path: "CacheBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
+            name: "DiskBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "UnifiedCache", package: "unicache"),
+                .product(name: "DiskTier", package: "unicache"),
+            ],
+            path: "DiskBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ]
+)

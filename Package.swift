@@ -1,0 +1,75 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+/// Our own targets build in Swift 6 language mode with every warning an error.
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6), .treatAllWarnings(as: .error)]
+
+let package = Package(
+    name: "unicache",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "unicache", targets: ["unicache"]),
+        .library(name: "UnifiedCache", targets: ["UnifiedCache"]),
+        .library(name: "DiskTier", targets: ["DiskTier"]),
+        .library(name: "HTTPRouting", targets: ["HTTPRouting"]),
+        .library(name: "MicroHTTPServer", targets: ["MicroHTTPServer"]),
+        .library(name: "UnicacheApp", targets: ["UnicacheApp"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+    ],
+    targets: [
+        // libmicrohttpd as Debian ships it (pkg-config finds the multiarch .pc file).
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+        // Non-variadic C wrappers for what Swift cannot call directly.
+        .target(name: "CMicroHTTPDShim", dependencies: ["CMicroHTTPD"]),
+        // The only Swift module that touches C.
+        .target(
+            name: "MicroHTTPServer",
+            dependencies: [
+                "CMicroHTTPDShim", "CMicroHTTPD", "HTTPRouting",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        // Pure Swift: request/response values, router, problem+json.
+        .target(name: "HTTPRouting", swiftSettings: strict),
+        // Pure Swift, no HTTP, no C: the cache core.
+        .target(
+            name: "UnifiedCache",
+            dependencies: [.product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        // The disk tier, plugged into UnifiedCache's second-tier hook.
+        .target(
+            name: "DiskTier",
+            dependencies: ["UnifiedCache", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        // Resource table, fetchers, admin and stats routes, configuration.
+        .target(
+            name: "UnicacheApp",
+            dependencies: [
+                "UnifiedCache", "DiskTier", "HTTPRouting", "MicroHTTPServer",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(name: "unicache", dependencies: ["UnicacheApp"], swiftSettings: strict),
+
+        .testTarget(name: "HTTPRoutingTests", dependencies: ["HTTPRouting"], swiftSettings: strict),
+        .testTarget(name: "MicroHTTPServerTests", dependencies: ["MicroHTTPServer", "HTTPRouting"], swiftSettings: strict),
+        .testTarget(name: "UnifiedCacheTests", dependencies: ["UnifiedCache"], swiftSettings: strict),
+        .testTarget(name: "DiskTierTests", dependencies: ["DiskTier", "UnifiedCache"], swiftSettings: strict),
+        .testTarget(name: "UnicacheAppTests", dependencies: ["UnicacheApp"], swiftSettings: strict),
+    ]
+)

@@ -1,0 +1,5 @@
+#pragma once
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <microhttpd.h>

@@ -1,0 +1,2 @@
+#pragma once
+#include "../../CMicroHTTPD/CMicroHTTPD.h"

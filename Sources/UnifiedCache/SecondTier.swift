@@ -1,0 +1,48 @@
+import Foundation
+
+/// The hook for a tier below memory (the disk tier). The manager consults it on a memory miss,
+/// writes through to it, and sends every invalidation to it before acknowledging.
+///
+/// Implementations never throw to the manager: faults degrade to a miss (load), a dropped
+/// write (store, counted), and are reported through `statistics()` and `health()`.
+public protocol SecondTier: Sendable {
+    /// The stored entry for `key`, verified, or `nil`.
+    func load(_ key: String) async -> CacheEntry?
+    /// Stores (or replaces) the entry; returns once it is durable in the tier, `false` if it could not be written.
+    @discardableResult
+    func store(_ entry: CacheEntry) async -> Bool
+    /// Removes `key`; `true` if it was present.
+    @discardableResult
+    func remove(_ key: String) async -> Bool
+    /// Removes every entry matching; returns the removed keys.
+    func removeAll(where predicate: @Sendable (CacheEntryMetadata) -> Bool) async -> [String]
+    /// Metadata of stored entries whose key starts with `prefix`, at most `limit`.
+    func list(prefix: String, limit: Int) async -> [CacheEntryMetadata]
+    /// Counters and sizes for /stats.
+    func statistics() -> SecondTierStatistics
+    /// `nil` when healthy, else a human-readable reason (for /readyz).
+    func health() -> String?
+}
+
+public struct SecondTierStatistics: Sendable, Equatable {
+    public var entries: Int
+    public var bytes: Int
+    public var limitBytes: Int
+    public var evictions: Int
+    public var corrupt: Int
+    public var writeErrors: Int
+    public var readErrors: Int
+
+    public init(
+        entries: Int = 0, bytes: Int = 0, limitBytes: Int = 0, evictions: Int = 0,
+        corrupt: Int = 0, writeErrors: Int = 0, readErrors: Int = 0
+    ) {
+        self.entries = entries
+        self.bytes = bytes
+        self.limitBytes = limitBytes
+        self.evictions = evictions
+        self.corrupt = corrupt
+        self.writeErrors = writeErrors
+        self.readErrors = readErrors
+    }
+}

@@ -1,0 +1,1 @@
+print("unicache: not wired yet")

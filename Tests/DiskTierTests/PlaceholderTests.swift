@@ -1,0 +1,4 @@
+import Testing
+@testable import DiskTier
+
+@Test func moduleLinks() { #expect(Bool(true)) }

@@ -1,0 +1,4 @@
+import Testing
+@testable import HTTPRouting
+
+@Test func moduleLinks() { #expect(Bool(true)) }

@@ -1,0 +1,4 @@
+import Testing
+@testable import MicroHTTPServer
+
+@Test func moduleLinks() { #expect(Bool(true)) }

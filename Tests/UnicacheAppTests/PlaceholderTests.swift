@@ -1,0 +1,4 @@
+import Testing
+@testable import UnicacheApp
+
+@Test func moduleLinks() { #expect(Bool(true)) }

@@ -1,0 +1,4 @@
+import Testing
+@testable import UnifiedCache
+
+@Test func moduleLinks() { #expect(Bool(true)) }
