@@ -1,0 +1,70 @@
+import Foundation
+import HTTPRouting
+import UnifiedCache
+
+/// Events, user erasure and averages warm-up (CONTRACT §4).
+struct AdminRoutes: Sendable {
+    let auth: AdminAuth
+    let cache: UnifiedCacheManager
+    let readThrough: ReadThrough
+
+    func register(in router: inout Router) {
+        router.post("/v1/users/{user}/events") { request in try await events(request) }
+        router.delete("/v1/users/{user}") { request in try await erase(request) }
+        router.post("/v1/users/{user}/health/averages/warm") { request in try await warm(request) }
+    }
+
+    func events(_ request: Request) async throws(Problem) -> Response {
+        try auth.check(request)
+        let user = try Self.user(request)
+        guard let object = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any],
+            let type = object["type"] as? String
+        else {
+            throw Problem.badRequest(
+                detail: #"The body must be a JSON object {"type": "..."}."#, type: Problem.typeURI("invalid-body"))
+        }
+        guard let namespaces = EventRules.namespaces(for: type) else {
+            throw Problem.badRequest(
+                detail: "Unknown event type \"\(type)\"; known types: \(EventRules.knownTypes.joined(separator: ", ")).",
+                type: Problem.typeURI("unknown-event"), members: [Problem.Member("knownTypes", .strings(EventRules.knownTypes))])
+        }
+        let count = await cache.invalidate(namespaces: namespaces, user: user)
+        return .json(#"{"invalidated":\#(count)}"#)
+    }
+
+    func erase(_ request: Request) async throws(Problem) -> Response {
+        try auth.check(request)
+        let count = await cache.erase(user: try Self.user(request))
+        return .json(#"{"erased":\#(count)}"#)
+    }
+
+    /// Fetches and stores the seven weekday averages (deduplicated with any fetch in flight).
+    func warm(_ request: Request) async throws(Problem) -> Response {
+        try auth.check(request)
+        let resolved = try readThrough.resolve(request) { c throws(InputError) in
+            try (1...7).map { weekday throws(InputError) in try ResourceTable.averages(c, weekday: weekday) }
+        }
+        let failures = await withTaskGroup(of: Problem?.self) { group in
+            for item in resolved {
+                group.addTask {
+                    do {
+                        _ = try await readThrough.get(item, domain: .health, control: .normal)
+                        return nil
+                    } catch { return error }
+                }
+            }
+            var failures: [Problem] = []
+            for await failure in group { if let failure { failures.append(failure) } }
+            return failures
+        }
+        if let first = failures.first { throw first }
+        let keys = resolved.map { "\"\($0.key)\"" }.joined(separator: ",")
+        return .json(#"{"keys":[\#(keys)]}"#)
+    }
+
+    static func user(_ request: Request) throws(Problem) -> String {
+        do { return try InputValidation.user(request.pathParameters["user"] ?? "") } catch {
+            throw Problem.invalidInput(error)
+        }
+    }
+}

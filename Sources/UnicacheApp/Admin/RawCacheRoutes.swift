@@ -1,0 +1,125 @@
+import Foundation
+import HTTPRouting
+import UnifiedCache
+
+/// The raw cache API (CONTRACT §4): PUT/GET/HEAD/DELETE of one key, list and delete by prefix, clear all.
+struct RawCacheRoutes: Sendable {
+    let auth: AdminAuth
+    let cache: UnifiedCacheManager
+    let clock: any WallClock
+
+    static let defaultTTL: TimeInterval = 24 * 3600
+
+    func register(in router: inout Router) {
+        router.put("/v1/cache/{key}") { request in try await put(request) }
+        router.get("/v1/cache/{key}") { request in try await get(request) }
+        router.delete("/v1/cache/{key}") { request in try await delete(request) }
+        router.get("/v1/cache") { request in try await list(request) }
+        router.delete("/v1/cache") { request in try await deleteMany(request) }
+    }
+
+    func put(_ request: Request) async throws(Problem) -> Response {
+        try auth.check(request)
+        let key = try Self.key(request)
+        let ttl = try Self.ttl(request)
+        let contentType = request.headers["Content-Type"] ?? "application/octet-stream"
+        let (created, entry) = await cache.put(key: key, body: request.body, contentType: contentType, ttl: ttl)
+        var response = Response.json(
+            #"{"key":"\#(key)","bytes":\#(entry.body.count),"expiresAt":"\#(HTTPDates.iso8601(entry.expiresAt))"}"#,
+            status: created ? 201 : 200)
+        response.headers.add(name: "ETag", value: entry.etag)
+        return response
+    }
+
+    /// GET and HEAD (the server drops the body of a HEAD answer).
+    func get(_ request: Request) async throws(Problem) -> Response {
+        try auth.check(request)
+        let key = try Self.key(request)
+        guard let entry = await cache.peek(key) else { throw Self.notStored(key) }
+        let now = clock.now()
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: entry.contentType)
+        headers.add(name: "ETag", value: entry.etag)
+        headers.add(name: "Age", value: String(entry.age(at: now)))
+        headers.add(name: "Expires", value: HTTPDates.httpDate(entry.expiresAt))
+        if let condition = request.headers["If-None-Match"], CacheHeaders.etagMatches(condition, entry.etag) {
+            return Response(status: 304, headers: headers)
+        }
+        return Response(status: 200, headers: headers, body: entry.body)
+    }
+
+    func delete(_ request: Request) async throws(Problem) -> Response {
+        try auth.check(request)
+        let key = try Self.key(request)
+        guard await cache.remove(key) else { throw Self.notStored(key) }
+        return Response(status: 204)
+    }
+
+    func list(_ request: Request) async throws(Problem) -> Response {
+        try auth.check(request)
+        let prefix = try Self.prefix(request) ?? ""
+        let limit = try Self.input {
+            try InputValidation.integer(request.query.first("limit"), name: "limit", range: 1...100_000, default: 1000)
+        }
+        let rows = await cache.list(prefix: prefix, limit: limit).map { row in
+            #"{"key":"\#(row.key)","namespace":"\#(row.namespace)","bytes":\#(row.bytes),"tier":"\#(row.tier.rawValue)","storedAt":"\#(HTTPDates.iso8601(row.storedAt))","expiresAt":"\#(HTTPDates.iso8601(row.expiresAt))"}"#
+        }
+        return .json(#"{"entries":[\#(rows.joined(separator: ","))]}"#)
+    }
+
+    func deleteMany(_ request: Request) async throws(Problem) -> Response {
+        try auth.check(request)
+        let all = try Self.input { try InputValidation.boolean(request.query.first("all"), name: "all") }
+        if all { return .json(#"{"invalidated":\#(await cache.removeAll())}"#) }
+        guard let prefix = try Self.prefix(request), !prefix.isEmpty else {
+            throw Problem.badRequest(
+                detail: "Name what to invalidate: ?prefix=P, or ?all=true to clear everything.",
+                type: Problem.typeURI("invalid-parameter"))
+        }
+        return .json(#"{"invalidated":\#(await cache.invalidate(prefix: prefix))}"#)
+    }
+
+    static func key(_ request: Request) throws(Problem) -> String {
+        try input { try InputValidation.key(request.pathParameters["key"] ?? "") }
+    }
+
+    /// `?prefix=`: empty, or the characters of a key.
+    static func prefix(_ request: Request) throws(Problem) -> String? {
+        guard let prefix = request.query.first("prefix") else { return nil }
+        if prefix.isEmpty { return prefix }
+        return try input {
+            do { return try InputValidation.key(prefix) } catch {
+                throw InputError(parameter: "prefix", expected: "up to 512 characters of A–Z a–z 0–9 . _ : , @ -")
+            }
+        }
+    }
+
+    /// `?ttl=DURATION` wins over `Cache-Control: max-age=N`; the default is 24 h.
+    static func ttl(_ request: Request) throws(Problem) -> TimeInterval {
+        if let text = request.query.first("ttl") {
+            guard let duration = ValueSyntax.duration(text), duration > .zero else {
+                throw Problem.invalidInput(InputError(parameter: "ttl", expected: "a positive duration such as 90s, 10m, 24h or 30d"))
+            }
+            return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        }
+        for value in request.headers.values(for: "Cache-Control") {
+            for directive in value.split(separator: ",") {
+                let parts = directive.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                guard parts.count == 2, parts[0].lowercased() == "max-age" else { continue }
+                guard let seconds = Int(parts[1]), seconds > 0 else {
+                    throw Problem.invalidInput(InputError(parameter: "Cache-Control max-age", expected: "a positive whole number of seconds"))
+                }
+                return TimeInterval(seconds)
+            }
+        }
+        return defaultTTL
+    }
+
+    static func notStored(_ key: String) -> Problem {
+        Problem.notFound(detail: "No fresh entry is stored under this key.", type: Problem.typeURI("not-stored"))
+    }
+
+    static func input<T>(_ body: () throws(InputError) -> T) throws(Problem) -> T {
+        do { return try body() } catch { throw Problem.invalidInput(error) }
+    }
+}

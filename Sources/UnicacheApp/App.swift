@@ -1,0 +1,59 @@
+import Foundation
+import HTTPRouting
+import Logging
+import UnifiedCache
+
+/// The assembled application: the router with every route of the contract over one cache.
+/// Tests build it directly (`App.build`) and drive it in-process or behind a live server.
+public struct App: Sendable {
+    public let router: Router
+    public let cache: UnifiedCacheManager
+    let metrics: ServiceMetrics
+}
+
+extension App {
+    /// - Parameters:
+    ///   - fetcher: the fetcher for each domain (demo or HTTP upstream); each is timed into the fetch histogram.
+    ///   - ttlOverrides: `--ttl NAMESPACE=DURATION`.
+    ///   - adminToken: `--admin-token`; `nil` disables the admin endpoints (403).
+    public static func build(
+        cache: UnifiedCacheManager, fetcher: (UpstreamDomain) -> any Fetcher, clock: any WallClock = SystemWallClock(),
+        ttlOverrides: [String: Duration] = [:], adminToken: String?, logger: Logger
+    ) -> App {
+        let metrics = ServiceMetrics()
+        let fetchers = FetcherSet { domain in
+            MeasuredFetcher(base: fetcher(domain), timer: metrics.upstreamTimer(domain: domain.rawValue))
+        }
+        let readThrough = ReadThrough(cache: cache, fetchers: fetchers, clock: clock, ttl: TTLTable(overrides: ttlOverrides))
+        let auth = AdminAuth(token: adminToken)
+
+        var router = Router(observer: Self.observer(metrics: metrics, logger: logger))
+        for resource in ResourceTable.rows {
+            router.get(resource.route, immediate: { request in readThrough.immediate(resource, request) }) { request in
+                try await readThrough.handle(resource, request)
+            }
+        }
+        let summary = HealthSummary(readThrough: readThrough)
+        router.get("/v1/users/{user}/health/summary") { request in try await summary.handle(request) }
+        AdminRoutes(auth: auth, cache: cache, readThrough: readThrough).register(in: &router)
+        RawCacheRoutes(auth: auth, cache: cache, clock: clock).register(in: &router)
+        OperationsRoutes(cache: cache, metrics: metrics, startedAt: .now).register(in: &router)
+        return App(router: router, cache: cache, metrics: metrics)
+    }
+
+    /// One debug line and one metrics update per answered request: the route template, never the path (which
+    /// names a user or key), never a body or a token.
+    static func observer(metrics: ServiceMetrics, logger: Logger) -> RequestObserver {
+        { record in
+            let route = record.route ?? "unmatched"
+            metrics.recordRequest(route: route, status: record.status, duration: record.duration)
+            logger.debug(
+                "request",
+                metadata: [
+                    "method": "\(record.method.rawValue)", "route": "\(route)", "status": "\(record.status)",
+                    "xCache": "\(record.responseHeaders["X-Cache"] ?? "-")", "bytes": "\(record.bodyBytes)",
+                    "durationMs": "\(Double(record.duration.components.attoseconds) / 1e15 + Double(record.duration.components.seconds) * 1000)",
+                ])
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import HTTPRouting
+import UnifiedCache
+
+/// `/healthz`, `/readyz`, `/stats`, `/metrics`, `/openapi.yaml` (CONTRACT §5).
+struct OperationsRoutes: Sendable {
+    let cache: UnifiedCacheManager
+    let metrics: ServiceMetrics
+    let startedAt: ContinuousClock.Instant
+
+    static let exposition = "text/plain; version=0.0.4; charset=utf-8"
+
+    func register(in router: inout Router) {
+        let healthy = Response.json(#"{"status":"ok"}"#)
+        router.get("/healthz", immediate: { _ in healthy }) { _ in healthy }
+        router.get("/readyz") { _ in try readiness() }
+        router.get("/stats") { request in stats(request) }
+        router.get("/metrics") { _ in prometheus() }
+        let openapi = Response(
+            status: 200, headers: ["Content-Type": "application/yaml"], body: Array(OpenAPIDocument.yaml.utf8))
+        router.get("/openapi.yaml", immediate: { _ in openapi }) { _ in openapi }
+    }
+
+    func readiness() throws(Problem) -> Response {
+        if let reason = cache.health() {
+            throw Problem.serviceUnavailable(detail: reason, type: Problem.typeURI("not-ready"))
+        }
+        return .json(#"{"status":"ready"}"#)
+    }
+
+    func stats(_ request: Request) -> Response {
+        if Self.prefersExposition(request.headers["Accept"]) { return prometheus() }
+        let uptime = ContinuousClock.now - startedAt
+        return .json(StatsDocument(cache.statistics(), uptimeSeconds: Int(uptime.components.seconds)).encoded())
+    }
+
+    func prometheus() -> Response {
+        Response(status: 200, headers: ["Content-Type": Self.exposition], body: metrics.exposition(cache.statistics()))
+    }
+
+    /// True when `Accept` ranks text/plain or OpenMetrics above JSON, as a Prometheus scrape does.
+    static func prefersExposition(_ accept: String?) -> Bool {
+        guard let accept else { return false }
+        var json = 0.0
+        var text = 0.0
+        for range in accept.split(separator: ",") {
+            let parts = range.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            guard let type = parts.first else { continue }
+            let q = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
+            switch type {
+            case "application/json", "application/*": json = max(json, q)
+            case "text/plain", "text/*", "application/openmetrics-text": text = max(text, q)
+            case "*/*":
+                json = max(json, q)
+                text = max(text, q)
+            default: break
+            }
+        }
+        return text > json
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import HTTPRouting
+import UnifiedCache
+
+/// The response headers of a read-through answer (CONTRACT §3): X-Cache, Cache-Status (RFC 9211), Age, ETag,
+/// Cache-Control, X-Cache-Tier; and 304 for a matching `If-None-Match`.
+enum CacheHeaders {
+    static func xCache(_ outcome: CacheOutcome) -> String {
+        switch outcome {
+        case .hit: return "HIT"
+        case .miss: return "MISS"
+        case .coalesced: return "COALESCED"
+        case .stale: return "STALE"
+        case .refresh: return "REFRESH"
+        }
+    }
+
+    static func cacheStatus(_ outcome: CacheOutcome, stored: Bool) -> String {
+        let storedPart = stored ? "; stored" : ""
+        switch outcome {
+        case .hit: return "unicache; hit"
+        case .miss: return "unicache; fwd=miss" + storedPart
+        case .coalesced: return "unicache; fwd=miss; collapsed" + storedPart
+        case .refresh: return "unicache; fwd=request" + storedPart
+        case .stale(.upstreamError): return "unicache; hit; fwd=stale; detail=upstream-error"
+        case .stale(.backgroundRefresh): return "unicache; hit; fwd=stale; detail=background-refresh"
+        case .stale(.onlyIfCached): return "unicache; hit; detail=only-if-cached"
+        }
+    }
+
+    /// The answer for `result`: 200 with the body, or 304 when `If-None-Match` matches its ETag.
+    static func response(for result: CacheResult, request: Request) -> Response {
+        let entry = result.entry
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: entry.contentType)
+        headers.add(name: "ETag", value: entry.etag)
+        headers.add(name: "Age", value: String(result.ageSeconds))
+        headers.add(name: "Cache-Control", value: "private, max-age=\(result.remainingFreshSeconds)")
+        headers.add(name: "X-Cache", value: xCache(result.outcome))
+        headers.add(name: "Cache-Status", value: cacheStatus(result.outcome, stored: result.stored))
+        if let tier = result.tier { headers.add(name: "X-Cache-Tier", value: tier.rawValue) }
+        if let condition = request.headers["If-None-Match"], etagMatches(condition, entry.etag) {
+            return Response(status: 304, headers: headers)
+        }
+        return Response(status: 200, headers: headers, body: entry.body)
+    }
+
+    /// `If-None-Match` uses the weak comparison (RFC 9110 §13.1.2): `*`, or any listed tag equal ignoring `W/`.
+    static func etagMatches(_ condition: String, _ etag: String) -> Bool {
+        let wanted = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag
+        for part in condition.split(separator: ",") {
+            var tag = part.trimmingCharacters(in: .whitespaces)[...]
+            if tag == "*" { return true }
+            if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
+            if tag == wanted { return true }
+        }
+        return false
+    }
+}

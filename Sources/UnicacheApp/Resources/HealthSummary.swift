@@ -1,0 +1,83 @@
+import Foundation
+import HTTPRouting
+import UnifiedCache
+
+/// `/health/summary`: today's data plus the current weekday's average (CONTRACT §3).
+/// `view` is `full` when today's data is from today in `tz`, else `average-only`; `asOf` is its `latestSampleTimestamp`.
+struct HealthSummary: Sendable {
+    let readThrough: ReadThrough
+
+    func handle(_ request: Request) async throws(Problem) -> Response {
+        let (today, average) = try readThrough.resolve(request) { c throws(InputError) in
+            let today = try ResourceTable.healthToday.resolve(c)
+            let weekday = LocalDate(c.now, in: try c.timeZone().zone).weekday
+            return (today, try ResourceTable.averages(c, weekday: weekday))
+        }
+        let zone = try readThrough.resolve(request) { c throws(InputError) in try c.timeZone() }
+        let control = try ReadThrough.control(request)
+        async let todayResult = readThrough.get(today, domain: .health, control: control)
+        async let averageResult = readThrough.get(average, domain: .health, control: control)
+        // Today's part may fail or be missing: the summary degrades to the average alone.
+        let todayPart: CacheResult? = try? await todayResult
+        let averagePart = try await averageResult
+
+        let todayDate = LocalDate(readThrough.clock.now(), in: zone.zone)
+        let json = todayPart.flatMap { try? JSONSerialization.jsonObject(with: Data($0.entry.body)) as? [String: Any] }
+        let stamp = json?["latestSampleTimestamp"] as? String
+        let isToday = stamp.flatMap(Self.parseTimestamp).map { LocalDate($0, in: zone.zone) == todayDate } ?? false
+
+        var body = Array(#"{"view":"\#(isToday ? "full" : "average-only")","asOf":"#.utf8)
+        body += stamp.map { Array(Self.jsonString($0).utf8) } ?? Array("null".utf8)
+        body += Array(#","date":"\#(todayDate)","timeZone":\#(Self.jsonString(zone.name)),"today":"#.utf8)
+        body += isToday ? (todayPart?.entry.body ?? Array("null".utf8)) : Array("null".utf8)
+        body += Array(#","average":"#.utf8) + averagePart.entry.body + Array("}".utf8)
+
+        let parts = [todayPart, averagePart].compactMap { $0 }
+        let outcome = Self.combined(parts.map(\.outcome))
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "application/json")
+        headers.add(name: "ETag", value: ETag.make(for: body))
+        headers.add(name: "Age", value: String(parts.map(\.ageSeconds).max() ?? 0))
+        headers.add(name: "Cache-Control", value: "private, max-age=\(parts.map(\.remainingFreshSeconds).min() ?? 0)")
+        headers.add(name: "X-Cache", value: CacheHeaders.xCache(outcome))
+        headers.add(name: "Cache-Status", value: CacheHeaders.cacheStatus(outcome, stored: parts.contains { $0.stored }))
+        if let tier = parts.compactMap(\.tier).first, parts.allSatisfy({ $0.tier != nil }) {
+            headers.add(name: "X-Cache-Tier", value: tier.rawValue)
+        }
+        if let condition = request.headers["If-None-Match"],
+            let etag = headers["ETag"], CacheHeaders.etagMatches(condition, etag)
+        {
+            return Response(status: 304, headers: headers)
+        }
+        return Response(status: 200, headers: headers, body: body)
+    }
+
+    /// The summary's outcome is its weakest part's: a fetch beats a wait, a wait beats stale, stale beats a hit.
+    static func combined(_ outcomes: [CacheOutcome]) -> CacheOutcome {
+        func rank(_ outcome: CacheOutcome) -> Int {
+            switch outcome {
+            case .miss: return 4
+            case .refresh: return 3
+            case .coalesced: return 2
+            case .stale: return 1
+            case .hit: return 0
+            }
+        }
+        return outcomes.max { rank($0) < rank($1) } ?? .hit
+    }
+
+    static func parseTimestamp(_ text: String) -> Date? {
+        let plain = ISO8601DateFormatter()
+        if let date = plain.date(from: text) { return date }
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return fractional.date(from: text)
+    }
+
+    static func jsonString(_ text: String) -> String {
+        guard let data = try? JSONSerialization.data(withJSONObject: [text], options: [.withoutEscapingSlashes]),
+            let array = String(data: data, encoding: .utf8)
+        else { return "null" }
+        return String(array.dropFirst().dropLast())
+    }
+}

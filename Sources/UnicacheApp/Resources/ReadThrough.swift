@@ -1,0 +1,93 @@
+import Foundation
+import HTTPRouting
+import UnifiedCache
+
+/// Serves the read-through resources: validation → key and policy → cache (→ fetcher) → headers.
+struct ReadThrough: Sendable {
+    let cache: UnifiedCacheManager
+    let fetchers: FetcherSet
+    let clock: any WallClock
+    let ttl: TTLTable
+
+    /// The fast path on the server's I/O thread: a fresh memory hit, or `nil` to take the async path
+    /// (which also renders every error, so nothing is validated twice for an answer).
+    func immediate(_ resource: Resource, _ request: Request) -> Response? {
+        guard request.headers["Cache-Control"] == nil, !request.query.contains("refresh"),
+            let resolved = try? resolve(resource, request),
+            let result = cache.cachedFresh(key: resolved.key, policy: resolved.policy)
+        else { return nil }
+        return CacheHeaders.response(for: result, request: request)
+    }
+
+    func handle(_ resource: Resource, _ request: Request) async throws(Problem) -> Response {
+        let resolved = try resolve(resource, request)
+        let control = try Self.control(request)
+        let result = try await get(resolved, domain: resource.domain, control: control)
+        return CacheHeaders.response(for: result, request: request)
+    }
+
+    /// One cache read with the contract's error mapping.
+    func get(_ resolved: ResolvedResource, domain: UpstreamDomain, control: RequestControl) async throws(Problem)
+        -> CacheResult
+    {
+        do {
+            return try await cache.get(
+                resolved.fetch, policy: resolved.policy, fetcher: fetchers[domain], control: control)
+        } catch {
+            throw Self.problem(for: error)
+        }
+    }
+
+    func resolve(_ resource: Resource, _ request: Request) throws(Problem) -> ResolvedResource {
+        try resolve(request) { c throws(InputError) in try resource.resolve(c) }
+    }
+
+    /// Validates the user and runs `body` with the request's context; input errors become 400 problems.
+    func resolve<T>(_ request: Request, _ body: (ResourceContext) throws(InputError) -> T) throws(Problem) -> T {
+        do {
+            let user = try InputValidation.user(request.pathParameters["user"] ?? "")
+            return try body(ResourceContext(user: user, request: request, now: clock.now(), ttl: ttl))
+        } catch {
+            throw Problem.invalidInput(error)
+        }
+    }
+
+    static func control(_ request: Request) throws(Problem) -> RequestControl {
+        do { return try RequestControls.control(for: request) } catch { throw Problem.invalidInput(error) }
+    }
+
+    static func problem(for error: CacheError) -> Problem {
+        switch error {
+        case .notFound:
+            return Problem.notFound(
+                detail: "The upstream has no such resource.", type: Problem.typeURI("upstream-not-found"))
+        case .rateLimited(let retryAfter):
+            return Problem.serviceUnavailable(
+                detail: "The upstream is rate limiting requests and no stored copy is available.",
+                retryAfterSeconds: max(1, retryAfter ?? 30), type: Problem.typeURI("upstream-rate-limited"))
+        case .upstreamFailed(let cause):
+            return Problem.badGateway(detail: "The upstream failed (\(describe(cause))) and no stored copy is available.")
+        case .notCached:
+            return Problem.gatewayTimeout(
+                detail: "only-if-cached was requested and no servable copy is stored.",
+                type: Problem.typeURI("not-cached"))
+        }
+    }
+
+    private static func describe(_ error: FetchError) -> String {
+        switch error {
+        case .notFound: return "not found"
+        case .rateLimited: return "rate limited"
+        case .unavailable(let reason): return reason
+        case .timeout: return "timeout"
+        }
+    }
+}
+
+extension Problem {
+    static func invalidInput(_ error: InputError) -> Problem {
+        Problem.badRequest(
+            detail: error.detail, type: Problem.typeURI("invalid-parameter"),
+            members: [Member("parameter", .string(error.parameter))])
+    }
+}

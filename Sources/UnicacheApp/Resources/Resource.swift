@@ -1,0 +1,64 @@
+import Foundation
+import HTTPRouting
+import UnifiedCache
+
+/// One read-through resource of CONTRACT §3: a row of `ResourceTable`.
+struct Resource: Sendable {
+    /// Route template below `/v1/users/{user}` (e.g. `/health/averages/{weekday}`).
+    let path: String
+    /// Which fetcher (demo or `--upstream`) serves it.
+    let domain: UpstreamDomain
+    let namespace: String
+    /// Validates the request's parameters and derives the key, upstream request and policy.
+    let resolve: @Sendable (ResourceContext) throws(InputError) -> ResolvedResource
+
+    var route: String { "/v1/users/{user}" + path }
+}
+
+/// What a row's `resolve` sees: the validated user, the request, the time and the TTL table.
+struct ResourceContext: Sendable {
+    let user: String
+    let request: Request
+    let now: Date
+    let ttl: TTLTable
+
+    func query(_ name: String) -> String? { request.query.first(name) }
+    func path(_ name: String) -> String { request.pathParameters[name] ?? "" }
+
+    /// The time zone of `?tz=` (default UTC) and its name as normalised for keys and upstream queries.
+    func timeZone() throws(InputError) -> (zone: TimeZone, name: String) {
+        let zone = try InputValidation.timeZone(query("tz"))
+        return (zone, query("tz") ?? "UTC")
+    }
+
+    /// A resolved resource for `namespace` with the upstream path `/users/{user}{suffix}`.
+    func resolved(
+        _ namespace: String, key: String, suffix: String, query: [QueryItem] = [],
+        parameters: [String: String] = [:], policy: FreshnessPolicy
+    ) -> ResolvedResource {
+        ResolvedResource(
+            fetch: FetchRequest(
+                key: key, namespace: namespace, user: user, path: "/users/\(user)\(suffix)", query: query,
+                parameters: parameters),
+            policy: policy)
+    }
+}
+
+/// A request turned into what the cache needs.
+struct ResolvedResource: Sendable {
+    var fetch: FetchRequest
+    var policy: FreshnessPolicy
+    var key: String { fetch.key }
+}
+
+/// Per-namespace TTLs: the contract's defaults, overridden by `--ttl NAMESPACE=DURATION`.
+struct TTLTable: Sendable {
+    var overrides: [String: TimeInterval] = [:]
+
+    init(overrides: [String: Duration] = [:]) {
+        self.overrides = overrides.mapValues { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
+    }
+
+    func seconds(_ namespace: String, default value: TimeInterval) -> TimeInterval { overrides[namespace] ?? value }
+    func override(_ namespace: String) -> TimeInterval? { overrides[namespace] }
+}

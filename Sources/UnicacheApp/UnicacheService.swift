@@ -1,0 +1,88 @@
+import DiskTier
+import Foundation
+import Logging
+import MicroHTTPServer
+import ServiceLifecycle
+import UnifiedCache
+
+/// Builds the service from its configuration and runs it until SIGINT/SIGTERM.
+public enum UnicacheService {
+    public static func run(configuration: UnicacheConfiguration, logger: Logger) async throws {
+        let clock = SystemWallClock()
+        let disk = try await openDiskTier(configuration.cache, clock: clock, logger: logger)
+        let cache = UnifiedCacheManager(
+            configuration: MemoryTierConfiguration(
+                maxBytes: configuration.cache.memoryLimitBytes, maxEntries: configuration.cache.memoryEntries),
+            secondTier: disk, clock: clock, logger: logger)
+        let upstream = UpstreamClient(timeout: configuration.upstreams.timeout, clock: clock, logger: logger)
+        let fetchers = try makeFetchers(configuration.upstreams, client: upstream, clock: clock)
+        let app = App.build(
+            cache: cache, fetcher: { fetchers[$0] ?? DemoFetcher(latency: configuration.upstreams.demoLatency, clock: clock) }, clock: clock, ttlOverrides: configuration.cache.ttlOverrides,
+            adminToken: configuration.admin.token, logger: logger)
+
+        let settings = configuration.server
+        let server = MicroHTTPServer(
+            configuration: MicroHTTPServerConfiguration(
+                host: settings.host, port: settings.port, maxConnections: settings.maxConnections,
+                maxConnectionsPerIP: settings.maxConnectionsPerIP, idleTimeout: settings.idleTimeout,
+                requestTimeout: settings.requestTimeout, shutdownTimeout: settings.shutdownGracePeriod),
+            responder: app.router, logger: logger)
+        do {
+            _ = try server.start()
+        } catch {
+            await upstream.shutdown()
+            throw ConfigurationError(message: "error: --host/--port: cannot listen on \(settings.host):\(settings.port): \(error)")
+        }
+        var services: [any Service] = [server]
+        if let disk { services.append(DiskMaintenance(tier: disk)) }
+        let group = ServiceGroup(
+            configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        do {
+            try await group.run()
+        } catch {
+            await cache.flush()
+            await upstream.shutdown()
+            throw error
+        }
+        await cache.flush()
+        await upstream.shutdown()
+        logger.info("unicache stopped")
+    }
+
+    /// The disk tier, or `nil` with `--disk-limit 0`; an unusable data dir stops start-up with a one-line error.
+    static func openDiskTier(_ settings: CacheSettings, clock: any WallClock, logger: Logger) async throws -> DiskTier? {
+        guard settings.diskTierEnabled else { return nil }
+        do {
+            return try await DiskTier.open(
+                DiskTierConfiguration(directory: settings.dataDir, limitBytes: settings.diskLimitBytes), clock: clock,
+                logger: logger)
+        } catch {
+            throw ConfigurationError(message: "error: --data-dir: \(error.description) (use a writable directory)")
+        }
+    }
+
+    static func makeFetchers(
+        _ settings: UpstreamSettings, client: UpstreamClient, clock: any WallClock
+    ) throws -> [UpstreamDomain: any Fetcher] {
+        var fetchers: [UpstreamDomain: any Fetcher] = [:]
+        for domain in UpstreamDomain.allCases {
+            if let url = settings.url(for: domain) {
+                do { fetchers[domain] = try client.fetcher(baseURL: url) } catch {
+                    throw ConfigurationError(message: "error: --upstream \(domain.rawValue)=URL: \"\(url)\" is not an http(s) URL")
+                }
+            } else {
+                fetchers[domain] = DemoFetcher(latency: settings.demoLatency, clock: clock)
+            }
+        }
+        return fetchers
+    }
+}
+
+/// The disk tier's periodic sweep, as a service that stops with the others.
+struct DiskMaintenance: Service {
+    let tier: DiskTier
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await tier.run() }
+    }
+}
