@@ -1,4 +1,7 @@
 import CMicroHTTPD
+#if canImport(Glibc)
+import Glibc
+#endif
 import HTTPRouting
 import ServiceLifecycle
 
@@ -34,7 +37,7 @@ extension MicroHTTPServer {
         guard !core.draining.exchange(true, ordering: .relaxed) else { return }
         phase.withLock { phase in
             if case .listening(let daemon, _) = phase {
-                _ = MHD_quiesce_daemon(daemon.pointer)
+                phase = .draining(daemon, listenSocket: MHD_quiesce_daemon(daemon.pointer))
             }
         }
         core.jobSink.finish()
@@ -45,8 +48,15 @@ extension MicroHTTPServer {
 
     private func stopDaemon() {
         phase.withLock { phase in
-            if case .listening(let daemon, _) = phase {
+            switch phase {
+            case .listening(let daemon, _):
                 MHD_stop_daemon(daemon.pointer)
+            case .draining(let daemon, let listenSocket):
+                MHD_stop_daemon(daemon.pointer)
+                // MHD_quiesce_daemon hands the listen socket to us; close it only after the stop.
+                if listenSocket >= 0 { close(listenSocket) }
+            case .idle, .stopped:
+                break
             }
             phase = .stopped
         }

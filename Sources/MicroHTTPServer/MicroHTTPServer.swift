@@ -13,6 +13,8 @@ public final class MicroHTTPServer: Service, Sendable {
     enum Phase {
         case idle
         case listening(DaemonHandle, port: Int)
+        /// Quiesced: not accepting; the listen socket is closed once the daemon has stopped.
+        case draining(DaemonHandle, listenSocket: Int32)
         case stopped
     }
 
@@ -36,7 +38,7 @@ public final class MicroHTTPServer: Service, Sendable {
         let result: Result<Int, MicroHTTPServerError> = phase.withLock { phase in
             switch phase {
             case .listening(_, let port): return .success(port)
-            case .stopped: return .failure(.stopped)
+            case .draining, .stopped: return .failure(.stopped)
             case .idle: break
             }
             let limit = FileDescriptorLimit.raiseToHardLimit()
