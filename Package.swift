@@ -67,7 +67,15 @@ let package = Package(
         .executableTarget(name: "unicache", dependencies: ["UnicacheApp"], swiftSettings: strict),
 
         .testTarget(name: "HTTPRoutingTests", dependencies: ["HTTPRouting"], swiftSettings: strict),
-        .testTarget(name: "MicroHTTPServerTests", dependencies: ["MicroHTTPServer", "HTTPRouting"], swiftSettings: strict),
+        .testTarget(
+            name: "MicroHTTPServerTests",
+            dependencies: [
+                "MicroHTTPServer", "HTTPRouting",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
         .testTarget(name: "UnifiedCacheTests", dependencies: ["UnifiedCache"], swiftSettings: strict),
         .testTarget(name: "DiskTierTests", dependencies: ["DiskTier", "UnifiedCache"], swiftSettings: strict),
         .testTarget(name: "UnicacheAppTests", dependencies: ["UnicacheApp"], swiftSettings: strict),

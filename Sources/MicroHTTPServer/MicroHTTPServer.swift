@@ -1,1 +1,86 @@
-enum MicroHTTPServerPlaceholder {}
+import CMicroHTTPD
+import CMicroHTTPDShim
+import HTTPRouting
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// An HTTP/1.1 server: libmicrohttpd (internal polling thread, epoll) in front of an `HTTPResponder`.
+///
+/// `start()` binds and returns the real port; `run()` serves async work until graceful shutdown, then
+/// stops accepting, lets in-flight requests finish (bounded by `shutdownTimeout`) and stops the daemon.
+public final class MicroHTTPServer: Service, Sendable {
+    enum Phase {
+        case idle
+        case listening(DaemonHandle, port: Int)
+        /// Quiesced: not accepting; the listen socket is closed once the daemon has stopped.
+        case draining(DaemonHandle, listenSocket: Int32)
+        case stopped
+    }
+
+    let core: ServerCore
+    let phase = Mutex(Phase.idle)
+    /// The options MHD's logger reads for the daemon's lifetime.
+    let options: DaemonOptions
+
+    public var configuration: MicroHTTPServerConfiguration { core.configuration }
+
+    public init(configuration: MicroHTTPServerConfiguration, responder: any HTTPResponder, logger: Logger) {
+        core = ServerCore(responder: responder, configuration: configuration, logger: logger)
+        options = DaemonOptions(configuration: configuration, core: core)
+    }
+
+    /// Binds and starts serving; returns the port actually bound. Calling it again returns the same port.
+    @discardableResult
+    public func start() throws(MicroHTTPServerError) -> Int {
+        let configuration = core.configuration
+        guard (0...65_535).contains(configuration.port) else { throw .invalidPort(configuration.port) }
+        let result: Result<Int, MicroHTTPServerError> = phase.withLock { phase in
+            switch phase {
+            case .listening(_, let port): return .success(port)
+            case .draining, .stopped: return .failure(.stopped)
+            case .idle: break
+            }
+            let limit = FileDescriptorLimit.raiseToHardLimit()
+            var error: Int32 = 0
+            var systemError: Int32 = 0
+            let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
+                | MHD_ALLOW_SUSPEND_RESUME.rawValue
+            let daemon = unicache_mhd_start_daemon(
+                flags, configuration.host, UInt16(configuration.port), options.pointer,
+                { cls, _, _, method, _, uploadData, uploadDataSize, conCls in
+                    MHDCallbacks.access(cls, method, uploadData, uploadDataSize, conCls)
+                },
+                Unmanaged.passUnretained(core).toOpaque(), &error, &systemError)
+            guard let daemon else {
+                if error == Int32(UNICACHE_MHD_BAD_HOST) { return .failure(.invalidHost(configuration.host)) }
+                return .failure(.startFailed(host: configuration.host, port: configuration.port, errno: systemError))
+            }
+            let port = Int(unicache_mhd_bound_port(daemon))
+            phase = .listening(DaemonHandle(pointer: daemon), port: port)
+            let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+            core.logger.info("listening on http://\(host):\(port)", metadata: [
+                "maxConnections": "\(configuration.maxConnections)",
+                "openFileLimit": "\(limit.map(String.init) ?? "unknown")",
+            ])
+            return .success(port)
+        }
+        return try result.get()
+    }
+
+    /// The bound port while listening.
+    public var port: Int? {
+        phase.withLock { phase in
+            if case .listening(_, let port) = phase { return port }
+            return nil
+        }
+    }
+
+    /// Requests MHD has started and not yet completed (for tests and shutdown).
+    var openRequestCount: Int { core.openRequests.count }
+}
+
+/// An `MHD_Daemon *`. `@unchecked Sendable`: only used under the server's phase lock (start/quiesce/stop).
+struct DaemonHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
+}

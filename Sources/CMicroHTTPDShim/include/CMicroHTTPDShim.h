@@ -1,2 +1,51 @@
 #pragma once
 #include "../../CMicroHTTPD/CMicroHTTPD.h"
+
+/* Non-variadic wrappers around libmicrohttpd for Swift. Every symbol is prefixed unicache_mhd_. */
+
+/** Receives one formatted MHD error message (already formatted; no trailing newline guaranteed). */
+typedef void (*unicache_mhd_log_callback)(void *cls, const char *message);
+
+/** Called before the headers are parsed with the raw request target; returns the per-request context. */
+typedef void *(*unicache_mhd_uri_log_callback)(void *cls, const char *uri, struct MHD_Connection *connection);
+
+/** The daemon options we set (all limits explicit). */
+struct unicache_mhd_options {
+    unsigned int connection_limit;
+    unsigned int per_ip_connection_limit;
+    unsigned int connection_timeout_seconds;
+    size_t connection_memory_limit;
+    int strict_for_client;
+    MHD_RequestCompletedCallback completed;
+    void *completed_cls;
+    unicache_mhd_uri_log_callback uri_log;
+    void *uri_log_cls;
+    unicache_mhd_log_callback log;
+    void *log_cls;
+};
+
+/** Error codes of unicache_mhd_start_daemon. */
+enum {
+    UNICACHE_MHD_OK = 0,
+    UNICACHE_MHD_BAD_HOST = 1,
+    UNICACHE_MHD_START_FAILED = 2
+};
+
+/**
+ * Starts a daemon bound to host:port (host is an IPv4/IPv6 literal or a resolvable name; port 0 = any).
+ * Returns NULL and sets *error on failure (and *system_error to errno as MHD left it).
+ */
+struct MHD_Daemon *unicache_mhd_start_daemon(unsigned int flags,
+                                             const char *host,
+                                             uint16_t port,
+                                             const struct unicache_mhd_options *options,
+                                             MHD_AccessHandlerCallback handler,
+                                             void *handler_cls,
+                                             int *error,
+                                             int *system_error);
+
+/** The port the daemon actually listens on (0 if unknown). */
+uint16_t unicache_mhd_bound_port(struct MHD_Daemon *daemon);
+
+/** Writes the client's IP literal into buffer (NUL-terminated); returns 0 on success, -1 if unknown. */
+int unicache_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t capacity);

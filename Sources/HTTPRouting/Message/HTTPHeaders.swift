@@ -1,0 +1,102 @@
+/// Ordered header fields with case-insensitive lookup by name.
+public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
+    public struct Field: Sendable, Equatable {
+        public var name: String
+        public var value: String
+
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    public private(set) var fields: [Field]
+
+    public init() {
+        fields = []
+    }
+
+    public init(_ pairs: [(String, String)]) {
+        fields = pairs.map { Field(name: $0.0, value: $0.1) }
+    }
+
+    public init(dictionaryLiteral elements: (String, String)...) {
+        self.init(elements)
+    }
+
+    public var count: Int { fields.count }
+    public var isEmpty: Bool { fields.isEmpty }
+
+    public func makeIterator() -> IndexingIterator<[Field]> {
+        fields.makeIterator()
+    }
+
+    /// The first value of the named field, if any.
+    public subscript(name: String) -> String? {
+        for field in fields where field.name.equalsIgnoringASCIICase(name) {
+            return field.value
+        }
+        return nil
+    }
+
+    /// Every value of the named field, in order.
+    public func values(for name: String) -> [String] {
+        fields.lazy.filter { $0.name.equalsIgnoringASCIICase(name) }.map(\.value)
+    }
+
+    public func contains(_ name: String) -> Bool {
+        self[name] != nil
+    }
+
+    /// Appends a field, keeping any existing ones of the same name.
+    public mutating func add(name: String, value: String) {
+        fields.append(Field(name: name, value: value))
+    }
+
+    /// Replaces the first field of that name (dropping the others) or appends it.
+    public mutating func replaceOrAdd(name: String, value: String) {
+        guard let first = fields.firstIndex(where: { $0.name.equalsIgnoringASCIICase(name) }) else {
+            fields.append(Field(name: name, value: value))
+            return
+        }
+        fields[first].value = value
+        var index = fields.index(after: first)
+        while index < fields.endIndex {
+            if fields[index].name.equalsIgnoringASCIICase(name) {
+                fields.remove(at: index)
+            } else {
+                index = fields.index(after: index)
+            }
+        }
+    }
+
+    public mutating func remove(name: String) {
+        fields.removeAll { $0.name.equalsIgnoringASCIICase(name) }
+    }
+}
+
+extension String {
+    /// ASCII case-insensitive equality without allocating (header names are ASCII tokens).
+    @inlinable
+    func equalsIgnoringASCIICase(_ other: String) -> Bool {
+        var lhs = utf8.makeIterator()
+        var rhs = other.utf8.makeIterator()
+        while true {
+            switch (lhs.next(), rhs.next()) {
+            case (nil, nil):
+                return true
+            case let (left?, right?):
+                if left != right && left.asciiLowercased != right.asciiLowercased { return false }
+            default:
+                return false
+            }
+        }
+    }
+}
+
+extension UInt8 {
+    @usableFromInline
+    var asciiLowercased: UInt8 {
+        (self >= 0x41 && self <= 0x5A) ? self | 0x20 : self
+    }
+}

@@ -1,0 +1,56 @@
+/// Ordered, percent-decoded query parameters (`+` is a space). Repeated names keep every value.
+public struct QueryParameters: Sendable, Equatable, Sequence {
+    public struct Item: Sendable, Equatable {
+        public var name: String
+        public var value: String
+
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    public private(set) var items: [Item]
+
+    public init(_ items: [Item] = []) {
+        self.items = items
+    }
+
+    /// Parses a raw query string (without the `?`). Throws `PercentDecodingError` on a bad escape.
+    public init(parsing query: Substring) throws(PercentDecodingError) {
+        var items: [Item] = []
+        for pair in query.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            let name: String
+            let value: String
+            if let equals = pair.firstIndex(of: UInt8(ascii: "=")) {
+                name = try PercentDecoding.decode(pair[pair.startIndex..<equals], plusAsSpace: true)
+                value = try PercentDecoding.decode(pair[pair.index(after: equals)...], plusAsSpace: true)
+            } else {
+                name = try PercentDecoding.decode(pair, plusAsSpace: true)
+                value = ""
+            }
+            items.append(Item(name: name, value: value))
+        }
+        self.items = items
+    }
+
+    public var isEmpty: Bool { items.isEmpty }
+
+    public func makeIterator() -> IndexingIterator<[Item]> {
+        items.makeIterator()
+    }
+
+    /// The first value for `name`, if present.
+    public func first(_ name: String) -> String? {
+        items.first { $0.name == name }?.value
+    }
+
+    /// Every value for `name`, in order.
+    public func all(_ name: String) -> [String] {
+        items.filter { $0.name == name }.map(\.value)
+    }
+
+    public func contains(_ name: String) -> Bool {
+        items.contains { $0.name == name }
+    }
+}

@@ -1,0 +1,39 @@
+/// One HTTP request as the router and handlers see it.
+public struct Request: Sendable {
+    public var method: HTTPMethod
+    /// The request target exactly as the client sent it (undecoded, query included).
+    public var target: String
+    /// Path segments, percent-decoded by us from `target` (an encoded `/` or NUL stays inside its segment).
+    public var pathSegments: [String]
+    public var query: QueryParameters
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+    /// Values of the route's `{name}` segments, filled by the router.
+    public var pathParameters: PathParameters
+    /// The client's address (IP literal), or empty when unknown.
+    public var remoteAddress: String
+
+    /// Builds a request from the raw target. Throws a 400 problem for an invalid percent-encoding.
+    public init(
+        method: HTTPMethod,
+        target: String,
+        headers: HTTPHeaders = HTTPHeaders(),
+        body: [UInt8] = [],
+        remoteAddress: String = ""
+    ) throws(Problem) {
+        let parsed = try RequestTarget(parsing: target)
+        self.method = method
+        self.target = target
+        self.pathSegments = parsed.segments
+        self.query = parsed.query
+        self.headers = headers
+        self.body = body
+        self.pathParameters = PathParameters()
+        self.remoteAddress = remoteAddress
+    }
+
+    /// The raw (undecoded) path part of the target.
+    public var path: Substring {
+        target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+    }
+}

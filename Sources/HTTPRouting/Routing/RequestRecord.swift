@@ -1,0 +1,18 @@
+/// One answered request, as reported to a router's observer (log line, metrics).
+public struct RequestRecord: Sendable {
+    public var method: HTTPMethod
+    /// The raw request target (never the body).
+    public var target: String
+    /// The matched route's template (`/v1/cache/{key}`), or nil for 404 and invalid targets.
+    public var route: String?
+    public var status: Int
+    /// Response body size in bytes.
+    public var bodyBytes: Int
+    /// From dispatch to the response being ready.
+    public var duration: Duration
+    /// The response headers (e.g. `X-Cache`).
+    public var responseHeaders: HTTPHeaders
+}
+
+/// Called once per request the router answers. Must be cheap and must not block.
+public typealias RequestObserver = @Sendable (RequestRecord) -> Void

@@ -1,0 +1,68 @@
+extension Router {
+    /// Matches once: 404/405 and immediate-handler answers are `.immediate`, the rest `.deferred`.
+    public func dispatch(_ request: Request) -> Dispatch {
+        let start: ContinuousClock.Instant? = observer == nil ? nil : .now
+        let segments = request.pathSegments
+        guard segments.count < routesBySegmentCount.count else {
+            return .immediate(answer(Problem.notFound().response, to: request, route: nil, since: start))
+        }
+        var allowed: [HTTPMethod] = []
+        for route in routesBySegmentCount[segments.count] where route.pattern.matches(segments) {
+            if let handlers = route.handlers[request.method]
+                ?? (request.method == .head ? route.handlers[.get] : nil) {
+                var request = request
+                request.pathParameters = route.pattern.parameters(segments)
+                return dispatch(request, to: handlers, route: route.pattern.template, since: start)
+            }
+            for method in route.methods where !allowed.contains(method) {
+                allowed.append(method)
+                if method == .get, !route.methods.contains(.head) { allowed.append(.head) }
+            }
+        }
+        let problem = allowed.isEmpty ? Problem.notFound() : Problem.methodNotAllowed(allowed: allowed)
+        return .immediate(answer(problem.response, to: request, route: nil, since: start))
+    }
+
+    private func dispatch(_ request: Request, to handlers: Handlers, route: String, since start: ContinuousClock.Instant?) -> Dispatch {
+        if let immediate = handlers.immediate, let response = immediate(request) {
+            return .immediate(answer(response, to: request, route: route, since: start))
+        }
+        let handler = handlers.async
+        let observer = self.observer
+        return .deferred {
+            let response: Response
+            do {
+                response = try await handler(request)
+            } catch let problem as Problem {
+                response = problem.response
+            } catch is CancellationError {
+                response = Problem.gatewayTimeout(detail: "The request was not handled in time.").response
+            } catch {
+                response = Problem.internalError().response
+            }
+            if let observer, let start {
+                observer(Router.record(response, for: request, route: route, since: start))
+            }
+            return response
+        }
+    }
+
+    private func answer(_ response: Response, to request: Request, route: String?, since start: ContinuousClock.Instant?) -> Response {
+        if let observer, let start {
+            observer(Router.record(response, for: request, route: route, since: start))
+        }
+        return response
+    }
+
+    private static func record(_ response: Response, for request: Request, route: String?, since start: ContinuousClock.Instant) -> RequestRecord {
+        RequestRecord(
+            method: request.method,
+            target: request.target,
+            route: route,
+            status: response.status,
+            bodyBytes: response.body.count,
+            duration: ContinuousClock.now - start,
+            responseHeaders: response.headers
+        )
+    }
+}

@@ -1,0 +1,34 @@
+import CMicroHTTPD
+import CMicroHTTPDShim
+
+/// The C options struct handed to the shim; MHD's logger reads it for the daemon's lifetime.
+///
+/// `@unchecked Sendable`: the pointee is written once in init and only read afterwards (by MHD).
+final class DaemonOptions: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<unicache_mhd_options>
+
+    init(configuration: MicroHTTPServerConfiguration, core: ServerCore) {
+        let cls = Unmanaged.passUnretained(core).toOpaque()
+        let idleSeconds = configuration.idleTimeout.components.seconds
+            + (configuration.idleTimeout.components.attoseconds > 0 ? 1 : 0)
+        pointer = .allocate(capacity: 1)
+        pointer.initialize(to: unicache_mhd_options(
+            connection_limit: UInt32(clamping: configuration.maxConnections),
+            per_ip_connection_limit: UInt32(clamping: configuration.maxConnectionsPerIP),
+            connection_timeout_seconds: UInt32(clamping: max(1, idleSeconds)),
+            connection_memory_limit: max(4096, configuration.connectionMemoryLimit),
+            strict_for_client: 1,
+            completed: { cls, _, conCls, _ in MHDCallbacks.requestCompleted(cls, conCls) },
+            completed_cls: cls,
+            uri_log: { cls, uri, connection in MHDCallbacks.requestStarted(cls, uri, connection) },
+            uri_log_cls: cls,
+            log: { cls, message in MHDCallbacks.log(cls, message) },
+            log_cls: cls
+        ))
+    }
+
+    deinit {
+        pointer.deinitialize(count: 1)
+        pointer.deallocate()
+    }
+}

@@ -1,0 +1,112 @@
+import CMicroHTTPD
+import HTTPRouting
+
+/// The C callbacks MHD calls on its polling thread. Nonisolated on purpose (a closure in main.swift
+/// would be MainActor-isolated and trap). `cls` is the unretained `ServerCore`.
+enum MHDCallbacks {
+    /// MHD_OPTION_URI_LOG_CALLBACK: creates the request's context with the raw target; MHD stores it as con_cls.
+    static func requestStarted(_ cls: UnsafeMutableRawPointer?, _ uri: UnsafePointer<CChar>?, _ connection: OpaquePointer?) -> UnsafeMutableRawPointer? {
+        guard let cls, let connection else { return nil }
+        let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+        core.openRequests.opened()
+        let context = RequestContext(target: uri.map { String(cString: $0) } ?? "/", connection: connection)
+        return Unmanaged.passRetained(context).toOpaque()
+    }
+
+    /// MHD_OPTION_NOTIFY_COMPLETED: releases the context retained in `requestStarted`.
+    static func requestCompleted(_ cls: UnsafeMutableRawPointer?, _ conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) {
+        guard let cls, let conCls, let raw = conCls.pointee else { return }
+        conCls.pointee = nil
+        Unmanaged<RequestContext>.fromOpaque(raw).release()
+        Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue().openRequests.closed()
+    }
+
+    /// The access handler: called after the headers, per body chunk, at the end, and again after a resume.
+    static func access(
+        _ cls: UnsafeMutableRawPointer?,
+        _ method: UnsafePointer<CChar>?,
+        _ uploadData: UnsafePointer<CChar>?,
+        _ uploadDataSize: UnsafeMutablePointer<Int>?,
+        _ conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+    ) -> MHD_Result {
+        guard let cls, let uploadDataSize, let conCls, let raw = conCls.pointee else { return .NO }
+        let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+        let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
+        switch context.phase {
+        case .headers:
+            return headersArrived(context, core: core)
+        case .body:
+            let size = uploadDataSize.pointee
+            if size > 0 {
+                if let uploadData, !context.bodyTooLarge {
+                    if context.body.count + size > core.configuration.maxBodyBytes {
+                        context.bodyTooLarge = true
+                        context.body = []
+                    } else {
+                        context.body.append(contentsOf: UnsafeRawBufferPointer(start: uploadData, count: size))
+                    }
+                }
+                uploadDataSize.pointee = 0
+                return .YES
+            }
+            return requestComplete(context, method: method, core: core)
+        case .suspended:
+            guard let response = context.takeResponse() else { return .NO }
+            return answer(context, with: response, core: core)
+        case .answered:
+            return .NO
+        }
+    }
+
+    /// First call: reject bad framing and oversized bodies before reading the body (queueing here closes).
+    private static func headersArrived(_ context: RequestContext, core: ServerCore) -> MHD_Result {
+        context.headers = MHDConnection.headers(of: context.connection)
+        context.phase = .body
+        if let problem = RequestFraming.problem(for: context.headers, maxBodyBytes: core.configuration.maxBodyBytes) {
+            return answer(context, with: problem.response, core: core)
+        }
+        return .YES
+    }
+
+    /// Final call (upload_data_size == 0): build the request and dispatch it.
+    private static func requestComplete(_ context: RequestContext, method: UnsafePointer<CChar>?, core: ServerCore) -> MHD_Result {
+        if context.bodyTooLarge {
+            return answer(context, with: Problem.contentTooLarge(limit: core.configuration.maxBodyBytes).response, core: core)
+        }
+        let request: Request
+        do {
+            request = try Request(
+                method: HTTPMethod(rawValue: method.map { String(cString: $0) } ?? "GET"),
+                target: context.target,
+                headers: context.headers,
+                body: context.body,
+                remoteAddress: MHDConnection.clientAddress(of: context.connection)
+            )
+        } catch {
+            return answer(context, with: error.response, core: core)
+        }
+        context.body = []
+        switch core.responder.dispatch(request) {
+        case .immediate(let response):
+            return answer(context, with: response, core: core)
+        case .deferred(let work):
+            guard core.reservePendingSlot() else {
+                return answer(context, with: ServerProblems.queueFull.response, core: core)
+            }
+            core.enqueue(context, work: work)
+            return .YES
+        }
+    }
+
+    private static func answer(_ context: RequestContext, with response: Response, core: ServerCore) -> MHD_Result {
+        context.phase = .answered
+        return MHDConnection.queue(response, on: context.connection, close: core.draining.load(ordering: .relaxed))
+    }
+
+    /// MHD's error messages (MHD_OPTION_EXTERNAL_LOGGER), already formatted by the shim.
+    static func log(_ cls: UnsafeMutableRawPointer?, _ message: UnsafePointer<CChar>?) {
+        guard let cls, let message else { return }
+        let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+        core.logger.debug("libmicrohttpd: \(String(cString: message))")
+    }
+}

@@ -1,0 +1,62 @@
+import CMicroHTTPD
+import HTTPRouting
+import Synchronization
+
+/// The state of one request, passed to MHD through `con_cls` (retained from the URI log callback until
+/// MHD_OPTION_NOTIFY_COMPLETED releases it).
+///
+/// `@unchecked Sendable`: the `var`s are touched only on the single MHD polling thread; the only state
+/// shared with Swift tasks is `outcome`, guarded by a Mutex, and `connection`, immutable.
+final class RequestContext: @unchecked Sendable {
+    enum Phase {
+        /// First access-handler call (headers only) not seen yet.
+        case headers
+        /// Headers checked; body chunks or the final call come next.
+        case body
+        /// Suspended, waiting for async work to store a response and resume.
+        case suspended
+        /// A response was queued.
+        case answered
+    }
+
+    private enum Outcome {
+        case waiting
+        case ready(Response)
+        case taken
+    }
+
+    let target: String
+    /// The MHD connection; valid while the request lives (a suspended connection is never closed).
+    let connection: OpaquePointer
+    var phase = Phase.headers
+    var headers = HTTPHeaders()
+    var body: [UInt8] = []
+    var bodyTooLarge = false
+    private let outcome = Mutex(Outcome.waiting)
+
+    init(target: String, connection: OpaquePointer) {
+        self.target = target
+        self.connection = connection
+    }
+
+    /// Stores the response of a suspended request and resumes it. Only the first call wins.
+    @discardableResult
+    func complete(_ response: Response) -> Bool {
+        let won = outcome.withLock { outcome in
+            guard case .waiting = outcome else { return false }
+            outcome = .ready(response)
+            return true
+        }
+        if won { MHD_resume_connection(connection) }
+        return won
+    }
+
+    /// On the MHD thread after resume: the stored response, once.
+    func takeResponse() -> Response? {
+        outcome.withLock { outcome in
+            guard case .ready(let response) = outcome else { return nil }
+            outcome = .taken
+            return response
+        }
+    }
+}

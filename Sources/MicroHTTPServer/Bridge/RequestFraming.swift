@@ -1,0 +1,34 @@
+import HTTPRouting
+
+/// Request framing checks libmicrohttpd 0.9.75 does not make (contract §2).
+enum RequestFraming {
+    /// 400 (close) for differing duplicate `Content-Length` or `Content-Length` with `Transfer-Encoding`;
+    /// 413 (close) for a declared body over the limit; nil when the request may proceed.
+    static func problem(for headers: HTTPHeaders, maxBodyBytes: Int) -> Problem? {
+        let lengths = headers.values(for: "Content-Length")
+        guard let first = lengths.first else { return nil }
+        let declared = first.trimmingSpaces
+        if lengths.contains(where: { $0.trimmingSpaces != declared }) {
+            return .badFraming(detail: "The request has conflicting Content-Length headers.")
+        }
+        if headers.contains("Transfer-Encoding") {
+            return .badFraming(detail: "The request has both Content-Length and Transfer-Encoding.")
+        }
+        guard let length = Int(declared), length >= 0 else {
+            return .badFraming(detail: "The request has an invalid Content-Length.")
+        }
+        if length > maxBodyBytes {
+            return .contentTooLarge(limit: maxBodyBytes)
+        }
+        return nil
+    }
+}
+
+extension String {
+    fileprivate var trimmingSpaces: Substring {
+        let view = Substring(self)
+        let start = view.firstIndex { $0 != " " && $0 != "\t" } ?? view.endIndex
+        let end = view[start...].lastIndex { $0 != " " && $0 != "\t" }.map { view.index(after: $0) } ?? start
+        return view[start..<end]
+    }
+}

@@ -1,0 +1,65 @@
+import CMicroHTTPD
+#if canImport(Glibc)
+import Glibc
+#endif
+import HTTPRouting
+import ServiceLifecycle
+
+extension MicroHTTPServer {
+    /// Serves until graceful shutdown (or cancellation), then drains and stops the daemon.
+    /// Starts the server first if `start()` was not called.
+    public func run() async throws {
+        try start()
+        let shutdownTimeout = core.configuration.shutdownTimeout
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.core.serveJobs() }
+            // Until graceful shutdown; throws when the task is cancelled, which drains the same way.
+            try? await gracefulShutdown()
+            beginDraining()
+            group.addTask { try? await Task.sleep(for: shutdownTimeout) }
+            // Either every async request finished, or the drain deadline passed: cancel what is left.
+            _ = await group.next()
+            group.cancelAll()
+        }
+        await core.failLeftoverJobs()
+        // Every suspended connection is resumed now; let MHD send those answers before stopping.
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.core.openRequests.waitUntilNoneOpen() }
+            group.addTask { try? await Task.sleep(for: .seconds(1)) }
+            _ = await group.next()
+            group.cancelAll()
+        }
+        stopDaemon()
+    }
+
+    /// Stops accepting connections and ends the job stream (new async requests get 503).
+    func beginDraining() {
+        guard !core.draining.exchange(true, ordering: .relaxed) else { return }
+        phase.withLock { phase in
+            if case .listening(let daemon, _) = phase {
+                phase = .draining(daemon, listenSocket: MHD_quiesce_daemon(daemon.pointer))
+            }
+        }
+        core.jobSink.finish()
+        core.logger.info("draining: stopped accepting connections", metadata: [
+            "pendingRequests": "\(core.pending.load(ordering: .relaxed))",
+        ])
+    }
+
+    private func stopDaemon() {
+        phase.withLock { phase in
+            switch phase {
+            case .listening(let daemon, _):
+                MHD_stop_daemon(daemon.pointer)
+            case .draining(let daemon, let listenSocket):
+                MHD_stop_daemon(daemon.pointer)
+                // MHD_quiesce_daemon hands the listen socket to us; close it only after the stop.
+                if listenSocket >= 0 { close(listenSocket) }
+            case .idle, .stopped:
+                break
+            }
+            phase = .stopped
+        }
+        core.logger.info("stopped")
+    }
+}

@@ -1,4 +1,0 @@
-import Testing
-@testable import HTTPRouting
-
-@Test func moduleLinks() { #expect(Bool(true)) }

@@ -1,0 +1,69 @@
+import Testing
+@testable import HTTPRouting
+
+@Suite struct RequestParsingTests {
+    @Test func splitsAndDecodesPathSegments() throws {
+        let request = try Request(method: .get, target: "/v1/cache/a%20b/c%3Ad")
+        #expect(request.pathSegments == ["v1", "cache", "a b", "c:d"])
+        #expect(request.target == "/v1/cache/a%20b/c%3Ad")
+        #expect(request.path == "/v1/cache/a%20b/c%3Ad")
+    }
+
+    @Test func encodedSlashStaysInsideItsSegment() throws {
+        let request = try Request(method: .get, target: "/v1/cache/a%2Fb")
+        #expect(request.pathSegments == ["v1", "cache", "a/b"])
+    }
+
+    @Test func encodedNULIsDecodedNotCut() throws {
+        let request = try Request(method: .get, target: "/v1/cache/ab%00cd?x=1")
+        #expect(request.pathSegments == ["v1", "cache", "ab\u{0}cd"])
+        #expect(request.query.first("x") == "1")
+    }
+
+    @Test(arguments: ["/v1/cache/%", "/v1/cache/%2", "/v1/cache/%zz", "/v1/%g0/x"])
+    func invalidPercentEncodingIsA400Problem(target: String) {
+        #expect(throws: Problem.self) { try Request(method: .get, target: target) }
+        do {
+            _ = try Request(method: .get, target: target)
+        } catch {
+            #expect(error.status == 400)
+        }
+    }
+
+    @Test func invalidQueryEncodingIsA400Problem() {
+        #expect(throws: Problem.self) { try Request(method: .get, target: "/x?days=%4") }
+    }
+
+    @Test func rootAndTrailingSlash() throws {
+        #expect(try Request(method: .get, target: "/").pathSegments == [])
+        #expect(try Request(method: .get, target: "/healthz/").pathSegments == ["healthz", ""])
+    }
+
+    @Test func absoluteFormKeepsOnlyThePath() throws {
+        let request = try Request(method: .get, target: "http://example.com:8080/v1/x?y=2")
+        #expect(request.pathSegments == ["v1", "x"])
+        #expect(request.query.first("y") == "2")
+    }
+
+    @Test func queryIsOrderedDecodedAndPlusIsSpace() throws {
+        let request = try Request(method: .get, target: "/a?types=ride,run&tz=Europe%2FBerlin&q=a+b&types=swim&flag&e=")
+        let query = request.query
+        #expect(query.first("types") == "ride,run")
+        #expect(query.all("types") == ["ride,run", "swim"])
+        #expect(query.first("tz") == "Europe/Berlin")
+        #expect(query.first("q") == "a b")
+        #expect(query.contains("flag"))
+        #expect(query.first("flag") == "")
+        #expect(query.first("e") == "")
+        #expect(!query.contains("missing"))
+        #expect(query.items.map(\.name) == ["types", "tz", "q", "types", "flag", "e"])
+    }
+
+    @Test func pathPlusIsNotASpace() throws {
+        #expect(try Request(method: .get, target: "/a+b").pathSegments == ["a+b"])
+    }
+
+    @Test func multibyteEscapesDecodeAsUTF8() throws {
+        #expect(try Request(method: .get, target: "/caf%C3%A9").pathSegments == ["café"])
+    }
+}

@@ -1,0 +1,168 @@
+import Synchronization
+import Testing
+@testable import HTTPRouting
+
+/// Resolves a dispatch into its response, telling whether it was immediate.
+func resolve(_ dispatch: Dispatch) async -> (response: Response, immediate: Bool) {
+    switch dispatch {
+    case .immediate(let response): (response, true)
+    case .deferred(let work): (await work(), false)
+    }
+}
+
+func send(_ router: Router, _ method: HTTPMethod, _ target: String) async throws -> (response: Response, immediate: Bool) {
+    await resolve(router.dispatch(try Request(method: method, target: target)))
+}
+
+func bodyText(_ response: Response) -> String {
+    String(decoding: response.body, as: UTF8.self)
+}
+
+struct Boom: Error {}
+
+@Suite struct RouterTests {
+    static func makeRouter() -> Router {
+        var router = Router()
+        router.get("/v1/users/{user}/health/averages/{weekday}") { request in
+            .text("avg \(request.pathParameters["user"] ?? "-") \(request.pathParameters["weekday"] ?? "-")")
+        }
+        router.get("/v1/cache/{key}") { request in .text("get \(request.pathParameters["key"] ?? "-")") }
+        router.put("/v1/cache/{key}") { _ in Response(status: 201) }
+        router.delete("/v1/cache/{key}") { _ in Response(status: 204) }
+        router.get("/v1/cache/stats") { _ in .text("stats") }
+        router.get("/healthz", immediate: { _ in .json(#"{"status":"ok"}"#) }) { _ in .text("slow path") }
+        router.get("/maybe", immediate: { request in
+            request.query.contains("fast") ? .text("fast") : nil
+        }) { _ in .text("slow") }
+        router.get("/problem") { _ in throw Problem.badRequest(detail: "days must be 1-90") }
+        router.get("/boom") { _ in throw Boom() }
+        router.get("/cancelled") { _ in throw CancellationError() }
+        router.post("/v1/users/{user}/events") { request in .text("event \(request.body.count)") }
+        return router
+    }
+
+    @Test func extractsDecodedPathParameters() async throws {
+        let router = Self.makeRouter()
+        let (response, immediate) = try await send(router, .get, "/v1/users/alice/health/averages/3")
+        #expect(bodyText(response) == "avg alice 3")
+        #expect(!immediate)
+        let key = try await send(router, .get, "/v1/cache/a%2Fb%00c")
+        #expect(bodyText(key.response) == "get a/b\u{0}c")
+    }
+
+    @Test func literalRouteWinsOverParameterRoute() async throws {
+        let router = Self.makeRouter()
+        #expect(bodyText(try await send(router, .get, "/v1/cache/stats").response) == "stats")
+        #expect(bodyText(try await send(router, .get, "/v1/cache/other").response) == "get other")
+    }
+
+    @Test func literalRouteWinsRegardlessOfRegistrationOrder() async throws {
+        var router = Router()
+        router.get("/a/{x}") { _ in .text("param") }
+        router.get("/a/b") { _ in .text("literal") }
+        #expect(bodyText(try await send(router, .get, "/a/b").response) == "literal")
+        #expect(bodyText(try await send(router, .get, "/a/c").response) == "param")
+    }
+
+    @Test(arguments: ["/nope", "/v1/cache", "/v1/cache/a/b", "/", "/healthz/", "/v1/users/alice/health/averages"])
+    func unknownPathIsAnImmediate404Problem(target: String) async throws {
+        let (response, immediate) = try await send(Self.makeRouter(), .get, target)
+        #expect(immediate)
+        #expect(response.status == 404)
+        #expect(response.headers["Content-Type"] == "application/problem+json")
+        #expect(bodyText(response).contains(#""status":404"#))
+    }
+
+    @Test func otherMethodIs405WithAllowListingHead() async throws {
+        let (response, immediate) = try await send(Self.makeRouter(), .post, "/v1/cache/k")
+        #expect(immediate)
+        #expect(response.status == 405)
+        #expect(response.headers["Allow"] == "GET, HEAD, PUT, DELETE")
+        #expect(response.headers["Content-Type"] == "application/problem+json")
+    }
+
+    @Test func allowCombinesEveryMatchingPattern() async throws {
+        let (response, _) = try await send(Self.makeRouter(), .patch, "/v1/cache/stats")
+        #expect(response.status == 405)
+        #expect(response.headers["Allow"] == "GET, HEAD, PUT, DELETE")
+    }
+
+    @Test func postOnlyRouteDoesNotListHead() async throws {
+        let (response, _) = try await send(Self.makeRouter(), .get, "/v1/users/alice/events")
+        #expect(response.headers["Allow"] == "POST")
+    }
+
+    @Test func headIsAnsweredByTheGetRoute() async throws {
+        let (response, _) = try await send(Self.makeRouter(), .head, "/v1/cache/k")
+        #expect(response.status == 200)
+        #expect(bodyText(response) == "get k")
+    }
+
+    @Test func explicitHeadRouteWinsOverGet() async throws {
+        var router = Router()
+        router.get("/x") { _ in .text("get") }
+        router.head("/x") { _ in Response(status: 204) }
+        #expect(try await send(router, .head, "/x").response.status == 204)
+    }
+
+    @Test func immediateHandlerAnswersWithoutAsyncWork() async throws {
+        let router = Self.makeRouter()
+        let (response, immediate) = try await send(router, .get, "/healthz")
+        #expect(immediate)
+        #expect(bodyText(response) == #"{"status":"ok"}"#)
+        #expect(response.headers["Content-Type"] == "application/json")
+    }
+
+    @Test func immediateHandlerReturningNilFallsBackToAsync() async throws {
+        let router = Self.makeRouter()
+        let fast = try await send(router, .get, "/maybe?fast")
+        #expect(fast.immediate && bodyText(fast.response) == "fast")
+        let slow = try await send(router, .get, "/maybe")
+        #expect(!slow.immediate && bodyText(slow.response) == "slow")
+    }
+
+    @Test func thrownProblemBecomesItsResponse() async throws {
+        let (response, _) = try await send(Self.makeRouter(), .get, "/problem")
+        #expect(response.status == 400)
+        #expect(bodyText(response).contains("days must be 1-90"))
+    }
+
+    @Test func otherErrorsBecomeA500WithoutInternals() async throws {
+        let (response, _) = try await send(Self.makeRouter(), .get, "/boom")
+        #expect(response.status == 500)
+        #expect(response.headers["Content-Type"] == "application/problem+json")
+        #expect(!bodyText(response).contains("Boom"))
+    }
+
+    @Test func cancellationBecomesA504() async throws {
+        #expect(try await send(Self.makeRouter(), .get, "/cancelled").response.status == 504)
+    }
+
+    @Test func reRegisteringReplacesTheHandler() async throws {
+        var router = Router()
+        router.get("/x") { _ in .text("one") }
+        router.get("/x") { _ in .text("two") }
+        #expect(bodyText(try await send(router, .get, "/x").response) == "two")
+        #expect(try await send(router, .post, "/x").response.headers["Allow"] == "GET, HEAD")
+    }
+
+    @Test func observerSeesEveryAnsweredRequestOnce() async throws {
+        let records = Mutex<[RequestRecord]>([])
+        var router = Self.makeRouter()
+        router.observer = { record in records.withLock { $0.append(record) } }
+        router.get("/tagged") { _ in Response(status: 200, headers: ["X-Cache": "HIT"], body: [1, 2, 3]) }
+        _ = try await send(router, .get, "/tagged")
+        _ = try await send(router, .get, "/healthz")
+        _ = try await send(router, .get, "/nope")
+        _ = try await send(router, .delete, "/healthz")
+        _ = try await send(router, .get, "/boom")
+        let seen = records.withLock { $0 }
+        #expect(seen.map(\.route) == ["/tagged", "/healthz", nil, nil, "/boom"])
+        #expect(seen.map(\.status) == [200, 200, 404, 405, 500])
+        #expect(seen[0].bodyBytes == 3)
+        #expect(seen[0].responseHeaders["X-Cache"] == "HIT")
+        #expect(seen[0].method == .get)
+        #expect(seen[2].target == "/nope")
+        #expect(seen.allSatisfy { $0.duration >= .zero })
+    }
+}

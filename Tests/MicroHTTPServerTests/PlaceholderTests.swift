@@ -1,4 +1,0 @@
-import Testing
-@testable import MicroHTTPServer
-
-@Test func moduleLinks() { #expect(Bool(true)) }

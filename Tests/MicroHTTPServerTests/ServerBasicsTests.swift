@@ -1,0 +1,95 @@
+import Glibc
+import HTTPRouting
+import Logging
+import Testing
+@testable import MicroHTTPServer
+
+@Suite(.serialized) struct ServerBasicsTests {
+    static func router() -> Router {
+        var router = Router()
+        router.get("/healthz", immediate: { _ in .json(#"{"status":"ok"}"#) }) { _ in .text("slow") }
+        router.get("/echo/{value}") { request in
+            .text([request.target, request.pathParameters["value"] ?? "-", request.remoteAddress,
+                   request.query.first("q") ?? "-", request.headers["X-Test"] ?? "-"].joined(separator: "|"))
+        }
+        router.post("/upload") { request in .text("got \(request.body.count)") }
+        router.get("/cached") { _ in Response(status: 200, headers: ["X-Cache": "HIT", "Content-Type": "application/json"], body: Array("{}".utf8)) }
+        return router
+    }
+
+    @Test func logsTheRealPortAndAnswersImmediateRoutes() async throws {
+        let store = CapturingLogHandler.Store()
+        let logger = Logger(label: "test") { _ in CapturingLogHandler(store: store) }
+        try await withLiveServer(router: Self.router(), logger: logger) { port, server in
+            #expect(port > 0)
+            #expect(server.port == port)
+            #expect(store.messages.withLock { $0 }.contains { $0.contains("listening on http://127.0.0.1:\(port)") })
+            let response = try await RawHTTPClient.get(port: port, "/healthz")
+            #expect(response.status == 200)
+            #expect(response.text == #"{"status":"ok"}"#)
+            #expect(response.headers["Content-Type"] == "application/json")
+            #expect(response.headers["Content-Length"] == "15")
+        }
+    }
+
+    @Test func asyncRouteSeesRawTargetDecodedSegmentsAndClientAddress() async throws {
+        try await withLiveServer(router: Self.router()) { port, _ in
+            let response = try await RawHTTPClient.exchange(
+                port: port, "GET /echo/a%2Fb%00c?q=x+y HTTP/1.1\r\nHost: h\r\nX-Test: yes\r\n\r\n")
+            #expect(response.status == 200)
+            #expect(response.text == "/echo/a%2Fb%00c?q=x+y|a/b\u{0}c|127.0.0.1|x y|yes")
+        }
+    }
+
+    @Test func unknownPathIs404ProblemAndWrongMethod405() async throws {
+        try await withLiveServer(router: Self.router()) { port, _ in
+            let notFound = try await RawHTTPClient.get(port: port, "/nope")
+            #expect(notFound.status == 404)
+            #expect(notFound.headers["Content-Type"] == "application/problem+json")
+            #expect(notFound.text.contains(#""status":404"#))
+            let wrongMethod = try await RawHTTPClient.get(port: port, "/healthz", method: "DELETE")
+            #expect(wrongMethod.status == 405)
+            #expect(wrongMethod.headers["Allow"] == "GET, HEAD")
+        }
+    }
+
+    @Test func badPercentEncodingIs400() async throws {
+        try await withLiveServer(router: Self.router()) { port, _ in
+            let response = try await RawHTTPClient.get(port: port, "/echo/%zz")
+            #expect(response.status == 400)
+            #expect(response.headers["Content-Type"] == "application/problem+json")
+        }
+    }
+
+    @Test func headResponseIsFollowedDirectlyByTheNextResponse() async throws {
+        try await withLiveServer(router: Self.router()) { port, _ in
+            let result: Result<String, RawClientError> = await RawHTTPClient.onThread {
+                Result { () throws(RawClientError) -> String in
+                    let socket = try RawHTTPClient.connect(port: port)
+                    defer { _ = close(socket) }
+                    try RawHTTPClient.send(socket, Array("HEAD /cached HTTP/1.1\r\nHost: h\r\n\r\n".utf8))
+                    let head = try RawHTTPClient.readResponse(socket, expectBody: false, checkClosed: false)
+                    try RawHTTPClient.send(socket, Array("GET /cached HTTP/1.1\r\nHost: h\r\n\r\n".utf8))
+                    let get = try RawHTTPClient.readResponse(socket, expectBody: true, checkClosed: false)
+                    return "\(head.status) \(head.headers["X-Cache"] ?? "-") \(head.headers["Content-Length"] ?? "-") "
+                        + "\(head.body.count) \(get.status) \(get.text)"
+                }
+            }
+            let summary = try result.get()
+            #expect(summary == "200 HIT 2 0 200 {}")
+        }
+    }
+
+    @Test func bodyWithinTheLimitReachesTheHandler() async throws {
+        try await withLiveServer(.test(maxBodyBytes: 1000), router: Self.router()) { port, _ in
+            let body = String(repeating: "x", count: 1000)
+            let response = try await RawHTTPClient.exchange(
+                port: port, "POST /upload HTTP/1.1\r\nHost: h\r\nContent-Length: 1000\r\n\r\n\(body)")
+            #expect(response.status == 200)
+            #expect(response.text == "got 1000")
+            let chunked = try await RawHTTPClient.exchange(
+                port: port, "POST /upload HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3e8\r\n\(body)\r\n0\r\n\r\n")
+            #expect(chunked.text == "got 1000")
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import HTTPRouting
+import Testing
+@testable import MicroHTTPServer
+
+@Suite(.serialized) struct ServerLimitsTests {
+    static func router(handlerRan: Signals = Signals()) -> Router {
+        var router = Router()
+        router.post("/upload") { request in
+            handlerRan.signal()
+            return .text("got \(request.body.count)")
+        }
+        return router
+    }
+
+    @Test func declaredOversizedBodyIs413BeforeTheBodyIsSent() async throws {
+        try await withLiveServer(.test(maxBodyBytes: 1 << 20), router: Self.router()) { port, _ in
+            // Headers only: if the server waited for the 100 MB body, this would never answer.
+            let response = try await RawHTTPClient.exchange(
+                port: port, "POST /upload HTTP/1.1\r\nHost: h\r\nContent-Length: 104857600\r\n\r\n", checkClosed: true)
+            #expect(response.status == 413)
+            #expect(response.headers["Content-Type"] == "application/problem+json")
+            #expect(response.closed)
+        }
+    }
+
+    @Test func chunkedBodyCrossingTheLimitIs413AtTheEnd() async throws {
+        let ran = Signals()
+        try await withLiveServer(.test(maxBodyBytes: 1000), router: Self.router(handlerRan: ran)) { port, _ in
+            let chunk = String(repeating: "y", count: 600)
+            let response = try await RawHTTPClient.exchange(
+                port: port,
+                "POST /upload HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n258\r\n\(chunk)\r\n258\r\n\(chunk)\r\n0\r\n\r\n")
+            #expect(response.status == 413)
+            #expect(response.headers["Content-Type"] == "application/problem+json")
+        }
+        ran.continuation.finish()
+        var calls = 0
+        for await _ in ran.stream { calls += 1 }
+        #expect(calls == 0)
+    }
+
+    @Test func conflictingContentLengthsAre400AndClose() async throws {
+        try await withLiveServer(router: Self.router()) { port, _ in
+            let response = try await RawHTTPClient.exchange(
+                port: port, "POST /upload HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
+                checkClosed: true)
+            #expect(response.status == 400)
+            #expect(response.headers["Content-Type"] == "application/problem+json")
+            #expect(response.headers["Connection"]?.lowercased() == "close")
+            #expect(response.closed)
+        }
+    }
+
+    @Test func contentLengthWithTransferEncodingIs400AndClose() async throws {
+        try await withLiveServer(router: Self.router()) { port, _ in
+            let response = try await RawHTTPClient.exchange(
+                port: port,
+                "POST /upload HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+                checkClosed: true)
+            #expect(response.status == 400)
+            #expect(response.headers["Connection"]?.lowercased() == "close")
+            #expect(response.closed)
+        }
+    }
+
+    @Test func identicalDuplicateContentLengthIsAccepted() async throws {
+        try await withLiveServer(router: Self.router()) { port, _ in
+            let response = try await RawHTTPClient.exchange(
+                port: port, "POST /upload HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello")
+            #expect(response.status == 200)
+            #expect(response.text == "got 5")
+        }
+    }
+
+    @Test func asyncHandlerPastTheDeadlineGets504() async throws {
+        var router = Router()
+        router.get("/stuck") { _ in
+            try await Task.sleep(for: .seconds(3600))
+            return .text("late")
+        }
+        try await withLiveServer(.test(requestTimeout: .milliseconds(200)), router: router) { port, server in
+            let response = try await RawHTTPClient.get(port: port, "/stuck")
+            #expect(response.status == 504)
+            #expect(response.headers["Content-Type"] == "application/problem+json")
+        }
+    }
+
+    @Test func fullAsyncQueueAnswers503() async throws {
+        let started = Signals()
+        let release = Gate()
+        var router = Router()
+        router.get("/hold") { _ in
+            started.signal()
+            await release.wait()
+            return .text("held")
+        }
+        try await withLiveServer(.test(maxPendingRequests: 1), router: router) { port, _ in
+            async let first = RawHTTPClient.get(port: port, "/hold")
+            await started.wait(for: 1)
+            let second = try await RawHTTPClient.get(port: port, "/hold")
+            #expect(second.status == 503)
+            #expect(second.headers["Retry-After"] != nil)
+            #expect(second.headers["Content-Type"] == "application/problem+json")
+            release.open()
+            #expect(try await first.status == 200)
+            // The slot is free again.
+            let third = try await RawHTTPClient.get(port: port, "/hold")
+            #expect(third.status == 200)
+        }
+    }
+}

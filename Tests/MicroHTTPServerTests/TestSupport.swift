@@ -1,0 +1,109 @@
+import HTTPRouting
+import Logging
+import ServiceLifecycle
+import Synchronization
+@testable import MicroHTTPServer
+
+let quietLogger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+
+extension MicroHTTPServerConfiguration {
+    /// Port 0 on loopback.
+    static func test(
+        requestTimeout: Duration = .seconds(30), maxBodyBytes: Int = 1 << 20, maxPendingRequests: Int = 4096
+    ) -> MicroHTTPServerConfiguration {
+        MicroHTTPServerConfiguration(
+            host: "127.0.0.1", port: 0, requestTimeout: requestTimeout, maxBodyBytes: maxBodyBytes,
+            maxPendingRequests: maxPendingRequests)
+    }
+}
+
+/// Runs `body` against a live server in a ServiceGroup, then shuts it down gracefully and waits for run().
+func withLiveServer(
+    _ configuration: MicroHTTPServerConfiguration = .test(),
+    router: Router,
+    logger: Logger = quietLogger,
+    _ body: (_ port: Int, _ server: MicroHTTPServer) async throws -> Void
+) async throws {
+    let server = MicroHTTPServer(configuration: configuration, responder: router, logger: logger)
+    let port = try server.start()
+    let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [server], logger: quietLogger))
+    try await withThrowingTaskGroup(of: Void.self) { tasks in
+        tasks.addTask { try await group.run() }
+        do {
+            try await body(port, server)
+        } catch {
+            await group.triggerGracefulShutdown()
+            throw error
+        }
+        await group.triggerGracefulShutdown()
+        try await tasks.waitForAll()
+    }
+}
+
+/// A one-shot latch many tasks can wait on.
+final class Gate: Sendable {
+    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let openNow = state.withLock { state -> Bool in
+                if state.open { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if openNow { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.open = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}
+
+/// Signals from handlers to the test ("started"), awaited in order.
+struct Signals: Sendable {
+    let stream: AsyncStream<Void>
+    let continuation: AsyncStream<Void>.Continuation
+
+    init() {
+        (stream, continuation) = AsyncStream.makeStream(of: Void.self)
+    }
+
+    func signal() {
+        continuation.yield()
+    }
+
+    /// Waits for `count` signals.
+    func wait(for count: Int) async {
+        var seen = 0
+        for await _ in stream {
+            seen += 1
+            if seen == count { return }
+        }
+    }
+}
+
+/// Captures log messages (to check the start-up line).
+struct CapturingLogHandler: LogHandler {
+    final class Store: Sendable {
+        let messages = Mutex<[String]>([])
+    }
+
+    let store: Store
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        store.messages.withLock { $0.append(event.message.description) }
+    }
+}
