@@ -18,6 +18,8 @@ struct InFlightTable {
         let namespace: String
         let user: String?
         let task: Task<LoadOutcome, Never>
+        /// Requests that joined after the one that started it.
+        var waiters = 0
     }
 
     private var loads: [String: Record] = [:]
@@ -28,16 +30,20 @@ struct InFlightTable {
 
     var pendingTasks: [Task<LoadOutcome, Never>] { loads.values.map(\.task) + refreshes.values.map(\.task) }
 
-    /// The pending task a request in `mode` may join: a refresh joins only a refresh; a load joins
-    /// a load, else a refresh (which fetches, so its result is fresh).
-    func joinable(_ key: String, mode: Mode) -> Task<LoadOutcome, Never>? {
-        switch mode {
-        case .refresh: refreshes[key]?.task
-        case .load: (loads[key] ?? refreshes[key])?.task
+    /// Joins the pending task a request in `mode` may share: a refresh joins only a refresh; a load
+    /// joins a load, else a refresh (which fetches, so its result is fresh).
+    mutating func join(_ key: String, mode: Mode) -> Task<LoadOutcome, Never>? {
+        if mode == .load, loads[key] != nil {
+            loads[key]?.waiters += 1
+            return loads[key]?.task
         }
+        guard refreshes[key] != nil else { return nil }
+        refreshes[key]?.waiters += 1
+        return refreshes[key]?.task
     }
 
-    func isRefreshing(_ key: String) -> Bool { refreshes[key] != nil }
+    /// Requests waiting on the pending loads of `key` besides their starters.
+    func waiters(_ key: String) -> Int { (loads[key]?.waiters ?? 0) + (refreshes[key]?.waiters ?? 0) }
 
     /// A fresh identifier for the record about to be registered.
     mutating func nextID() -> UInt64 {

@@ -7,31 +7,39 @@ extension UnifiedCacheManager {
         key: String, body: [UInt8], contentType: String = "application/octet-stream", ttl: TimeInterval,
         namespace: String = "raw", user: String? = nil
     ) async -> (created: Bool, entry: CacheEntry) {
-        let existed = await peek(key) != nil
+        // The memory check happens under the lock, atomically with the store; the second tier is asked before.
+        let onSecondTier = memory.contains(key) ? false : await peekSecondTier(key) != nil
         let now = clock.now()
         let expiresAt = now.addingTimeInterval(max(0, ttl))
         let entry = CacheEntry(
             key: key, namespace: namespace, user: user, body: body, contentType: contentType,
             etag: ETag.make(for: body), storedAt: now, expiresAt: expiresAt, staleUntil: expiresAt)
+        var inMemory = false
         let _: Bool = await withCheckedContinuation { done in
-            state.withLock { state in
+            inMemory = state.withLock { state in
                 // A put supersedes a load in flight for the key: that load must not overwrite it.
                 state.inFlight.detach(where: KeyScope(kind: .key(key)))
-                let inMemory = memory.insert(entry)
-                if let writer { writer.enqueue(.store(entry, done)) } else { done.resume(returning: inMemory) }
+                let old = memory.peek(key)
+                memory.insert(entry)
+                if let writer { writer.enqueue(.store(entry, done)) } else { done.resume(returning: true) }
+                return old.map { $0.kind == .value && $0.isFresh(at: now) } ?? false
             }
         }
         logger.debug("raw put", metadata: ["key": "\(key)", "bytes": "\(body.count)"])
-        return (!existed, entry)
+        return (!(inMemory || onSecondTier), entry)
     }
 
     /// Raw API `GET`: the fresh value for `key`, memory then second tier; never stale, never a "not found" entry.
     public func peek(_ key: String) async -> CacheEntry? {
         if let entry = memory.entry(for: key), entry.kind == .value, entry.isFresh(at: clock.now()) { return entry }
-        if let entry = await secondTier?.load(key), entry.kind == .value, entry.isFresh(at: clock.now()) {
-            return entry
+        return await peekSecondTier(key)
+    }
+
+    private func peekSecondTier(_ key: String) async -> CacheEntry? {
+        guard let entry = await secondTier?.load(key), entry.kind == .value, entry.isFresh(at: clock.now()) else {
+            return nil
         }
-        return nil
+        return entry
     }
 
     /// Raw API `DELETE`: removes `key` from every tier; `true` if some tier held it.
@@ -130,5 +138,10 @@ extension UnifiedCacheManager {
     public func waitForPendingLoads() async {
         let tasks = state.withLock { $0.inFlight.pendingTasks }
         for task in tasks { _ = await task.value }
+    }
+
+    /// Requests currently waiting on another request's load of `key` (tests, diagnostics).
+    public func coalescedWaiters(for key: String) -> Int {
+        state.withLock { $0.inFlight.waiters(key) }
     }
 }

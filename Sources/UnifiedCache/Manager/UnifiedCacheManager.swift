@@ -121,7 +121,7 @@ public final class UnifiedCacheManager: Sendable {
         _ request: FetchRequest, policy: FreshnessPolicy, fetcher: any Fetcher, mode: InFlightTable.Mode
     ) -> (task: Task<LoadOutcome, Never>, isLeader: Bool) {
         state.withLock { state in
-            if let pending = state.inFlight.joinable(request.key, mode: mode) { return (pending, false) }
+            if let pending = state.inFlight.join(request.key, mode: mode) { return (pending, false) }
             let id = state.inFlight.nextID()
             // Its own unstructured task: a waiter going away does not cancel the load for the others.
             let task = Task {

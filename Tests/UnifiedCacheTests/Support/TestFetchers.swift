@@ -80,6 +80,8 @@ final class GatedFetcher: Fetcher {
             }
             if resumeNow { continuation.resume() }
         }
+        // A cancelled shared load must be visible to the tests that check it is not cancelled.
+        if Task.isCancelled { throw .unavailable("cancelled") }
         return try result.get()
     }
 
