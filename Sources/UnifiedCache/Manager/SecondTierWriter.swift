@@ -1,0 +1,58 @@
+/// Serialises every write and removal sent to the second tier, in the order the manager issued
+/// them under its lock, so a fire-and-forget store can never land after (and resurrect past) a later
+/// invalidation of the same key. Callers that must wait pass a continuation.
+final class SecondTierWriter: Sendable {
+    enum Operation: Sendable {
+        case store(CacheEntry, CheckedContinuation<Bool, Never>?)
+        case remove(String, CheckedContinuation<Bool, Never>?)
+        case removeAll(KeyScope, CheckedContinuation<[String], Never>)
+        /// Resumes once everything enqueued before it is done.
+        case barrier(CheckedContinuation<Void, Never>)
+    }
+
+    let tier: any SecondTier
+    private let operations: AsyncStream<Operation>.Continuation
+    private let worker: Task<Void, Never>
+
+    init(tier: any SecondTier) {
+        self.tier = tier
+        let (stream, continuation) = AsyncStream.makeStream(of: Operation.self)
+        operations = continuation
+        worker = Task {
+            for await operation in stream {
+                await Self.perform(operation, on: tier)
+            }
+        }
+    }
+
+    deinit {
+        // The worker drains what is queued, then ends.
+        operations.finish()
+    }
+
+    /// Queues `operation`; never blocks.
+    func enqueue(_ operation: Operation) {
+        operations.yield(operation)
+    }
+
+    /// Waits until every operation queued so far is done.
+    func flush() async {
+        await withCheckedContinuation { enqueue(.barrier($0)) }
+    }
+
+    private static func perform(_ operation: Operation, on tier: any SecondTier) async {
+        switch operation {
+        case .store(let entry, let done):
+            let stored = await tier.store(entry)
+            done?.resume(returning: stored)
+        case .remove(let key, let done):
+            let removed = await tier.remove(key)
+            done?.resume(returning: removed)
+        case .removeAll(let scope, let done):
+            let keys = await tier.removeAll { scope.matches($0) }
+            done.resume(returning: keys)
+        case .barrier(let done):
+            done.resume()
+        }
+    }
+}

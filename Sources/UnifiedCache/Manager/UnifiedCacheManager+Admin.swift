@@ -1,0 +1,147 @@
+import Foundation
+
+extension UnifiedCacheManager {
+    /// Raw API `PUT`: stores `body` under `key` for `ttl` (never served stale). Returns once the
+    /// second tier (when present) has written it; `created` is false when a fresh value was replaced.
+    public func put(
+        key: String, body: [UInt8], contentType: String = "application/octet-stream", ttl: TimeInterval,
+        namespace: String = "raw", user: String? = nil
+    ) async -> (created: Bool, entry: CacheEntry) {
+        // The memory check happens under the lock, atomically with the store; the second tier is asked before.
+        let onSecondTier = memory.contains(key) ? false : await peekSecondTier(key) != nil
+        let now = clock.now()
+        let expiresAt = now.addingTimeInterval(max(0, ttl))
+        let entry = CacheEntry(
+            key: key, namespace: namespace, user: user, body: body, contentType: contentType,
+            etag: ETag.make(for: body), storedAt: now, expiresAt: expiresAt, staleUntil: expiresAt)
+        var inMemory = false
+        let _: Bool = await withCheckedContinuation { done in
+            inMemory = state.withLock { state in
+                // A put supersedes a load in flight for the key: that load must not overwrite it.
+                state.inFlight.detach(where: KeyScope(kind: .key(key)))
+                let old = memory.peek(key)
+                memory.insert(entry)
+                if let writer { writer.enqueue(.store(entry, done)) } else { done.resume(returning: true) }
+                return old.map { $0.kind == .value && $0.isFresh(at: now) } ?? false
+            }
+        }
+        logger.debug("raw put", metadata: ["key": "\(key)", "bytes": "\(body.count)"])
+        return (!(inMemory || onSecondTier), entry)
+    }
+
+    /// Raw API `GET`: the fresh value for `key`, memory then second tier; never stale, never a "not found" entry.
+    public func peek(_ key: String) async -> CacheEntry? {
+        if let entry = memory.entry(for: key), entry.kind == .value, entry.isFresh(at: clock.now()) { return entry }
+        return await peekSecondTier(key)
+    }
+
+    private func peekSecondTier(_ key: String) async -> CacheEntry? {
+        guard let entry = await secondTier?.load(key), entry.kind == .value, entry.isFresh(at: clock.now()) else {
+            return nil
+        }
+        return entry
+    }
+
+    /// Raw API `DELETE`: removes `key` from every tier; `true` if some tier held it.
+    @discardableResult
+    public func remove(_ key: String) async -> Bool {
+        await invalidate(key: key)
+    }
+
+    /// Removes `key` from memory and the second tier (awaited); a load in flight for it will not store.
+    @discardableResult
+    public func invalidate(key: String) async -> Bool {
+        let scope = KeyScope(kind: .key(key))
+        var inMemory = false
+        let onDisk: Bool = await withCheckedContinuation { done in
+            inMemory = state.withLock { state in
+                state.inFlight.detach(where: scope)
+                let removed = memory.remove(key) != nil
+                if let writer { writer.enqueue(.remove(key, done)) } else { done.resume(returning: false) }
+                return removed
+            }
+        }
+        logger.debug("invalidated", metadata: ["key": "\(key)"])
+        return inMemory || onDisk
+    }
+
+    /// Removes every key starting with `prefix`; returns the number of distinct keys removed across tiers.
+    public func invalidate(prefix: String) async -> Int {
+        await invalidate(KeyScope(kind: .prefix(prefix)))
+    }
+
+    /// Removes `user`'s entries of the given namespaces (event rules); distinct keys removed.
+    public func invalidate(namespaces: Set<String>, user: String) async -> Int {
+        await invalidate(KeyScope(kind: .namespaces(namespaces, user: user)))
+    }
+
+    /// Erases every entry of `user` from every tier; distinct keys removed.
+    public func erase(user: String) async -> Int {
+        await invalidate(KeyScope(kind: .user(user)))
+    }
+
+    /// Clears every tier; distinct keys removed.
+    public func removeAll() async -> Int {
+        await invalidate(KeyScope(kind: .all))
+    }
+
+    /// Stored entries whose key starts with `prefix`, memory and second tier merged (memory wins), by key.
+    public func list(prefix: String, limit: Int = 1000) async -> [EntryListing] {
+        var rows: [String: EntryListing] = [:]
+        for metadata in memory.list(prefix: prefix) {
+            rows[metadata.key] = EntryListing(metadata, tier: .memory)
+        }
+        if let secondTier {
+            for metadata in await secondTier.list(prefix: prefix, limit: limit) where rows[metadata.key] == nil {
+                rows[metadata.key] = EntryListing(metadata, tier: .disk)
+            }
+        }
+        return rows.values.sorted { $0.key < $1.key }.prefix(max(0, limit)).map { $0 }
+    }
+
+    /// A snapshot of every counter, the memory tier and the second tier.
+    public func statistics() -> CacheStatistics {
+        recorder.snapshot(memory: memory.statistics(), secondTier: secondTier?.statistics())
+    }
+
+    /// `nil` when the second tier (if any) is healthy, else its reason.
+    public func health() -> String? {
+        secondTier?.health()
+    }
+
+    private func invalidate(_ scope: KeyScope) async -> Int {
+        var inMemory: [String] = []
+        let onDisk: [String] = await withCheckedContinuation { done in
+            inMemory = state.withLock { state in
+                state.inFlight.detach(where: scope)
+                let removed = memory.removeAll { scope.matches($0) }
+                if let writer { writer.enqueue(.removeAll(scope, done)) } else { done.resume(returning: []) }
+                return removed
+            }
+        }
+        let count = Set(inMemory).union(onDisk).count
+        logger.debug("invalidated", metadata: ["scope": "\(scope.kind)", "keys": "\(count)"])
+        return count
+    }
+}
+
+extension EntryListing {
+    init(_ metadata: CacheEntryMetadata, tier: CacheTier) {
+        self.init(
+            key: metadata.key, namespace: metadata.namespace, bytes: metadata.bytes, tier: tier,
+            storedAt: metadata.storedAt, expiresAt: metadata.expiresAt)
+    }
+}
+
+extension UnifiedCacheManager {
+    /// Waits for every load and refresh in flight right now (tests, shutdown); new ones are not awaited.
+    public func waitForPendingLoads() async {
+        let tasks = state.withLock { $0.inFlight.pendingTasks }
+        for task in tasks { _ = await task.value }
+    }
+
+    /// Requests currently waiting on another request's load of `key` (tests, diagnostics).
+    public func coalescedWaiters(for key: String) -> Int {
+        state.withLock { $0.inFlight.waiters(key) }
+    }
+}

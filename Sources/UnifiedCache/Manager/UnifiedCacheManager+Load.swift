@@ -1,0 +1,107 @@
+import Foundation
+
+extension UnifiedCacheManager {
+    /// The body of a shared load: re-check memory and the second tier (load mode), fetch, then
+    /// store if the load is still current, or fall back to a stale copy when the fetch failed.
+    func runLoad(
+        _ request: FetchRequest, policy: FreshnessPolicy, fetcher: any Fetcher, id: UInt64, mode: InFlightTable.Mode
+    ) async -> LoadOutcome {
+        let key = request.key
+        var staleCopy: (entry: CacheEntry, tier: CacheTier)?
+        var lookedUp = false
+        if mode == .load {
+            lookedUp = true
+            let now = clock.now()
+            if let entry = memory.peek(key) {
+                if entry.isFresh(at: now) {
+                    _ = complete(id: id, key: key, mode: mode, storing: nil)
+                    return .cached(entry, .memory)
+                }
+                if entry.isServableStale(at: now), entry.kind == .value { staleCopy = (entry, .memory) }
+            }
+            if let entry = await secondTier?.load(key) {
+                let now = clock.now()
+                if entry.isFresh(at: now) {
+                    _ = complete(id: id, key: key, mode: mode, storing: entry, writeThrough: false)
+                    return .cached(entry, .disk)
+                }
+                if staleCopy == nil, entry.isServableStale(at: now), entry.kind == .value { staleCopy = (entry, .disk) }
+            }
+        }
+
+        let started = ContinuousClock.now
+        let result: Result<FetchedValue, FetchError>
+        do throws(FetchError) {
+            result = .success(try await fetcher.fetch(request))
+        } catch {
+            result = .failure(error)
+        }
+        let elapsed = started.duration(to: .now)
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let failed: Bool
+        if case .failure(let error) = result, error != .notFound { failed = true } else { failed = false }
+        recorder.recordFetch(namespace: request.namespace, seconds: seconds, failed: failed)
+
+        switch result {
+        case .success(let value):
+            let storedAt = clock.now()
+            let (expiresAt, staleUntil) = policy.lifetimes(body: value.body, storedAt: storedAt)
+            let entry = CacheEntry(
+                key: key, namespace: request.namespace, user: request.user, body: value.body,
+                contentType: value.contentType, etag: ETag.make(for: value.body),
+                storedAt: storedAt, expiresAt: expiresAt, staleUntil: staleUntil)
+            let stored = complete(id: id, key: key, mode: mode, storing: value.storable ? entry : nil)
+            return .fetched(entry, stored: stored)
+
+        case .failure(.notFound):
+            let storedAt = clock.now()
+            let (expiresAt, staleUntil) = policy.negativeLifetimes(storedAt: storedAt)
+            let negative = CacheEntry(
+                key: key, namespace: request.namespace, user: request.user, kind: .notFound, body: [],
+                contentType: "application/json", etag: ETag.make(for: []),
+                storedAt: storedAt, expiresAt: expiresAt, staleUntil: staleUntil)
+            _ = complete(id: id, key: key, mode: mode, storing: policy.negativeTTL > 0 ? negative : nil)
+            logger.debug("upstream not found", metadata: ["key": "\(key)"])
+            return .failed(.notFound)
+
+        case .failure(let error):
+            logger.debug("fetch failed", metadata: ["key": "\(key)", "error": "\(error)"])
+            if !lookedUp { staleCopy = await servableCopy(key) }
+            let now = clock.now()
+            if let copy = staleCopy, copy.entry.isServableStale(at: now) {
+                // Promote a disk copy so the next stale answer does not read the disk again.
+                _ = complete(
+                    id: id, key: key, mode: mode, storing: copy.tier == .disk ? copy.entry : nil, writeThrough: false)
+                return .stale(copy.entry, copy.tier)
+            }
+            _ = complete(id: id, key: key, mode: mode, storing: nil)
+            if case .rateLimited(let retryAfter) = error { return .failed(.rateLimited(retryAfter: retryAfter)) }
+            return .failed(.upstreamFailed(error))
+        }
+    }
+
+    /// Any stored value within its stale window (fresh included), memory first.
+    private func servableCopy(_ key: String) async -> (entry: CacheEntry, tier: CacheTier)? {
+        if let entry = memory.peek(key), entry.kind == .value, entry.isServableStale(at: clock.now()) {
+            return (entry, .memory)
+        }
+        if let entry = await secondTier?.load(key), entry.kind == .value, entry.isServableStale(at: clock.now()) {
+            return (entry, .disk)
+        }
+        return nil
+    }
+
+    /// Ends the load's record; if it was still current (no invalidation detached it), stores `entry`
+    /// in memory and queues the write-through, all under the lock so invalidations order with it.
+    /// Returns whether `entry` was stored.
+    func complete(
+        id: UInt64, key: String, mode: InFlightTable.Mode, storing entry: CacheEntry?, writeThrough: Bool = true
+    ) -> Bool {
+        state.withLock { state in
+            guard state.inFlight.finish(id: id, key: key, mode: mode), let entry else { return false }
+            let stored = memory.insert(entry)
+            if writeThrough { writer?.enqueue(.store(entry, nil)) }
+            return stored || writeThrough && writer != nil
+        }
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// The cache core: memory tier → second tier → in-flight table → fetcher.
+///
+/// A `final class` with locks inside rather than an actor, so the HTTP thread can answer a fresh
+/// memory hit synchronously (`cachedFresh`). Lock order: the manager's state lock, then the
+/// memory tier's lock (never the reverse).
+public final class UnifiedCacheManager: Sendable {
+    struct State {
+        var inFlight = InFlightTable()
+    }
+
+    let memory: MemoryTier
+    let writer: SecondTierWriter?
+    let clock: any WallClock
+    let logger: Logger
+    let recorder = StatisticsRecorder()
+    let state = Mutex(State())
+
+    public init(
+        configuration: MemoryTierConfiguration, secondTier: (any SecondTier)?, clock: any WallClock = SystemWallClock(),
+        logger: Logger
+    ) {
+        memory = MemoryTier(configuration: configuration)
+        writer = secondTier.map { SecondTierWriter(tier: $0) }
+        self.clock = clock
+        self.logger = logger
+        logger.info(
+            "cache started",
+            metadata: [
+                "memoryLimitBytes": "\(configuration.maxBytes)", "memoryEntries": "\(configuration.maxEntries)",
+                "secondTier": "\(secondTier != nil)",
+            ])
+    }
+
+    var secondTier: (any SecondTier)? { writer?.tier }
+
+    /// Synchronous, memory-only: a fresh value for `key` (recorded as a hit), or `nil` with nothing
+    /// recorded, so the caller falls back to `get` which then records exactly once.
+    public func cachedFresh(key: String, policy: FreshnessPolicy) -> CacheResult? {
+        guard let entry = memory.entry(for: key), entry.kind == .value else { return nil }
+        let now = clock.now()
+        guard entry.isFresh(at: now) else { return nil }
+        if let rule = policy.refreshAhead, rule.shouldRefresh(storedAt: entry.storedAt, now: now) { return nil }
+        recorder.record(.hit, namespace: entry.namespace)
+        return CacheResult(entry: entry, outcome: .hit, tier: .memory, stored: false, now: now)
+    }
+
+    /// The value for `request`, from a tier or fetched (coalesced per key), following `policy` and `control`.
+    public func get(
+        _ request: FetchRequest, policy: FreshnessPolicy, fetcher: any Fetcher, control: RequestControl = .normal
+    ) async throws(CacheError) -> CacheResult {
+        switch control {
+        case .normal:
+            if let result = try memoryHit(request, policy: policy, fetcher: fetcher) { return result }
+            return try await load(request, policy: policy, fetcher: fetcher, mode: .load)
+        case .refresh:
+            return try await load(request, policy: policy, fetcher: fetcher, mode: .refresh)
+        case .onlyIfCached:
+            return try await cachedOnly(request)
+        }
+    }
+
+    /// Waits until every second-tier write queued so far is done (shutdown, tests).
+    public func flush() async {
+        await writer?.flush()
+    }
+
+    /// A fresh memory entry answers directly (a remembered 404 throws `notFound`, counted as a hit);
+    /// refresh-ahead serves it stale and starts one background refresh.
+    private func memoryHit(
+        _ request: FetchRequest, policy: FreshnessPolicy, fetcher: any Fetcher
+    ) throws(CacheError) -> CacheResult? {
+        guard let entry = memory.entry(for: request.key) else { return nil }
+        let now = clock.now()
+        guard entry.isFresh(at: now) else { return nil }
+        guard entry.kind == .value else {
+            recorder.record(.hit, namespace: request.namespace)
+            throw .notFound
+        }
+        if let rule = policy.refreshAhead, rule.shouldRefresh(storedAt: entry.storedAt, now: now) {
+            startBackgroundRefresh(request, policy: policy, fetcher: fetcher)
+            let outcome = CacheOutcome.stale(reason: .backgroundRefresh)
+            recorder.record(outcome, namespace: request.namespace)
+            return CacheResult(entry: entry, outcome: outcome, tier: .memory, stored: false, now: now)
+        }
+        recorder.record(.hit, namespace: request.namespace)
+        return CacheResult(entry: entry, outcome: .hit, tier: .memory, stored: false, now: now)
+    }
+
+    /// Joins the pending load of the key or starts one, then answers from its outcome.
+    private func load(
+        _ request: FetchRequest, policy: FreshnessPolicy, fetcher: any Fetcher, mode: InFlightTable.Mode
+    ) async throws(CacheError) -> CacheResult {
+        let (task, isLeader) = joinOrStart(request, policy: policy, fetcher: fetcher, mode: mode)
+        let outcome = await task.value
+        let now = clock.now()
+        let fetchedOutcome: CacheOutcome = isLeader ? (mode == .refresh ? .refresh : .miss) : .coalesced
+        switch outcome {
+        case .cached(let entry, let tier):
+            recorder.record(.hit, namespace: request.namespace)
+            guard entry.kind == .value else { throw .notFound }
+            return CacheResult(entry: entry, outcome: .hit, tier: tier, stored: false, now: now)
+        case .fetched(let entry, let stored):
+            recorder.record(fetchedOutcome, namespace: request.namespace)
+            return CacheResult(entry: entry, outcome: fetchedOutcome, tier: nil, stored: stored, now: now)
+        case .stale(let entry, let tier):
+            let staleOutcome = CacheOutcome.stale(reason: .upstreamError)
+            recorder.record(staleOutcome, namespace: request.namespace)
+            return CacheResult(entry: entry, outcome: staleOutcome, tier: tier, stored: false, now: now)
+        case .failed(let error):
+            recorder.record(fetchedOutcome, namespace: request.namespace)
+            throw error
+        }
+    }
+
+    /// Registers a new shared load under the lock, before any suspension, unless one can be joined.
+    private func joinOrStart(
+        _ request: FetchRequest, policy: FreshnessPolicy, fetcher: any Fetcher, mode: InFlightTable.Mode
+    ) -> (task: Task<LoadOutcome, Never>, isLeader: Bool) {
+        state.withLock { state in
+            if let pending = state.inFlight.join(request.key, mode: mode) { return (pending, false) }
+            let id = state.inFlight.nextID()
+            // Its own unstructured task: a waiter going away does not cancel the load for the others.
+            let task = Task {
+                await self.runLoad(request, policy: policy, fetcher: fetcher, id: id, mode: mode)
+            }
+            state.inFlight.register(
+                .init(id: id, key: request.key, namespace: request.namespace, user: request.user, task: task),
+                mode: mode)
+            return (task, true)
+        }
+    }
+
+    /// Refresh-ahead: one background refresh per key; nobody waits for it.
+    private func startBackgroundRefresh(_ request: FetchRequest, policy: FreshnessPolicy, fetcher: any Fetcher) {
+        let started = joinOrStart(request, policy: policy, fetcher: fetcher, mode: .refresh).isLeader
+        if started { logger.debug("background refresh", metadata: ["key": "\(request.key)"]) }
+    }
+
+    /// `only-if-cached`: a fresh or stale-servable stored value, never a fetch; `notCached` (recorded nowhere) else.
+    private func cachedOnly(_ request: FetchRequest) async throws(CacheError) -> CacheResult {
+        var found: (CacheEntry, CacheTier)?
+        if let entry = memory.entry(for: request.key), entry.isServableStale(at: clock.now()) {
+            found = (entry, .memory)
+        } else if let entry = await secondTier?.load(request.key), entry.isServableStale(at: clock.now()) {
+            found = (entry, .disk)
+        }
+        let now = clock.now()
+        guard let (entry, tier) = found else { throw .notCached }
+        if entry.isFresh(at: now) {
+            recorder.record(.hit, namespace: request.namespace)
+            guard entry.kind == .value else { throw .notFound }
+            return CacheResult(entry: entry, outcome: .hit, tier: tier, stored: false, now: now)
+        }
+        guard entry.kind == .value else { throw .notCached }
+        let outcome = CacheOutcome.stale(reason: .onlyIfCached)
+        recorder.record(outcome, namespace: request.namespace)
+        return CacheResult(entry: entry, outcome: outcome, tier: tier, stored: false, now: now)
+    }
+}

@@ -1,0 +1,29 @@
+/// The memory tier's budgets; both hold at all times.
+public struct MemoryTierConfiguration: Sendable, Equatable {
+    /// Byte budget: the sum of every entry's `MemoryTier.cost(of:)`.
+    public var maxBytes: Int
+    /// Entry budget.
+    public var maxEntries: Int
+
+    public init(maxBytes: Int = 64 << 20, maxEntries: Int = 100_000) {
+        self.maxBytes = max(0, maxBytes)
+        self.maxEntries = max(0, maxEntries)
+    }
+}
+
+/// Sizes and counters of the memory tier.
+public struct MemoryTierStatistics: Sendable, Equatable {
+    public var entries: Int
+    public var bytes: Int
+    public var limitBytes: Int
+    public var limitEntries: Int
+    public var evictions: Int
+
+    public init(entries: Int = 0, bytes: Int = 0, limitBytes: Int = 0, limitEntries: Int = 0, evictions: Int = 0) {
+        self.entries = entries
+        self.bytes = bytes
+        self.limitBytes = limitBytes
+        self.limitEntries = limitEntries
+        self.evictions = evictions
+    }
+}

@@ -1,0 +1,44 @@
+import Synchronization
+
+/// Records requests and fetches as they happen; `snapshot` turns them into a `CacheStatistics`.
+final class StatisticsRecorder: Sendable {
+    private struct State {
+        var namespaces: [String: RequestCounters] = [:]
+        var latency = LatencyRecorder()
+    }
+
+    private let state = Mutex(State())
+
+    init() {}
+
+    func record(_ outcome: CacheOutcome, namespace: String) {
+        state.withLock { state in
+            switch outcome {
+            case .hit: state.namespaces[namespace, default: RequestCounters()].hits += 1
+            case .miss: state.namespaces[namespace, default: RequestCounters()].misses += 1
+            case .coalesced: state.namespaces[namespace, default: RequestCounters()].coalesced += 1
+            case .stale: state.namespaces[namespace, default: RequestCounters()].stale += 1
+            case .refresh: state.namespaces[namespace, default: RequestCounters()].refreshes += 1
+            }
+        }
+    }
+
+    /// One fetch that ran (not its waiters), its duration and whether it failed.
+    func recordFetch(namespace: String, seconds: Double, failed: Bool) {
+        state.withLock { state in
+            state.namespaces[namespace, default: RequestCounters()].fetches += 1
+            if failed { state.namespaces[namespace, default: RequestCounters()].fetchFailures += 1 }
+            state.latency.record(seconds: seconds)
+        }
+    }
+
+    func snapshot(memory: MemoryTierStatistics, secondTier: SecondTierStatistics?) -> CacheStatistics {
+        let (namespaces, latency) = state.withLock { ($0.namespaces, $0.latency) }
+        let total = namespaces.values.reduce(RequestCounters(), +)
+        var upstream = latency.statistics()
+        upstream.fetches = total.fetches
+        upstream.failures = total.fetchFailures
+        return CacheStatistics(
+            requests: total, namespaces: namespaces, upstream: upstream, memory: memory, secondTier: secondTier)
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import Testing
+@testable import UnifiedCache
+
+/// Waits (yielding, never sleeping) until `count` requests are parked on the key's shared load.
+func waitForWaiters(_ cache: UnifiedCacheManager, key: String, count: Int) async {
+    while cache.coalescedWaiters(for: key) < count { await Task.yield() }
+}
+
+@Suite struct CoalescingTests {
+    static let stampede = 1000
+
+    @Test func stampedeOfOneColdKeyMakesOneFetch() async throws {
+        let cache = makeManager()
+        let fetcher = GatedFetcher(body: "shared")
+        let results = await withTaskGroup(of: Result<CacheResult, CacheError>.self) { group in
+            for _ in 0..<Self.stampede {
+                group.addTask {
+                    do throws(CacheError) {
+                        return .success(try await cache.get(request("cold"), policy: .ttl(60), fetcher: fetcher))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+            }
+            await fetcher.waitForStarts(1)
+            await waitForWaiters(cache, key: "cold", count: Self.stampede - 1)
+            fetcher.open()
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(fetcher.count == 1)
+        let values = try results.map { try $0.get() }
+        #expect(values.count == Self.stampede)
+        #expect(values.allSatisfy { $0.entry == values[0].entry })
+        #expect(values.filter { $0.outcome == .miss }.count == 1)
+        #expect(values.filter { $0.outcome == .coalesced }.count == Self.stampede - 1)
+        let stats = cache.statistics()
+        #expect(stats.requests.misses == 1 && stats.requests.coalesced == Self.stampede - 1)
+        #expect(stats.requests.requests == Self.stampede)
+        #expect(stats.upstream.fetches == 1 && stats.upstream.failures == 0)
+    }
+
+    @Test func stampedeWithAFailingFetchSharesTheErrorAndTheNextGetRetries() async throws {
+        let cache = makeManager()
+        let fetcher = GatedFetcher(.failure(.unavailable("boom")))
+        let results = await withTaskGroup(of: CacheError?.self) { group in
+            for _ in 0..<Self.stampede {
+                group.addTask {
+                    do throws(CacheError) {
+                        _ = try await cache.get(request("cold"), policy: .ttl(60), fetcher: fetcher)
+                        return nil
+                    } catch {
+                        return error
+                    }
+                }
+            }
+            await fetcher.waitForStarts(1)
+            await waitForWaiters(cache, key: "cold", count: Self.stampede - 1)
+            fetcher.open()
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(fetcher.count == 1)
+        #expect(results.count == Self.stampede)
+        #expect(results.allSatisfy { $0 == .upstreamFailed(.unavailable("boom")) })
+        let stats = cache.statistics()
+        #expect(stats.requests.misses == 1 && stats.requests.coalesced == Self.stampede - 1)
+        #expect(stats.upstream.fetches == 1 && stats.upstream.failures == 1)
+        await #expect(throws: CacheError.upstreamFailed(.unavailable("boom"))) {
+            try await cache.get(request("cold"), policy: .ttl(60), fetcher: fetcher)
+        }
+        #expect(fetcher.count == 2)
+    }
+
+    @Test func concurrentForcedRefreshesMakeOneFetch() async throws {
+        let cache = makeManager()
+        _ = try await cache.get(request("k"), policy: .ttl(60), fetcher: ScriptedFetcher(body: "old"))
+        let fetcher = GatedFetcher(body: "new")
+        let outcomes = await withTaskGroup(of: CacheOutcome?.self) { group in
+            for _ in 0..<10 {
+                group.addTask {
+                    try? await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher, control: .refresh).outcome
+                }
+            }
+            await fetcher.waitForStarts(1)
+            await waitForWaiters(cache, key: "k", count: 9)
+            fetcher.open()
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(fetcher.count == 1)
+        #expect(outcomes.filter { $0 == .refresh }.count == 1)
+        #expect(outcomes.filter { $0 == .coalesced }.count == 9)
+        #expect(cache.cachedFresh(key: "k", policy: .ttl(60)).map { text($0.entry) } == "new")
+    }
+
+    @Test func invalidationDuringAFetchReturnsTheResultButDoesNotStoreIt() async throws {
+        let disk = DictionarySecondTier()
+        let cache = makeManager(secondTier: disk)
+        let fetcher = GatedFetcher(body: "outdated")
+        let pending = Task { try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher) }
+        await fetcher.waitForStarts(1)
+        #expect(await cache.invalidate(key: "k") == false)
+        fetcher.open()
+        let result = try await pending.value
+        #expect(result.outcome == .miss && text(result.entry) == "outdated" && !result.stored)
+        await cache.flush()
+        #expect(cache.cachedFresh(key: "k", policy: .ttl(60)) == nil)
+        #expect(disk.stored["k"] == nil)
+        let next = try await cache.get(request("k"), policy: .ttl(60), fetcher: ScriptedFetcher(body: "current"))
+        #expect(next.outcome == .miss && next.stored && text(next.entry) == "current")
+    }
+
+    @Test func userErasureDuringAFetchWinsToo() async throws {
+        let cache = makeManager()
+        let fetcher = GatedFetcher(body: "outdated")
+        let pending = Task { try await cache.get(request("k", user: "bob"), policy: .ttl(60), fetcher: fetcher) }
+        await fetcher.waitForStarts(1)
+        #expect(await cache.erase(user: "bob") == 0)
+        // A request after the erasure does not join the outdated load.
+        let fresh = ScriptedFetcher(body: "current")
+        let after = try await cache.get(request("k", user: "bob"), policy: .ttl(60), fetcher: fresh)
+        #expect(after.outcome == .miss && text(after.entry) == "current")
+        fetcher.open()
+        #expect(try await pending.value.stored == false)
+        #expect(cache.cachedFresh(key: "k", policy: .ttl(60)).map { text($0.entry) } == "current")
+    }
+
+    @Test func aWaiterGoingAwayDoesNotCancelTheSharedFetch() async throws {
+        let cache = makeManager()
+        let fetcher = GatedFetcher(body: "v")
+        let leader = Task { try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher) }
+        await fetcher.waitForStarts(1)
+        leader.cancel()
+        fetcher.open()
+        _ = try? await leader.value
+        await cache.waitForPendingLoads()
+        #expect(cache.cachedFresh(key: "k", policy: .ttl(60)).map { text($0.entry) } == "v")
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import Testing
+@testable import UnifiedCache
+
+@Suite struct FreshnessPolicyTests {
+    let berlin = zone("Europe/Berlin")
+    let newYork = zone("America/New_York")
+
+    @Test func ttlAndStaleWindow() {
+        let now = instant("2026-06-01T12:00:00Z")
+        let (expires, stale) = FreshnessPolicy.ttl(300).lifetimes(body: [], storedAt: now)
+        #expect(expires == now.addingTimeInterval(300))
+        #expect(stale == now.addingTimeInterval(300 + 24 * 3600))
+        var custom = FreshnessPolicy.ttl(10)
+        custom.staleIfError = 5
+        #expect(custom.lifetimes(body: [], storedAt: now).staleUntil == now.addingTimeInterval(15))
+        #expect(custom.negativeLifetimes(storedAt: now) == (now.addingTimeInterval(60), now.addingTimeInterval(60)))
+    }
+
+    @Test(arguments: [
+        // Berlin spring forward (23-hour day): stored 00:30 CET on the 29th.
+        ("Europe/Berlin", "2026-03-28T23:30:00Z", "2026-03-29T22:00:00Z"),
+        // Berlin fall back (25-hour day): stored 00:30 CEST on the 25th.
+        ("Europe/Berlin", "2026-10-24T22:30:00Z", "2026-10-25T23:00:00Z"),
+        // Ordinary Berlin day, just before midnight.
+        ("Europe/Berlin", "2026-06-01T21:59:59Z", "2026-06-01T22:00:00Z"),
+        // New York fall back and spring forward.
+        ("America/New_York", "2026-11-01T04:30:00Z", "2026-11-02T05:00:00Z"),
+        ("America/New_York", "2026-03-08T05:30:00Z", "2026-03-09T04:00:00Z"),
+        ("UTC", "2026-06-01T00:00:00Z", "2026-06-02T00:00:00Z"),
+    ])
+    func untilLocalMidnightIsDSTCorrect(zoneID: String, stored: String, midnight: String) {
+        let policy = FreshnessPolicy.untilLocalMidnight(zone(zoneID))
+        let (expires, stale) = policy.lifetimes(body: [], storedAt: instant(stored))
+        #expect(expires == instant(midnight))
+        #expect(stale == instant(midnight).addingTimeInterval(24 * 3600))
+    }
+
+    @Test func todayTimestampFreshForAtMostMaxTTL() {
+        let policy = FreshnessPolicy.todayTimestamp(timeZone: berlin)
+        let now = instant("2026-06-01T10:00:00Z")  // 12:00 in Berlin
+        let body = bytes(#"{"latestSampleTimestamp":"2026-06-01T11:55:00+02:00","total":5}"#)
+        let (expires, stale) = policy.lifetimes(body: body, storedAt: now)
+        #expect(expires == now.addingTimeInterval(15 * 60))
+        #expect(stale == instant("2026-06-01T22:00:00Z"))  // the stale window ends at local midnight
+    }
+
+    @Test func todayTimestampIsCappedAtLocalMidnightOnTheDSTDay() {
+        let policy = FreshnessPolicy.todayTimestamp(timeZone: berlin)
+        let now = instant("2026-10-25T22:50:00Z")  // 23:50 CET on the 25-hour day
+        let body = bytes(#"{"latestSampleTimestamp":"2026-10-25T23:40:00+01:00"}"#)
+        let (expires, stale) = policy.lifetimes(body: body, storedAt: now)
+        #expect(expires == instant("2026-10-25T23:00:00Z"))
+        #expect(stale == expires)
+    }
+
+    @Test func todayTimestampUsesTheLocalDayNotUTC() {
+        let policy = FreshnessPolicy.todayTimestamp(timeZone: berlin)
+        let now = instant("2026-10-25T23:10:00Z")  // 00:10 on the 26th in Berlin
+        // 00:05 on the 26th in Berlin although the 25th in UTC: today.
+        let today = bytes(#"{"latestSampleTimestamp":"2026-10-25T23:05:00Z"}"#)
+        #expect(policy.lifetimes(body: today, storedAt: now).expiresAt == now.addingTimeInterval(900))
+        // 23:55 on the 25th in Berlin: an earlier day, never served, not even stale.
+        let yesterday = bytes(#"{"latestSampleTimestamp":"2026-10-25T22:55:00Z"}"#)
+        let (expires, stale) = policy.lifetimes(body: yesterday, storedAt: now)
+        #expect(expires == now && stale == now)
+    }
+
+    @Test func todayTimestampInNewYorkAcrossSpringForward() {
+        let policy = FreshnessPolicy.todayTimestamp(timeZone: newYork)
+        let now = instant("2026-03-08T07:30:00Z")  // 03:30 EDT
+        let body = bytes(#"{"latestSampleTimestamp":"2026-03-08T01:30:00-05:00"}"#)
+        #expect(policy.lifetimes(body: body, storedAt: now).expiresAt == now.addingTimeInterval(900))
+        let previous = bytes(#"{"latestSampleTimestamp":"2026-03-07T23:59:59-05:00"}"#)
+        #expect(policy.lifetimes(body: previous, storedAt: now).staleUntil == now)
+    }
+
+    @Test(arguments: [
+        #"{"latestSampleTimestamp":null}"#, #"{"other":1}"#, #"{"latestSampleTimestamp":12}"#,
+        #"{"latestSampleTimestamp":"yesterday"}"#, "not json",
+    ])
+    func todayTimestampNullOrMissingIsStaleAtOnce(body: String) {
+        let policy = FreshnessPolicy.todayTimestamp(timeZone: berlin)
+        let now = instant("2026-06-01T20:00:00Z")  // 22:00 in Berlin
+        let (expires, stale) = policy.lifetimes(body: bytes(body), storedAt: now)
+        #expect(expires == now)
+        #expect(stale == instant("2026-06-01T22:00:00Z"))  // servable on error only until the day ends
+    }
+
+    @Test func permanentOnceAnswered() {
+        let policy = FreshnessPolicy.permanentWhenTrue(field: "answered", ttlWhileFalse: 3600)
+        let now = instant("2026-06-01T12:00:00Z")
+        #expect(policy.lifetimes(body: bytes(#"{"answered":true}"#), storedAt: now).expiresAt == .distantFuture)
+        #expect(policy.lifetimes(body: bytes(#"{"answered":false}"#), storedAt: now).expiresAt == now + 3600)
+        #expect(policy.lifetimes(body: bytes(#"{"answered":1}"#), storedAt: now).expiresAt == now + 3600)
+        #expect(policy.lifetimes(body: bytes(#"{"answered":"true"}"#), storedAt: now).expiresAt == now + 3600)
+        let overridden = FreshnessPolicy.permanentWhenTrue(ttlWhileFalse: 60)
+        #expect(overridden.lifetimes(body: bytes("{}"), storedAt: now).expiresAt == now + 60)
+    }
+
+    @Test func ttlByDateTodayOrPast() {
+        // 00:30 on June 2nd in Berlin, still June 1st in UTC.
+        let now = instant("2026-06-01T22:30:00Z")
+        func ttl(_ date: String, _ tz: TimeZone) -> TimeInterval {
+            FreshnessPolicy.forDate(date, timeZone: tz, now: now).lifetimes(body: [], storedAt: now).expiresAt
+                .timeIntervalSince(now)
+        }
+        #expect(ttl("2026-06-02", berlin) == 300)
+        #expect(ttl("2026-06-01", berlin) == 86400)
+        #expect(ttl("2026-06-01", zone("UTC")) == 300)
+        #expect(ttl("2026-05-31", zone("UTC")) == 86400)
+        #expect(ttl("2026-06-03", berlin) == 300)  // future counts as today
+    }
+
+    @Test func refreshAheadWindow() {
+        // Monday 2026-03-09, Berlin (CET, UTC+1).
+        let rule = RefreshAheadRule(timeZone: berlin, weekday: 2)
+        let stored = instant("2026-03-02T09:00:00Z")
+        #expect(rule.shouldRefresh(storedAt: stored, now: instant("2026-03-09T05:00:00Z")))  // 06:00 local
+        #expect(rule.shouldRefresh(storedAt: stored, now: instant("2026-03-09T07:59:59Z")))  // 08:59:59
+        #expect(!rule.shouldRefresh(storedAt: stored, now: instant("2026-03-09T08:00:00Z")))  // 09:00
+        #expect(!rule.shouldRefresh(storedAt: stored, now: instant("2026-03-09T04:59:59Z")))  // 05:59:59
+        #expect(!rule.shouldRefresh(storedAt: stored, now: instant("2026-03-10T06:00:00Z")))  // Tuesday
+        // Younger than a day: no refresh.
+        #expect(!rule.shouldRefresh(storedAt: instant("2026-03-08T06:00:00Z"), now: instant("2026-03-09T06:00:00Z")))
+        // After the spring-forward in Berlin, 06:00 local is 04:00Z.
+        let summer = RefreshAheadRule(timeZone: berlin)
+        #expect(summer.shouldRefresh(storedAt: stored, now: instant("2026-03-30T04:00:00Z")))
+        #expect(!summer.shouldRefresh(storedAt: stored, now: instant("2026-03-30T03:59:00Z")))
+    }
+
+    @Test func timestampParsing() {
+        #expect(ISO8601Timestamp.parse("2026-06-01T12:00:00Z") == Date(timeIntervalSince1970: 1_780_315_200))
+        #expect(ISO8601Timestamp.parse("2026-06-01T14:00:00+02:00") == instant("2026-06-01T12:00:00Z"))
+        #expect(ISO8601Timestamp.parse("2026-06-01T12:00:00.250Z") == instant("2026-06-01T12:00:00Z") + 0.25)
+        #expect(ISO8601Timestamp.parse("2026-06-01") == nil)
+    }
+}

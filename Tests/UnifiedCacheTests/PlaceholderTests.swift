@@ -1,4 +1,0 @@
-import Testing
-@testable import UnifiedCache
-
-@Test func moduleLinks() { #expect(Bool(true)) }

@@ -1,0 +1,39 @@
+import Foundation
+import Logging
+@testable import UnifiedCache
+
+/// Parses an ISO 8601 instant for fixtures (test input is always valid).
+func instant(_ text: String) -> Date {
+    ISO8601Timestamp.parse(text) ?? Date(timeIntervalSince1970: 0)
+}
+
+func zone(_ identifier: String) -> TimeZone {
+    TimeZone(identifier: identifier) ?? TimeZone(secondsFromGMT: 0)!  // UTC always exists
+}
+
+func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+func text(_ entry: CacheEntry) -> String { String(decoding: entry.body, as: UTF8.self) }
+
+func request(_ key: String, namespace: String = "test", user: String? = "alice") -> FetchRequest {
+    FetchRequest(key: key, namespace: namespace, user: user, path: "/users/alice/\(key)")
+}
+
+func makeManager(
+    clock: ManualWallClock = ManualWallClock(instant("2026-06-01T12:00:00Z")),
+    maxBytes: Int = 1 << 20, maxEntries: Int = 1000, secondTier: (any SecondTier)? = nil
+) -> UnifiedCacheManager {
+    UnifiedCacheManager(
+        configuration: MemoryTierConfiguration(maxBytes: maxBytes, maxEntries: maxEntries),
+        secondTier: secondTier, clock: clock, logger: Logger(label: "test"))
+}
+
+func entry(
+    _ key: String, body: String = "v", namespace: String = "test", user: String? = "alice",
+    storedAt: Date = instant("2026-06-01T12:00:00Z"), ttl: TimeInterval = 60, stale: TimeInterval = 0
+) -> CacheEntry {
+    CacheEntry(
+        key: key, namespace: namespace, user: user, body: bytes(body), contentType: "application/json",
+        etag: ETag.make(for: bytes(body)), storedAt: storedAt, expiresAt: storedAt.addingTimeInterval(ttl),
+        staleUntil: storedAt.addingTimeInterval(ttl + stale))
+}

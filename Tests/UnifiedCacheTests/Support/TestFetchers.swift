@@ -1,0 +1,141 @@
+import Foundation
+import Synchronization
+import UnifiedCache
+
+/// A fetcher answering from a closure, counting calls.
+final class ScriptedFetcher: Fetcher {
+    private let calls = Mutex(0)
+    private let answer: @Sendable (FetchRequest, Int) throws(FetchError) -> FetchedValue
+
+    /// `answer` gets the request and the 1-based call number.
+    init(_ answer: @escaping @Sendable (FetchRequest, Int) throws(FetchError) -> FetchedValue) {
+        self.answer = answer
+    }
+
+    /// Always the same body.
+    convenience init(body: String, storable: Bool = true) {
+        self.init { _, _ in FetchedValue(body: Array(body.utf8), storable: storable) }
+    }
+
+    /// Always the same error.
+    convenience init(error: FetchError) {
+        self.init { _, _ throws(FetchError) in throw error }
+    }
+
+    var count: Int { calls.withLock { $0 } }
+
+    func fetch(_ request: FetchRequest) async throws(FetchError) -> FetchedValue {
+        let number = calls.withLock { count in
+            count += 1
+            return count
+        }
+        return try answer(request, number)
+    }
+}
+
+/// A fetcher that blocks every call until the test opens the gate; reports each call as it starts.
+final class GatedFetcher: Fetcher {
+    private struct State {
+        var open = false
+        var waiting: [CheckedContinuation<Void, Never>] = []
+        var calls = 0
+    }
+
+    private let state = Mutex(State())
+    private let result: Result<FetchedValue, FetchError>
+    let started: AsyncStream<Int>
+    private let startedContinuation: AsyncStream<Int>.Continuation
+
+    init(_ result: Result<FetchedValue, FetchError>) {
+        self.result = result
+        (started, startedContinuation) = AsyncStream.makeStream(of: Int.self)
+    }
+
+    convenience init(body: String) {
+        self.init(.success(FetchedValue(body: Array(body.utf8))))
+    }
+
+    var count: Int { state.withLock { $0.calls } }
+
+    func open() {
+        let waiting = state.withLock { state in
+            state.open = true
+            defer { state.waiting.removeAll() }
+            return state.waiting
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    func fetch(_ request: FetchRequest) async throws(FetchError) -> FetchedValue {
+        let number = state.withLock { state in
+            state.calls += 1
+            return state.calls
+        }
+        startedContinuation.yield(number)
+        await withCheckedContinuation { continuation in
+            let resumeNow = state.withLock { state in
+                if state.open { return true }
+                state.waiting.append(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+        // A cancelled shared load must be visible to the tests that check it is not cancelled.
+        if Task.isCancelled { throw .unavailable("cancelled") }
+        return try result.get()
+    }
+
+    /// Waits until `calls` fetches have started.
+    func waitForStarts(_ calls: Int) async {
+        var seen = 0
+        for await _ in started {
+            seen += 1
+            if seen >= calls { return }
+        }
+    }
+}
+
+/// A second tier in a dictionary, for manager tests.
+final class DictionarySecondTier: SecondTier {
+    private let entries = Mutex([String: CacheEntry]())
+    private let storeCalls = Mutex(0)
+
+    init(_ initial: [CacheEntry] = []) {
+        entries.withLock { dict in for entry in initial { dict[entry.key] = entry } }
+    }
+
+    var stored: [String: CacheEntry] { entries.withLock { $0 } }
+    var stores: Int { storeCalls.withLock { $0 } }
+
+    func load(_ key: String) async -> CacheEntry? { entries.withLock { $0[key] } }
+
+    func store(_ entry: CacheEntry) async -> Bool {
+        storeCalls.withLock { $0 += 1 }
+        entries.withLock { $0[entry.key] = entry }
+        return true
+    }
+
+    func remove(_ key: String) async -> Bool { entries.withLock { $0.removeValue(forKey: key) != nil } }
+
+    func removeAll(where predicate: @Sendable (CacheEntryMetadata) -> Bool) async -> [String] {
+        entries.withLock { dict in
+            let keys = dict.values.filter { predicate($0.metadata) }.map(\.key)
+            for key in keys { dict[key] = nil }
+            return keys
+        }
+    }
+
+    func list(prefix: String, limit: Int) async -> [CacheEntryMetadata] {
+        entries.withLock { dict in
+            Array(dict.values.filter { $0.key.hasPrefix(prefix) }.map(\.metadata).sorted { $0.key < $1.key }.prefix(limit))
+        }
+    }
+
+    func statistics() -> SecondTierStatistics {
+        entries.withLock { dict in
+            SecondTierStatistics(entries: dict.count, bytes: dict.values.reduce(0) { $0 + $1.body.count }, evictions: 2)
+        }
+    }
+
+    func health() -> String? { nil }
+}
