@@ -28,6 +28,8 @@ enum EntryPoint {
             fail(error)
         } catch let error as ExitCode {
             UnicacheCommand.exit(withError: error)
+        } catch where UnicacheCommand.exitCode(for: error) == .success {
+            UnicacheCommand.exit(withError: error)  // `--help` comes back from the built-in help command
         } catch {
             StandardError.writeLine("error: \(error)")
             UnicacheCommand.exit(withError: ExitCode.failure)

@@ -8,22 +8,22 @@ extension UnicacheConfiguration {
         for domain in UpstreamDomain.allCases {
             upstreamMetadata[domain.rawValue] = .string(upstreams.url(for: domain).map(Self.redacted) ?? "demo")
         }
-        let ttl = cache.ttlOverrides.mapValues { Logger.MetadataValue.string("\($0)") }
+        let ttl = cache.ttlOverrides.mapValues { Logger.MetadataValue.string(ValueSyntax.text(of: $0)) }
         return [
             "host": .string(server.host),
             "port": .stringConvertible(server.port),
             "max-connections": .stringConvertible(server.maxConnections),
             "max-connections-per-ip": .stringConvertible(server.maxConnectionsPerIP),
-            "idle-timeout": .string("\(server.idleTimeout)"),
-            "request-timeout": .string("\(server.requestTimeout)"),
+            "idle-timeout": .string(ValueSyntax.text(of: server.idleTimeout)),
+            "request-timeout": .string(ValueSyntax.text(of: server.requestTimeout)),
             "memory-limit-bytes": .stringConvertible(cache.memoryLimitBytes),
             "memory-entries": .stringConvertible(cache.memoryEntries),
             "data-dir": .string(cache.dataDir),
             "disk-limit-bytes": .stringConvertible(cache.diskLimitBytes),
             "ttl-overrides": .dictionary(ttl),
             "upstreams": .dictionary(upstreamMetadata),
-            "upstream-timeout": .string("\(upstreams.timeout)"),
-            "demo-latency": .string("\(upstreams.demoLatency)"),
+            "upstream-timeout": .string(ValueSyntax.text(of: upstreams.timeout)),
+            "demo-latency": .string(ValueSyntax.text(of: upstreams.demoLatency)),
             "admin-token": .string(admin.isTokenSet ? "set" : "unset"),
             "log-level": .string(log.level.rawValue),
             "log-format": .string(log.format.rawValue),

@@ -48,3 +48,19 @@ public enum ValueSyntax {
         return (text[..<end], text[end...])
     }
 }
+
+extension ValueSyntax {
+    /// The shortest text `duration(_:)` reads back as `value`, e.g. `200ms`, `30s`, `10m`, `7d`
+    /// (sub-millisecond parts are dropped).
+    public static func text(of value: Duration) -> String {
+        let (seconds, attoseconds) = value.components
+        let milliseconds = seconds.multipliedReportingOverflow(by: 1000)
+        if attoseconds != 0 || seconds == 0, !milliseconds.overflow {
+            return "\(milliseconds.partialValue + attoseconds / 1_000_000_000_000_000)ms"
+        }
+        for (unit, size) in [("d", Int64(86400)), ("h", 3600), ("m", 60)] where seconds % size == 0 {
+            return "\(seconds / size)\(unit)"
+        }
+        return "\(seconds)s"
+    }
+}
