@@ -64,7 +64,11 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .executableTarget(name: "unicache", dependencies: ["UnicacheApp"], swiftSettings: strict),
+        .executableTarget(
+            name: "unicache",
+            dependencies: ["UnicacheApp", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strict
+        ),
 
         .testTarget(name: "HTTPRoutingTests", dependencies: ["HTTPRouting"], swiftSettings: strict),
         .testTarget(

@@ -1,0 +1,32 @@
+import ArgumentParser
+
+/// The flags of `unicache healthcheck`: where the service listens (same flags and variables as `serve`).
+public struct HealthcheckOptions: ParsableArguments, Sendable {
+    @Option(name: .customLong("host"), help: "The service's bind address; 0.0.0.0 checks 127.0.0.1 (env UNICACHE_HOST, default 127.0.0.1).")
+    public var host: String?
+
+    @Option(name: .customLong("port"), help: "The service's port (env UNICACHE_PORT, default 8080).")
+    public var port: String?
+
+    @Option(name: .customLong("timeout"), help: "Give up after this long: ms, s, m, h, d (default 2s).")
+    public var timeout: String?
+
+    public init() {}
+
+    /// The client for `GET /healthz` on the configured address.
+    public func client(environment: [String: String]) throws(ConfigurationError) -> HealthcheckClient {
+        let resolver = SettingResolver(environment: environment)
+        let defaults = ServerSettings()
+        let port = try resolver.value(port, flag: "--port", default: defaults.port, format: .port)
+        guard port != 0 else {
+            throw ConfigurationError(
+                source: "--port", value: "0", isNot: "a port to check", form: "use the port the service listens on, e.g. 8080")
+        }
+        return HealthcheckClient(
+            host: try resolver.value(host, flag: "--host", default: defaults.host, format: .host),
+            port: port,
+            timeout: try timeout.map { text throws(ConfigurationError) in
+                try ValueFormat.duration(example: "2s", aboveZero: true).value(of: text, from: "--timeout")
+            } ?? .seconds(2))
+    }
+}

@@ -1,0 +1,61 @@
+extension ServeOptions {
+    /// Checks every value (flag, else `UNICACHE_` variable from `environment`, else the default) and builds the configuration.
+    public func configuration(environment: [String: String]) throws(ConfigurationError) -> UnicacheConfiguration {
+        let resolver = SettingResolver(environment: environment)
+        let defaults = UnicacheConfiguration()
+        let server = ServerSettings(
+            host: try resolver.value(host, flag: "--host", default: defaults.server.host, format: .host),
+            port: try resolver.value(port, flag: "--port", default: defaults.server.port, format: .port),
+            maxConnections: try resolver.value(
+                maxConnections, flag: "--max-connections", default: defaults.server.maxConnections,
+                format: .count(example: "4096")),
+            maxConnectionsPerIP: try resolver.value(
+                maxConnectionsPerIP, flag: "--max-connections-per-ip", default: defaults.server.maxConnectionsPerIP,
+                format: .count(example: "1024")),
+            idleTimeout: try resolver.value(
+                idleTimeout, flag: "--idle-timeout", default: defaults.server.idleTimeout,
+                format: .duration(example: "30s", aboveZero: true)),
+            requestTimeout: try resolver.value(
+                requestTimeout, flag: "--request-timeout", default: defaults.server.requestTimeout,
+                format: .duration(example: "30s", aboveZero: true)))
+        let cache = CacheSettings(
+            memoryLimitBytes: try resolver.value(
+                memoryLimit, flag: "--memory-limit", default: defaults.cache.memoryLimitBytes,
+                format: .byteSize(example: "64MiB", aboveZero: true)),
+            memoryEntries: try resolver.value(
+                memoryEntries, flag: "--memory-entries", default: defaults.cache.memoryEntries,
+                format: .count(example: "100000")),
+            dataDir: try resolver.value(dataDir, flag: "--data-dir", default: defaults.cache.dataDir, format: .directory),
+            diskLimitBytes: try resolver.value(
+                diskLimit, flag: "--disk-limit", default: defaults.cache.diskLimitBytes,
+                format: .byteSize(example: "1GiB, or 0 to disable the disk tier", aboveZero: false)),
+            ttlOverrides: try Self.ttlOverrides(ttls))
+        let upstreamSettings = UpstreamSettings(
+            urls: try Self.upstreamURLs(flags: upstreams, resolver: resolver),
+            timeout: try resolver.value(
+                upstreamTimeout, flag: "--upstream-timeout", default: defaults.upstreams.timeout,
+                format: .duration(example: "5s", aboveZero: true)),
+            demoLatency: try resolver.value(
+                demoLatency, flag: "--demo-latency", default: defaults.upstreams.demoLatency,
+                format: .duration(example: "200ms", aboveZero: false)))
+        let log = LogSettings(
+            level: try resolver.value(logLevel, flag: "--log-level", default: defaults.log.level, format: .logLevel),
+            format: try resolver.value(logFormat, flag: "--log-format", default: defaults.log.format, format: .logFormat))
+        return UnicacheConfiguration(
+            server: server, cache: cache, upstreams: upstreamSettings,
+            admin: AdminSettings(token: try Self.adminToken(adminToken, resolver: resolver)), log: log)
+    }
+
+    /// The token is never echoed in an error.
+    static func adminToken(_ flagValue: String?, resolver: SettingResolver) throws(ConfigurationError) -> String? {
+        guard let (text, source) = resolver.text(flag: flagValue, named: "--admin-token") else { return nil }
+        let token = text.trimmingWhitespace()
+        guard !token.isEmpty, !token.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 })
+        else {
+            throw ConfigurationError(
+                message: "\(source): the token is empty or contains spaces or control characters "
+                    + "(use a printable secret without spaces, e.g. from `openssl rand -hex 32`)")
+        }
+        return token
+    }
+}

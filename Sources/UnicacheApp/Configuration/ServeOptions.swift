@@ -1,0 +1,64 @@
+import ArgumentParser
+
+/// The flags of `unicache serve` (CONTRACT §1), as given: every value stays text here and is checked by
+/// `configuration(environment:)`, so a bad value gets a one-line error naming the flag and the accepted form.
+public struct ServeOptions: ParsableArguments, Sendable {
+    @Option(name: .customLong("host"), help: ArgumentHelp("Bind address (env UNICACHE_HOST, default 127.0.0.1).", valueName: "address"))
+    public var host: String?
+
+    @Option(name: .customLong("port"), help: ArgumentHelp("Port; 0 picks a free one (env UNICACHE_PORT, default 8080).", valueName: "port"))
+    public var port: String?
+
+    @Option(name: .customLong("data-dir"), help: ArgumentHelp("Disk tier root, created if missing (env UNICACHE_DATA_DIR, default ./.unicache).", valueName: "path"))
+    public var dataDir: String?
+
+    @Option(name: .customLong("memory-limit"), help: ArgumentHelp("Memory tier byte budget: B, KiB, MiB, GiB (env UNICACHE_MEMORY_LIMIT, default 64MiB).", valueName: "size"))
+    public var memoryLimit: String?
+
+    @Option(name: .customLong("memory-entries"), help: ArgumentHelp("Memory tier entry budget (env UNICACHE_MEMORY_ENTRIES, default 100000).", valueName: "count"))
+    public var memoryEntries: String?
+
+    @Option(name: .customLong("disk-limit"), help: ArgumentHelp("Disk tier byte budget; 0 disables the disk tier (env UNICACHE_DISK_LIMIT, default 1GiB).", valueName: "size"))
+    public var diskLimit: String?
+
+    @Option(
+        name: .customLong("upstream"),
+        help: ArgumentHelp(
+            "Real HTTP upstream of a domain: health, activities, subscription, progress; repeatable (env UNICACHE_UPSTREAM_<DOMAIN>).",
+            valueName: "domain=url"))
+    public var upstreams: [String] = []
+
+    @Option(name: .customLong("upstream-timeout"), help: ArgumentHelp("Per upstream request: ms, s, m, h, d (env UNICACHE_UPSTREAM_TIMEOUT, default 5s).", valueName: "duration"))
+    public var upstreamTimeout: String?
+
+    @Option(name: .customLong("demo-latency"), help: ArgumentHelp("Simulated latency of the demo fetchers (env UNICACHE_DEMO_LATENCY, default 200ms).", valueName: "duration"))
+    public var demoLatency: String?
+
+    @Option(name: .customLong("admin-token"), help: ArgumentHelp("Bearer token of the admin endpoints (env UNICACHE_ADMIN_TOKEN, default none: they answer 403).", valueName: "token"))
+    public var adminToken: String?
+
+    @Option(
+        name: .customLong("ttl"),
+        help: ArgumentHelp("Override a namespace's TTL, e.g. wellness=10m; repeatable.", valueName: "namespace=duration"))
+    public var ttls: [String] = []
+
+    @Option(name: .customLong("max-connections"), help: ArgumentHelp("Open connections at once (env UNICACHE_MAX_CONNECTIONS, default 4096).", valueName: "count"))
+    public var maxConnections: String?
+
+    @Option(name: .customLong("max-connections-per-ip"), help: ArgumentHelp("Open connections per client address (env UNICACHE_MAX_CONNECTIONS_PER_IP, default 1024).", valueName: "count"))
+    public var maxConnectionsPerIP: String?
+
+    @Option(name: .customLong("idle-timeout"), help: ArgumentHelp("Close a connection idle this long (env UNICACHE_IDLE_TIMEOUT, default 30s).", valueName: "duration"))
+    public var idleTimeout: String?
+
+    @Option(name: .customLong("request-timeout"), help: ArgumentHelp("Deadline of one request's handling, then 504 (env UNICACHE_REQUEST_TIMEOUT, default 30s).", valueName: "duration"))
+    public var requestTimeout: String?
+
+    @Option(name: .customLong("log-level"), help: ArgumentHelp("trace, debug, info, notice, warning, error, critical (env UNICACHE_LOG_LEVEL, default info).", valueName: "level"))
+    public var logLevel: String?
+
+    @Option(name: .customLong("log-format"), help: ArgumentHelp("text, or json: one JSON object per line (env UNICACHE_LOG_FORMAT, default text).", valueName: "format"))
+    public var logFormat: String?
+
+    public init() {}
+}

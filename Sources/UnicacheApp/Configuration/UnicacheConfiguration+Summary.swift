@@ -1,0 +1,42 @@
+import Foundation
+import Logging
+
+extension UnicacheConfiguration {
+    /// What a start-up log line may show: no token (only whether one is set), no credentials of upstream URLs.
+    public var logMetadata: Logger.Metadata {
+        var upstreamMetadata: Logger.Metadata = [:]
+        for domain in UpstreamDomain.allCases {
+            upstreamMetadata[domain.rawValue] = .string(upstreams.url(for: domain).map(Self.redacted) ?? "demo")
+        }
+        let ttl = cache.ttlOverrides.mapValues { Logger.MetadataValue.string(ValueSyntax.text(of: $0)) }
+        return [
+            "host": .string(server.host),
+            "port": .stringConvertible(server.port),
+            "max-connections": .stringConvertible(server.maxConnections),
+            "max-connections-per-ip": .stringConvertible(server.maxConnectionsPerIP),
+            "idle-timeout": .string(ValueSyntax.text(of: server.idleTimeout)),
+            "request-timeout": .string(ValueSyntax.text(of: server.requestTimeout)),
+            "memory-limit-bytes": .stringConvertible(cache.memoryLimitBytes),
+            "memory-entries": .stringConvertible(cache.memoryEntries),
+            "data-dir": .string(cache.dataDir),
+            "disk-limit-bytes": .stringConvertible(cache.diskLimitBytes),
+            "ttl-overrides": .dictionary(ttl),
+            "upstreams": .dictionary(upstreamMetadata),
+            "upstream-timeout": .string(ValueSyntax.text(of: upstreams.timeout)),
+            "demo-latency": .string(ValueSyntax.text(of: upstreams.demoLatency)),
+            "admin-token": .string(admin.isTokenSet ? "set" : "unset"),
+            "log-level": .string(log.level.rawValue),
+            "log-format": .string(log.format.rawValue),
+        ]
+    }
+
+    /// The URL without user and password.
+    static func redacted(_ url: String) -> String {
+        guard var components = URLComponents(string: url), components.user != nil || components.password != nil else {
+            return url
+        }
+        components.user = nil
+        components.password = nil
+        return components.string ?? "<unprintable>"
+    }
+}

@@ -1,0 +1,30 @@
+/// A group of resources served by one fetcher (CONTRACT §3's domain column).
+public enum UpstreamDomain: String, Sendable, CaseIterable, Hashable {
+    case health, activities, subscription, progress
+
+    /// `UNICACHE_UPSTREAM_<DOMAIN>`.
+    public var environmentName: String { "UNICACHE_UPSTREAM_\(rawValue.uppercased())" }
+}
+
+/// Where each domain fetches from and how long it may take.
+public struct UpstreamSettings: Sendable, Equatable {
+    /// Base URL per domain (`http(s)://host[:port][/path]`, no trailing `/`); a domain without one uses its demo fetcher.
+    public var urls: [UpstreamDomain: String]
+    /// Per upstream request (`--upstream-timeout`).
+    public var timeout: Duration
+    /// Simulated latency of the demo fetchers (`--demo-latency`).
+    public var demoLatency: Duration
+
+    public init(
+        urls: [UpstreamDomain: String] = [:],
+        timeout: Duration = .seconds(5),
+        demoLatency: Duration = .milliseconds(200)
+    ) {
+        self.urls = urls
+        self.timeout = timeout
+        self.demoLatency = demoLatency
+    }
+
+    /// The upstream base URL of `domain`, or `nil` when it uses its demo fetcher.
+    public func url(for domain: UpstreamDomain) -> String? { urls[domain] }
+}

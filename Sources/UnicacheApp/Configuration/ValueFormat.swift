@@ -1,0 +1,82 @@
+import Logging
+
+/// How one setting's text becomes a value, and how to say what is accepted when it does not.
+struct ValueFormat<Value> {
+    /// What the value is, for "is not …": "a byte size".
+    var kind: String
+    /// The accepted form: "use a whole number with B, KiB, MiB or GiB, e.g. 64MiB".
+    var form: String
+    var parse: (String) -> Value?
+    /// A further condition a parsed value must meet, and how to name it ("above zero").
+    var constraint: (name: String, isMet: (Value) -> Bool)? = nil
+
+    /// Parses trimmed `text` read from `source` (a flag or an environment variable).
+    func value(of text: String, from source: String) throws(ConfigurationError) -> Value {
+        guard let value = parse(text.trimmingWhitespace()) else {
+            throw ConfigurationError(source: source, value: text, isNot: kind, form: form)
+        }
+        if let constraint, !constraint.isMet(value) {
+            throw ConfigurationError(
+                message: "\(source): \(ConfigurationError.quoted(text)) is not \(constraint.name) (\(form))")
+        }
+        return value
+    }
+}
+
+extension ValueFormat where Value == Int {
+    static func byteSize(example: String, aboveZero: Bool) -> Self {
+        ValueFormat(
+            kind: "a byte size", form: "use a whole number with B, KiB, MiB or GiB, e.g. \(example)",
+            parse: ValueSyntax.byteSize, constraint: aboveZero ? ("above zero", { $0 > 0 }) : nil)
+    }
+
+    static func count(example: String) -> Self {
+        ValueFormat(
+            kind: "a whole number", form: "use a whole number of at least 1, e.g. \(example)",
+            parse: { ValueSyntax.wholeNumber($0) }, constraint: ("at least 1", { $0 >= 1 }))
+    }
+
+    static var port: Self {
+        ValueFormat(
+            kind: "a port", form: "use a whole number from 0 to 65535, e.g. 8080; 0 picks a free port",
+            parse: { ValueSyntax.wholeNumber($0).flatMap { (0...65535).contains($0) ? $0 : nil } })
+    }
+}
+
+extension ValueFormat where Value == Duration {
+    static func duration(example: String, aboveZero: Bool) -> Self {
+        ValueFormat(
+            kind: "a duration", form: "use a whole number with ms, s, m, h or d, e.g. \(example)",
+            parse: ValueSyntax.duration, constraint: aboveZero ? ("above zero", { $0 > .zero }) : nil)
+    }
+}
+
+extension ValueFormat where Value == String {
+    static var host: Self {
+        ValueFormat(
+            kind: "a bind address", form: "use an IP address or host name, e.g. 127.0.0.1 or 0.0.0.0",
+            parse: { text in
+                text.isEmpty || text.unicodeScalars.contains { $0.properties.isWhitespace || $0 == "/" } ? nil : text
+            })
+    }
+
+    static var directory: Self {
+        ValueFormat(
+            kind: "a directory path", form: "use a path, e.g. ./.unicache",
+            parse: { text in text.isEmpty || text.contains("\0") ? nil : text })
+    }
+}
+
+extension ValueFormat where Value == Logger.Level {
+    static var logLevel: Self {
+        ValueFormat(
+            kind: "a log level", form: "use trace, debug, info, notice, warning, error or critical",
+            parse: { Logger.Level(rawValue: $0.lowercased()) })
+    }
+}
+
+extension ValueFormat where Value == LogFormat {
+    static var logFormat: Self {
+        ValueFormat(kind: "a log format", form: "use text or json", parse: { LogFormat(rawValue: $0.lowercased()) })
+    }
+}

@@ -1,0 +1,69 @@
+/// Why a health check did not get an HTTP status.
+public enum HealthcheckError: Error, Sendable, Equatable, CustomStringConvertible {
+    case resolve(host: String, reason: String)
+    case connect(String)
+    case timeout
+    case io(String)
+    case malformedResponse
+
+    public var description: String {
+        switch self {
+        case .resolve(let host, let reason): "cannot resolve \(host): \(reason)"
+        case .connect(let reason): "cannot connect: \(reason)"
+        case .timeout: "no answer in time"
+        case .io(let reason): "connection failed: \(reason)"
+        case .malformedResponse: "the answer is not HTTP"
+        }
+    }
+}
+
+/// A tiny blocking HTTP/1.1 client over POSIX sockets for `unicache healthcheck` (Docker's HEALTHCHECK):
+/// no libcurl, no URLSession. It sends one `GET` and reads only the status line.
+public struct HealthcheckClient: Sendable {
+    public var host: String
+    public var port: Int
+    public var path: String
+    /// For the whole check: connecting, sending and reading the status line.
+    public var timeout: Duration
+
+    public init(host: String, port: Int, path: String = "/healthz", timeout: Duration = .seconds(2)) {
+        self.host = host
+        self.port = port
+        self.path = path
+        self.timeout = timeout
+    }
+
+    /// Where to connect for a service bound to `host`: a wildcard bind address (`0.0.0.0`, `::`) means loopback.
+    public static func connectHost(forBindAddress host: String) -> String {
+        switch host {
+        case "", "0.0.0.0": "127.0.0.1"
+        case "::", "[::]": "::1"
+        default: host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        }
+    }
+
+    /// The HTTP status code of `GET path`.
+    public func status() throws(HealthcheckError) -> Int {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        let target = Self.connectHost(forBindAddress: host)
+        let socket = try ClientSocket.connect(host: target, port: port, timeout: timeout)
+        defer { socket.close() }
+        let hostHeader = target.contains(":") ? "[\(target)]:\(port)" : "\(target):\(port)"
+        let request =
+            "GET \(path) HTTP/1.1\r\nHost: \(hostHeader)\r\nUser-Agent: unicache-healthcheck\r\n"
+            + "Accept: application/json\r\nConnection: close\r\n\r\n"
+        try socket.send(Array(request.utf8))
+        let head = try socket.receive(until: Array("\r\n".utf8), limit: 8192, deadline: deadline)
+        return try Self.statusCode(ofResponseHead: head)
+    }
+
+    /// `HTTP/1.1 200 OK\r\n…` → 200.
+    static func statusCode(ofResponseHead head: [UInt8]) throws(HealthcheckError) -> Int {
+        guard let lineEnd = head.firstIndex(of: UInt8(ascii: "\r")) else { throw .malformedResponse }
+        let parts = String(decoding: head[..<lineEnd], as: UTF8.self).split(separator: " ", maxSplits: 2)
+        guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), parts[1].count == 3,
+            let code = ValueSyntax.wholeNumber(parts[1]), code >= 100
+        else { throw .malformedResponse }
+        return code
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import Logging
+
+/// A swift-log handler that writes every event as one JSON object on one line:
+/// `{"timestamp":"…Z","level":"info","label":"…","message":"…","metadata":{…}}` (plus `"error"` when the event has one).
+public struct JSONLogHandler: LogHandler {
+    public var logLevel: Logger.Level
+    public var metadata: Logger.Metadata = [:]
+    public var metadataProvider: Logger.MetadataProvider?
+
+    private let label: String
+    private let output: LogOutput
+    private let now: @Sendable () -> Date
+
+    public init(
+        label: String, level: Logger.Level = .info, output: LogOutput,
+        metadataProvider: Logger.MetadataProvider? = nil,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.label = label
+        self.logLevel = level
+        self.output = output
+        self.metadataProvider = metadataProvider
+        self.now = now
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        var merged = metadata
+        if let provided = metadataProvider?.get() {
+            merged.merge(provided) { _, new in new }
+        }
+        if let own = event.metadata {
+            merged.merge(own) { _, new in new }
+        }
+        var line = "{\"timestamp\":" + JSONText.string(JSONText.timestamp(now()))
+        line += ",\"level\":" + JSONText.string(event.level.rawValue)
+        line += ",\"label\":" + JSONText.string(label)
+        line += ",\"message\":" + JSONText.string(event.message.description)
+        line += ",\"metadata\":" + JSONText.object(merged)
+        if let error = event.error {
+            line += ",\"error\":" + JSONText.string(String(describing: error))
+        }
+        output.writeLine(line + "}")
+    }
+}

@@ -1,0 +1,18 @@
+import ArgumentParser
+import Foundation
+import UnicacheApp
+
+/// Validates the configuration, sets up logging and runs the service.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve", abstract: "Run the cache service (the default when no subcommand is given).")
+
+    @OptionGroup var options: ServeOptions
+
+    func run() async throws {
+        // The same checks as UnicacheConfiguration.parse(arguments:environment:), on the options parsed above.
+        let configuration = try options.configuration(environment: ProcessInfo.processInfo.environment)
+        let logger = LoggingBootstrap.bootstrap(configuration.log)
+        try await UnicacheService.run(configuration: configuration, logger: logger)
+    }
+}

@@ -1,1 +1,0 @@
-print("unicache: not wired yet")

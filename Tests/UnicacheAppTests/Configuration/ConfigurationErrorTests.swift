@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+import UnicacheApp
+
+/// An invalid command line or environment and what its one error line must contain.
+struct InvalidCase: Sendable, CustomTestStringConvertible {
+    var arguments: [String]
+    var environment: [String: String] = [:]
+    /// The line starts with this (the flag or variable, or ArgumentParser's own first words).
+    var prefix: String
+    /// …and says this about the accepted form.
+    var form: String
+    var testDescription: String {
+        (arguments + environment.map { "\($0)=\($1)" }).joined(separator: " ").replacingOccurrences(of: "\n", with: "\\n")
+    }
+}
+
+let invalidCases: [InvalidCase] = [
+    // The contract's own examples.
+    InvalidCase(arguments: ["--bogus"], prefix: "Unknown option '--bogus'", form: "unicache --help"),
+    InvalidCase(arguments: ["--upstream", "weather=http://x:1"], prefix: "--upstream: ", form: "health, activities, subscription, progress"),
+    InvalidCase(arguments: ["--ttl", "health.yesterday=1m"], prefix: "--ttl: ", form: "progress.any"),
+    InvalidCase(arguments: ["--memory-limit", "12XB"], prefix: "--memory-limit: \"12XB\" is not a byte size", form: "B, KiB, MiB or GiB"),
+    InvalidCase(arguments: ["--port", "eighty"], prefix: "--port: \"eighty\" is not a port", form: "0 to 65535"),
+    InvalidCase(arguments: ["--log-format", "xml"], prefix: "--log-format: \"xml\" is not a log format", form: "use text or json"),
+    // Environment variables are named as such.
+    InvalidCase(arguments: [], environment: ["UNICACHE_PORT": "eighty"], prefix: "UNICACHE_PORT: \"eighty\"", form: "0 to 65535"),
+    InvalidCase(arguments: [], environment: ["UNICACHE_MEMORY_LIMIT": "12XB"], prefix: "UNICACHE_MEMORY_LIMIT: ", form: "MiB"),
+    InvalidCase(arguments: [], environment: ["UNICACHE_LOG_LEVEL": "verbose"], prefix: "UNICACHE_LOG_LEVEL: ", form: "trace, debug, info"),
+    InvalidCase(arguments: [], environment: ["UNICACHE_UPSTREAM_HEALTH": "ftp://x"], prefix: "UNICACHE_UPSTREAM_HEALTH: ", form: "http://"),
+    InvalidCase(arguments: [], environment: ["UNICACHE_UPSTREAM_WEATHER": "http://x"], prefix: "UNICACHE_UPSTREAM_WEATHER: ", form: "HEALTH, ACTIVITIES"),
+    InvalidCase(arguments: [], environment: ["UNICACHE_IDLE_TIMEOUT": "30"], prefix: "UNICACHE_IDLE_TIMEOUT: ", form: "ms, s, m, h or d"),
+    // Other bad values.
+    InvalidCase(arguments: ["--port", "65536"], prefix: "--port: ", form: "0 to 65535"),
+    InvalidCase(arguments: ["--port=-1"], prefix: "--port: ", form: "0 to 65535"),
+    InvalidCase(arguments: ["--port"], prefix: "Missing value for '--port", form: "unicache --help"),
+    InvalidCase(arguments: ["stray"], prefix: "Unexpected argument 'stray'", form: "unicache --help"),
+    InvalidCase(arguments: ["--host", ""], prefix: "--host: ", form: "IP address or host name"),
+    InvalidCase(arguments: ["--data-dir", ""], prefix: "--data-dir: ", form: "path"),
+    InvalidCase(arguments: ["--memory-limit", "0"], prefix: "--memory-limit: \"0\" is not above zero", form: "64MiB"),
+    InvalidCase(arguments: ["--disk-limit", "1TB"], prefix: "--disk-limit: ", form: "0 to disable"),
+    InvalidCase(arguments: ["--memory-entries", "0"], prefix: "--memory-entries: ", form: "at least 1"),
+    InvalidCase(arguments: ["--max-connections", "many"], prefix: "--max-connections: ", form: "whole number"),
+    InvalidCase(arguments: ["--max-connections-per-ip", "-3"], prefix: "Missing value for '--max-connections-per-ip", form: "unicache --help"),
+    InvalidCase(arguments: ["--upstream-timeout", "0s"], prefix: "--upstream-timeout: \"0s\" is not above zero", form: "ms, s, m, h or d"),
+    InvalidCase(arguments: ["--request-timeout", "1.5s"], prefix: "--request-timeout: ", form: "whole number"),
+    InvalidCase(arguments: ["--demo-latency", "fast"], prefix: "--demo-latency: ", form: "200ms"),
+    InvalidCase(arguments: ["--log-level", "loud"], prefix: "--log-level: ", form: "critical"),
+    InvalidCase(arguments: ["--upstream", "health"], prefix: "--upstream: \"health\" is not DOMAIN=URL", form: "health=http://"),
+    InvalidCase(arguments: ["--upstream", "health=http://"], prefix: "--upstream: ", form: "with a host"),
+    InvalidCase(arguments: ["--upstream", "health=http://up/x?q=1"], prefix: "--upstream: ", form: "no query"),
+    InvalidCase(arguments: ["--upstream", "health=up:9000"], prefix: "--upstream: ", form: "http:// or https://"),
+    InvalidCase(arguments: ["--upstream", "health=http://a", "--upstream", "health=http://b"], prefix: "--upstream: domain health is given twice", form: "at most once"),
+    InvalidCase(arguments: ["--ttl", "wellness"], prefix: "--ttl: \"wellness\" is not NAMESPACE=DURATION", form: "wellness=10m"),
+    InvalidCase(arguments: ["--ttl", "wellness=10"], prefix: "--ttl: ", form: "ms, s, m, h or d"),
+    InvalidCase(arguments: ["--ttl", "scores=1h", "--ttl", "scores=2h"], prefix: "--ttl: namespace scores is given twice", form: "at most once"),
+    InvalidCase(arguments: ["--admin-token", ""], prefix: "--admin-token: ", form: "printable secret"),
+    InvalidCase(arguments: ["--port", "8080\nINJECTED"], prefix: "--port: \"8080\\nINJECTED\"", form: "0 to 65535"),
+]
+
+@Suite struct ConfigurationErrorTests {
+    @Test(arguments: invalidCases)
+    func invalidInputGivesOneLineNamingTheSourceAndTheForm(_ invalid: InvalidCase) {
+        #expect {
+            try UnicacheConfiguration.parse(arguments: invalid.arguments, environment: invalid.environment)
+        } throws: { error in
+            guard let error = error as? ConfigurationError else { return false }
+            return !error.message.contains("\n") && error.message.hasPrefix(invalid.prefix)
+                && error.message.contains(invalid.form) && error.description == "error: \(error.message)"
+        }
+    }
+
+    @Test func theBriefsExampleLineIsExact() throws {
+        let error = #expect(throws: ConfigurationError.self) {
+            try UnicacheConfiguration.parse(arguments: ["--memory-limit", "12XB"], environment: [:])
+        }
+        #expect(
+            error?.description
+                == #"error: --memory-limit: "12XB" is not a byte size (use a whole number with B, KiB, MiB or GiB, e.g. 64MiB)"#)
+    }
+
+    @Test func aBadAdminTokenIsNotEchoed() {
+        let error = #expect(throws: ConfigurationError.self) {
+            try UnicacheConfiguration.parse(arguments: ["--admin-token", "top h4x0r"], environment: [:])
+        }
+        #expect(error?.message.contains("h4x0r") == false)
+    }
+
+    @Test func dataDirectoryErrorForTheAppsStartUpCheck() {
+        let error = ConfigurationError.dataDirectory("/root/x", reason: "permission denied")
+        #expect(error.message.hasPrefix(#"--data-dir: "/root/x" is not a writable directory: permission denied"#))
+        #expect(error.message.contains("--disk-limit 0"))
+        #expect(!error.message.contains("\n"))
+    }
+
+    @Test func multiLineMessagesAreJoinedIntoOne() {
+        #expect(ConfigurationError(message: "first\n  second\r\nthird").message == "first second third")
+    }
+}

@@ -1,0 +1,96 @@
+import Testing
+import UnicacheApp
+
+@Suite struct HealthcheckClientTests {
+    static let ok = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{\"status\":\"ok\"}"
+    static let unavailable = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n"
+
+    @Test func a200IsHealthyAndTheRequestIsGETHealthz() throws {
+        let server = try TinyHTTPServer(answer: Self.ok)
+        defer { server.stop() }
+        let status = try HealthcheckClient(host: "127.0.0.1", port: server.port).status()
+        #expect(status == 200)
+        #expect(server.requestLine == "GET /healthz HTTP/1.1")
+    }
+
+    @Test func a503IsReportedAsSuch() throws {
+        let server = try TinyHTTPServer(answer: Self.unavailable)
+        defer { server.stop() }
+        #expect(try HealthcheckClient(host: "127.0.0.1", port: server.port).status() == 503)
+    }
+
+    @Test func aWildcardBindAddressIsCheckedOnLoopback() throws {
+        let server = try TinyHTTPServer(answer: Self.ok)
+        defer { server.stop() }
+        #expect(try HealthcheckClient(host: "0.0.0.0", port: server.port).status() == 200)
+    }
+
+    @Test func nothingListeningIsAConnectError() throws {
+        let server = try TinyHTTPServer(answer: nil)
+        let port = server.port
+        server.stop()
+        #expect {
+            try HealthcheckClient(host: "127.0.0.1", port: port, timeout: .seconds(2)).status()
+        } throws: { error in
+            guard case .connect? = error as? HealthcheckError else { return false }
+            return true
+        }
+    }
+
+    @Test func noAnswerTimesOut() throws {
+        let server = try TinyHTTPServer(answer: nil)
+        defer { server.stop() }
+        #expect(throws: HealthcheckError.timeout) {
+            try HealthcheckClient(host: "127.0.0.1", port: server.port, timeout: .milliseconds(300)).status()
+        }
+    }
+
+    @Test(arguments: ["garbage\r\n\r\n", "HTTP/1.1 OK\r\n\r\n", "HTTP/1.1 20 OK\r\n\r\n", "SSH-2.0-OpenSSH\r\n", ""])
+    func aNonHTTPAnswerIsMalformed(_ answer: String) throws {
+        let server = try TinyHTTPServer(answer: answer)
+        defer { server.stop() }
+        #expect(throws: HealthcheckError.malformedResponse) {
+            try HealthcheckClient(host: "127.0.0.1", port: server.port).status()
+        }
+    }
+
+    @Test func anUnknownHostIsAResolveError() {
+        #expect {
+            try HealthcheckClient(host: "no-such-host.invalid", port: 8080, timeout: .seconds(2)).status()
+        } throws: { error in
+            guard case .resolve? = error as? HealthcheckError else { return false }
+            return true
+        }
+    }
+
+    @Test(arguments: [("0.0.0.0", "127.0.0.1"), ("", "127.0.0.1"), ("::", "::1"), ("[::]", "::1"), ("[::1]", "::1"), ("10.0.0.5", "10.0.0.5"), ("localhost", "localhost")])
+    func connectHostForBindAddress(_ bind: String, _ connect: String) {
+        #expect(HealthcheckClient.connectHost(forBindAddress: bind) == connect)
+    }
+
+    @Test func optionsReadTheServeVariables() throws {
+        let server = try TinyHTTPServer(answer: Self.ok)
+        defer { server.stop() }
+        let options = try HealthcheckOptions.parse([])
+        let client = try options.client(environment: ["UNICACHE_HOST": "0.0.0.0", "UNICACHE_PORT": "\(server.port)"])
+        #expect(client.host == "0.0.0.0")
+        #expect(client.port == server.port)
+        #expect(client.timeout == .seconds(2))
+        #expect(try client.status() == 200)
+    }
+
+    @Test func optionsFlagsWinAndBadValuesAreOneLine() throws {
+        let client = try HealthcheckOptions.parse(["--port", "9000", "--timeout", "500ms"])
+            .client(environment: ["UNICACHE_PORT": "1"])
+        #expect(client.port == 9000)
+        #expect(client.timeout == .milliseconds(500))
+        for arguments in [["--port", "0"], ["--port", "x"], ["--timeout", "0s"], ["--host", " "]] {
+            #expect {
+                try HealthcheckOptions.parse(arguments).client(environment: [:])
+            } throws: { error in
+                guard let error = error as? ConfigurationError else { return false }
+                return error.message.hasPrefix(arguments[0] + ": ") && !error.message.contains("\n")
+            }
+        }
+    }
+}

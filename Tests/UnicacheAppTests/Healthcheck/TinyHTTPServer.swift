@@ -1,0 +1,74 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A listening socket on 127.0.0.1, port 0, that serves one connection from its own thread:
+/// it records the request line, then writes `answer` (or, when `nil`, never answers and waits for the client to go).
+final class TinyHTTPServer: Sendable {
+    enum SetupError: Error { case socket(String) }
+
+    let port: Int
+    private let listener: Int32
+    private let received = Mutex<String?>(nil)
+
+    /// The first line of the request the server got, once it answered.
+    var requestLine: String? { received.withLock { $0 } }
+
+    init(answer: String?) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw SetupError.socket("socket") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                bind(fd, socketAddress, length) == 0 && listen(fd, 4) == 0
+                    && getsockname(fd, socketAddress, &length) == 0
+            }
+        }
+        guard bound else {
+            close(fd)
+            throw SetupError.socket("bind/listen")
+        }
+        listener = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread.detachNewThread { [self] in
+            let connection = accept(fd, nil, nil)
+            guard connection >= 0 else { return }
+            defer { close(connection) }
+            let request = Self.readRequestHead(connection)
+            if let answer {
+                received.withLock { $0 = request.split(separator: "\r\n").first.map(String.init) }
+                let bytes = Array(answer.utf8)
+                _ = bytes.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            } else {
+                var byte: UInt8 = 0
+                while recv(connection, &byte, 1, 0) > 0 {}  // until the client gives up and closes
+            }
+        }
+    }
+
+    /// Stops listening (also wakes a pending accept).
+    func stop() {
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+
+    private static func readRequestHead(_ connection: Int32) -> String {
+        var head: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 512)
+        while !String(decoding: head, as: UTF8.self).contains("\r\n\r\n") {
+            let count = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { break }
+            head += chunk[..<count]
+        }
+        return String(decoding: head, as: UTF8.self)
+    }
+}
