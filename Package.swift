@@ -19,6 +19,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
     ],
     targets: [
         // libmicrohttpd as Debian ships it (pkg-config finds the multiarch .pc file).
@@ -50,7 +51,16 @@ let package = Package(
         // The disk tier, plugged into UnifiedCache's second-tier hook.
         .target(
             name: "DiskTier",
-            dependencies: ["UnifiedCache", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "UnifiedCache", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
+        // Child process for DiskTierTests' SIGKILL crash test: stores entries in a loop.
+        .executableTarget(
+            name: "disktier-crash-writer",
+            dependencies: ["DiskTier", "UnifiedCache", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // Resource table, fetchers, admin and stats routes, configuration.

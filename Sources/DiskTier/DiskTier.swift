@@ -1,1 +1,151 @@
-enum DiskTierPlaceholder {}
+import Foundation
+import Logging
+import UnifiedCache
+
+/// The disk tier: one verified file per entry under the data dir, an in-memory LRU index over them,
+/// a byte budget, and faults that degrade to misses instead of errors.
+///
+/// An actor on its own serial dispatch queue (`DispatchQueueExecutor`): file I/O is blocking but runs
+/// off the cooperative pool, and every change to a file and to the index happens in one serial order.
+/// Counters live in a `Mutex` so `statistics()` and `health()` answer without awaiting.
+public actor DiskTier: SecondTier {
+    let configuration: DiskTierConfiguration
+    let fileSystem: any DiskFileSystem
+    let layout: DiskLayout
+    let clock: any WallClock
+    let logger: Logger
+    let counters: DiskTierCounters
+    /// Marks this instance's temporary files so the start-up sweep never removes a write in progress.
+    let temporaryPrefix: String
+    private let executor: DispatchQueueExecutor
+
+    var index = LRUIndex()
+    var temporarySequence = 0
+    var rebuild: Task<Void, Never>?
+    /// Keys whose files this instance changed while the start-up scan ran: the scan's view of them is outdated.
+    var touchedDuringRebuild: Set<String> = []
+    var rebuilding = true
+    /// Keys whose file could not be deleted (read-only disk): never served by this instance.
+    var undeletable: Set<String> = []
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    /// Validates the data dir (creating it if missing), sweeps crash leftovers and rebuilds the index in the
+    /// background; the tier answers at once (a key not yet indexed is looked up by its path).
+    public static func open(
+        _ configuration: DiskTierConfiguration,
+        fileSystem: any DiskFileSystem = POSIXFileSystem(),
+        clock: any WallClock = SystemWallClock(),
+        logger: Logger = Logger(label: "unicache.disk-tier")
+    ) async throws(DiskTierError) -> DiskTier {
+        let tier = try DiskTier(configuration: configuration, fileSystem: fileSystem, clock: clock, logger: logger)
+        await tier.startIndexRebuild()
+        return tier
+    }
+
+    private init(
+        configuration: DiskTierConfiguration, fileSystem: any DiskFileSystem, clock: any WallClock, logger: Logger
+    ) throws(DiskTierError) {
+        guard configuration.limitBytes > 0 else { throw .invalidLimit(configuration.limitBytes) }
+        var configuration = configuration
+        if !configuration.directory.hasPrefix("/") {
+            configuration.directory = FileManager.default.currentDirectoryPath + "/" + configuration.directory
+        }
+        self.configuration = configuration
+        self.fileSystem = fileSystem
+        self.layout = DiskLayout(root: configuration.directory)
+        self.clock = clock
+        self.logger = logger
+        self.counters = DiskTierCounters(limitBytes: configuration.limitBytes)
+        self.temporaryPrefix = "\(DiskLayout.temporaryPrefix)\(UUID().uuidString.prefix(8))-"
+        self.executor = DispatchQueueExecutor(label: "unicache.disk-tier")
+        do throws(FileSystemError) {
+            try Self.makeDirectories(layout.root, fileSystem: fileSystem)
+            let probe = "\(layout.root)/\(temporaryPrefix)probe"
+            try fileSystem.createFile(probe, bytes: [], sync: false)
+            try fileSystem.unlink(probe)
+        } catch {
+            throw .dataDirectoryUnusable(path: configuration.directory, reason: error.description)
+        }
+    }
+
+    // MARK: SecondTier
+
+    public func load(_ key: String) async -> CacheEntry? {
+        guard !undeletable.contains(key) else { return nil }
+        let path = layout.path(for: key)
+        let contents: FileContents
+        do {
+            // No valid file is larger than the budget: a bigger one is not read whole.
+            contents = try fileSystem.read(path, upTo: configuration.limitBytes + 1)
+        } catch {
+            if error.isNotFound {
+                forget(key)
+            } else if counters.readFailed(error.description) {
+                logger.warning("disk tier read failed", metadata: ["error": "\(error)"])
+            }
+            return nil
+        }
+        counters.readSucceeded()
+        let entry: CacheEntry
+        do {
+            entry = try EntryFormat.decode(contents.bytes, fileSize: contents.size, key: key)
+        } catch {
+            discardCorrupt(key: key, path: path, reason: error)
+            return nil
+        }
+        guard clock.now() < entry.staleUntil else {
+            delete(key)
+            return nil
+        }
+        if index[key] == nil {
+            index.insert(key, IndexedEntry(metadata: entry.metadata, fileSize: contents.size))
+            if !rebuilding { makeRoom(for: 0) }
+            publishSize()
+        } else {
+            index.touch(key)
+        }
+        return entry
+    }
+
+    @discardableResult
+    public func store(_ entry: CacheEntry) async -> Bool {
+        let bytes = EntryFormat.encode(entry)
+        let key = entry.key
+        // The previous version goes either way: replaced on success, deleted on failure (never served outdated).
+        index.remove(key)
+        noteTouched(key)
+        guard bytes.count <= configuration.limitBytes else {
+            logger.debug("entry larger than the disk budget, not stored", metadata: ["bytes": "\(bytes.count)"])
+            delete(key)
+            return false
+        }
+        makeRoom(for: bytes.count)
+        let name = DiskLayout.fileName(for: key)
+        let folder = layout.directory(forFileName: name)
+        let path = "\(folder)/\(name)"
+        let temporary = "\(folder)/\(temporaryPrefix)\(temporarySequence)"
+        temporarySequence += 1
+        do throws(FileSystemError) {
+            try createFile(temporary, in: folder, bytes: bytes)
+            try fileSystem.rename(temporary, to: path)
+            if configuration.syncWrites { try fileSystem.syncDirectory(folder) }
+        } catch {
+            try? fileSystem.unlink(temporary)
+            delete(key)
+            if counters.writeFailed(error.description) {
+                logger.warning("disk tier degraded: write failed", metadata: ["error": "\(error)"])
+            }
+            return false
+        }
+        index.insert(key, IndexedEntry(metadata: entry.metadata, fileSize: bytes.count))
+        undeletable.remove(key)
+        publishSize()
+        if counters.writeSucceeded() { logger.info("disk tier recovered: writes succeed again") }
+        return true
+    }
+
+    public nonisolated func statistics() -> SecondTierStatistics { counters.statistics }
+
+    public nonisolated func health() -> String? { counters.health }
+}

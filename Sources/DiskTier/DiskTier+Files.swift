@@ -1,0 +1,77 @@
+import Logging
+import UnifiedCache
+
+/// File and index bookkeeping shared by the tier's operations.
+extension DiskTier {
+    /// Creates `path`, recreating its folders (and the data dir) when they are missing.
+    func createFile(_ path: String, in folder: String, bytes: [UInt8]) throws(FileSystemError) {
+        do {
+            try fileSystem.createFile(path, bytes: bytes, sync: configuration.syncWrites)
+        } catch where error.isNotFound {
+            try Self.makeDirectories(folder, fileSystem: fileSystem)
+            try fileSystem.createFile(path, bytes: bytes, sync: configuration.syncWrites)
+        }
+    }
+
+    /// `mkdir -p`.
+    static func makeDirectories(_ path: String, fileSystem: any DiskFileSystem) throws(FileSystemError) {
+        var current = ""
+        for component in path.split(separator: "/") {
+            current += "/\(component)"
+            try fileSystem.makeDirectory(current)
+        }
+    }
+
+    enum Deletion { case deleted, absent, failed }
+
+    /// Deletes `key`'s file and forgets it. A file that cannot be deleted is never served by this instance.
+    @discardableResult
+    func delete(_ key: String) -> Deletion {
+        forget(key)
+        noteTouched(key)
+        do {
+            try fileSystem.unlink(layout.path(for: key))
+            undeletable.remove(key)
+            return .deleted
+        } catch {
+            if error.isNotFound { return .absent }
+            undeletable.insert(key)
+            if counters.writeFailed(error.description) {
+                logger.warning("disk tier degraded: delete failed", metadata: ["error": "\(error)"])
+            }
+            return .failed
+        }
+    }
+
+    /// Drops `key` from the index (its file is gone or going).
+    func forget(_ key: String) {
+        if index.remove(key) != nil { publishSize() }
+    }
+
+    func discardCorrupt(key: String, path: String, reason: any Error) {
+        logger.warning("disk tier: corrupt file deleted", metadata: ["reason": "\(reason)"])
+        counters.addCorrupt(1)
+        delete(key)
+    }
+
+    /// Evicts least recently used entries until `bytes` more fit in the budget.
+    func makeRoom(for bytes: Int) {
+        var evicted = 0
+        while index.totalBytes + bytes > configuration.limitBytes, let victim = index.leastRecentKey {
+            delete(victim)
+            evicted += 1
+        }
+        if evicted > 0 {
+            counters.addEvictions(evicted)
+            logger.debug("disk tier evicted entries", metadata: ["count": "\(evicted)"])
+        }
+    }
+
+    func noteTouched(_ key: String) {
+        if rebuilding { touchedDuringRebuild.insert(key) }
+    }
+
+    func publishSize() {
+        counters.setSize(entries: index.count, bytes: index.totalBytes)
+    }
+}

@@ -1,0 +1,73 @@
+import Dispatch
+import Logging
+import UnifiedCache
+
+/// The start-up scan: sweep crash leftovers, rebuild the index from headers, in the background.
+extension DiskTier {
+    func startIndexRebuild() {
+        rebuild = Task { await self.rebuildIndex() }
+    }
+
+    /// Returns once the start-up index rebuild has finished.
+    public func waitUntilIndexed() async {
+        await rebuild?.value
+    }
+
+    private func rebuildIndex() async {
+        let started = ContinuousClock.now
+        let scanner = IndexScanner(fileSystem: fileSystem, layout: layout, ownTemporaryPrefix: temporaryPrefix)
+        // The walk blocks on file I/O for a while: a queue of its own, neither the pool nor this actor's.
+        let result = await withCheckedContinuation { continuation in
+            DispatchQueue(label: "unicache.disk-index-scan").async {
+                continuation.resume(returning: scanner.scan())
+            }
+        }
+        let corrupt = merge(result, scanner: scanner)
+        rebuilding = false
+        touchedDuringRebuild = []
+        makeRoom(for: 0)
+        publishSize()
+        for error in result.readErrors { counters.readFailed(error.description) }
+        let elapsed = ContinuousClock.now - started
+        logger.info(
+            "disk tier index rebuilt",
+            metadata: [
+                "entries": "\(index.count)", "bytes": "\(index.totalBytes)", "corrupt": "\(corrupt)",
+                "temporaryFilesSwept": "\(result.temporaryFilesSwept)", "readErrors": "\(result.readErrors.count)",
+                "duration": "\(elapsed)",
+            ])
+    }
+
+    /// Adds what the scan found, least recently written as least recently used. Keys this instance already
+    /// touched are skipped (its view is newer); doubtful files are checked again here, where no store can
+    /// interleave, and deleted if they still do not verify. Returns the number of corrupt files deleted.
+    private func merge(_ result: IndexScanner.Result, scanner: IndexScanner) -> Int {
+        let now = clock.now()
+        var expired: [String] = []
+        for found in result.found.sorted(by: { $0.modified > $1.modified }) {
+            let key = found.entry.metadata.key
+            guard index[key] == nil, !touchedDuringRebuild.contains(key) else { continue }
+            if found.entry.metadata.staleUntil <= now {
+                expired.append(key)
+            } else {
+                index.insert(key, found.entry, leastRecent: true)
+            }
+        }
+        for key in expired { delete(key) }
+        var corrupt = 0
+        for path in result.suspect {
+            guard case .suspect = scanner.inspect(path, named: String(path.suffix(64))) else { continue }
+            do {
+                try fileSystem.unlink(path)
+                corrupt += 1
+            } catch {
+                if !error.isNotFound { counters.writeFailed(error.description) }
+            }
+        }
+        if corrupt > 0 {
+            counters.addCorrupt(corrupt)
+            logger.warning("disk tier: corrupt files deleted at start-up", metadata: ["count": "\(corrupt)"])
+        }
+        return corrupt
+    }
+}

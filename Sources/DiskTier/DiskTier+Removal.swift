@@ -1,0 +1,61 @@
+import Foundation
+import Logging
+import UnifiedCache
+
+/// Invalidation, erasure, listing and expiry. Operations over many entries wait for the start-up index
+/// rebuild, so an erasure also reaches files that were not indexed yet.
+extension DiskTier {
+    @discardableResult
+    public func remove(_ key: String) async -> Bool {
+        let wasIndexed = index[key] != nil
+        return delete(key) == .deleted || wasIndexed
+    }
+
+    public func removeAll(where predicate: @Sendable (CacheEntryMetadata) -> Bool) async -> [String] {
+        await waitUntilIndexed()
+        let keys = index.filter { predicate($0.metadata) }.map(\.metadata.key)
+        for key in keys { delete(key) }
+        return keys
+    }
+
+    public func list(prefix: String, limit: Int) async -> [CacheEntryMetadata] {
+        await waitUntilIndexed()
+        let now = clock.now()
+        let matching = index.filter { $0.metadata.key.hasPrefix(prefix) && now < $0.metadata.staleUntil }
+        return matching.map(\.metadata).sorted { $0.key < $1.key }.prefix(max(0, limit)).map { $0 }
+    }
+
+    /// Deletes every entry past its stale-until; returns how many.
+    @discardableResult
+    public func sweepExpired(now: Date) async -> Int {
+        await waitUntilIndexed()
+        let keys = index.filter { $0.metadata.staleUntil <= now }.map(\.metadata.key)
+        for key in keys { delete(key) }
+        if !keys.isEmpty { logger.debug("disk tier swept expired entries", metadata: ["count": "\(keys.count)"]) }
+        return keys.count
+    }
+
+    /// Periodically sweeps expired entries and checks the data dir is writable (so `health()` tracks the
+    /// disk while no store happens), until the calling task is cancelled.
+    public func run(every interval: Duration = .seconds(60)) async {
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: interval) } catch { return }
+            await sweepExpired(now: clock.now())
+            probeWritable()
+        }
+    }
+
+    /// Writes and deletes a probe file in the data dir, updating the fault state.
+    func probeWritable() {
+        let probe = "\(layout.root)/\(temporaryPrefix)probe"
+        do throws(FileSystemError) {
+            try createFile(probe, in: layout.root, bytes: [])
+            try fileSystem.unlink(probe)
+            if counters.writeSucceeded() { logger.info("disk tier recovered: data dir writable again") }
+        } catch {
+            if counters.writeFailed(error.description) {
+                logger.warning("disk tier degraded: data dir not writable", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import Synchronization
+import UnifiedCache
+
+/// The tier's counters and fault state, readable without awaiting the tier (for /stats and /readyz).
+final class DiskTierCounters: Sendable {
+    private struct State {
+        var statistics: SecondTierStatistics
+        /// Set by a failed write, cleared by the next successful one.
+        var writeFault: String?
+        /// Set by a failed read (other than a missing file), cleared by the next successful one.
+        var readFault: String?
+    }
+
+    private let state: Mutex<State>
+
+    init(limitBytes: Int) {
+        state = Mutex(State(statistics: SecondTierStatistics(limitBytes: limitBytes)))
+    }
+
+    var statistics: SecondTierStatistics { state.withLock { $0.statistics } }
+
+    var health: String? { state.withLock { $0.writeFault ?? $0.readFault } }
+
+    func setSize(entries: Int, bytes: Int) {
+        state.withLock {
+            $0.statistics.entries = entries
+            $0.statistics.bytes = bytes
+        }
+    }
+
+    func addEvictions(_ count: Int) { state.withLock { $0.statistics.evictions += count } }
+    func addCorrupt(_ count: Int) { state.withLock { $0.statistics.corrupt += count } }
+
+    /// Counts a failed write; returns `true` when the tier was healthy until now (log it once).
+    @discardableResult
+    func writeFailed(_ reason: String) -> Bool {
+        state.withLock { state in
+            state.statistics.writeErrors += 1
+            let wasHealthy = state.writeFault == nil
+            state.writeFault = "disk tier cannot write: \(reason)"
+            return wasHealthy
+        }
+    }
+
+    /// Clears the write fault; returns `true` when there was one (log the recovery once).
+    @discardableResult
+    func writeSucceeded() -> Bool {
+        state.withLock { state in
+            let wasFaulty = state.writeFault != nil
+            state.writeFault = nil
+            return wasFaulty
+        }
+    }
+
+    @discardableResult
+    func readFailed(_ reason: String) -> Bool {
+        state.withLock { state in
+            state.statistics.readErrors += 1
+            let wasHealthy = state.readFault == nil
+            state.readFault = "disk tier cannot read: \(reason)"
+            return wasHealthy
+        }
+    }
+
+    func readSucceeded() { state.withLock { $0.readFault = nil } }
+}

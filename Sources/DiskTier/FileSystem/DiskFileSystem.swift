@@ -1,0 +1,50 @@
+import Foundation
+
+/// The seam between the disk tier and the operating system: every file operation the tier performs.
+///
+/// `POSIXFileSystem` is the real one; tests plug in a fault-injecting one. Paths are absolute and are
+/// always built by the tier from a hash, never from input. Implementations are called from the tier's
+/// I/O queue and its index-rebuild queue at the same time, so they must be safe to call concurrently.
+public protocol DiskFileSystem: Sendable {
+    /// Reads at most `limit` bytes from the start of the file, plus its size and modification time.
+    func read(_ path: String, upTo limit: Int) throws(FileSystemError) -> FileContents
+    /// Creates `path` (which must not exist) with `bytes`; with `sync`, flushes it to stable storage before closing.
+    func createFile(_ path: String, bytes: [UInt8], sync: Bool) throws(FileSystemError)
+    /// Atomically replaces `destination` with `source` (POSIX `rename`).
+    func rename(_ source: String, to destination: String) throws(FileSystemError)
+    /// Deletes a file.
+    func unlink(_ path: String) throws(FileSystemError)
+    /// The names in a folder, without `.` and `..`.
+    func list(_ directory: String) throws(FileSystemError) -> [String]
+    /// Creates one folder; succeeds when it already exists.
+    func makeDirectory(_ path: String) throws(FileSystemError)
+    /// Flushes a folder's entries (after a rename) to stable storage.
+    func syncDirectory(_ path: String) throws(FileSystemError)
+}
+
+/// A file's first bytes with its size and modification time.
+public struct FileContents: Sendable, Equatable {
+    public var bytes: [UInt8]
+    public var size: Int
+    public var modified: Date
+
+    public init(bytes: [UInt8], size: Int, modified: Date) {
+        self.bytes = bytes
+        self.size = size
+        self.modified = modified
+    }
+}
+
+/// A failed file operation with its `errno`.
+public struct FileSystemError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var operation: String
+    public var code: Int32
+
+    public init(_ operation: String, code: Int32) {
+        self.operation = operation
+        self.code = code
+    }
+
+    public var isNotFound: Bool { code == ENOENT || code == ENOTDIR }
+    public var description: String { "\(operation): \(String(cString: strerror(code))) (errno \(code))" }
+}

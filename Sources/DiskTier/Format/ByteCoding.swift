@@ -1,0 +1,56 @@
+import Foundation
+
+/// Appends little-endian integers, dates and length-prefixed strings.
+struct ByteWriter {
+    var bytes: [UInt8] = []
+
+    init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
+
+    mutating func integer<T: FixedWidthInteger>(_ value: T) {
+        withUnsafeBytes(of: value.littleEndian) { bytes += $0 }
+    }
+
+    mutating func date(_ date: Date) { integer(date.timeIntervalSinceReferenceDate.bitPattern) }
+
+    mutating func string(_ string: String) {
+        integer(UInt32(string.utf8.count))
+        bytes += string.utf8
+    }
+}
+
+/// Reads what `ByteWriter` wrote; every read is bounds-checked.
+struct ByteReader {
+    let bytes: [UInt8]
+    private(set) var offset = 0
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    mutating func take(_ count: Int) -> ArraySlice<UInt8>? {
+        guard count >= 0, bytes.count - offset >= count else { return nil }
+        defer { offset += count }
+        return bytes[offset..<offset + count]
+    }
+
+    mutating func take(_ count: Int, orThrow error: EntryFormatError) throws(EntryFormatError) -> ArraySlice<UInt8> {
+        guard let slice = take(count) else { throw error }
+        return slice
+    }
+
+    mutating func integer<T: FixedWidthInteger>() throws(EntryFormatError) -> T {
+        let slice = try take(MemoryLayout<T>.size, orThrow: .malformedHeader)
+        var value = T.zero
+        for (shift, byte) in slice.enumerated() { value |= T(byte) << (shift * 8) }
+        return value
+    }
+
+    mutating func date() throws(EntryFormatError) -> Date {
+        Date(timeIntervalSinceReferenceDate: Double(bitPattern: try integer() as UInt64))
+    }
+
+    mutating func string() throws(EntryFormatError) -> String {
+        let length = Int(try integer() as UInt32)
+        let slice = try take(length, orThrow: .malformedHeader)
+        guard let string = String(validating: slice, as: UTF8.self) else { throw .malformedHeader }
+        return string
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+import UnifiedCache
+
+@testable import DiskTier
+
+@Suite struct DiskTierFaultTests {
+    @Test func diskFullDegradesStoresAndRecovers() async throws {
+        try await withTemporaryDirectory { dir in
+            let fileSystem = FaultyFileSystem()
+            let tier = try await openTier(dir, fileSystem: fileSystem)
+            #expect(await tier.store(makeEntry("before")))
+            #expect(tier.health() == nil)
+
+            fileSystem.set { $0.create = ENOSPC }
+            #expect(!(await tier.store(makeEntry("during"))))
+            #expect(!(await tier.store(makeEntry("before", body: [1, 2, 3]))))
+            #expect(tier.statistics().writeErrors == 2)
+            let reason = try #require(tier.health())
+            #expect(reason.contains("No space left on device"))
+            #expect(await tier.load("during") == nil)
+            // A failed replacement never leaves the outdated version behind.
+            #expect(await tier.load("before") == nil)
+            #expect(filesOnDisk(dir).isEmpty)
+
+            fileSystem.clearFaults()
+            #expect(await tier.store(makeEntry("after")))
+            #expect(tier.health() == nil)
+            #expect(await tier.load("after") == makeEntry("after"))
+        }
+    }
+
+    @Test func aFailedRenameLeavesNoTemporaryFile() async throws {
+        try await withTemporaryDirectory { dir in
+            let fileSystem = FaultyFileSystem()
+            let tier = try await openTier(dir, fileSystem: fileSystem)
+            fileSystem.set { $0.rename = EIO }
+            #expect(!(await tier.store(makeEntry("x"))))
+            #expect(filesOnDisk(dir).isEmpty)
+            #expect(tier.statistics().writeErrors == 1)
+        }
+    }
+
+    @Test func readErrorsAreMissesThatKeepTheFile() async throws {
+        try await withTemporaryDirectory { dir in
+            let fileSystem = FaultyFileSystem()
+            let tier = try await openTier(dir, fileSystem: fileSystem)
+            await tier.store(makeEntry("k"))
+            fileSystem.set { $0.read = EIO }
+            #expect(await tier.load("k") == nil)
+            #expect(tier.statistics().readErrors == 1)
+            #expect(tier.statistics().corrupt == 0)
+            #expect(try #require(tier.health()).contains("Input/output error"))
+            #expect(FileManager.default.fileExists(atPath: entryPath(dir, "k")))
+
+            fileSystem.clearFaults()
+            #expect(await tier.load("k") == makeEntry("k"))
+            #expect(tier.health() == nil)
+        }
+    }
+
+    @Test func aVanishedDataDirIsRecreatedOnTheNextWrite() async throws {
+        try await withTemporaryDirectory { parent in
+            let dir = "\(parent)/data/nested"
+            let tier = try await openTier(dir)
+            await tier.store(makeEntry("old"))
+            try FileManager.default.removeItem(atPath: "\(parent)/data")
+
+            #expect(await tier.load("old") == nil)
+            #expect(tier.statistics().entries == 0)
+            #expect(await tier.store(makeEntry("new")))
+            #expect(await tier.load("new") == makeEntry("new"))
+            #expect(tier.health() == nil)
+            #expect(tier.statistics().readErrors == 0)
+        }
+    }
+
+    @Test func aReadOnlyDiskReportsUnhealthyAndNeverServesWhatItCouldNotDelete() async throws {
+        try await withTemporaryDirectory { dir in
+            let fileSystem = FaultyFileSystem()
+            let tier = try await openTier(dir, fileSystem: fileSystem)
+            await tier.store(makeEntry("k"))
+            fileSystem.set {
+                $0.create = EROFS
+                $0.unlink = EROFS
+                $0.makeDirectory = EROFS
+            }
+            // The invalidation cannot reach the disk: the key must still never be served.
+            await tier.remove("k")
+            #expect(await tier.load("k") == nil)
+            #expect(!(await tier.store(makeEntry("other"))))
+            #expect(try #require(tier.health()).contains("Read-only file system"))
+            await tier.probeWritable()
+            #expect(tier.health() != nil)
+
+            fileSystem.clearFaults()
+            await tier.probeWritable()
+            #expect(tier.health() == nil)
+            #expect(await tier.remove("k"))
+            #expect(filesOnDisk(dir).isEmpty)
+        }
+    }
+
+    @Test func openingFailsWithATypedErrorWhenTheDataDirIsNotWritable() async throws {
+        try await withTemporaryDirectory { dir in
+            let file = "\(dir)/plain-file"
+            FileManager.default.createFile(atPath: file, contents: Data())
+            await #expect(throws: DiskTierError.self) { try await openTier("\(file)/data") }
+
+            let fileSystem = FaultyFileSystem()
+            fileSystem.set { $0.create = EROFS }
+            do {
+                _ = try await openTier("\(dir)/readonly", fileSystem: fileSystem)
+                Issue.record("opened a read-only data dir")
+            } catch {
+                #expect(error as? DiskTierError == .dataDirectoryUnusable(
+                    path: "\(dir)/readonly", reason: FileSystemError("open", code: EROFS).description))
+            }
+            await #expect(throws: DiskTierError.invalidLimit(0)) { try await openTier(dir, limit: 0) }
+        }
+    }
+
+    @Test func startUpCreatesAMissingDataDir() async throws {
+        try await withTemporaryDirectory { dir in
+            let tier = try await openTier("\(dir)/a/b/c")
+            #expect(await tier.store(makeEntry("k")))
+            #expect(FileManager.default.fileExists(atPath: entryPath("\(dir)/a/b/c", "k")))
+        }
+    }
+}

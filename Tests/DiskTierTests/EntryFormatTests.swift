@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+import UnifiedCache
+
+@testable import DiskTier
+
+@Suite struct EntryFormatTests {
+    let entry = makeEntry("activities:alice:ride,run:30", body: Array(0..<200), namespace: "activities", user: "alice")
+
+    @Test func roundTripsEveryField() throws {
+        let bytes = EntryFormat.encode(entry)
+        let decoded = try EntryFormat.decode(bytes, fileSize: bytes.count, key: entry.key)
+        #expect(decoded == entry)
+        let header = try EntryFormat.decodeHeader(Array(bytes.prefix(bytes.count - entry.body.count)))
+        #expect(header.metadata == entry.metadata)
+        #expect(header.fileSize == bytes.count)
+    }
+
+    @Test func keepsAbsentUserApartFromEmptyUser() throws {
+        var withEmpty = entry
+        withEmpty.user = ""
+        var withNone = entry
+        withNone.user = nil
+        for value in [withEmpty, withNone] {
+            let bytes = EntryFormat.encode(value)
+            #expect(try EntryFormat.decode(bytes, fileSize: bytes.count, key: value.key).user == value.user)
+        }
+    }
+
+    @Test func rejectsEveryKindOfDamage() {
+        let good = EntryFormat.encode(entry)
+        func decode(_ bytes: [UInt8], key: String? = nil) -> EntryFormatError? {
+            do {
+                _ = try EntryFormat.decode(bytes, fileSize: bytes.count, key: key ?? entry.key)
+                return nil
+            } catch { return error }
+        }
+        #expect(decode(good) == nil)
+        #expect(decode(Array(good.dropLast())) == .lengthMismatch)
+        #expect(decode(good + [0]) == .lengthMismatch)
+        #expect(decode(Array(good.prefix(10))) == .truncated(needed: EntryFormat.fixedLength))
+        var flippedBody = good
+        flippedBody[good.count - 7] ^= 0x01
+        #expect(decode(flippedBody) == .bodyChecksumMismatch)
+        var flippedHeader = good
+        flippedHeader[EntryFormat.fixedLength + 6] ^= 0x20  // inside the key
+        #expect(decode(flippedHeader) == .headerChecksumMismatch)
+        var zeroed = good
+        for i in 0..<EntryFormat.fixedLength { zeroed[i] = 0 }
+        #expect(decode(zeroed) == .badMagic)
+        var future = good
+        future[4] = 2
+        #expect(decode(future) == .unsupportedVersion(2))
+        #expect(decode(good, key: "another:key") == .keyMismatch)
+    }
+
+    @Test func layoutIsTwoLevelsOfHexFromTheKeyHash() {
+        let layout = DiskLayout(root: "/data/")
+        let name = DiskLayout.fileName(for: "../../etc/passwd")
+        #expect(DiskLayout.isEntryFileName(name))
+        #expect(layout.path(for: "../../etc/passwd") == "/data/\(name.prefix(1))/\(name.dropFirst().prefix(2))/\(name)")
+        // SHA-256("abc"), a published test vector.
+        #expect(DiskLayout.fileName(for: "abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    }
+}

@@ -1,4 +1,0 @@
-import Testing
-@testable import DiskTier
-
-@Test func moduleLinks() { #expect(Bool(true)) }

@@ -1,0 +1,54 @@
+import Foundation
+import Logging
+import UnifiedCache
+
+@testable import DiskTier
+
+/// A fresh folder under the system's temporary directory, removed after `body`.
+func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws -> T {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("disktier-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: url) }
+    return try await body(url.path)
+}
+
+let testLogger = Logger(label: "disktier-tests")
+let epoch = Date(timeIntervalSinceReferenceDate: 800_000_000)
+
+func makeEntry(
+    _ key: String, body: [UInt8]? = nil, namespace: String = "raw", user: String? = nil,
+    storedAt: Date = epoch, ttl: TimeInterval = 3600, stale: TimeInterval = 0
+) -> CacheEntry {
+    let body = body ?? Array("body of \(key)".utf8)
+    return CacheEntry(
+        key: key, namespace: namespace, user: user, body: body, contentType: "application/json",
+        etag: "\"\(key.hashValue)\"", storedAt: storedAt, expiresAt: storedAt + ttl,
+        staleUntil: storedAt + ttl + stale)
+}
+
+func openTier(
+    _ directory: String, limit: Int = 1 << 30, fileSystem: any DiskFileSystem = POSIXFileSystem(),
+    clock: any WallClock = ManualWallClock(epoch)
+) async throws -> DiskTier {
+    try await DiskTier.open(
+        DiskTierConfiguration(directory: directory, limitBytes: limit), fileSystem: fileSystem, clock: clock,
+        logger: testLogger)
+}
+
+/// Every regular file under `directory`, recursively, with its size.
+func filesOnDisk(_ directory: String) -> [(path: String, size: Int)] {
+    guard let walker = FileManager.default.enumerator(atPath: directory) else { return [] }
+    var files: [(String, Int)] = []
+    while let relative = walker.nextObject() as? String {
+        let path = "\(directory)/\(relative)"
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+            attributes[.type] as? FileAttributeType == .typeRegular
+        else { continue }
+        files.append((path, (attributes[.size] as? NSNumber)?.intValue ?? 0))
+    }
+    return files
+}
+
+func entryPath(_ directory: String, _ key: String) -> String {
+    DiskLayout(root: directory).path(for: key)
+}
