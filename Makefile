@@ -1,10 +1,12 @@
-# The two set-up commands of the README: `make run` and `make test`.
-# Each installs the system packages it needs (Debian) and then calls SwiftPM.
+# The two set-up commands of the README are `make run` and `make test`; each installs the Debian packages
+# it needs (when missing) and then calls SwiftPM. `make check` is what CI runs after `make test`.
 SHELL := /bin/bash
 APT_PACKAGES := libmicrohttpd-dev pkg-config
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# The release binary the conformance and Docker checks share (same flags as the Dockerfile).
+RELEASE_FLAGS := -c release --static-swift-stdlib --product unicache --scratch-path .build-release
 
-.PHONY: deps run test build release
+.PHONY: deps run test build release check tsan openapi conformance docker-check bench-http bench-cache
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -19,8 +21,30 @@ run: deps
 build: deps
 	swift build
 
-release: deps
-	swift build -c release
-
 test: deps
 	swift test
+
+release: deps
+	swift build $(RELEASE_FLAGS)
+
+# The concurrency-heavy modules under the thread sanitizer (its own build folder).
+tsan: deps
+	swift test --sanitize=thread --scratch-path .build-tsan \
+	  --filter 'MicroHTTPServerTests|UnifiedCacheTests|DiskTierTests|UnicacheAppTests'
+
+openapi:
+	bash scripts/check-openapi.sh
+
+conformance: release
+	UNICACHE_BIN=$$(swift build $(RELEASE_FLAGS) --show-bin-path)/unicache bash scripts/conformance.sh
+
+docker-check: release
+	UNICACHE_BIN=$$(swift build $(RELEASE_FLAGS) --show-bin-path)/unicache bash scripts/check-docker.sh
+
+check: openapi conformance docker-check tsan
+
+bench-http:
+	bash scripts/bench-http.sh
+
+bench-cache:
+	bash scripts/bench-cache.sh

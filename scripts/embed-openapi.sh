@@ -10,6 +10,7 @@ out=Sources/UnicacheApp/Operations/OpenAPIDocument.swift
   echo 'enum OpenAPIDocument {'
   echo '    static let yaml = ##"""'
   cat openapi.yaml
+  echo ''  # the literal drops the newline before its closing delimiter: keep the file's last one
   echo '"""##'
   echo '}'
 } > "$out"

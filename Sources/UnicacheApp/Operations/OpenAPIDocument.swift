@@ -6,5 +6,6 @@ info:
   title: unicache
   version: 0.1.0
 paths: {}
+
 """##
 }

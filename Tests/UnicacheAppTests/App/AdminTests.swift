@@ -1,0 +1,96 @@
+import Foundation
+import HTTPRouting
+import Testing
+
+@testable import UnicacheApp
+
+@Suite struct AdminTests {
+    @Test func withoutATokenAdminIsForbiddenAndSaysHowToEnableIt() async throws {
+        let h = AppHarness(adminToken: nil)
+        let response = try await h.send(.delete, "/v1/users/alice", admin: true)
+        #expect(response.status == 403)
+        #expect((response.json["detail"] as? String)?.contains("--admin-token") == true)
+    }
+
+    @Test func wrongOrMissingTokenIs401WithChallenge() async throws {
+        let h = AppHarness()
+        let missing = try await h.send(.delete, "/v1/users/alice")
+        #expect(missing.status == 401)
+        #expect(missing.header("WWW-Authenticate") == "Bearer")
+        let wrong = try await h.send(.delete, "/v1/users/alice", headers: [("Authorization", "Bearer nope")])
+        #expect(wrong.status == 401)
+        #expect(AdminAuth.constantTimeEqual(Array("abc".utf8), Array("abc".utf8)))
+        #expect(!AdminAuth.constantTimeEqual(Array("abc".utf8), Array("abcd".utf8)))
+    }
+
+    @Test func questionAnsweredInvalidatesSubscriptionAndProgress() async throws {
+        let h = AppHarness()
+        for path in ["subscription", "progress/streak", "progress/history", "progress/answered-any", "profile"] {
+            _ = try await h.send(.get, "/v1/users/alice/\(path)")
+        }
+        _ = try await h.send(.get, "/v1/users/bob/subscription")
+        let answer = try await h.send(
+            .post, "/v1/users/alice/events", body: #"{"type":"question.answered"}"#, admin: true)
+        #expect(answer.status == 200)
+        #expect(answer.json["invalidated"] as? Int == 4)
+        #expect(try await h.send(.get, "/v1/users/alice/subscription").header("X-Cache") == "MISS")
+        #expect(try await h.send(.get, "/v1/users/alice/profile").header("X-Cache") == "HIT")
+        #expect(try await h.send(.get, "/v1/users/bob/subscription").header("X-Cache") == "HIT")
+    }
+
+    @Test(arguments: [
+        ("subscription.purchased", "subscription", 1), ("trial.started", "subscription", 1),
+        ("activity.created", "activities", 1), ("health.synced", "health/today", 1),
+    ])
+    func eventRules(type: String, path: String, expected: Int) async throws {
+        let h = AppHarness()
+        _ = try await h.send(.get, "/v1/users/alice/\(path)")
+        let answer = try await h.send(.post, "/v1/users/alice/events", body: #"{"type":"\#(type)"}"#, admin: true)
+        #expect(answer.json["invalidated"] as? Int == expected)
+    }
+
+    @Test func unknownEventListsTheKnownOnes() async throws {
+        let h = AppHarness()
+        let answer = try await h.send(.post, "/v1/users/alice/events", body: #"{"type":"nope"}"#, admin: true)
+        #expect(answer.status == 400)
+        #expect((answer.json["detail"] as? String)?.contains("question.answered") == true)
+        let bad = try await h.send(.post, "/v1/users/alice/events", body: "not json", admin: true)
+        #expect(bad.status == 400)
+    }
+
+    @Test func erasureRemovesOnlyThatUser() async throws {
+        let h = AppHarness()
+        for user in ["alice", "bob"] {
+            _ = try await h.send(.get, "/v1/users/\(user)/subscription")
+            _ = try await h.send(.get, "/v1/users/\(user)/activities?types=run")
+        }
+        let answer = try await h.send(.delete, "/v1/users/alice", admin: true)
+        #expect(answer.json["erased"] as? Int == 2)
+        #expect(try await h.send(.get, "/v1/users/bob/subscription").header("X-Cache") == "HIT")
+        #expect(try await h.send(.get, "/v1/users/alice/subscription").header("X-Cache") == "MISS")
+    }
+
+    @Test func warmFetchesSevenWeekdays() async throws {
+        let h = AppHarness()
+        let answer = try await h.send(.post, "/v1/users/alice/health/averages/warm", admin: true)
+        #expect(answer.status == 200)
+        let keys = try #require(answer.json["keys"] as? [String])
+        #expect(keys == (1...7).map { "health:avg:alice:\($0)" })
+        #expect(h.fetcher.calls.count == 7)
+        #expect(try await h.send(.get, "/v1/users/alice/health/averages/3").header("X-Cache") == "HIT")
+    }
+
+    @Test func summaryIsFullWithTodaysDataAndAverageOnlyWithout() async throws {
+        let h = AppHarness()
+        let full = try await h.send(.get, "/v1/users/alice/health/summary")
+        #expect(full.status == 200)
+        #expect(full.json["view"] as? String == "full")
+        #expect(full.json["asOf"] as? String == "2026-11-22T10:00:00Z")
+        #expect(full.json["average"] is [String: Any])
+
+        let other = AppHarness()
+        other.fetcher.set(body: #"{"latestSampleTimestamp":null}"#, for: "health:today:alice:2026-11-22")
+        let degraded = try await other.send(.get, "/v1/users/alice/health/summary")
+        #expect(degraded.json["view"] as? String == "average-only")
+    }
+}

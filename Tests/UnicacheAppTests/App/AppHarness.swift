@@ -1,0 +1,134 @@
+import Foundation
+import HTTPRouting
+import Logging
+import Synchronization
+import Testing
+import UnifiedCache
+
+@testable import UnicacheApp
+
+/// A fetcher the tests script: counts calls per key, answers a JSON body, fails, or waits at a gate.
+final class ScriptedFetcher: Fetcher {
+    enum Behaviour: Sendable {
+        case answer
+        case fail(FetchError)
+        case noStore
+    }
+
+    private struct State {
+        var calls: [FetchRequest] = []
+        var behaviour: Behaviour = .answer
+        var bodies: [String: String] = [:]
+        var gate: [CheckedContinuation<Void, Never>]? = nil
+        var arrivals: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = Mutex(State())
+    let clock: ManualWallClock
+
+    init(clock: ManualWallClock) { self.clock = clock }
+
+    var calls: [FetchRequest] { state.withLock { $0.calls } }
+    func count(_ key: String) -> Int { state.withLock { $0.calls.filter { $0.key == key }.count } }
+    func set(_ behaviour: Behaviour) { state.withLock { $0.behaviour = behaviour } }
+    /// The body for `key` (else a generated one).
+    func set(body: String, for key: String) { state.withLock { $0.bodies[key] = body } }
+
+    /// From now on fetches wait until `open()`.
+    func close() { state.withLock { $0.gate = [] } }
+    func open() {
+        let waiting = state.withLock { state in
+            defer { state.gate = nil }
+            return state.gate ?? []
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+    /// Returns once `count` fetches have arrived (at the gate or done).
+    func waitForCalls(_ count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state in
+                if state.calls.count >= count { return true }
+                state.arrivals.append(continuation)
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    func fetch(_ request: FetchRequest) async throws(FetchError) -> FetchedValue {
+        let arrivals = state.withLock { state in
+            state.calls.append(request)
+            defer { state.arrivals = [] }
+            return state.arrivals
+        }
+        for continuation in arrivals { continuation.resume() }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let mustWait = state.withLock { state in
+                guard state.gate != nil else { return false }
+                state.gate?.append(continuation)
+                return true
+            }
+            if !mustWait { continuation.resume() }
+        }
+        let (behaviour, body, number) = state.withLock { ($0.behaviour, $0.bodies[request.key], $0.calls.count) }
+        switch behaviour {
+        case .fail(let error): throw error
+        case .answer, .noStore:
+            let text = body ?? Self.body(for: request, number: number, now: clock.now())
+            if case .noStore = behaviour { return FetchedValue(body: Array(text.utf8), storable: false) }
+            return FetchedValue(body: Array(text.utf8))
+        }
+    }
+
+    static func body(for request: FetchRequest, number: Int, now: Date) -> String {
+        let stamp = ISO8601DateFormatter().string(from: now)
+        return #"{"key":"\#(request.key)","n":\#(number),"latestSampleTimestamp":"\#(stamp)","answered":false}"#
+    }
+}
+
+/// One app over a scripted fetcher and a manual clock, driven in-process through its router.
+struct AppHarness {
+    static let start = ISO8601DateFormatter().date(from: "2026-11-22T10:00:00Z") ?? Date(timeIntervalSince1970: 0)
+    static let token = "s3cret-token"
+
+    let clock = ManualWallClock(AppHarness.start)
+    let fetcher: ScriptedFetcher
+    let app: App
+
+    init(adminToken: String? = AppHarness.token, ttl: [String: Duration] = [:], secondTier: (any SecondTier)? = nil) {
+        fetcher = ScriptedFetcher(clock: clock)
+        let cache = UnifiedCacheManager(
+            configuration: MemoryTierConfiguration(), secondTier: secondTier, clock: clock,
+            logger: Logger(label: "test"))
+        let fetcher = self.fetcher
+        app = App.build(
+            cache: cache, fetcher: { _ in fetcher }, clock: clock, ttlOverrides: ttl, adminToken: adminToken,
+            logger: Logger(label: "test"))
+    }
+
+    /// Sends a request the way the server would: the immediate path first, else the deferred one.
+    func send(
+        _ method: HTTPMethod = .get, _ target: String, headers: [(String, String)] = [], body: String = "",
+        admin: Bool = false
+    ) async throws -> Response {
+        var fields = headers
+        if admin { fields.append(("Authorization", "Bearer \(AppHarness.token)")) }
+        let request = try Request(method: method, target: target, headers: HTTPHeaders(fields), body: Array(body.utf8))
+        switch app.router.dispatch(request) {
+        case .immediate(let response): return response
+        case .deferred(let work): return await work()
+        }
+    }
+
+    /// Whether the request is answered on the immediate (synchronous) path.
+    func isImmediate(_ target: String) throws -> Bool {
+        if case .immediate = app.router.dispatch(try Request(method: .get, target: target)) { return true }
+        return false
+    }
+}
+
+extension Response {
+    var text: String { String(decoding: body, as: UTF8.self) }
+    var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]) ?? [:] }
+    func header(_ name: String) -> String? { headers[name] }
+}

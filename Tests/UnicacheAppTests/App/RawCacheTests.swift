@@ -1,0 +1,71 @@
+import Foundation
+import HTTPRouting
+import Testing
+
+@testable import UnicacheApp
+
+@Suite struct RawCacheTests {
+    @Test func putGetHeadDelete() async throws {
+        let h = AppHarness()
+        let created = try await h.send(
+            .put, "/v1/cache/k1", headers: [("Content-Type", "text/plain")], body: "hello", admin: true)
+        #expect(created.status == 201)
+        let etag = try #require(created.header("ETag"))
+        #expect(try await h.send(.put, "/v1/cache/k1", body: "hello again", admin: true).status == 200)
+
+        h.clock.advance(by: 5)
+        let got = try await h.send(.get, "/v1/cache/k1", admin: true)
+        #expect(got.status == 200)
+        #expect(got.text == "hello again")
+        #expect(got.header("Content-Type") == "application/octet-stream")
+        #expect(got.header("Age") == "5")
+        #expect(got.header("Expires")?.hasSuffix("GMT") == true)
+        #expect(got.header("ETag") != etag)
+
+        #expect(try await h.send(.delete, "/v1/cache/k1", admin: true).status == 204)
+        #expect(try await h.send(.delete, "/v1/cache/k1", admin: true).status == 404)
+        #expect(try await h.send(.get, "/v1/cache/k1", admin: true).status == 404)
+    }
+
+    @Test func ttlFromQueryOrMaxAgeAndNeverStale() async throws {
+        let h = AppHarness()
+        _ = try await h.send(.put, "/v1/cache/short?ttl=10s", body: "x", admin: true)
+        _ = try await h.send(.put, "/v1/cache/age", headers: [("Cache-Control", "max-age=20")], body: "y", admin: true)
+        h.clock.advance(by: 11)
+        #expect(try await h.send(.get, "/v1/cache/short", admin: true).status == 404)
+        #expect(try await h.send(.get, "/v1/cache/age", admin: true).status == 200)
+        #expect(try await h.send(.put, "/v1/cache/bad?ttl=soon", body: "z", admin: true).status == 400)
+    }
+
+    @Test func listAndInvalidateByPrefix() async throws {
+        let h = AppHarness()
+        _ = try await h.send(.get, "/v1/users/alice/subscription")
+        _ = try await h.send(.put, "/v1/cache/raw:1", body: "a", admin: true)
+        _ = try await h.send(.put, "/v1/cache/raw:2", body: "bb", admin: true)
+        let listing = try await h.send(.get, "/v1/cache?prefix=raw:", admin: true)
+        let entries = try #require(listing.json["entries"] as? [[String: Any]])
+        #expect(entries.count == 2)
+        #expect(entries.allSatisfy { $0["namespace"] as? String == "raw" && $0["tier"] as? String == "memory" })
+        let all = try await h.send(.get, "/v1/cache", admin: true)
+        let readThrough = (all.json["entries"] as? [[String: Any]])?.first { $0["key"] as? String == "subscription:alice" }
+        #expect(readThrough?["namespace"] as? String == "subscription")
+
+        #expect(try await h.send(.delete, "/v1/cache?prefix=raw:", admin: true).json["invalidated"] as? Int == 2)
+        #expect(try await h.send(.delete, "/v1/cache", admin: true).status == 400)
+        #expect(try await h.send(.delete, "/v1/cache?all=true", admin: true).json["invalidated"] as? Int == 1)
+    }
+
+    @Test(arguments: ["/v1/cache/..", "/v1/cache/a%2Fb", "/v1/cache/a%00b", "/v1/cache/sp%20ace"])
+    func badKeysAre400(target: String) async throws {
+        let h = AppHarness()
+        #expect(try await h.send(.put, target, body: "x", admin: true).status == 400)
+        #expect(try await h.send(.get, target, admin: true).status == 400)
+    }
+
+    @Test func oversizedKeyIs400() async throws {
+        let h = AppHarness()
+        let key = String(repeating: "k", count: 513)
+        #expect(try await h.send(.put, "/v1/cache/\(key)", body: "x", admin: true).status == 400)
+        #expect(try await h.send(.put, "/v1/cache/\(key.dropLast())", body: "x", admin: true).status == 201)
+    }
+}
