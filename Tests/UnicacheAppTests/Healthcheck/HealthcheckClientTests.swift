@@ -28,9 +28,7 @@ import UnicacheApp
     }
 
     @Test func nothingListeningIsAConnectError() throws {
-        let server = try TinyHTTPServer(answer: nil)
-        let port = server.port
-        server.stop()
+        let port = try TinyHTTPServer.unusedPort()
         #expect {
             try HealthcheckClient(host: "127.0.0.1", port: port, timeout: Self.generous).status()
         } throws: { error in
