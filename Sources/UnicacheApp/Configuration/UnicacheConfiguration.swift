@@ -22,14 +22,14 @@ public struct UnicacheConfiguration: Sendable, Equatable {
         self.log = log
     }
 
-    /// The configuration from `serve`'s command-line `arguments` (without the executable's name and without
-    /// the `serve` word) and `environment` (flag > `UNICACHE_` variable > default). Pure: reads nothing else.
+    /// The configuration from `serve`'s command-line `arguments` (without the executable's name; a leading
+    /// `serve` is skipped) and `environment` (flag > `UNICACHE_` variable > default). Pure: reads nothing else.
     public static func parse(
         arguments: [String], environment: [String: String]
     ) throws(ConfigurationError) -> UnicacheConfiguration {
         let options: ServeOptions
         do {
-            options = try ServeOptions.parse(arguments)
+            options = try ServeOptions.parse(arguments.first == "serve" ? Array(arguments.dropFirst()) : arguments)
         } catch {
             throw ConfigurationError(commandLineError: error, of: ServeOptions.self)
         }

@@ -19,7 +19,12 @@ public struct LogOutput: Sendable {
     /// Standard error, one whole line per write, lines of concurrent loggers never interleaved.
     /// Make it once and share it among all handlers.
     public static func standardError() -> LogOutput {
-        let writer = FileDescriptorLineWriter(fileDescriptor: 2)
+        fileDescriptor(2)
+    }
+
+    /// Whole lines to an open file descriptor (which the caller keeps open and closes).
+    public static func fileDescriptor(_ fileDescriptor: Int32) -> LogOutput {
+        let writer = FileDescriptorLineWriter(fileDescriptor: fileDescriptor)
         return LogOutput { writer.write($0) }
     }
 }

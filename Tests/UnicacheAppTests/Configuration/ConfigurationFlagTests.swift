@@ -99,4 +99,9 @@ let settingCases: [SettingCase] = [
         let configuration = try UnicacheConfiguration.parse(arguments: ["--port", "1", "--port", "2"], environment: [:])
         #expect(configuration.server.port == 2)
     }
+
+    @Test func aLeadingServeWordIsSkipped() throws {
+        let configuration = try UnicacheConfiguration.parse(arguments: ["serve", "--port", "0"], environment: [:])
+        #expect(configuration.server.port == 0)
+    }
 }

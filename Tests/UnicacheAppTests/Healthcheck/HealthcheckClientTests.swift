@@ -3,12 +3,14 @@ import UnicacheApp
 
 @Suite struct HealthcheckClientTests {
     static let ok = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{\"status\":\"ok\"}"
+    /// Long enough for a loaded CI machine; only `noAnswerTimesOut` waits for a timeout.
+    static let generous = Duration.seconds(10)
     static let unavailable = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n"
 
     @Test func a200IsHealthyAndTheRequestIsGETHealthz() throws {
         let server = try TinyHTTPServer(answer: Self.ok)
         defer { server.stop() }
-        let status = try HealthcheckClient(host: "127.0.0.1", port: server.port).status()
+        let status = try HealthcheckClient(host: "127.0.0.1", port: server.port, timeout: Self.generous).status()
         #expect(status == 200)
         #expect(server.requestLine == "GET /healthz HTTP/1.1")
     }
@@ -16,21 +18,19 @@ import UnicacheApp
     @Test func a503IsReportedAsSuch() throws {
         let server = try TinyHTTPServer(answer: Self.unavailable)
         defer { server.stop() }
-        #expect(try HealthcheckClient(host: "127.0.0.1", port: server.port).status() == 503)
+        #expect(try HealthcheckClient(host: "127.0.0.1", port: server.port, timeout: Self.generous).status() == 503)
     }
 
     @Test func aWildcardBindAddressIsCheckedOnLoopback() throws {
         let server = try TinyHTTPServer(answer: Self.ok)
         defer { server.stop() }
-        #expect(try HealthcheckClient(host: "0.0.0.0", port: server.port).status() == 200)
+        #expect(try HealthcheckClient(host: "0.0.0.0", port: server.port, timeout: Self.generous).status() == 200)
     }
 
     @Test func nothingListeningIsAConnectError() throws {
-        let server = try TinyHTTPServer(answer: nil)
-        let port = server.port
-        server.stop()
+        let port = try TinyHTTPServer.unusedPort()
         #expect {
-            try HealthcheckClient(host: "127.0.0.1", port: port, timeout: .seconds(2)).status()
+            try HealthcheckClient(host: "127.0.0.1", port: port, timeout: Self.generous).status()
         } throws: { error in
             guard case .connect? = error as? HealthcheckError else { return false }
             return true
@@ -50,13 +50,13 @@ import UnicacheApp
         let server = try TinyHTTPServer(answer: answer)
         defer { server.stop() }
         #expect(throws: HealthcheckError.malformedResponse) {
-            try HealthcheckClient(host: "127.0.0.1", port: server.port).status()
+            try HealthcheckClient(host: "127.0.0.1", port: server.port, timeout: Self.generous).status()
         }
     }
 
     @Test func anUnknownHostIsAResolveError() {
         #expect {
-            try HealthcheckClient(host: "no-such-host.invalid", port: 8080, timeout: .seconds(2)).status()
+            try HealthcheckClient(host: "no-such-host.invalid", port: 8080, timeout: Self.generous).status()
         } throws: { error in
             guard case .resolve? = error as? HealthcheckError else { return false }
             return true
@@ -72,10 +72,11 @@ import UnicacheApp
         let server = try TinyHTTPServer(answer: Self.ok)
         defer { server.stop() }
         let options = try HealthcheckOptions.parse([])
-        let client = try options.client(environment: ["UNICACHE_HOST": "0.0.0.0", "UNICACHE_PORT": "\(server.port)"])
+        var client = try options.client(environment: ["UNICACHE_HOST": "0.0.0.0", "UNICACHE_PORT": "\(server.port)"])
         #expect(client.host == "0.0.0.0")
         #expect(client.port == server.port)
         #expect(client.timeout == .seconds(2))
+        client.timeout = Self.generous
         #expect(try client.status() == 200)
     }
 

@@ -9,38 +9,27 @@ import Darwin
 
 /// A listening socket on 127.0.0.1, port 0, that serves one connection from its own thread:
 /// it records the request line, then writes `answer` (or, when `nil`, never answers and waits for the client to go).
+/// Only the server's thread closes the listener, so its descriptor number cannot be reused under a pending `accept`.
 final class TinyHTTPServer: Sendable {
     enum SetupError: Error { case socket(String) }
 
     let port: Int
     private let listener: Int32
+    /// `true` until the serving thread closed the listener; `stop()` only shuts it down while it is open.
+    private let listenerOpen = Mutex(true)
     private let received = Mutex<String?>(nil)
 
     /// The first line of the request the server got, once it answered.
     var requestLine: String? { received.withLock { $0 } }
 
     init(answer: String?) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw SetupError.socket("socket") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                bind(fd, socketAddress, length) == 0 && listen(fd, 4) == 0
-                    && getsockname(fd, socketAddress, &length) == 0
-            }
-        }
-        guard bound else {
-            close(fd)
-            throw SetupError.socket("bind/listen")
-        }
-        listener = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
+        (listener, port) = try Self.boundSocket(listening: true)
         Thread.detachNewThread { [self] in
-            let connection = accept(fd, nil, nil)
+            let connection = accept(listener, nil, nil)
+            listenerOpen.withLock { open in
+                close(listener)
+                open = false
+            }
             guard connection >= 0 else { return }
             defer { close(connection) }
             let request = Self.readRequestHead(connection)
@@ -55,10 +44,39 @@ final class TinyHTTPServer: Sendable {
         }
     }
 
-    /// Stops listening (also wakes a pending accept).
+    /// Stops listening if no connection came (wakes the pending `accept`, which then closes the listener).
     func stop() {
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
+        listenerOpen.withLock { open in
+            if open { shutdown(listener, Int32(SHUT_RDWR)) }
+        }
+    }
+
+    /// A port on 127.0.0.1 that was free a moment ago and has nothing listening.
+    static func unusedPort() throws -> Int {
+        let (fd, port) = try boundSocket(listening: false)
+        close(fd)
+        return port
+    }
+
+    private static func boundSocket(listening: Bool) throws -> (Int32, Int) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw SetupError.socket("socket") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                bind(fd, socketAddress, length) == 0 && (!listening || listen(fd, 4) == 0)
+                    && getsockname(fd, socketAddress, &length) == 0
+            }
+        }
+        guard bound else {
+            close(fd)
+            throw SetupError.socket("bind/listen")
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 
     private static func readRequestHead(_ connection: Int32) -> String {

@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+
+/// The built `unicache` next to the test bundle (SwiftPM builds it for `swift test`); these tests skip without it.
+enum BuiltExecutable {
+    static let url: URL? = {
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<3 {
+            let candidate = directory.appendingPathComponent("unicache")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory.deleteLastPathComponent()
+        }
+        return nil
+    }()
+
+    struct NotBuilt: Error {}
+
+    struct Result {
+        var status: Int32
+        var standardOutput: String
+        var standardError: String
+    }
+
+    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+        let process = Process()
+        guard let executable = Self.url else { throw NotBuilt() }
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { own, _ in own }
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        let errorData = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus, standardOutput: String(decoding: outputData, as: UTF8.self),
+            standardError: String(decoding: errorData, as: UTF8.self))
+    }
+}
+
+@Suite(.enabled(if: BuiltExecutable.url != nil, "the unicache executable is not built"))
+struct ExecutableTests {
+    @Test(arguments: [
+        (["--memory-limit", "12XB"], "error: --memory-limit: \"12XB\" is not a byte size"),
+        (["--port", "eighty"], "error: --port: "),
+        (["--log-format", "xml"], "error: --log-format: "),
+        (["--bogus"], "error: Unknown option '--bogus'"),
+        (["serve", "--upstream", "weather=http://x"], "error: --upstream: "),
+        (["--ttl", "nope=1s"], "error: --ttl: "),
+        (["--port"], "error: Missing value for '--port"),
+        (["healthcheck", "--port", "x"], "error: --port: "),
+        (["nonsense"], "error: Unexpected argument 'nonsense'"),
+    ])
+    func invalidInvocationsExitNonZeroWithOneLine(_ arguments: [String], _ prefix: String) throws {
+        let result = try BuiltExecutable.run(arguments)
+        #expect(result.status == 64)
+        #expect(result.standardError.hasPrefix(prefix))
+        #expect(result.standardError.filter { $0 == "\n" }.count == 1)
+        #expect(result.standardError.hasSuffix("\n"))
+        #expect(result.standardOutput.isEmpty)
+    }
+
+    @Test func aBadEnvironmentVariableIsNamed() throws {
+        let result = try BuiltExecutable.run([], environment: ["UNICACHE_DISK_LIMIT": "lots"])
+        #expect(result.status == 64)
+        #expect(result.standardError.hasPrefix("error: UNICACHE_DISK_LIMIT: \"lots\" is not a byte size"))
+        #expect(result.standardError.filter { $0 == "\n" }.count == 1)
+    }
+
+    @Test func helpIsArgumentParsersAndSucceeds() throws {
+        let result = try BuiltExecutable.run(["serve", "--help"])
+        #expect(result.status == 0)
+        #expect(result.standardOutput.contains("--memory-limit <size>"))
+        #expect(result.standardOutput.contains("UNICACHE_MEMORY_LIMIT"))
+    }
+
+    @Test(arguments: [[], ["--port", "0"], ["serve", "--port", "0"]])
+    func noSubcommandServes(_ arguments: [String]) throws {
+        let result = try BuiltExecutable.run(
+            arguments + ["--log-format", "json", "--admin-token", "never-logged"], environment: ["UNICACHE_DISK_LIMIT": "0"])
+        #expect(result.status == 0)
+        let lines = result.standardError.split(separator: "\n")
+        #expect(!lines.isEmpty)
+        for line in lines {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            #expect(object?["level"] != nil)
+        }
+        #expect(!result.standardError.contains("never-logged"))
+    }
+
+    @Test func healthcheckExitsZeroOn200AndOneOn503() throws {
+        let healthy = try TinyHTTPServer(answer: "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        defer { healthy.stop() }
+        #expect(try BuiltExecutable.run(["healthcheck", "--port", "\(healthy.port)", "--timeout", "10s"]).status == 0)
+
+        let unhealthy = try TinyHTTPServer(answer: "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n")
+        defer { unhealthy.stop() }
+        let result = try BuiltExecutable.run(["healthcheck", "--timeout", "10s"], environment: ["UNICACHE_PORT": "\(unhealthy.port)"])
+        #expect(result.status == 1)
+        #expect(result.standardError == "unhealthy: GET /healthz answered 503\n")
+    }
+}

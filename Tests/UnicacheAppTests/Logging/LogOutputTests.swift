@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+import UnicacheApp
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+@Suite struct LogOutputTests {
+    /// Lines far longer than PIPE_BUF from many tasks at once: without the writer's lock they would interleave.
+    @Test func concurrentLongLinesArriveWhole() async throws {
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        let (readEnd, writeEnd) = (ends[0], ends[1])
+        defer { close(readEnd) }
+        let received: Task<[UInt8], Never> = Task.detached {
+            await withCheckedContinuation { continuation in
+                Thread.detachNewThread {
+                    var all: [UInt8] = []
+                    var chunk = [UInt8](repeating: 0, count: 65536)
+                    while true {
+                        let count = chunk.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
+                        if count <= 0 { break }
+                        all += chunk[..<count]
+                    }
+                    continuation.resume(returning: all)
+                }
+            }
+        }
+        let output = LogOutput.fileDescriptor(writeEnd)
+        await withTaskGroup { group in
+            for task in 0..<8 {
+                group.addTask {
+                    let letter = Character(UnicodeScalar(UInt8(ascii: "a") + UInt8(task)))
+                    for _ in 0..<50 { output.writeLine(String(repeating: letter, count: 20_000)) }
+                }
+            }
+        }
+        close(writeEnd)
+        let lines = String(decoding: await received.value, as: UTF8.self).split(separator: "\n")
+        #expect(lines.count == 400)
+        let broken = lines.filter { $0.count != 20_000 || Set($0).count != 1 }
+        #expect(broken.isEmpty, "\(broken.count) lines were interleaved")
+    }
+}
