@@ -31,7 +31,7 @@ public enum UnicacheService {
             _ = try server.start()
         } catch {
             await upstream.shutdown()
-            throw ConfigurationError(message: "error: --host/--port: cannot listen on \(settings.host):\(settings.port): \(error)")
+            throw ConfigurationError(message: "--host/--port: cannot listen on \(settings.host):\(settings.port): \(error)")
         }
         var services: [any Service] = [server]
         if let disk { services.append(DiskMaintenance(tier: disk)) }
@@ -57,7 +57,10 @@ public enum UnicacheService {
                 DiskTierConfiguration(directory: settings.dataDir, limitBytes: settings.diskLimitBytes), clock: clock,
                 logger: logger)
         } catch {
-            throw ConfigurationError(message: "error: --data-dir: \(error.description) (use a writable directory)")
+            if case .dataDirectoryUnusable(let path, let reason) = error {
+                throw ConfigurationError.dataDirectory(path, reason: reason)
+            }
+            throw ConfigurationError(message: "--disk-limit: \(error.description)")
         }
     }
 
@@ -68,7 +71,7 @@ public enum UnicacheService {
         for domain in UpstreamDomain.allCases {
             if let url = settings.url(for: domain) {
                 do { fetchers[domain] = try client.fetcher(baseURL: url) } catch {
-                    throw ConfigurationError(message: "error: --upstream \(domain.rawValue)=URL: \"\(url)\" is not an http(s) URL")
+                    throw ConfigurationError(message: "--upstream \(domain.rawValue)=URL: \"\(url)\" is not an http(s) URL")
                 }
             } else {
                 fetchers[domain] = DemoFetcher(latency: settings.demoLatency, clock: clock)
