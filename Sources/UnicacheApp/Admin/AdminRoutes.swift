@@ -47,7 +47,7 @@ struct AdminRoutes: Sendable {
         let failures = await withTaskGroup(of: Problem?.self) { group in
             for item in resolved {
                 group.addTask {
-                    do {
+                    do throws(Problem) {
                         _ = try await readThrough.get(item, domain: .health, control: .normal)
                         return nil
                     } catch { return error }

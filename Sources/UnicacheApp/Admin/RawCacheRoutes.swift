@@ -58,7 +58,7 @@ struct RawCacheRoutes: Sendable {
     func list(_ request: Request) async throws(Problem) -> Response {
         try auth.check(request)
         let prefix = try Self.prefix(request) ?? ""
-        let limit = try Self.input {
+        let limit = try Self.input { () throws(InputError) in
             try InputValidation.integer(request.query.first("limit"), name: "limit", range: 1...100_000, default: 1000)
         }
         let rows = await cache.list(prefix: prefix, limit: limit).map { row in
@@ -69,7 +69,7 @@ struct RawCacheRoutes: Sendable {
 
     func deleteMany(_ request: Request) async throws(Problem) -> Response {
         try auth.check(request)
-        let all = try Self.input { try InputValidation.boolean(request.query.first("all"), name: "all") }
+        let all = try Self.input { () throws(InputError) in try InputValidation.boolean(request.query.first("all"), name: "all") }
         if all { return .json(#"{"invalidated":\#(await cache.removeAll())}"#) }
         guard let prefix = try Self.prefix(request), !prefix.isEmpty else {
             throw Problem.badRequest(
@@ -80,14 +80,14 @@ struct RawCacheRoutes: Sendable {
     }
 
     static func key(_ request: Request) throws(Problem) -> String {
-        try input { try InputValidation.key(request.pathParameters["key"] ?? "") }
+        try input { () throws(InputError) in try InputValidation.key(request.pathParameters["key"] ?? "") }
     }
 
     /// `?prefix=`: empty, or the characters of a key.
     static func prefix(_ request: Request) throws(Problem) -> String? {
         guard let prefix = request.query.first("prefix") else { return nil }
         if prefix.isEmpty { return prefix }
-        return try input {
+        return try input { () throws(InputError) in
             do { return try InputValidation.key(prefix) } catch {
                 throw InputError(parameter: "prefix", expected: "up to 512 characters of A–Z a–z 0–9 . _ : , @ -")
             }

@@ -84,8 +84,10 @@ final class ServiceMetrics: Sendable {
             ("disk", statistics.secondTier?.entries ?? 0, statistics.secondTier?.bytes ?? 0),
         ]
         for (tier, entries, bytes) in tiers {
-            registry.makeGauge(name: "unicache_cache_entries", labels: [("tier", tier)]).set(Double(entries))
-            registry.makeGauge(name: "unicache_cache_bytes", labels: [("tier", tier)]).set(Double(bytes))
+            CoreMetrics.Gauge(label: "unicache_cache_entries", dimensions: [("tier", tier)], factory: factory)
+                .record(entries)
+            CoreMetrics.Gauge(label: "unicache_cache_bytes", dimensions: [("tier", tier)], factory: factory)
+                .record(bytes)
         }
         return registry.emitToBuffer()
     }

@@ -15,11 +15,11 @@ struct HealthSummary: Sendable {
         }
         let zone = try readThrough.resolve(request) { c throws(InputError) in try c.timeZone() }
         let control = try ReadThrough.control(request)
-        async let todayResult = readThrough.get(today, domain: .health, control: control)
-        async let averageResult = readThrough.get(average, domain: .health, control: control)
+        async let todayResult = readThrough.result(today, domain: .health, control: control)
+        async let averageResult = readThrough.result(average, domain: .health, control: control)
         // Today's part may fail or be missing: the summary degrades to the average alone.
-        let todayPart: CacheResult? = try? await todayResult
-        let averagePart = try await averageResult
+        let todayPart: CacheResult? = try? await todayResult.get()
+        let averagePart = try await averageResult.get()
 
         let todayDate = LocalDate(readThrough.clock.now(), in: zone.zone)
         let json = todayPart.flatMap { try? JSONSerialization.jsonObject(with: Data($0.entry.body)) as? [String: Any] }

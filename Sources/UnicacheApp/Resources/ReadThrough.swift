@@ -38,6 +38,17 @@ struct ReadThrough: Sendable {
         }
     }
 
+    /// `get` as a value, for reads that run side by side (`async let` does not keep typed throws).
+    func result(_ resolved: ResolvedResource, domain: UpstreamDomain, control: RequestControl) async
+        -> Result<CacheResult, Problem>
+    {
+        do throws(Problem) {
+            return .success(try await get(resolved, domain: domain, control: control))
+        } catch {
+            return .failure(error)
+        }
+    }
+
     func resolve(_ resource: Resource, _ request: Request) throws(Problem) -> ResolvedResource {
         try resolve(request) { c throws(InputError) in try resource.resolve(c) }
     }

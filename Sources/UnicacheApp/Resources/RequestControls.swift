@@ -16,7 +16,7 @@ enum RequestControls {
             }
         }
         if onlyIfCached { return .onlyIfCached }
-        if try noCache || InputValidation.boolean(request.query.first("refresh"), name: "refresh") { return .refresh }
-        return .normal
+        let refresh = try InputValidation.boolean(request.query.first("refresh"), name: "refresh")
+        return noCache || refresh ? .refresh : .normal
     }
 }

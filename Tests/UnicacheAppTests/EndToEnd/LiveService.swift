@@ -1,0 +1,99 @@
+import AsyncHTTPClient
+import DiskTier
+import Foundation
+import Logging
+import MicroHTTPServer
+import NIOCore
+import NIOHTTP1
+import ServiceLifecycle
+import UnifiedCache
+
+@testable import UnicacheApp
+
+/// The whole service on 127.0.0.1 (port 0) in front of a `TestUpstream`, with a real HTTP client.
+final class LiveService: Sendable {
+    struct Answer: Sendable {
+        var status: Int
+        var headers: [String: String]
+        var body: String
+        func header(_ name: String) -> String? { headers[name.lowercased()] }
+    }
+
+    let upstream: TestUpstream
+    let app: App
+    let port: Int
+    let dataDir: String?
+    private let group: ServiceGroup
+    private let running: Task<Void, any Error>
+    private let upstreamClient: UpstreamClient
+    private let client: HTTPClient
+
+    static let token = "live-token"
+
+    static func start(dataDir: String? = nil, requestTimeout: Duration = .seconds(30)) async throws -> LiveService {
+        let upstream = TestUpstream()
+        let upstreamPort = try await upstream.start()
+        let logger = Logger(label: "live-test")
+        let upstreamClient = UpstreamClient(timeout: .seconds(2), logger: logger)
+        let fetcher = try upstreamClient.fetcher(baseURL: TestUpstream.baseURL(port: upstreamPort))
+        var disk: DiskTier?
+        if let dataDir {
+            disk = try await DiskTier.open(DiskTierConfiguration(directory: dataDir, limitBytes: 64 << 20))
+        }
+        let cache = UnifiedCacheManager(configuration: MemoryTierConfiguration(), secondTier: disk, logger: logger)
+        let app = App.build(cache: cache, fetcher: { _ in fetcher }, adminToken: token, logger: logger)
+        let server = MicroHTTPServer(
+            configuration: MicroHTTPServerConfiguration(host: "127.0.0.1", port: 0, requestTimeout: requestTimeout),
+            responder: app.router, logger: logger)
+        let port = try server.start()
+        let group = ServiceGroup(configuration: .init(services: [server], logger: logger))
+        let running = Task { try await group.run() }
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 256
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        return LiveService(
+            upstream: upstream, app: app, port: port, dataDir: dataDir, group: group, running: running,
+            upstreamClient: upstreamClient, client: client)
+    }
+
+    private init(
+        upstream: TestUpstream, app: App, port: Int, dataDir: String?, group: ServiceGroup,
+        running: Task<Void, any Error>, upstreamClient: UpstreamClient, client: HTTPClient
+    ) {
+        self.upstream = upstream
+        self.app = app
+        self.port = port
+        self.dataDir = dataDir
+        self.group = group
+        self.running = running
+        self.upstreamClient = upstreamClient
+        self.client = client
+    }
+
+    func request(
+        _ method: NIOHTTP1.HTTPMethod = .GET, _ path: String, headers: [(String, String)] = [], body: String? = nil,
+        admin: Bool = false
+    ) async throws -> Answer {
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
+        request.method = method
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if admin { request.headers.add(name: "Authorization", value: "Bearer \(Self.token)") }
+        if let body { request.body = .bytes(ByteBuffer(string: body)) }
+        let response = try await client.execute(request, timeout: .seconds(30))
+        var collected = try await response.body.collect(upTo: 8 << 20)
+        var fields: [String: String] = [:]
+        for header in response.headers { fields[header.name.lowercased()] = header.value }
+        return Answer(
+            status: Int(response.status.code), headers: fields,
+            body: collected.readString(length: collected.readableBytes) ?? "")
+    }
+
+    func stop() async {
+        try? await client.shutdown()
+        await group.triggerGracefulShutdown()
+        _ = try? await running.value
+        await app.cache.flush()
+        await upstreamClient.shutdown()
+        await upstream.shutdown()
+    }
+}
