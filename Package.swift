@@ -19,6 +19,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
     ],
     targets: [
         // libmicrohttpd as Debian ships it (pkg-config finds the multiarch .pc file).
@@ -61,6 +63,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: strict
         ),
@@ -70,6 +73,16 @@ let package = Package(
         .testTarget(name: "MicroHTTPServerTests", dependencies: ["MicroHTTPServer", "HTTPRouting"], swiftSettings: strict),
         .testTarget(name: "UnifiedCacheTests", dependencies: ["UnifiedCache"], swiftSettings: strict),
         .testTarget(name: "DiskTierTests", dependencies: ["DiskTier", "UnifiedCache"], swiftSettings: strict),
-        .testTarget(name: "UnicacheAppTests", dependencies: ["UnicacheApp"], swiftSettings: strict),
+        .testTarget(
+            name: "UnicacheAppTests",
+            dependencies: [
+                "UnicacheApp", "UnifiedCache",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
     ]
 )
