@@ -3,12 +3,16 @@ import Foundation
 /// Calendar arithmetic for the demo generators: local days in a time zone and ISO 8601 stamps.
 struct DemoDates: Sendable {
     let timeZone: TimeZone
+    /// The zone's name as asked for (Foundation reports `UTC` as `GMT`).
+    let timeZoneName: String
     private let calendar: Calendar
 
     /// `identifier` is an IANA zone the app already validated; anything else falls back to UTC.
     init(timeZoneIdentifier identifier: String?) {
-        let zone = identifier.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC") ?? .gmt
+        let requested = identifier.flatMap(TimeZone.init(identifier:))
+        let zone = requested ?? TimeZone(identifier: "UTC") ?? .gmt
         timeZone = zone
+        timeZoneName = requested == nil ? "UTC" : identifier ?? "UTC"
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
         self.calendar = calendar

@@ -100,7 +100,7 @@ extension DemoFetcher {
         let total = cumulative.rounded(places: 1)
         return HealthToday(
             date: today,
-            timeZone: input.dates.timeZone.identifier,
+            timeZone: input.dates.timeZoneName,
             hourly: hourly,
             latestSampleTimestamp: input.dates.timestamp(max(latest, input.dates.startOfDay(input.now))),
             totals: DayTotals(activeEnergyKcal: total, steps: Int(total * 24), exerciseMinutes: Int(total / 9))
@@ -116,7 +116,7 @@ extension DemoFetcher {
         }
         return HealthAverages(
             weekday: weekday,
-            timeZone: input.dates.timeZone.identifier,
+            timeZone: input.dates.timeZoneName,
             averageHourlyPattern: pattern,
             projectedTotal: pattern.reduce(0, +).rounded(places: 1),
             sampleWeeks: random.int(in: 4...12)

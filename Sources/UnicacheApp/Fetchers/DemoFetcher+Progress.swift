@@ -5,8 +5,17 @@ extension DemoFetcher {
     struct Subscription: Encodable {
         let status: String
         let plan: String
-        /// `nil` (JSON null) once expired.
+        /// `nil` (JSON null, not a missing key) once expired.
         let renewsAt: String?
+
+        private enum CodingKeys: String, CodingKey { case status, plan, renewsAt }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(status, forKey: .status)
+            try container.encode(plan, forKey: .plan)
+            try container.encode(renewsAt, forKey: .renewsAt)
+        }
     }
 
     struct Profile: Encodable {
