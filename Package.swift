@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
     ],
     targets: [
         // libmicrohttpd as Debian ships it (pkg-config finds the multiarch .pc file).
@@ -98,6 +99,18 @@ let package = Package(
         ),
         .testTarget(name: "UnifiedCacheTests", dependencies: ["UnifiedCache"], swiftSettings: strict),
         .testTarget(name: "DiskTierTests", dependencies: ["DiskTier", "UnifiedCache"], swiftSettings: strict),
-        .testTarget(name: "UnicacheAppTests", dependencies: ["UnicacheApp"], swiftSettings: strict),
+        .testTarget(
+            name: "UnicacheAppTests",
+            dependencies: [
+                "UnicacheApp", "UnifiedCache", "DiskTier", "HTTPRouting", "MicroHTTPServer",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
     ]
 )

@@ -1,0 +1,116 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import UnifiedCache
+
+/// Fetches a domain's resources from its real HTTP upstream:
+/// `GET {baseURL}{request.path}?{normalised query}`, body stored byte for byte.
+///
+/// 2xx → the body with the upstream's Content-Type (`Cache-Control: no-store` → not storable);
+/// 404 → `.notFound`; 429 → `.rateLimited` (from `Retry-After`); any other status, a connection
+/// error or a body over the cap → `.unavailable`; no answer in time → `.timeout`.
+/// Never logs bodies or headers.
+public struct HTTPUpstreamFetcher: Fetcher {
+    public let baseURL: String
+    let client: UpstreamClient
+
+    init(baseURL: String, client: UpstreamClient) {
+        self.baseURL = baseURL
+        self.client = client
+    }
+
+    /// The full URL asked for `request`.
+    public func url(for request: FetchRequest) -> String {
+        let query = Self.queryString(request.query)
+        return baseURL + request.path + (query.isEmpty ? "" : "?" + query)
+    }
+
+    public func fetch(_ request: FetchRequest) async throws(FetchError) -> FetchedValue {
+        var outgoing = HTTPClientRequest(url: url(for: request))
+        outgoing.method = .GET
+        outgoing.headers.add(name: "Accept", value: "application/json")
+        let start = ContinuousClock.now
+        do {
+            let response = try await client.httpClient.execute(
+                outgoing, timeout: .nanoseconds(UpstreamClient.nanoseconds(client.timeout))
+            )
+            let result = try await outcome(of: response)
+            client.logger.debug("upstream answered", metadata: [
+                "namespace": "\(request.namespace)", "status": "\(response.status.code)",
+                "ms": "\(UpstreamClient.nanoseconds(ContinuousClock.now - start) / 1_000_000)",
+            ])
+            return result
+        } catch let error as FetchError {
+            client.logger.debug("upstream fetch failed", metadata: [
+                "namespace": "\(request.namespace)", "error": "\(error)",
+            ])
+            throw error
+        } catch {
+            let mapped = Self.map(error)
+            client.logger.debug("upstream fetch failed", metadata: [
+                "namespace": "\(request.namespace)", "error": "\(mapped)",
+            ])
+            throw mapped
+        }
+    }
+
+    /// Reads the answer: status mapping and the capped body.
+    private func outcome(of response: HTTPClientResponse) async throws -> FetchedValue {
+        switch response.status.code {
+        case 200..<300:
+            return FetchedValue(
+                body: try await readBody(of: response),
+                contentType: response.headers.first(name: "Content-Type") ?? "application/json",
+                storable: !Self.isNoStore(response.headers["Cache-Control"])
+            )
+        case 404:
+            throw FetchError.notFound
+        case 429:
+            let seconds = response.headers.first(name: "Retry-After").flatMap {
+                RetryAfter.seconds(from: $0, now: client.clock.now())
+            }
+            throw FetchError.rateLimited(retryAfter: seconds)
+        default:
+            throw FetchError.unavailable("upstream status \(response.status.code)")
+        }
+    }
+
+    /// The whole body, or `.unavailable` as soon as it is known to exceed the cap.
+    private func readBody(of response: HTTPClientResponse) async throws -> [UInt8] {
+        let tooLarge = FetchError.unavailable("upstream body too large")
+        let declared = response.headers.first(name: "Content-Length").flatMap { Int($0) }
+        if let declared, declared > client.maxBodyBytes { throw tooLarge }
+        var body: [UInt8] = []
+        body.reserveCapacity(min(declared ?? 0, client.maxBodyBytes))
+        for try await chunk in response.body {
+            guard chunk.readableBytes <= client.maxBodyBytes - body.count else { throw tooLarge }
+            body.append(contentsOf: chunk.readableBytesView)
+        }
+        return body
+    }
+
+    /// `true` when any directive of the `Cache-Control` values is `no-store`.
+    static func isNoStore(_ cacheControl: [String]) -> Bool {
+        cacheControl.contains { value in
+            value.split(separator: ",").contains {
+                $0.trimmingCharacters(in: .whitespaces).lowercased() == "no-store"
+            }
+        }
+    }
+
+    /// Client and transport errors as a `FetchError`.
+    static func map(_ error: any Error) -> FetchError {
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .deadlineExceeded, .readTimeout, .connectTimeout, .getConnectionFromPoolTimeout:
+                return .timeout
+            default:
+                return .unavailable("upstream error: \(error)")
+            }
+        }
+        if error is CancellationError {
+            return .unavailable("upstream fetch cancelled")
+        }
+        return .unavailable("upstream connection failed: \(error)")
+    }
+}

@@ -1,0 +1,72 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import UnifiedCache
+
+/// Owns the one `HTTPClient` (and its connection pool) shared by every domain's
+/// `HTTPUpstreamFetcher`; the app calls `shutdown()` once when it stops.
+public final class UpstreamClient: Sendable {
+    /// A base URL that cannot serve as an upstream.
+    public struct InvalidBaseURL: Error, Sendable, Equatable {
+        public let url: String
+    }
+
+    public let timeout: Duration
+    public let maxBodyBytes: Int
+    let httpClient: HTTPClient
+    let clock: any WallClock
+    let logger: Logger
+
+    /// - Parameters:
+    ///   - timeout: per upstream request (connect, and no answer within it) → `FetchError.timeout`.
+    ///   - maxBodyBytes: larger bodies are `FetchError.unavailable`.
+    ///   - clock: turns a `Retry-After` HTTP-date into seconds.
+    public init(
+        timeout: Duration = .seconds(5),
+        maxBodyBytes: Int = 8 << 20,
+        clock: any WallClock = SystemWallClock(),
+        logger: Logger
+    ) {
+        self.timeout = timeout
+        self.maxBodyBytes = maxBodyBytes
+        self.clock = clock
+        self.logger = logger
+        let nanoseconds = Self.nanoseconds(timeout)
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow,
+            timeout: .init(connect: .nanoseconds(nanoseconds), read: .nanoseconds(nanoseconds)),
+            decompression: .disabled
+        )
+        configuration.httpVersion = .http1Only
+        httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    /// A fetcher for one domain's upstream, e.g. `http://up:9000` (a trailing `/` is ignored).
+    public func fetcher(baseURL: String) throws(InvalidBaseURL) -> HTTPUpstreamFetcher {
+        var base = baseURL
+        while base.hasSuffix("/") { base.removeLast() }
+        guard
+            let url = URL(string: base),
+            let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let host = url.host, !host.isEmpty,
+            url.query == nil, url.fragment == nil
+        else { throw InvalidBaseURL(url: baseURL) }
+        return HTTPUpstreamFetcher(baseURL: base, client: self)
+    }
+
+    /// Closes pooled connections; fetches after this fail as `.unavailable`.
+    public func shutdown() async {
+        do {
+            try await httpClient.shutdown()
+            logger.info("upstream client shut down")
+        } catch {
+            logger.info("upstream client was already shut down")
+        }
+    }
+
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow ? Int64.max : whole &+ attoseconds / 1_000_000_000
+    }
+}

@@ -1,0 +1,181 @@
+import Foundation
+import Logging
+import Testing
+import UnifiedCache
+
+@testable import UnicacheApp
+
+@Suite struct HTTPUpstreamFetcherTests {
+    static let logger: Logger = {
+        var logger = Logger(label: "test")
+        logger.logLevel = .warning
+        return logger
+    }()
+
+    /// Runs `body` against a fresh test upstream and upstream client, shutting both down afterwards.
+    static func withUpstream(
+        timeout: Duration = .seconds(5),
+        maxBodyBytes: Int = 8 << 20,
+        clock: any WallClock = SystemWallClock(),
+        _ body: (TestUpstream, HTTPUpstreamFetcher) async throws -> Void
+    ) async throws {
+        let upstream = TestUpstream()
+        let port = try await upstream.start()
+        let client = UpstreamClient(timeout: timeout, maxBodyBytes: maxBodyBytes, clock: clock, logger: Self.logger)
+        do {
+            try await body(upstream, try client.fetcher(baseURL: TestUpstream.baseURL(port: port) + "/"))
+        } catch {
+            await client.shutdown()
+            await upstream.shutdown()
+            throw error
+        }
+        await client.shutdown()
+        await upstream.shutdown()
+    }
+
+    static func request(_ path: String, _ query: [QueryItem] = []) -> FetchRequest {
+        FetchRequest(key: "k", namespace: "activities", user: "alice", path: path, query: query)
+    }
+
+    @Test func sendsThePathAndTheNormalisedQuery() async throws {
+        try await Self.withUpstream { upstream, fetcher in
+            let query = [QueryItem("days", "30"), QueryItem("types", "ride,run")]
+            _ = try await fetcher.fetch(Self.request("/users/alice/activities", query))
+            _ = try await fetcher.fetch(Self.request("/users/alice/subscription"))
+            _ = try await fetcher.fetch(Self.request("/users/alice/x", [QueryItem("q", "a b&c=d+é#%")]))
+            #expect(upstream.requestTargets == [
+                "/users/alice/activities?days=30&types=ride,run",
+                "/users/alice/subscription",
+                "/users/alice/x?q=a%20b%26c%3Dd%2B%C3%A9%23%25",
+            ])
+            #expect(upstream.requestCount("/users/alice/activities") == 1)
+        }
+    }
+
+    @Test func returnsTheBodyByteForByteWithItsContentType() async throws {
+        let text = "{ \"b\" : 1,\n  \"a\": \"é\\u00e9\" ,\"z\":[ 1.50 ] }  "
+        try await Self.withUpstream { upstream, fetcher in
+            upstream.reply("/users/alice/profile", .json(text, headers: [("Content-Type", "application/vnd.demo+json; charset=utf-8")]))
+            upstream.reply("/users/alice/plain", TestUpstream.Reply(status: 200, body: Array("{}".utf8)))
+            let value = try await fetcher.fetch(Self.request("/users/alice/profile"))
+            #expect(value.body == Array(text.utf8))
+            #expect(value.contentType == "application/vnd.demo+json; charset=utf-8")
+            #expect(value.storable)
+            let plain = try await fetcher.fetch(Self.request("/users/alice/plain"))
+            #expect(plain.contentType == "application/json")
+            #expect(plain.body == Array("{}".utf8))
+        }
+    }
+
+    @Test func noStoreIsServedButNotStorable() async throws {
+        try await Self.withUpstream { upstream, fetcher in
+            upstream.reply("/users/alice/subscription", .noStore(#"{"status":"active"}"#))
+            let value = try await fetcher.fetch(Self.request("/users/alice/subscription"))
+            #expect(!value.storable)
+            #expect(value.body == Array(#"{"status":"active"}"#.utf8))
+        }
+    }
+
+    @Test func notFound() async throws {
+        try await Self.withUpstream { upstream, fetcher in
+            upstream.reply("/users/alice/profile", .notFound)
+            await #expect(throws: FetchError.notFound) { try await fetcher.fetch(Self.request("/users/alice/profile")) }
+        }
+    }
+
+    @Test func rateLimitedWithRetryAfter() async throws {
+        let clock = ManualWallClock(Date(timeIntervalSince1970: 784_111_777))  // Sun, 06 Nov 1994 08:49:37 GMT
+        try await Self.withUpstream(clock: clock) { upstream, fetcher in
+            upstream.reply("/seconds", .rateLimited(retryAfter: "120"))
+            upstream.reply("/date", .rateLimited(retryAfter: "Sun, 06 Nov 1994 08:51:07 GMT"))
+            upstream.reply("/none", .rateLimited())
+            await #expect(throws: FetchError.rateLimited(retryAfter: 120)) { try await fetcher.fetch(Self.request("/seconds")) }
+            await #expect(throws: FetchError.rateLimited(retryAfter: 90)) { try await fetcher.fetch(Self.request("/date")) }
+            await #expect(throws: FetchError.rateLimited(retryAfter: nil)) { try await fetcher.fetch(Self.request("/none")) }
+        }
+    }
+
+    @Test(arguments: [500, 502, 503, 302, 304, 418])
+    func otherStatusesAreUnavailable(status: Int) async throws {
+        try await Self.withUpstream { upstream, fetcher in
+            upstream.reply("/p", .json("{}", status: status, headers: [("Location", "/elsewhere")]))
+            await #expect(throws: FetchError.unavailable("upstream status \(status)")) {
+                try await fetcher.fetch(Self.request("/p"))
+            }
+        }
+    }
+
+    @Test func aHangingUpstreamTimesOut() async throws {
+        try await Self.withUpstream(timeout: .milliseconds(300)) { upstream, fetcher in
+            upstream.set("/slow", .hang)
+            await #expect(throws: FetchError.timeout) { try await fetcher.fetch(Self.request("/slow")) }
+            #expect(upstream.requestCount("/slow") == 1)
+        }
+    }
+
+    @Test func aBodyOverTheCapIsUnavailable() async throws {
+        try await Self.withUpstream(maxBodyBytes: 1024) { upstream, fetcher in
+            upstream.reply("/big", .json("[" + String(repeating: "1,", count: 1024) + "1]"))
+            upstream.reply("/small", .json("[1]"))
+            await #expect(throws: FetchError.unavailable("upstream body too large")) {
+                try await fetcher.fetch(Self.request("/big"))
+            }
+            let small = try await fetcher.fetch(Self.request("/small"))
+            #expect(small.body == Array("[1]".utf8))
+        }
+    }
+
+    @Test func connectionRefusedIsUnavailable() async throws {
+        let upstream = TestUpstream()
+        let port = try await upstream.start()
+        await upstream.shutdown()
+        let client = UpstreamClient(timeout: .seconds(2), logger: Self.logger)
+        let fetcher = try client.fetcher(baseURL: TestUpstream.baseURL(port: port))
+        let result: Result<FetchedValue, FetchError> = await {
+            do throws(FetchError) { return .success(try await fetcher.fetch(Self.request("/x"))) } catch { return .failure(error) }
+        }()
+        await client.shutdown()
+        guard case .failure(.unavailable) = result else {
+            Issue.record("expected .unavailable, got \(result)")
+            return
+        }
+    }
+
+    @Test func aGatedAnswerWaitsForTheTest() async throws {
+        try await Self.withUpstream { upstream, fetcher in
+            let gate = Gate()
+            upstream.set("/held", .gated(gate, .json(#"{"ok":true}"#)))
+            async let value = fetcher.fetch(Self.request("/held"))
+            await upstream.waitForRequests("/held", count: 1)
+            #expect(!gate.isOpen)
+            gate.open()
+            let released = try await value
+            #expect(released.body == Array(#"{"ok":true}"#.utf8))
+        }
+    }
+
+    @Test func concurrentFetchesShareThePool() async throws {
+        try await Self.withUpstream { upstream, fetcher in
+            try await withThrowingTaskGroup(of: FetchedValue.self) { group in
+                for index in 0..<64 {
+                    group.addTask { try await fetcher.fetch(Self.request("/users/u\(index % 8)/profile")) }
+                }
+                var count = 0
+                for try await value in group {
+                    #expect(!value.body.isEmpty)
+                    count += 1
+                }
+                #expect(count == 64)
+            }
+            #expect(upstream.requestTargets.count == 64)
+            #expect(upstream.requestCount("/users/u3/profile") == 8)
+        }
+    }
+
+    @Test(arguments: ["", "up:9000", "ftp://up", "http://", "http://up:9000?x=1", "not a url"])
+    func invalidBaseURLsAreRejected(url: String) async {
+        let client = UpstreamClient(logger: Self.logger)
+        #expect(throws: UpstreamClient.InvalidBaseURL.self) { try client.fetcher(baseURL: url) }
+        await client.shutdown()
+    }
+}

@@ -1,0 +1,150 @@
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Synchronization
+
+/// A fake upstream for tests: an HTTP/1.1 server on 127.0.0.1 (port 0) that records every
+/// request target, counts requests per path and answers each path as the test told it
+/// (JSON, 404, 429, 500, no-store, held back by a `Gate`, delayed, or never).
+/// A path nobody configured answers 200 `{"path":"…","request":N}` (N counts that path's requests).
+final class TestUpstream: Sendable {
+    private typealias Connection = NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>
+
+    private struct State {
+        var behaviors: [String: Behavior] = [:]
+        var counts: [String: Int] = [:]
+        var targets: [String] = []
+        var countWaiters: [(path: String, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var server: Task<Void, Never>?
+    }
+
+    private let state = Mutex(State())
+
+    init() {}
+
+    /// Binds 127.0.0.1 on a free port and starts serving; returns the port.
+    func start() async throws -> Int {
+        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .bind(host: "127.0.0.1", port: 0) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                    return try Connection(wrappingChannelSynchronously: channel)
+                }
+            }
+        let port = server.channel.localAddress?.port ?? 0
+        let task = Task { await self.serve(server) }
+        state.withLock { $0.server = task }
+        return port
+    }
+
+    /// Stops accepting, drops open connections (hanging and gated ones included) and waits for the end.
+    func shutdown() async {
+        let task = state.withLock { state in
+            defer { state.server = nil }
+            return state.server
+        }
+        task?.cancel()
+        await task?.value
+    }
+
+    /// `http://127.0.0.1:PORT`
+    static func baseURL(port: Int) -> String { "http://127.0.0.1:\(port)" }
+
+    // MARK: telling it what to answer
+
+    func set(_ path: String, _ behavior: Behavior) {
+        state.withLock { $0.behaviors[path] = behavior }
+    }
+
+    func reply(_ path: String, _ reply: Reply) {
+        set(path, .reply(reply))
+    }
+
+    // MARK: what it saw
+
+    /// Requests received for `path` (the target without its query).
+    func requestCount(_ path: String) -> Int {
+        state.withLock { $0.counts[path, default: 0] }
+    }
+
+    /// Every request target (path and query, as received), in arrival order.
+    var requestTargets: [String] { state.withLock { $0.targets } }
+
+    /// Returns once `path` has received at least `count` requests.
+    func waitForRequests(_ path: String, count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let reached = state.withLock { state in
+                if state.counts[path, default: 0] >= count { return true }
+                state.countWaiters.append((path, count, continuation))
+                return false
+            }
+            if reached { continuation.resume() }
+        }
+    }
+
+    // MARK: serving
+
+    private func serve(_ server: NIOAsyncChannel<Connection, Never>) async {
+        try? await withThrowingDiscardingTaskGroup { group in
+            try await server.executeThenClose { connections in
+                for try await connection in connections {
+                    group.addTask { await self.handle(connection) }
+                }
+            }
+        }
+    }
+
+    private func handle(_ connection: Connection) async {
+        try? await connection.executeThenClose { inbound, outbound in
+            var head: HTTPRequestHead?
+            for try await part in inbound {
+                switch part {
+                case .head(let requestHead):
+                    head = requestHead
+                case .body:
+                    continue
+                case .end:
+                    guard let requestHead = head else { continue }
+                    head = nil
+                    let reply = try await answer(requestHead.uri)
+                    var headers = HTTPHeaders(reply.headers.map { ($0.name, $0.value) })
+                    headers.replaceOrAdd(name: "Content-Length", value: String(reply.body.count))
+                    let status = HTTPResponseStatus(statusCode: reply.status)
+                    try await outbound.write(.head(HTTPResponseHead(version: requestHead.version, status: status, headers: headers)))
+                    try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: reply.body))))
+                    try await outbound.write(.end(nil))
+                }
+            }
+        }
+    }
+
+    /// Records the request, then produces (or withholds) its answer.
+    private func answer(_ target: String) async throws -> Reply {
+        let path = String(target.prefix { $0 != "?" })
+        let (behavior, count, ready) = state.withLock { state in
+            state.targets.append(target)
+            state.counts[path, default: 0] += 1
+            let count = state.counts[path, default: 0]
+            let ready = state.countWaiters.filter { $0.path == path && $0.count <= count }.map(\.continuation)
+            state.countWaiters.removeAll { $0.path == path && $0.count <= count }
+            return (state.behaviors[path], count, ready)
+        }
+        for waiter in ready { waiter.resume() }
+        switch behavior {
+        case .reply(let reply):
+            return reply
+        case .gated(let gate, let reply):
+            try await gate.wait()
+            return reply
+        case .delayed(let delay, let reply):
+            try await Task.sleep(for: delay)
+            return reply
+        case .hang:
+            try await Gate().wait()
+            return .serverError
+        case nil:
+            return .json(#"{"path":"\#(path)","request":\#(count)}"#)
+        }
+    }
+}
