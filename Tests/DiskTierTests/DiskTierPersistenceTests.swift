@@ -51,8 +51,8 @@ import UnifiedCache
             let tier = try await openTier(dir)
             await tier.store(makeEntry("a"))
             let folder = (entryPath(dir, "a") as NSString).deletingLastPathComponent
-            FileManager.default.createFile(atPath: "\(folder)/.tmp-deadbeef-1", contents: Data(count: 4096))
-            FileManager.default.createFile(atPath: "\(dir)/.tmp-deadbeef-probe", contents: Data())
+            #expect(FileManager.default.createFile(atPath: "\(folder)/.tmp-deadbeef-1", contents: Data(count: 4096)))
+            #expect(FileManager.default.createFile(atPath: "\(dir)/.tmp-deadbeef-probe", contents: Data()))
 
             let restarted = try await openTier(dir)
             await restarted.waitUntilIndexed()

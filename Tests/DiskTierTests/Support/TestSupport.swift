@@ -12,7 +12,11 @@ func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws 
     return try await body(url.path)
 }
 
-let testLogger = Logger(label: "disktier-tests")
+let testLogger: Logger = {
+    var logger = Logger(label: "disktier-tests")
+    logger.logLevel = .error
+    return logger
+}()
 let epoch = Date(timeIntervalSinceReferenceDate: 800_000_000)
 
 func makeEntry(
