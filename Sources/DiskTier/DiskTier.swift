@@ -91,7 +91,7 @@ public actor DiskTier: SecondTier {
         do {
             entry = try EntryFormat.decode(contents.bytes, fileSize: contents.size, key: key)
         } catch {
-            discardCorrupt(key: key, path: path, reason: error)
+            discardCorrupt(key: key, reason: error)
             return nil
         }
         guard clock.now() < entry.staleUntil else {
