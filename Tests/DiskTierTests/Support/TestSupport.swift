@@ -26,7 +26,7 @@ func makeEntry(
     let body = body ?? Array("body of \(key)".utf8)
     return CacheEntry(
         key: key, namespace: namespace, user: user, body: body, contentType: "application/json",
-        etag: "\"\(key.hashValue)\"", storedAt: storedAt, expiresAt: storedAt + ttl,
+        etag: "\"etag-\(key)\"", storedAt: storedAt, expiresAt: storedAt + ttl,
         staleUntil: storedAt + ttl + stale)
 }
 
