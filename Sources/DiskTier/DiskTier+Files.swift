@@ -48,7 +48,7 @@ extension DiskTier {
         if index.remove(key) != nil { publishSize() }
     }
 
-    func discardCorrupt(key: String, path: String, reason: any Error) {
+    func discardCorrupt(key: String, reason: any Error) {
         logger.warning("disk tier: corrupt file deleted", metadata: ["reason": "\(reason)"])
         counters.addCorrupt(1)
         delete(key)

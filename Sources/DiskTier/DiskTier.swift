@@ -77,7 +77,7 @@ public actor DiskTier: SecondTier {
         let contents: FileContents
         do {
             // No valid file is larger than the budget: a bigger one is not read whole.
-            contents = try fileSystem.read(path, upTo: configuration.limitBytes + 1)
+            contents = try fileSystem.read(path, upTo: min(configuration.limitBytes, Int.max - 1) + 1)
         } catch {
             if error.isNotFound {
                 forget(key)
@@ -91,7 +91,7 @@ public actor DiskTier: SecondTier {
         do {
             entry = try EntryFormat.decode(contents.bytes, fileSize: contents.size, key: key)
         } catch {
-            discardCorrupt(key: key, path: path, reason: error)
+            discardCorrupt(key: key, reason: error)
             return nil
         }
         guard clock.now() < entry.staleUntil else {
@@ -113,7 +113,7 @@ public actor DiskTier: SecondTier {
         let bytes = EntryFormat.encode(entry)
         let key = entry.key
         // The previous version goes either way: replaced on success, deleted on failure (never served outdated).
-        index.remove(key)
+        forget(key)
         noteTouched(key)
         guard bytes.count <= configuration.limitBytes else {
             logger.debug("entry larger than the disk budget, not stored", metadata: ["bytes": "\(bytes.count)"])

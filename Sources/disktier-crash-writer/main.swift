@@ -1,14 +1,15 @@
 // Child process of DiskTierTests' crash test: stores entries in a loop until it is killed (SIGKILL).
-// Usage: disktier-crash-writer <data-dir>
+// Usage: disktier-crash-writer <data-dir> <first-version>
 // After each acknowledged store it prints "stored <key> <version>" on stdout. The body of version v is
-// `CrashWriterBody.make(v)`, so the test can tell a complete value from a damaged one.
+// `CrashWriterBody.make(v % 16)`, so the test can tell a complete value from a damaged one. The bodies are
+// made up front so that the loop spends its time storing, and a kill often lands inside a write.
 import DiskTier
 import Foundation
 import Logging
 import UnifiedCache
 
-guard CommandLine.arguments.count == 2 else {
-    FileHandle.standardError.write(Data("usage: disktier-crash-writer <data-dir>\n".utf8))
+guard CommandLine.arguments.count == 3, let firstVersion = Int(CommandLine.arguments[2]) else {
+    FileHandle.standardError.write(Data("usage: disktier-crash-writer <data-dir> <first-version>\n".utf8))
     exit(2)
 }
 var logger = Logger(label: "disktier-crash-writer")
@@ -16,11 +17,12 @@ logger.logLevel = .error
 let configuration = DiskTierConfiguration(directory: CommandLine.arguments[1], limitBytes: 1 << 30)
 let tier = try await DiskTier.open(configuration, logger: logger)
 let now = Date()
-var version = 0
+let bodies = (0..<16).map(CrashWriterBody.make)
+var version = firstVersion
 while true {
     let key = "crash:k\(version % 32)"
     let entry = CacheEntry(
-        key: key, namespace: "raw", user: nil, body: CrashWriterBody.make(version),
+        key: key, namespace: "raw", user: nil, body: bodies[version % 16],
         contentType: "application/octet-stream", etag: "\"v\(version)\"",
         storedAt: now, expiresAt: now + 3600, staleUntil: now + 3600)
     if await tier.store(entry) {

@@ -104,7 +104,7 @@ import UnifiedCache
     @Test func openingFailsWithATypedErrorWhenTheDataDirIsNotWritable() async throws {
         try await withTemporaryDirectory { dir in
             let file = "\(dir)/plain-file"
-            FileManager.default.createFile(atPath: file, contents: Data())
+            #expect(FileManager.default.createFile(atPath: file, contents: Data()))
             await #expect(throws: DiskTierError.self) { try await openTier("\(file)/data") }
 
             let fileSystem = FaultyFileSystem()

@@ -28,7 +28,6 @@ struct LRUIndex {
 
     var count: Int { slots.count }
     var leastRecentKey: String? { oldest < 0 ? nil : nodes[oldest].key }
-    var keys: Dictionary<String, Int>.Keys { slots.keys }
 
     /// The entry, without changing its recency.
     subscript(key: String) -> IndexedEntry? {

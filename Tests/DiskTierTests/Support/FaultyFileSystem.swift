@@ -18,19 +18,34 @@ final class FaultyFileSystem: DiskFileSystem {
 
     private let real = POSIXFileSystem()
     private let faults = Mutex(Faults())
-    /// While held, `list` waits on it; released once, it lets every listing through (each passes the permit on).
-    private let gate: Mutex<DispatchSemaphore?> = Mutex(nil)
+    /// A hold on folder listings (all, or of one folder): a listing waits on the semaphore, after announcing
+    /// itself on `reached`; released once, it lets every listing through (each passes the permit on).
+    private struct Gate {
+        var folder: String?
+        var semaphore: DispatchSemaphore
+        var reached: AsyncStream<Void>.Continuation
+    }
+
+    private let gate: Mutex<Gate?> = Mutex(nil)
 
     func set(_ change: (inout Faults) -> Void) { faults.withLock { change(&$0) } }
     func clearFaults() { faults.withLock { $0 = Faults() } }
 
-    func holdListings() { gate.withLock { $0 = DispatchSemaphore(value: 0) } }
+    /// Holds listings of `folder` (every folder when `nil`); the stream yields each time one is held.
+    @discardableResult
+    func holdListings(of folder: String? = nil) -> AsyncStream<Void> {
+        let (stream, continuation) = AsyncStream<Void>.makeStream()
+        gate.withLock { $0 = Gate(folder: folder, semaphore: DispatchSemaphore(value: 0), reached: continuation) }
+        return stream
+    }
+
     func releaseListings() {
-        let semaphore = gate.withLock { gate in
+        let held = gate.withLock { gate in
             defer { gate = nil }
             return gate
         }
-        semaphore?.signal()
+        held?.reached.finish()
+        held?.semaphore.signal()
     }
 
     private func fault(_ path: KeyPath<Faults, Int32?>, _ operation: String) throws(FileSystemError) {
@@ -58,9 +73,10 @@ final class FaultyFileSystem: DiskFileSystem {
     }
 
     func list(_ directory: String) throws(FileSystemError) -> [String] {
-        if let semaphore = gate.withLock({ $0 }) {
-            semaphore.wait()
-            semaphore.signal()
+        if let held = gate.withLock({ $0 }), held.folder == nil || held.folder == directory {
+            held.reached.yield()
+            held.semaphore.wait()
+            held.semaphore.signal()
         }
         try fault(\.list, "opendir")
         return try real.list(directory)

@@ -12,7 +12,11 @@ func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws 
     return try await body(url.path)
 }
 
-let testLogger = Logger(label: "disktier-tests")
+let testLogger: Logger = {
+    var logger = Logger(label: "disktier-tests")
+    logger.logLevel = .error
+    return logger
+}()
 let epoch = Date(timeIntervalSinceReferenceDate: 800_000_000)
 
 func makeEntry(
@@ -22,7 +26,7 @@ func makeEntry(
     let body = body ?? Array("body of \(key)".utf8)
     return CacheEntry(
         key: key, namespace: namespace, user: user, body: body, contentType: "application/json",
-        etag: "\"\(key.hashValue)\"", storedAt: storedAt, expiresAt: storedAt + ttl,
+        etag: "\"etag-\(key)\"", storedAt: storedAt, expiresAt: storedAt + ttl,
         staleUntil: storedAt + ttl + stale)
 }
 
