@@ -32,7 +32,8 @@ let benchmarks: @Sendable () -> Void = {
         metrics: [.wallClock, .throughput, .mallocCountTotal], maxDuration: .seconds(2), maxIterations: 1_000_000)
 
     // One synchronous memory hit (the HTTP thread's path), 1,000 per measured iteration.
-    Benchmark("sync memory hit, 1 thread", configuration: .init(scalingFactor: .kilo)) { benchmark, cache in
+    Benchmark("sync memory hit, 1 thread", configuration: .init(scalingFactor: .kilo)) {
+        (benchmark: Benchmark, cache: UnifiedCacheManager) in
         for _ in benchmark.scaledIterations {
             blackHole(cache.cachedFresh(key: "hot:7", policy: policy))
         }
@@ -45,9 +46,11 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     // Two threads hitting the same lock at once, 1,000 hits per thread per measured iteration.
-    Benchmark("sync memory hit, 2 threads", configuration: .init(scalingFactor: .kilo)) { benchmark, cache in
+    Benchmark("sync memory hit, 2 threads", configuration: .init(scalingFactor: .kilo)) {
+        (benchmark: Benchmark, cache: UnifiedCacheManager) in
+        let iterations = benchmark.scaledIterations
         DispatchQueue.concurrentPerform(iterations: 2) { thread in
-            for _ in benchmark.scaledIterations {
+            for _ in iterations {
                 blackHole(cache.cachedFresh(key: "hot:\(thread)", policy: policy))
             }
         }
@@ -60,7 +63,7 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     // A cold key: memory miss, in-flight registration, fetch (instant), store.
-    Benchmark("miss then store") { benchmark, cache in
+    Benchmark("miss then store") { (benchmark: Benchmark, cache: UnifiedCacheManager) async in
         let fetcher = InstantFetcher(body: body, yields: 0)
         let base = Int.random(in: 0..<Int.max / 2)
         for iteration in benchmark.scaledIterations {
@@ -71,7 +74,8 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     // 1,000 concurrent gets of one cold key: one fetch, 999 coalesced.
-    Benchmark("coalesced stampede of 1000", configuration: .init(maxIterations: 2_000)) { benchmark, cache in
+    Benchmark("coalesced stampede of 1000", configuration: .init(maxIterations: 2_000)) {
+        (benchmark: Benchmark, cache: UnifiedCacheManager) async in
         let fetcher = InstantFetcher(body: body, yields: 50)
         let key = "stampede:\(UUID().uuidString)"
         await withTaskGroup(of: Void.self) { group in
