@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // UnifiedCache uses only NIOConcurrencyHelpers: a pthread lock ThreadSanitizer understands on Linux.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
     ],
     targets: [
@@ -49,7 +50,10 @@ let package = Package(
         // Pure Swift, no HTTP, no C: the cache core.
         .target(
             name: "UnifiedCache",
-            dependencies: [.product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
             swiftSettings: strict
         ),
         // The disk tier, plugged into UnifiedCache's second-tier hook.
@@ -97,7 +101,11 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "UnifiedCacheTests", dependencies: ["UnifiedCache"], swiftSettings: strict),
+        .testTarget(
+            name: "UnifiedCacheTests",
+            dependencies: ["UnifiedCache", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            swiftSettings: strict
+        ),
         .testTarget(name: "DiskTierTests", dependencies: ["DiskTier", "UnifiedCache"], swiftSettings: strict),
         .testTarget(
             name: "UnicacheAppTests",

@@ -1,7 +1,89 @@
 import Benchmark
+import Dispatch
+import Foundation
+import Logging
+import UnifiedCache
+
+/// A fetcher that answers at once with a fixed body, after `yields` suspensions.
+private struct InstantFetcher: Fetcher {
+    let body: [UInt8]
+    let yields: Int
+    func fetch(_ request: FetchRequest) async throws(FetchError) -> FetchedValue {
+        for _ in 0..<yields { await Task.yield() }
+        return FetchedValue(body: body)
+    }
+}
+
+private func makeCache(entries: Int = 100_000) -> UnifiedCacheManager {
+    UnifiedCacheManager(
+        configuration: MemoryTierConfiguration(maxBytes: 256 << 20, maxEntries: entries), secondTier: nil,
+        clock: SystemWallClock(), logger: Logger(label: "bench"))
+}
+
+private func request(_ key: String) -> FetchRequest {
+    FetchRequest(key: key, namespace: "bench", user: "alice", path: "/users/alice/\(key)")
+}
+
+private let body = [UInt8](repeating: 0x61, count: 2048)
+private let policy = FreshnessPolicy.ttl(3600)
 
 let benchmarks: @Sendable () -> Void = {
-    Benchmark("placeholder") { benchmark in
-        for _ in benchmark.scaledIterations { blackHole(1) }
+    Benchmark.defaultConfiguration = .init(
+        metrics: [.wallClock, .throughput, .mallocCountTotal], maxDuration: .seconds(2), maxIterations: 1_000_000)
+
+    // One synchronous memory hit (the HTTP thread's path), 1,000 per measured iteration.
+    Benchmark("sync memory hit, 1 thread", configuration: .init(scalingFactor: .kilo)) {
+        (benchmark: Benchmark, cache: UnifiedCacheManager) in
+        for _ in benchmark.scaledIterations {
+            blackHole(cache.cachedFresh(key: "hot:7", policy: policy))
+        }
+    } setup: {
+        let cache = makeCache()
+        for index in 0..<100 {
+            _ = try? await cache.get(request("hot:\(index)"), policy: policy, fetcher: InstantFetcher(body: body, yields: 0))
+        }
+        return cache
+    }
+
+    // Two threads hitting the same lock at once, 1,000 hits per thread per measured iteration.
+    Benchmark("sync memory hit, 2 threads", configuration: .init(scalingFactor: .kilo)) {
+        (benchmark: Benchmark, cache: UnifiedCacheManager) in
+        let iterations = benchmark.scaledIterations
+        DispatchQueue.concurrentPerform(iterations: 2) { thread in
+            for _ in iterations {
+                blackHole(cache.cachedFresh(key: "hot:\(thread)", policy: policy))
+            }
+        }
+    } setup: {
+        let cache = makeCache()
+        for index in 0..<100 {
+            _ = try? await cache.get(request("hot:\(index)"), policy: policy, fetcher: InstantFetcher(body: body, yields: 0))
+        }
+        return cache
+    }
+
+    // A cold key: memory miss, in-flight registration, fetch (instant), store.
+    Benchmark("miss then store") { (benchmark: Benchmark, cache: UnifiedCacheManager) async in
+        let fetcher = InstantFetcher(body: body, yields: 0)
+        let base = Int.random(in: 0..<Int.max / 2)
+        for iteration in benchmark.scaledIterations {
+            blackHole(try? await cache.get(request("cold:\(base &+ iteration)"), policy: policy, fetcher: fetcher))
+        }
+    } setup: {
+        makeCache(entries: 10_000)
+    }
+
+    // 1,000 concurrent gets of one cold key: one fetch, 999 coalesced.
+    Benchmark("coalesced stampede of 1000", configuration: .init(maxIterations: 2_000)) {
+        (benchmark: Benchmark, cache: UnifiedCacheManager) async in
+        let fetcher = InstantFetcher(body: body, yields: 50)
+        let key = "stampede:\(UUID().uuidString)"
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<1000 {
+                group.addTask { blackHole(try? await cache.get(request(key), policy: policy, fetcher: fetcher)) }
+            }
+        }
+    } setup: {
+        makeCache(entries: 10_000)
     }
 }

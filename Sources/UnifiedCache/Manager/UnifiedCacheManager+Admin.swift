@@ -16,7 +16,7 @@ extension UnifiedCacheManager {
             etag: ETag.make(for: body), storedAt: now, expiresAt: expiresAt, staleUntil: expiresAt)
         var inMemory = false
         let _: Bool = await withCheckedContinuation { done in
-            inMemory = state.withLock { state in
+            inMemory = state.withLockedValue { state in
                 // A put supersedes a load in flight for the key: that load must not overwrite it.
                 state.inFlight.detach(where: KeyScope(kind: .key(key)))
                 let old = memory.peek(key)
@@ -54,7 +54,7 @@ extension UnifiedCacheManager {
         let scope = KeyScope(kind: .key(key))
         var inMemory = false
         let onDisk: Bool = await withCheckedContinuation { done in
-            inMemory = state.withLock { state in
+            inMemory = state.withLockedValue { state in
                 state.inFlight.detach(where: scope)
                 let removed = memory.remove(key) != nil
                 if let writer { writer.enqueue(.remove(key, done)) } else { done.resume(returning: false) }
@@ -112,7 +112,7 @@ extension UnifiedCacheManager {
     private func invalidate(_ scope: KeyScope) async -> Int {
         var inMemory: [String] = []
         let onDisk: [String] = await withCheckedContinuation { done in
-            inMemory = state.withLock { state in
+            inMemory = state.withLockedValue { state in
                 state.inFlight.detach(where: scope)
                 let removed = memory.removeAll { scope.matches($0) }
                 if let writer { writer.enqueue(.removeAll(scope, done)) } else { done.resume(returning: []) }
@@ -136,12 +136,12 @@ extension EntryListing {
 extension UnifiedCacheManager {
     /// Waits for every load and refresh in flight right now (tests, shutdown); new ones are not awaited.
     public func waitForPendingLoads() async {
-        let tasks = state.withLock { $0.inFlight.pendingTasks }
+        let tasks = state.withLockedValue { $0.inFlight.pendingTasks }
         for task in tasks { _ = await task.value }
     }
 
     /// Requests currently waiting on another request's load of `key` (tests, diagnostics).
     public func coalescedWaiters(for key: String) -> Int {
-        state.withLock { $0.inFlight.waiters(key) }
+        state.withLockedValue { $0.inFlight.waiters(key) }
     }
 }

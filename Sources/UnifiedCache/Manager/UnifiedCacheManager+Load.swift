@@ -97,7 +97,7 @@ extension UnifiedCacheManager {
     func complete(
         id: UInt64, key: String, mode: InFlightTable.Mode, storing entry: CacheEntry?, writeThrough: Bool = true
     ) -> Bool {
-        state.withLock { state in
+        state.withLockedValue { state in
             guard state.inFlight.finish(id: id, key: key, mode: mode), let entry else { return false }
             let stored = memory.insert(entry)
             if writeThrough { writer?.enqueue(.store(entry, nil)) }

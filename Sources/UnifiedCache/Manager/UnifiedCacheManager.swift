@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// The cache core: memory tier → second tier → in-flight table → fetcher.
 ///
@@ -17,7 +17,7 @@ public final class UnifiedCacheManager: Sendable {
     let clock: any WallClock
     let logger: Logger
     let recorder = StatisticsRecorder()
-    let state = Mutex(State())
+    let state = NIOLockedValueBox(State())
 
     public init(
         configuration: MemoryTierConfiguration, secondTier: (any SecondTier)?, clock: any WallClock = SystemWallClock(),
@@ -120,7 +120,7 @@ public final class UnifiedCacheManager: Sendable {
     private func joinOrStart(
         _ request: FetchRequest, policy: FreshnessPolicy, fetcher: any Fetcher, mode: InFlightTable.Mode
     ) -> (task: Task<LoadOutcome, Never>, isLeader: Bool) {
-        state.withLock { state in
+        state.withLockedValue { state in
             if let pending = state.inFlight.join(request.key, mode: mode) { return (pending, false) }
             let id = state.inFlight.nextID()
             // Its own unstructured task: a waiter going away does not cancel the load for the others.

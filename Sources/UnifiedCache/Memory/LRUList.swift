@@ -4,7 +4,7 @@
 /// so `value(for:)`, `set`, `removeValue` and `removeOldest` are O(1) without per-node allocations.
 /// Budgets are the owner's business: this type only keeps order.
 struct LRUList<Key: Hashable, Value> {
-    private struct Node {
+    fileprivate struct Node {
         var key: Key?
         var value: Value?
         var previous: Int
@@ -128,3 +128,6 @@ struct LRUList<Key: Hashable, Value> {
         return value
     }
 }
+
+extension LRUList: Sendable where Key: Sendable, Value: Sendable {}
+extension LRUList.Node: Sendable where Key: Sendable, Value: Sendable {}

@@ -1,19 +1,19 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
-/// The thread-safe memory tier: an `LRUList` behind a `Mutex`, with byte accounting and
+/// The thread-safe memory tier: an `LRUList` behind a lock (`NIOLockedValueBox`), with byte accounting and
 /// eviction so that both budgets of `MemoryTierConfiguration` hold after every call.
 public final class MemoryTier: Sendable {
     /// Fixed per-entry overhead counted on top of the variable-length fields.
     public static let entryOverhead = 160
 
-    struct State {
+    struct State: Sendable {
         var lru = LRUList<String, CacheEntry>()
         var bytes = 0
         var evictions = 0
     }
 
     public let configuration: MemoryTierConfiguration
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     public init(configuration: MemoryTierConfiguration) {
         self.configuration = configuration
@@ -27,16 +27,16 @@ public final class MemoryTier: Sendable {
 
     /// The entry for `key`, marked most recently used.
     public func entry(for key: String) -> CacheEntry? {
-        state.withLock { $0.lru.value(for: key) }
+        state.withLockedValue { $0.lru.value(for: key) }
     }
 
     /// The entry for `key` without touching its recency.
     public func peek(_ key: String) -> CacheEntry? {
-        state.withLock { $0.lru.peek(key) }
+        state.withLockedValue { $0.lru.peek(key) }
     }
 
     public func contains(_ key: String) -> Bool {
-        state.withLock { $0.lru.contains(key) }
+        state.withLockedValue { $0.lru.contains(key) }
     }
 
     /// Stores `entry` as most recently used, evicting least recently used entries to stay in budget.
@@ -44,17 +44,17 @@ public final class MemoryTier: Sendable {
     /// Returns whether it was stored.
     @discardableResult
     public func insert(_ entry: CacheEntry) -> Bool {
-        state.withLock { Self.insert(entry, into: &$0, configuration: configuration) }
+        state.withLockedValue { Self.insert(entry, into: &$0, configuration: configuration) }
     }
 
     @discardableResult
     public func remove(_ key: String) -> CacheEntry? {
-        state.withLock { Self.remove(key, from: &$0) }
+        state.withLockedValue { Self.remove(key, from: &$0) }
     }
 
     /// Removes every entry whose metadata matches; returns the removed keys.
     public func removeAll(where predicate: (CacheEntryMetadata) -> Bool) -> [String] {
-        state.withLock { state in
+        state.withLockedValue { state in
             let keys = state.lru.elements.filter { predicate($0.value.metadata) }.map(\.key)
             for key in keys { Self.remove(key, from: &state) }
             return keys
@@ -63,13 +63,13 @@ public final class MemoryTier: Sendable {
 
     /// Metadata of entries whose key starts with `prefix`, most recently used first.
     public func list(prefix: String) -> [CacheEntryMetadata] {
-        state.withLock { state in
+        state.withLockedValue { state in
             state.lru.elements.lazy.filter { $0.key.hasPrefix(prefix) }.map(\.value.metadata)
         }
     }
 
     public func statistics() -> MemoryTierStatistics {
-        state.withLock {
+        state.withLockedValue {
             MemoryTierStatistics(
                 entries: $0.lru.count, bytes: $0.bytes, limitBytes: configuration.maxBytes,
                 limitEntries: configuration.maxEntries, evictions: $0.evictions)

@@ -1,4 +1,11 @@
-/// The request counters of one namespace or of the whole cache. Every `get` lands in exactly one.
+/// The request counters of one namespace or of the whole cache. Every `get` lands in exactly one of
+/// hits / misses / coalesced / stale / refreshes, decided as follows:
+/// - a remembered 404 (negative entry) served from a tier is a hit;
+/// - a fetch that fails with nothing servable is a miss for the request that ran it (a refresh when forced)
+///   and coalesced for its waiters; an upstream 404 is an answer, not a fetch failure;
+/// - `only-if-cached` with nothing servable (`CacheError.notCached`) counts in none.
+/// Only the request that ran a fetch records it (`fetches`, `fetchFailures`, latency); background refreshes
+/// record fetches but no request.
 public struct RequestCounters: Sendable, Equatable {
     public var hits = 0
     public var misses = 0

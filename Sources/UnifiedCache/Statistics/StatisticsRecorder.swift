@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Records requests and fetches as they happen; `snapshot` turns them into a `CacheStatistics`.
 final class StatisticsRecorder: Sendable {
@@ -7,12 +7,12 @@ final class StatisticsRecorder: Sendable {
         var latency = LatencyRecorder()
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     init() {}
 
     func record(_ outcome: CacheOutcome, namespace: String) {
-        state.withLock { state in
+        state.withLockedValue { state in
             switch outcome {
             case .hit: state.namespaces[namespace, default: RequestCounters()].hits += 1
             case .miss: state.namespaces[namespace, default: RequestCounters()].misses += 1
@@ -25,7 +25,7 @@ final class StatisticsRecorder: Sendable {
 
     /// One fetch that ran (not its waiters), its duration and whether it failed.
     func recordFetch(namespace: String, seconds: Double, failed: Bool) {
-        state.withLock { state in
+        state.withLockedValue { state in
             state.namespaces[namespace, default: RequestCounters()].fetches += 1
             if failed { state.namespaces[namespace, default: RequestCounters()].fetchFailures += 1 }
             state.latency.record(seconds: seconds)
@@ -33,7 +33,7 @@ final class StatisticsRecorder: Sendable {
     }
 
     func snapshot(memory: MemoryTierStatistics, secondTier: SecondTierStatistics?) -> CacheStatistics {
-        let (namespaces, latency) = state.withLock { ($0.namespaces, $0.latency) }
+        let (namespaces, latency) = state.withLockedValue { ($0.namespaces, $0.latency) }
         let total = namespaces.values.reduce(RequestCounters(), +)
         var upstream = latency.statistics()
         upstream.fetches = total.fetches

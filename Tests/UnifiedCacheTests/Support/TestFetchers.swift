@@ -1,10 +1,10 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 import UnifiedCache
 
 /// A fetcher answering from a closure, counting calls.
 final class ScriptedFetcher: Fetcher {
-    private let calls = Mutex(0)
+    private let calls = NIOLockedValueBox(0)
     private let answer: @Sendable (FetchRequest, Int) throws(FetchError) -> FetchedValue
 
     /// `answer` gets the request and the 1-based call number.
@@ -22,10 +22,10 @@ final class ScriptedFetcher: Fetcher {
         self.init { _, _ throws(FetchError) in throw error }
     }
 
-    var count: Int { calls.withLock { $0 } }
+    var count: Int { calls.withLockedValue { $0 } }
 
     func fetch(_ request: FetchRequest) async throws(FetchError) -> FetchedValue {
-        let number = calls.withLock { count in
+        let number = calls.withLockedValue { count in
             count += 1
             return count
         }
@@ -41,7 +41,7 @@ final class GatedFetcher: Fetcher {
         var calls = 0
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
     private let result: Result<FetchedValue, FetchError>
     let started: AsyncStream<Int>
     private let startedContinuation: AsyncStream<Int>.Continuation
@@ -55,10 +55,10 @@ final class GatedFetcher: Fetcher {
         self.init(.success(FetchedValue(body: Array(body.utf8))))
     }
 
-    var count: Int { state.withLock { $0.calls } }
+    var count: Int { state.withLockedValue { $0.calls } }
 
     func open() {
-        let waiting = state.withLock { state in
+        let waiting = state.withLockedValue { state in
             state.open = true
             defer { state.waiting.removeAll() }
             return state.waiting
@@ -67,13 +67,13 @@ final class GatedFetcher: Fetcher {
     }
 
     func fetch(_ request: FetchRequest) async throws(FetchError) -> FetchedValue {
-        let number = state.withLock { state in
+        let number = state.withLockedValue { state in
             state.calls += 1
             return state.calls
         }
         startedContinuation.yield(number)
         await withCheckedContinuation { continuation in
-            let resumeNow = state.withLock { state in
+            let resumeNow = state.withLockedValue { state in
                 if state.open { return true }
                 state.waiting.append(continuation)
                 return false
@@ -97,28 +97,28 @@ final class GatedFetcher: Fetcher {
 
 /// A second tier in a dictionary, for manager tests.
 final class DictionarySecondTier: SecondTier {
-    private let entries = Mutex([String: CacheEntry]())
-    private let storeCalls = Mutex(0)
+    private let entries = NIOLockedValueBox([String: CacheEntry]())
+    private let storeCalls = NIOLockedValueBox(0)
 
     init(_ initial: [CacheEntry] = []) {
-        entries.withLock { dict in for entry in initial { dict[entry.key] = entry } }
+        entries.withLockedValue { dict in for entry in initial { dict[entry.key] = entry } }
     }
 
-    var stored: [String: CacheEntry] { entries.withLock { $0 } }
-    var stores: Int { storeCalls.withLock { $0 } }
+    var stored: [String: CacheEntry] { entries.withLockedValue { $0 } }
+    var stores: Int { storeCalls.withLockedValue { $0 } }
 
-    func load(_ key: String) async -> CacheEntry? { entries.withLock { $0[key] } }
+    func load(_ key: String) async -> CacheEntry? { entries.withLockedValue { $0[key] } }
 
     func store(_ entry: CacheEntry) async -> Bool {
-        storeCalls.withLock { $0 += 1 }
-        entries.withLock { $0[entry.key] = entry }
+        storeCalls.withLockedValue { $0 += 1 }
+        entries.withLockedValue { $0[entry.key] = entry }
         return true
     }
 
-    func remove(_ key: String) async -> Bool { entries.withLock { $0.removeValue(forKey: key) != nil } }
+    func remove(_ key: String) async -> Bool { entries.withLockedValue { $0.removeValue(forKey: key) != nil } }
 
     func removeAll(where predicate: @Sendable (CacheEntryMetadata) -> Bool) async -> [String] {
-        entries.withLock { dict in
+        entries.withLockedValue { dict in
             let keys = dict.values.filter { predicate($0.metadata) }.map(\.key)
             for key in keys { dict[key] = nil }
             return keys
@@ -126,13 +126,13 @@ final class DictionarySecondTier: SecondTier {
     }
 
     func list(prefix: String, limit: Int) async -> [CacheEntryMetadata] {
-        entries.withLock { dict in
+        entries.withLockedValue { dict in
             Array(dict.values.filter { $0.key.hasPrefix(prefix) }.map(\.metadata).sorted { $0.key < $1.key }.prefix(limit))
         }
     }
 
     func statistics() -> SecondTierStatistics {
-        entries.withLock { dict in
+        entries.withLockedValue { dict in
             SecondTierStatistics(entries: dict.count, bytes: dict.values.reduce(0) { $0 + $1.body.count }, evictions: 2)
         }
     }

@@ -1,0 +1,73 @@
+import Foundation
+import NIOConcurrencyHelpers
+import Testing
+@testable import UnifiedCache
+
+/// A second tier whose stores wait until the test opens the gate; it reports each store as it starts.
+private final class SlowStoreTier: SecondTier {
+    let inner = DictionarySecondTier()
+    private let waiting = NIOLockedValueBox<(open: Bool, parked: [CheckedContinuation<Void, Never>])>((false, []))
+    let storesStarted: AsyncStream<String>
+    private let storesContinuation: AsyncStream<String>.Continuation
+
+    init() { (storesStarted, storesContinuation) = AsyncStream.makeStream(of: String.self) }
+
+    func open() {
+        let parked = waiting.withLockedValue { state in
+            state.open = true
+            defer { state.parked.removeAll() }
+            return state.parked
+        }
+        for continuation in parked { continuation.resume() }
+    }
+
+    func store(_ entry: CacheEntry) async -> Bool {
+        storesContinuation.yield(entry.key)
+        await withCheckedContinuation { continuation in
+            let now = waiting.withLockedValue { state in
+                if state.open { return true }
+                state.parked.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+        return await inner.store(entry)
+    }
+
+    func load(_ key: String) async -> CacheEntry? { await inner.load(key) }
+    func remove(_ key: String) async -> Bool { await inner.remove(key) }
+    func removeAll(where predicate: @Sendable (CacheEntryMetadata) -> Bool) async -> [String] {
+        await inner.removeAll(where: predicate)
+    }
+    func list(prefix: String, limit: Int) async -> [CacheEntryMetadata] { await inner.list(prefix: prefix, limit: limit) }
+    func statistics() -> SecondTierStatistics { inner.statistics() }
+    func health() -> String? { nil }
+}
+
+@Suite struct WriteOrderingTests {
+    @Test func aQueuedWriteThroughCannotResurrectAnInvalidatedKey() async throws {
+        let tier = SlowStoreTier()
+        let cache = makeManager(secondTier: tier)
+        let result = try await cache.get(request("k"), policy: .ttl(60), fetcher: ScriptedFetcher(body: "v"))
+        #expect(result.outcome == .miss && result.stored)  // answered before the disk write finished
+        var started = tier.storesStarted.makeAsyncIterator()
+        #expect(await started.next() == "k")  // the write-through is in progress, parked
+        let invalidation = Task { await cache.invalidate(key: "k") }
+        tier.open()
+        #expect(await invalidation.value)
+        #expect(tier.inner.stored["k"] == nil)
+        #expect(await cache.peek("k") == nil)
+    }
+
+    @Test func rawPutIsAcknowledgedOnlyAfterTheSecondTierStoredIt() async throws {
+        let tier = SlowStoreTier()
+        let cache = makeManager(secondTier: tier)
+        let put = Task { await cache.put(key: "raw", body: bytes("x"), ttl: 60) }
+        var started = tier.storesStarted.makeAsyncIterator()
+        #expect(await started.next() == "raw")
+        #expect(tier.inner.stored["raw"] == nil)
+        tier.open()
+        #expect(await put.value.created)
+        #expect(tier.inner.stored["raw"] != nil)
+    }
+}
