@@ -78,10 +78,17 @@ import Testing
             try await Task.sleep(for: .seconds(3600))
             return .text("late")
         }
-        try await withLiveServer(.test(requestTimeout: .milliseconds(200)), router: router) { port, server in
+        // The stuck handler is not cancelled at its deadline; shutdown cancels it after shutdownTimeout.
+        let configuration = MicroHTTPServerConfiguration.test(
+            requestTimeout: .milliseconds(200), shutdownTimeout: .milliseconds(300))
+        try await withLiveServer(configuration, router: router) { port, server in
             let response = try await RawHTTPClient.get(port: port, "/stuck")
             #expect(response.status == 504)
             #expect(response.headers["Content-Type"] == "application/problem+json")
+            #expect(response.text.contains("request-timeout"))
+            // The connection is usable again: a later request on a fresh connection is still served.
+            let second = try await RawHTTPClient.get(port: port, "/stuck")
+            #expect(second.status == 504)
         }
     }
 

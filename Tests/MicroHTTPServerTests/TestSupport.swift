@@ -9,11 +9,12 @@ let quietLogger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 extension MicroHTTPServerConfiguration {
     /// Port 0 on loopback.
     static func test(
-        requestTimeout: Duration = .seconds(30), maxBodyBytes: Int = 1 << 20, maxPendingRequests: Int = 4096
+        requestTimeout: Duration = .seconds(30), maxBodyBytes: Int = 1 << 20, maxPendingRequests: Int = 4096,
+        shutdownTimeout: Duration = .seconds(10)
     ) -> MicroHTTPServerConfiguration {
         MicroHTTPServerConfiguration(
             host: "127.0.0.1", port: 0, requestTimeout: requestTimeout, maxBodyBytes: maxBodyBytes,
-            maxPendingRequests: maxPendingRequests)
+            maxPendingRequests: maxPendingRequests, shutdownTimeout: shutdownTimeout)
     }
 }
 

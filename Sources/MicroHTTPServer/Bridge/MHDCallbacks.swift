@@ -90,10 +90,9 @@ enum MHDCallbacks {
         case .immediate(let response):
             return answer(context, with: response, core: core)
         case .deferred(let work):
-            guard core.reservePendingSlot() else {
-                return answer(context, with: ServerProblems.queueFull.response, core: core)
+            guard core.enqueue(context, work: work) else {
+                return answer(context, with: ServerProblems.queueFull, core: core)
             }
-            core.enqueue(context, work: work)
             return .YES
         }
     }

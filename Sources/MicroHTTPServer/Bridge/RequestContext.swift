@@ -32,6 +32,8 @@ final class RequestContext: @unchecked Sendable {
     var headers = HTTPHeaders()
     var body: [UInt8] = []
     var bodyTooLarge = false
+    /// When async handling must have answered; set before the job is queued, then only read.
+    var deadline = ContinuousClock.Instant.now
     private let outcome = Mutex(Outcome.waiting)
 
     init(target: String, connection: OpaquePointer) {
@@ -49,6 +51,14 @@ final class RequestContext: @unchecked Sendable {
         }
         if won { MHD_resume_connection(connection) }
         return won
+    }
+
+    /// No response stored yet.
+    var isWaiting: Bool {
+        outcome.withLock { outcome in
+            if case .waiting = outcome { return true }
+            return false
+        }
     }
 
     /// On the MHD thread after resume: the stored response, once.

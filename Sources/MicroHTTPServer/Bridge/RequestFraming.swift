@@ -5,8 +5,8 @@ enum RequestFraming {
     /// 400 (close) for differing duplicate `Content-Length` or `Content-Length` with `Transfer-Encoding`;
     /// 413 (close) for a declared body over the limit; nil when the request may proceed.
     static func problem(for headers: HTTPHeaders, maxBodyBytes: Int) -> Problem? {
+        guard let first = headers["Content-Length"] else { return nil }
         let lengths = headers.values(for: "Content-Length")
-        guard let first = lengths.first else { return nil }
         let declared = first.trimmingSpaces
         if lengths.contains(where: { $0.trimmingSpaces != declared }) {
             return .badFraming(detail: "The request has conflicting Content-Length headers.")
