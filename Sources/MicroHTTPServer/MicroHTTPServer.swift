@@ -30,6 +30,24 @@ public final class MicroHTTPServer: Service, Sendable {
         options = DaemonOptions(configuration: configuration, core: core)
     }
 
+    deinit {
+        // Normally run() has stopped the daemon. If start() was called without run(), stop it here,
+        // unless async requests are still suspended (stopping would abort): then keep the core alive.
+        phase.withLock { phase in
+            switch phase {
+            case .listening(let daemon, _), .draining(let daemon, _):
+                if core.pending.count == 0 {
+                    MHD_stop_daemon(daemon.pointer)
+                } else {
+                    _ = Unmanaged.passRetained(core)  // deliberate leak: MHD still points at it
+                    _ = Unmanaged.passRetained(options)
+                }
+            case .idle, .stopped:
+                break
+            }
+        }
+    }
+
     /// Binds and starts serving; returns the port actually bound. Calling it again returns the same port.
     @discardableResult
     public func start() throws(MicroHTTPServerError) -> Int {

@@ -31,7 +31,10 @@ final class PendingJobs: Sendable {
     /// Still-unanswered requests whose deadline has passed.
     func overdue(at now: ContinuousClock.Instant) -> [RequestContext] {
         jobs.withLock { jobs in
-            jobs.values.filter { $0.deadline <= now && $0.isWaiting }
+            jobs.values.filter { context in
+                guard let deadline = context.deadline else { return false }
+                return deadline <= now && context.isWaiting
+            }
         }
     }
 }

@@ -5,8 +5,8 @@ import Synchronization
 /// The state of one request, passed to MHD through `con_cls` (retained from the URI log callback until
 /// MHD_OPTION_NOTIFY_COMPLETED releases it).
 ///
-/// `@unchecked Sendable`: the `var`s are touched only on the single MHD polling thread; the only state
-/// shared with Swift tasks is `outcome`, guarded by a Mutex, and `connection`, immutable.
+/// `@unchecked Sendable`: the `var`s are touched only on the single MHD polling thread (`deadline` is set
+/// there before the context is published under PendingJobs' lock); `outcome` is guarded by a Mutex.
 final class RequestContext: @unchecked Sendable {
     enum Phase {
         /// First access-handler call (headers only) not seen yet.
@@ -33,7 +33,7 @@ final class RequestContext: @unchecked Sendable {
     var body: [UInt8] = []
     var bodyTooLarge = false
     /// When async handling must have answered; set before the job is queued, then only read.
-    var deadline = ContinuousClock.Instant.now
+    var deadline: ContinuousClock.Instant?
     private let outcome = Mutex(Outcome.waiting)
 
     init(target: String, connection: OpaquePointer) {
