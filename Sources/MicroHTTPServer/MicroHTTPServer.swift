@@ -3,7 +3,6 @@ import CMicroHTTPDShim
 import HTTPRouting
 import Logging
 import ServiceLifecycle
-import Synchronization
 
 /// An HTTP/1.1 server: libmicrohttpd (internal polling thread, epoll) in front of an `HTTPResponder`.
 ///
@@ -19,7 +18,7 @@ public final class MicroHTTPServer: Service, Sendable {
     }
 
     let core: ServerCore
-    let phase = Mutex(Phase.idle)
+    let phase = Locked(Phase.idle)
     /// The options MHD's logger reads for the daemon's lifetime.
     let options: DaemonOptions
 

@@ -1,11 +1,9 @@
-import Synchronization
-
 /// The async requests queued or running, bounded by `maxPendingRequests`, with their deadlines.
 ///
 /// One shared watcher answers overdue requests with 504 (a per-request timer would leave a pending
 /// dispatch timer behind for every request, up to `requestTimeout` long, and double the async path's cost).
 final class PendingJobs: Sendable {
-    private let jobs = Mutex<[ObjectIdentifier: RequestContext]>([:])
+    private let jobs = Locked<[ObjectIdentifier: RequestContext]>([:])
     private let limit: Int
 
     init(limit: Int) {

@@ -1,12 +1,11 @@
 import CMicroHTTPD
 import HTTPRouting
-import Synchronization
 
 /// The state of one request, passed to MHD through `con_cls` (retained from the URI log callback until
 /// MHD_OPTION_NOTIFY_COMPLETED releases it).
 ///
 /// `@unchecked Sendable`: the `var`s are touched only on the single MHD polling thread (`deadline` is set
-/// there before the context is published under PendingJobs' lock); `outcome` is guarded by a Mutex.
+/// there before the context is published under PendingJobs' lock); `outcome` is guarded by a lock.
 final class RequestContext: @unchecked Sendable {
     enum Phase {
         /// First access-handler call (headers only) not seen yet.
@@ -34,7 +33,7 @@ final class RequestContext: @unchecked Sendable {
     var bodyTooLarge = false
     /// When async handling must have answered; set before the job is queued, then only read.
     var deadline: ContinuousClock.Instant?
-    private let outcome = Mutex(Outcome.waiting)
+    private let outcome = Locked(Outcome.waiting)
 
     init(target: String, connection: OpaquePointer) {
         self.target = target
