@@ -65,8 +65,8 @@ public final class MicroHTTPServer: Service, Sendable {
                 | MHD_ALLOW_SUSPEND_RESUME.rawValue
             let daemon = unicache_mhd_start_daemon(
                 flags, configuration.host, UInt16(configuration.port), options.pointer,
-                { cls, _, _, method, _, uploadData, uploadDataSize, conCls in
-                    MHDCallbacks.access(cls, method, uploadData, uploadDataSize, conCls)
+                { cls, _, _, method, version, uploadData, uploadDataSize, conCls in
+                    MHDCallbacks.access(cls, method, version, uploadData, uploadDataSize, conCls)
                 },
                 Unmanaged.passUnretained(core).toOpaque(), &error, &systemError)
             guard let daemon else {

@@ -63,6 +63,18 @@ import Testing
         }
     }
 
+    @Test func http11WithoutHostIs400Problem() async throws {
+        try await withLiveServer(router: Self.router()) { port, _ in
+            let response = try await RawHTTPClient.exchange(
+                port: port, "POST /upload HTTP/1.1\r\nContent-Length: 0\r\n\r\n", checkClosed: true)
+            #expect(response.status == 400)
+            #expect(response.headers["Content-Type"] == "application/problem+json")
+            #expect(response.closed)
+            let http10 = try await RawHTTPClient.exchange(port: port, "POST /upload HTTP/1.0\r\nContent-Length: 0\r\n\r\n")
+            #expect(http10.status == 200)
+        }
+    }
+
     @Test func identicalDuplicateContentLengthIsAccepted() async throws {
         try await withLiveServer(router: Self.router()) { port, _ in
             let response = try await RawHTTPClient.exchange(
