@@ -34,8 +34,8 @@ extension ServerCore {
             } catch {
                 return
             }
-            for context in pending.overdue(at: .now) {
-                context.complete(ServerProblems.timedOut)
+            for context in pending.overdue(at: .now) where context.complete(ServerProblems.timedOut) {
+                logger.debug("request timed out", metadata: ["target": "\(context.target)"])
             }
         }
     }

@@ -71,6 +71,9 @@ enum MHDCallbacks {
         let isHTTP11 = version.map { strcmp($0, "HTTP/1.1") == 0 } ?? false
         if let problem = RequestFraming.problem(
             for: context.headers, isHTTP11: isHTTP11, maxBodyBytes: core.configuration.maxBodyBytes) {
+            core.logger.debug("rejected before the body", metadata: [
+                "status": "\(problem.status)", "detail": "\(problem.detail)", "target": "\(context.target)",
+            ])
             return answer(context, with: problem.response, core: core)
         }
         return .YES
@@ -99,6 +102,7 @@ enum MHDCallbacks {
             return answer(context, with: response, core: core)
         case .deferred(let work):
             guard core.enqueue(context, work: work) else {
+                core.logger.debug("async queue full", metadata: ["target": "\(context.target)"])
                 return answer(context, with: ServerProblems.queueFull, core: core)
             }
             return .YES
