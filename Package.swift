@@ -90,6 +90,17 @@ let package = Package(
             dependencies: ["UnicacheApp", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict
         ),
+        // The Swift server of scripts/bench-http.sh (sync and async routes over MicroHTTPServer).
+        .executableTarget(
+            name: "HTTPBenchServer",
+            dependencies: [
+                "MicroHTTPServer", "HTTPRouting",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Benchmarks/HTTPBenchServer",
+            swiftSettings: strict
+        ),
 
         .testTarget(name: "HTTPRoutingTests", dependencies: ["HTTPRouting"], swiftSettings: strict),
         .testTarget(

@@ -93,3 +93,19 @@ int unicache_mhd_client_address(struct MHD_Connection *connection, char *buffer,
     }
     return inet_ntop(address->sa_family, bytes, buffer, (socklen_t)capacity) == NULL ? -1 : 0;
 }
+
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNICACHE_TSAN 1
+#endif
+#endif
+
+#ifdef UNICACHE_TSAN
+void __tsan_acquire(void *address);
+void __tsan_release(void *address);
+void unicache_tsan_acquire(void *address) { __tsan_acquire(address); }
+void unicache_tsan_release(void *address) { __tsan_release(address); }
+#else
+void unicache_tsan_acquire(void *address) { (void)address; }
+void unicache_tsan_release(void *address) { (void)address; }
+#endif

@@ -13,11 +13,13 @@ extension MicroHTTPServer {
         let shutdownTimeout = core.configuration.shutdownTimeout
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.core.serveJobs() }
+            group.addTask { await self.core.watchDeadlines() }
             // Until graceful shutdown; throws when the task is cancelled, which drains the same way.
             try? await gracefulShutdown()
             beginDraining()
             group.addTask { try? await Task.sleep(for: shutdownTimeout) }
             // Either every async request finished, or the drain deadline passed: cancel what is left.
+            // (The deadline watcher never ends on its own; the first child to end is one of the other two.)
             _ = await group.next()
             group.cancelAll()
         }
@@ -42,7 +44,7 @@ extension MicroHTTPServer {
         }
         core.jobSink.finish()
         core.logger.info("draining: stopped accepting connections", metadata: [
-            "pendingRequests": "\(core.pending.load(ordering: .relaxed))",
+            "pendingRequests": "\(core.pending.count)",
         ])
     }
 

@@ -3,7 +3,6 @@ import CMicroHTTPDShim
 import HTTPRouting
 import Logging
 import ServiceLifecycle
-import Synchronization
 
 /// An HTTP/1.1 server: libmicrohttpd (internal polling thread, epoll) in front of an `HTTPResponder`.
 ///
@@ -19,7 +18,7 @@ public final class MicroHTTPServer: Service, Sendable {
     }
 
     let core: ServerCore
-    let phase = Mutex(Phase.idle)
+    let phase = Locked(Phase.idle)
     /// The options MHD's logger reads for the daemon's lifetime.
     let options: DaemonOptions
 
@@ -28,6 +27,24 @@ public final class MicroHTTPServer: Service, Sendable {
     public init(configuration: MicroHTTPServerConfiguration, responder: any HTTPResponder, logger: Logger) {
         core = ServerCore(responder: responder, configuration: configuration, logger: logger)
         options = DaemonOptions(configuration: configuration, core: core)
+    }
+
+    deinit {
+        // Normally run() has stopped the daemon. If start() was called without run(), stop it here,
+        // unless async requests are still suspended (stopping would abort): then keep the core alive.
+        phase.withLock { phase in
+            switch phase {
+            case .listening(let daemon, _), .draining(let daemon, _):
+                if core.pending.count == 0 {
+                    MHD_stop_daemon(daemon.pointer)
+                } else {
+                    _ = Unmanaged.passRetained(core)  // deliberate leak: MHD still points at it
+                    _ = Unmanaged.passRetained(options)
+                }
+            case .idle, .stopped:
+                break
+            }
+        }
     }
 
     /// Binds and starts serving; returns the port actually bound. Calling it again returns the same port.
@@ -48,8 +65,8 @@ public final class MicroHTTPServer: Service, Sendable {
                 | MHD_ALLOW_SUSPEND_RESUME.rawValue
             let daemon = unicache_mhd_start_daemon(
                 flags, configuration.host, UInt16(configuration.port), options.pointer,
-                { cls, _, _, method, _, uploadData, uploadDataSize, conCls in
-                    MHDCallbacks.access(cls, method, uploadData, uploadDataSize, conCls)
+                { cls, _, _, method, version, uploadData, uploadDataSize, conCls in
+                    MHDCallbacks.access(cls, method, version, uploadData, uploadDataSize, conCls)
                 },
                 Unmanaged.passUnretained(core).toOpaque(), &error, &systemError)
             guard let daemon else {

@@ -30,7 +30,7 @@ public struct MicroHTTPServerConfiguration: Sendable, Equatable {
         requestTimeout: Duration = .seconds(30),
         maxBodyBytes: Int = 1 << 20,
         maxPendingRequests: Int = 4096,
-        connectionMemoryLimit: Int = 64 << 10,
+        connectionMemoryLimit: Int = 32 << 10,
         shutdownTimeout: Duration = .seconds(10)
     ) {
         self.host = host

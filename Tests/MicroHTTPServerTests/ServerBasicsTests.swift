@@ -93,3 +93,28 @@ import Testing
         }
     }
 }
+
+@Suite struct ServerStartTests {
+    @Test func invalidHostIsReported() {
+        let server = MicroHTTPServer(
+            configuration: MicroHTTPServerConfiguration(host: "no-such-host.invalid", port: 0),
+            responder: Router(), logger: quietLogger)
+        #expect(throws: MicroHTTPServerError.invalidHost("no-such-host.invalid")) { try server.start() }
+    }
+
+    @Test func portInUseIsReported() throws {
+        let first = MicroHTTPServer(configuration: .test(), responder: Router(), logger: quietLogger)
+        let port = try first.start()
+        let second = MicroHTTPServer(
+            configuration: MicroHTTPServerConfiguration(host: "127.0.0.1", port: port),
+            responder: Router(), logger: quietLogger)
+        #expect(throws: MicroHTTPServerError.self) { try second.start() }
+        #expect(try first.start() == port)
+    }
+
+    @Test func invalidPortIsReported() {
+        let server = MicroHTTPServer(
+            configuration: MicroHTTPServerConfiguration(port: 70_000), responder: Router(), logger: quietLogger)
+        #expect(throws: MicroHTTPServerError.invalidPort(70_000)) { try server.start() }
+    }
+}

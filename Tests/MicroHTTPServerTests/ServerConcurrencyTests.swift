@@ -1,3 +1,4 @@
+import Glibc
 import HTTPRouting
 import ServiceLifecycle
 import Synchronization
@@ -53,18 +54,20 @@ import Testing
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [server], logger: quietLogger))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
-            let statuses = try await withThrowingTaskGroup(of: Int.self) { clients in
+            let responses = try await withThrowingTaskGroup(of: RawResponse.self) { clients in
                 for _ in 0..<50 {
-                    clients.addTask { try await RawHTTPClient.get(port: port, "/slow").status }
+                    clients.addTask { try await RawHTTPClient.get(port: port, "/slow") }
                 }
                 await started.wait(for: 50)
                 await group.triggerGracefulShutdown()
-                var statuses: [Int] = []
-                for try await status in clients { statuses.append(status) }
-                return statuses
+                var responses: [RawResponse] = []
+                for try await response in clients { responses.append(response) }
+                return responses
             }
-            #expect(statuses.count == 50)
-            #expect(statuses.allSatisfy { $0 == 200 })
+            #expect(responses.count == 50)
+            #expect(responses.allSatisfy { $0.status == 200 && $0.text == "done" })
+            // Answered while draining: keep-alive clients are told to go away.
+            #expect(responses.allSatisfy { $0.headers["Connection"]?.lowercased() == "close" })
             try await tasks.waitForAll()
         }
         #expect(server.port == nil)
@@ -89,5 +92,71 @@ import Testing
             try await tasks.waitForAll()
         }
         #expect(server.openRequestCount == 0)
+    }
+}
+
+@Suite(.serialized) struct ServerStressTests {
+    /// Many keep-alive connections alternate sync and async requests: every suspended connection is
+    /// resumed exactly once and answered in order.
+    @Test func keepAliveConnectionsMixSyncAndAsyncRequests() async throws {
+        var router = Router()
+        router.get("/fast/{n}", immediate: { request in .text("f" + (request.pathParameters["n"] ?? "")) }) { _ in
+            .text("wrong")
+        }
+        router.get("/async/{n}") { request in
+            await Task.yield()
+            return .text("a" + (request.pathParameters["n"] ?? ""))
+        }
+        try await withLiveServer(router: router) { port, _ in
+            let failures = try await withThrowingTaskGroup(of: Int.self) { group in
+                for connection in 0..<16 {
+                    group.addTask {
+                        let result: Result<Int, RawClientError> = await RawHTTPClient.onThread {
+                            Result { () throws(RawClientError) -> Int in
+                                let socket = try RawHTTPClient.connect(port: port)
+                                defer { _ = close(socket) }
+                                var failures = 0
+                                for index in 0..<60 {
+                                    let kind = index % 2 == 0 ? "fast" : "async"
+                                    let n = "\(connection)-\(index)"
+                                    try RawHTTPClient.send(socket, Array("GET /\(kind)/\(n) HTTP/1.1\r\nHost: h\r\n\r\n".utf8))
+                                    let response = try RawHTTPClient.readResponse(socket, expectBody: true, checkClosed: false)
+                                    if response.status != 200 || response.text != String(kind.prefix(1)) + n { failures += 1 }
+                                }
+                                return failures
+                            }
+                        }
+                        return try result.get()
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+            #expect(failures == 0)
+        }
+    }
+
+    /// Handlers finishing around their deadline race the watcher: each request gets exactly one answer,
+    /// 200 or 504, and none hangs.
+    @Test func handlersRacingTheDeadlineGetExactlyOneAnswer() async throws {
+        var router = Router()
+        router.get("/race/{ms}") { request in
+            let milliseconds = Int(request.pathParameters["ms"] ?? "0") ?? 0
+            try? await Task.sleep(for: .milliseconds(milliseconds))
+            return .text("ok")
+        }
+        let configuration = MicroHTTPServerConfiguration.test(requestTimeout: .milliseconds(8))
+        try await withLiveServer(configuration, router: router) { port, server in
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<120 {
+                    group.addTask { try await RawHTTPClient.get(port: port, "/race/\(index % 16)").status }
+                }
+                var statuses: [Int] = []
+                for try await status in group { statuses.append(status) }
+                return statuses
+            }
+            #expect(statuses.count == 120)
+            #expect(statuses.allSatisfy { $0 == 200 || $0 == 504 })
+            #expect(statuses.contains(504))
+        }
     }
 }

@@ -63,6 +63,18 @@ import Testing
         }
     }
 
+    @Test func http11WithoutHostIs400Problem() async throws {
+        try await withLiveServer(router: Self.router()) { port, _ in
+            let response = try await RawHTTPClient.exchange(
+                port: port, "POST /upload HTTP/1.1\r\nContent-Length: 0\r\n\r\n", checkClosed: true)
+            #expect(response.status == 400)
+            #expect(response.headers["Content-Type"] == "application/problem+json")
+            #expect(response.closed)
+            let http10 = try await RawHTTPClient.exchange(port: port, "POST /upload HTTP/1.0\r\nContent-Length: 0\r\n\r\n")
+            #expect(http10.status == 200)
+        }
+    }
+
     @Test func identicalDuplicateContentLengthIsAccepted() async throws {
         try await withLiveServer(router: Self.router()) { port, _ in
             let response = try await RawHTTPClient.exchange(
@@ -78,10 +90,17 @@ import Testing
             try await Task.sleep(for: .seconds(3600))
             return .text("late")
         }
-        try await withLiveServer(.test(requestTimeout: .milliseconds(200)), router: router) { port, server in
+        // The stuck handler is not cancelled at its deadline; shutdown cancels it after shutdownTimeout.
+        let configuration = MicroHTTPServerConfiguration.test(
+            requestTimeout: .milliseconds(200), shutdownTimeout: .milliseconds(300))
+        try await withLiveServer(configuration, router: router) { port, server in
             let response = try await RawHTTPClient.get(port: port, "/stuck")
             #expect(response.status == 504)
             #expect(response.headers["Content-Type"] == "application/problem+json")
+            #expect(response.text.contains("request-timeout"))
+            // The connection is usable again: a later request on a fresh connection is still served.
+            let second = try await RawHTTPClient.get(port: port, "/stuck")
+            #expect(second.status == 504)
         }
     }
 

@@ -1,7 +1,6 @@
 import HTTPRouting
 import Logging
 import ServiceLifecycle
-import Synchronization
 @testable import MicroHTTPServer
 
 let quietLogger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
@@ -9,11 +8,12 @@ let quietLogger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 extension MicroHTTPServerConfiguration {
     /// Port 0 on loopback.
     static func test(
-        requestTimeout: Duration = .seconds(30), maxBodyBytes: Int = 1 << 20, maxPendingRequests: Int = 4096
+        requestTimeout: Duration = .seconds(30), maxBodyBytes: Int = 1 << 20, maxPendingRequests: Int = 4096,
+        shutdownTimeout: Duration = .seconds(10)
     ) -> MicroHTTPServerConfiguration {
         MicroHTTPServerConfiguration(
             host: "127.0.0.1", port: 0, requestTimeout: requestTimeout, maxBodyBytes: maxBodyBytes,
-            maxPendingRequests: maxPendingRequests)
+            maxPendingRequests: maxPendingRequests, shutdownTimeout: shutdownTimeout)
     }
 }
 
@@ -40,9 +40,14 @@ func withLiveServer(
     }
 }
 
+struct GateState: Sendable {
+    var open = false
+    var waiters: [CheckedContinuation<Void, Never>] = []
+}
+
 /// A one-shot latch many tasks can wait on.
 final class Gate: Sendable {
-    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private let state = Locked<GateState>(GateState())
 
     func wait() async {
         await withCheckedContinuation { continuation in
@@ -91,7 +96,7 @@ struct Signals: Sendable {
 /// Captures log messages (to check the start-up line).
 struct CapturingLogHandler: LogHandler {
     final class Store: Sendable {
-        let messages = Mutex<[String]>([])
+        let messages = Locked<[String]>([])
     }
 
     let store: Store

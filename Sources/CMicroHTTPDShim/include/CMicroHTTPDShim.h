@@ -49,3 +49,10 @@ uint16_t unicache_mhd_bound_port(struct MHD_Daemon *daemon);
 
 /** Writes the client's IP literal into buffer (NUL-terminated); returns 0 on success, -1 if unknown. */
 int unicache_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t capacity);
+
+/**
+ * ThreadSanitizer cannot see inside Synchronization.Mutex on Linux (its lock is not instrumented), so
+ * MicroHTTPServer announces each lock acquire/release on the lock's address. No-ops without TSan.
+ */
+void unicache_tsan_acquire(void *address);
+void unicache_tsan_release(void *address);

@@ -8,8 +8,8 @@ extension Router {
         }
         var allowed: [HTTPMethod] = []
         for route in routesBySegmentCount[segments.count] where route.pattern.matches(segments) {
-            if let handlers = route.handlers[request.method]
-                ?? (request.method == .head ? route.handlers[.get] : nil) {
+            if let handlers = route.handlers(for: request.method)
+                ?? (request.method == .head ? route.handlers(for: .get) : nil) {
                 var request = request
                 request.pathParameters = route.pattern.parameters(segments)
                 return dispatch(request, to: handlers, route: route.pattern.template, since: start)

@@ -9,9 +9,13 @@ public struct Router: HTTPResponder {
 
     struct Route: Sendable {
         let pattern: RoutePattern
-        var handlers: [HTTPMethod: Handlers]
-        /// Registration order, for `Allow`.
+        /// Registration order (also the order of `Allow`); a handful per route, so a scan beats hashing.
         var methods: [HTTPMethod]
+        var handlers: [Handlers]
+
+        func handlers(for method: HTTPMethod) -> Handlers? {
+            methods.firstIndex(of: method).map { handlers[$0] }
+        }
     }
 
     /// Routes grouped by segment count, most specific first within a group.
@@ -36,12 +40,15 @@ public struct Router: HTTPResponder {
         while routesBySegmentCount.count <= count { routesBySegmentCount.append([]) }
         let handlers = Handlers(async: handler, immediate: immediate)
         if let index = routesBySegmentCount[count].firstIndex(where: { $0.pattern.components == parsed.components }) {
-            if routesBySegmentCount[count][index].handlers.updateValue(handlers, forKey: method) == nil {
+            if let existing = routesBySegmentCount[count][index].methods.firstIndex(of: method) {
+                routesBySegmentCount[count][index].handlers[existing] = handlers
+            } else {
                 routesBySegmentCount[count][index].methods.append(method)
+                routesBySegmentCount[count][index].handlers.append(handlers)
             }
             return
         }
-        let route = Route(pattern: parsed, handlers: [method: handlers], methods: [method])
+        let route = Route(pattern: parsed, methods: [method], handlers: [handlers])
         let position = routesBySegmentCount[count].firstIndex { parsed.isMoreSpecific(than: $0.pattern) }
         routesBySegmentCount[count].insert(route, at: position ?? routesBySegmentCount[count].endIndex)
     }

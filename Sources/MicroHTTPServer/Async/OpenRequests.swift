@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Counts requests MHD has started and not yet completed, so shutdown can wait until all answers are sent.
 final class OpenRequests: Sendable {
@@ -8,7 +7,7 @@ final class OpenRequests: Sendable {
         var waiterCancelled = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     var count: Int { state.withLock { $0.count } }
 

@@ -13,34 +13,30 @@ extension ServerCore {
     /// Answers queued jobs that never ran (stream finished with jobs buffered, or run() cancelled).
     func failLeftoverJobs() async {
         for await job in jobs {
-            job.context.complete(ServerProblems.shuttingDown.response)
-            releasePendingSlot()
+            job.context.complete(ServerProblems.shuttingDown)
+            pending.release(job.context)
         }
     }
 
-    /// Runs one job against its deadline; the connection is resumed exactly once, at the deadline at the latest.
+    /// Runs one job. If the deadline watcher answered 504 first, the late response is dropped.
     func execute(_ job: Job) async {
-        defer { releasePendingSlot() }
-        let timeout = configuration.requestTimeout
-        await withTaskGroup(of: Response?.self) { group in
-            group.addTask { await job.work() }
-            group.addTask {
-                do {
-                    try await Task.sleep(for: timeout)
-                } catch {
-                    return nil
-                }
-                return ServerProblems.timedOut.response
+        job.context.complete(await job.work())
+        pending.release(job.context)
+    }
+
+    /// Answers every request still unanswered at its deadline with 504, until cancelled.
+    /// The handler is not cancelled (its result is discarded); shutdown cancels all handlers.
+    func watchDeadlines() async {
+        let tick = min(Duration.milliseconds(100), configuration.requestTimeout / 4)
+        while !Task.isCancelled {
+            do {
+                try await Task.sleep(for: tick)
+            } catch {
+                return
             }
-            while let result = await group.next() {
-                if let response = result {
-                    job.context.complete(response)
-                    group.cancelAll()
-                    break
-                }
+            for context in pending.overdue(at: .now) where context.complete(ServerProblems.timedOut) {
+                logger.debug("request timed out", metadata: ["target": "\(context.target)"])
             }
         }
-        // Both children ended without an answer (cancelled by shutdown).
-        job.context.complete(ServerProblems.shuttingDown.response)
     }
 }

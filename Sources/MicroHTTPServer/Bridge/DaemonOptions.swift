@@ -17,7 +17,9 @@ final class DaemonOptions: @unchecked Sendable {
             per_ip_connection_limit: UInt32(clamping: configuration.maxConnectionsPerIP),
             connection_timeout_seconds: UInt32(clamping: max(1, idleSeconds)),
             connection_memory_limit: max(4096, configuration.connectionMemoryLimit),
-            strict_for_client: 1,
+            // MHD's own strict mode answers a missing Host with an HTML page; RequestFraming checks it
+            // and answers problem+json instead. Malformed header lines are still rejected by MHD.
+            strict_for_client: 0,
             completed: { cls, _, conCls, _ in MHDCallbacks.requestCompleted(cls, conCls) },
             completed_cls: cls,
             uri_log: { cls, uri, connection in MHDCallbacks.requestStarted(cls, uri, connection) },

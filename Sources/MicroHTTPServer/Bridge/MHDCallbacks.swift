@@ -1,4 +1,7 @@
 import CMicroHTTPD
+#if canImport(Glibc)
+import Glibc
+#endif
 import HTTPRouting
 
 /// The C callbacks MHD calls on its polling thread. Nonisolated on purpose (a closure in main.swift
@@ -25,6 +28,7 @@ enum MHDCallbacks {
     static func access(
         _ cls: UnsafeMutableRawPointer?,
         _ method: UnsafePointer<CChar>?,
+        _ version: UnsafePointer<CChar>?,
         _ uploadData: UnsafePointer<CChar>?,
         _ uploadDataSize: UnsafeMutablePointer<Int>?,
         _ conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
@@ -34,7 +38,7 @@ enum MHDCallbacks {
         let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
         switch context.phase {
         case .headers:
-            return headersArrived(context, core: core)
+            return headersArrived(context, version: version, core: core)
         case .body:
             let size = uploadDataSize.pointee
             if size > 0 {
@@ -59,10 +63,17 @@ enum MHDCallbacks {
     }
 
     /// First call: reject bad framing and oversized bodies before reading the body (queueing here closes).
-    private static func headersArrived(_ context: RequestContext, core: ServerCore) -> MHD_Result {
+    private static func headersArrived(
+        _ context: RequestContext, version: UnsafePointer<CChar>?, core: ServerCore
+    ) -> MHD_Result {
         context.headers = MHDConnection.headers(of: context.connection)
         context.phase = .body
-        if let problem = RequestFraming.problem(for: context.headers, maxBodyBytes: core.configuration.maxBodyBytes) {
+        let isHTTP11 = version.map { strcmp($0, "HTTP/1.1") == 0 } ?? false
+        if let problem = RequestFraming.problem(
+            for: context.headers, isHTTP11: isHTTP11, maxBodyBytes: core.configuration.maxBodyBytes) {
+            core.logger.debug("rejected before the body", metadata: [
+                "status": "\(problem.status)", "detail": "\(problem.detail)", "target": "\(context.target)",
+            ])
             return answer(context, with: problem.response, core: core)
         }
         return .YES
@@ -90,10 +101,10 @@ enum MHDCallbacks {
         case .immediate(let response):
             return answer(context, with: response, core: core)
         case .deferred(let work):
-            guard core.reservePendingSlot() else {
-                return answer(context, with: ServerProblems.queueFull.response, core: core)
+            guard core.enqueue(context, work: work) else {
+                core.logger.debug("async queue full", metadata: ["target": "\(context.target)"])
+                return answer(context, with: ServerProblems.queueFull, core: core)
             }
-            core.enqueue(context, work: work)
             return .YES
         }
     }

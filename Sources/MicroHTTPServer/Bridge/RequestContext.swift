@@ -1,12 +1,11 @@
 import CMicroHTTPD
 import HTTPRouting
-import Synchronization
 
 /// The state of one request, passed to MHD through `con_cls` (retained from the URI log callback until
 /// MHD_OPTION_NOTIFY_COMPLETED releases it).
 ///
-/// `@unchecked Sendable`: the `var`s are touched only on the single MHD polling thread; the only state
-/// shared with Swift tasks is `outcome`, guarded by a Mutex, and `connection`, immutable.
+/// `@unchecked Sendable`: the `var`s are touched only on the single MHD polling thread (`deadline` is set
+/// there before the context is published under PendingJobs' lock); `outcome` is guarded by a lock.
 final class RequestContext: @unchecked Sendable {
     enum Phase {
         /// First access-handler call (headers only) not seen yet.
@@ -32,7 +31,9 @@ final class RequestContext: @unchecked Sendable {
     var headers = HTTPHeaders()
     var body: [UInt8] = []
     var bodyTooLarge = false
-    private let outcome = Mutex(Outcome.waiting)
+    /// When async handling must have answered; set before the job is queued, then only read.
+    var deadline: ContinuousClock.Instant?
+    private let outcome = Locked(Outcome.waiting)
 
     init(target: String, connection: OpaquePointer) {
         self.target = target
@@ -49,6 +50,14 @@ final class RequestContext: @unchecked Sendable {
         }
         if won { MHD_resume_connection(connection) }
         return won
+    }
+
+    /// No response stored yet.
+    var isWaiting: Bool {
+        outcome.withLock { outcome in
+            if case .waiting = outcome { return true }
+            return false
+        }
     }
 
     /// On the MHD thread after resume: the stored response, once.

@@ -1,12 +1,16 @@
 import HTTPRouting
 
-/// Request framing checks libmicrohttpd 0.9.75 does not make (contract §2).
+/// Request framing checks libmicrohttpd 0.9.75 does not make (contract §2), or makes with an HTML answer.
 enum RequestFraming {
-    /// 400 (close) for differing duplicate `Content-Length` or `Content-Length` with `Transfer-Encoding`;
-    /// 413 (close) for a declared body over the limit; nil when the request may proceed.
-    static func problem(for headers: HTTPHeaders, maxBodyBytes: Int) -> Problem? {
+    /// 400 (close) for an HTTP/1.1 request without `Host`, differing duplicate `Content-Length` or
+    /// `Content-Length` with `Transfer-Encoding`; 413 (close) for a declared body over the limit;
+    /// nil when the request may proceed.
+    static func problem(for headers: HTTPHeaders, isHTTP11: Bool, maxBodyBytes: Int) -> Problem? {
+        if isHTTP11, headers["Host"] == nil {
+            return .badFraming(detail: "An HTTP/1.1 request must carry a Host header.")
+        }
+        guard let first = headers["Content-Length"] else { return nil }
         let lengths = headers.values(for: "Content-Length")
-        guard let first = lengths.first else { return nil }
         let declared = first.trimmingSpaces
         if lengths.contains(where: { $0.trimmingSpaces != declared }) {
             return .badFraming(detail: "The request has conflicting Content-Length headers.")

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# HTTP benchmark: raw libmicrohttpd (C) vs MicroHTTPServer's sync and async routes.
+# Builds release, pins each server to CPU 0 and wrk to CPU 1, runs `wrk -t1 -c64 -d10s --latency`
+# RUNS times per target and prints the median req/s, p99 latency and server CPU time per request
+# (utime+stime from /proc/PID/stat), with ratios to the baseline.
+#
+# Add a target with one line in TARGETS: "name|server command ({port} is replaced)|path".
+# Targets with the same command share one server process. Every target gets a warm-up request first.
+# Env: RUNS (3), DURATION (10s), CONNECTIONS (64), SERVER_CPU (0), WRK_CPU (1), BASE_PORT (18080).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+RUNS=${RUNS:-3}
+DURATION=${DURATION:-10s}
+CONNECTIONS=${CONNECTIONS:-64}
+SERVER_CPU=${SERVER_CPU:-0}
+WRK_CPU=${WRK_CPU:-1}
+BASE_PORT=${BASE_PORT:-18080}
+
+BASELINE_BIN=$ROOT/Benchmarks/mhd-baseline/mhd-baseline
+BENCH_BIN=$ROOT/.build/release/HTTPBenchServer
+
+TARGETS=(
+  "baseline|$BASELINE_BIN {port}|/"
+  "swift-sync|$BENCH_BIN --port {port}|/sync"
+  "swift-async|$BENCH_BIN --port {port}|/async"
+  # "unicache-warm|$ROOT/.build/release/unicache --port {port} --log-level warning|/v1/users/alice/subscription"
+)
+
+for tool in wrk taskset curl cc pkg-config; do
+  command -v "$tool" >/dev/null || { echo "bench-http: missing $tool" >&2; exit 1; }
+done
+
+echo "== build"
+cc -O2 -Wall -Wextra -o "$BASELINE_BIN" Benchmarks/mhd-baseline/mhd-baseline.c $(pkg-config --cflags --libs libmicrohttpd)
+swift build -c release --product HTTPBenchServer 2>&1 | tail -1
+
+CLK_TCK=$(getconf CLK_TCK)
+declare -A SERVER_PID=() SERVER_PORT=()
+cleanup() {
+  for pid in "${SERVER_PID[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${SERVER_PID[@]}"; do wait "$pid" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+
+# Starts (once per command) the server of a target; sets PID and PORT.
+start_server() {
+  local command=$1
+  if [[ -n ${SERVER_PID[$command]:-} ]]; then
+    PID=${SERVER_PID[$command]}; PORT=${SERVER_PORT[$command]}; return
+  fi
+  PORT=$((BASE_PORT + ${#SERVER_PID[@]}))
+  # shellcheck disable=SC2086
+  taskset -c "$SERVER_CPU" ${command//\{port\}/$PORT} >/dev/null 2>&1 &
+  PID=$!
+  SERVER_PID[$command]=$PID
+  SERVER_PORT[$command]=$PORT
+}
+
+wait_ready() {
+  local url=$1
+  for _ in $(seq 1 100); do
+    curl -fsS -o /dev/null "$url" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "bench-http: $url did not answer" >&2
+  exit 1
+}
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# wrk latency like 612.00us / 1.23ms / 1.01s -> microseconds
+to_us() {
+  awk -v v="$1" 'BEGIN {
+    n = v + 0
+    if (v ~ /us$/) print n; else if (v ~ /ms$/) print n * 1000; else if (v ~ /s$/) print n * 1000000; else print n }'
+}
+
+median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
+
+echo "== load before: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs); wrk -t1 -c$CONNECTIONS -d$DURATION x$RUNS"
+declare -A RPS=() P99=() CPU=()
+for target in "${TARGETS[@]}"; do
+  IFS='|' read -r name command path <<<"$target"
+  start_server "$command"
+  url="http://127.0.0.1:$PORT$path"
+  wait_ready "$url"
+  rps_runs=() p99_runs=() cpu_runs=()
+  for run in $(seq 1 "$RUNS"); do
+    before=$(cpu_ticks "$PID")
+    output=$(taskset -c "$WRK_CPU" wrk -t1 -c"$CONNECTIONS" -d"$DURATION" --latency "$url")
+    after=$(cpu_ticks "$PID")
+    requests=$(awk '/requests in/ {print $1}' <<<"$output")
+    rps=$(awk '/Requests\/sec/ {print $2}' <<<"$output")
+    p99=$(to_us "$(awk '$1 == "99%" {print $2}' <<<"$output")")
+    errors=$(awk '/Non-2xx|Socket errors/' <<<"$output")
+    cpu=$(awk -v t=$((after - before)) -v hz="$CLK_TCK" -v n="$requests" 'BEGIN {printf "%.2f", t / hz / n * 1e6}')
+    printf '   %-14s run %d: %10.0f req/s  p99 %8.0f us  cpu %6s us/req %s\n' "$name" "$run" "$rps" "$p99" "$cpu" "$errors"
+    rps_runs+=("$rps") p99_runs+=("$p99") cpu_runs+=("$cpu")
+  done
+  RPS[$name]=$(printf '%s\n' "${rps_runs[@]}" | median)
+  P99[$name]=$(printf '%s\n' "${p99_runs[@]}" | median)
+  CPU[$name]=$(printf '%s\n' "${cpu_runs[@]}" | median)
+done
+echo "== load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+echo
+printf '%-14s %12s %10s %12s %10s %10s\n' target "req/s(med)" "p99(us)" "cpu us/req" "rps/base" "cpu/base"
+for target in "${TARGETS[@]}"; do
+  IFS='|' read -r name _ _ <<<"$target"
+  printf '%-14s %12.0f %10.0f %12.2f %10.2f %10.2f\n' "$name" "${RPS[$name]}" "${P99[$name]}" "${CPU[$name]}" \
+    "$(awk -v a="${RPS[$name]}" -v b="${RPS[baseline]}" 'BEGIN {print a / b}')" \
+    "$(awk -v a="${CPU[$name]}" -v b="${CPU[baseline]}" 'BEGIN {print a / b}')"
+done
+echo "targets: sync >= 0.85 rps/base and <= 1.25 cpu/base; async <= 2.5 cpu/base"
