@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import UnicacheApp
 
 /// The built `unicache` next to the test bundle (SwiftPM builds it for `swift test`); these tests skip without it.
 enum BuiltExecutable {
@@ -41,7 +42,7 @@ enum BuiltExecutable {
     }
 }
 
-@Suite(.enabled(if: BuiltExecutable.url != nil, "the unicache executable is not built"))
+@Suite(.serialized, .enabled(if: BuiltExecutable.url != nil, "the unicache executable is not built"))
 struct ExecutableTests {
     @Test(arguments: [
         (["--memory-limit", "12XB"], "error: --memory-limit: \"12XB\" is not a byte size"),
@@ -77,18 +78,41 @@ struct ExecutableTests {
         #expect(result.standardOutput.contains("UNICACHE_MEMORY_LIMIT"))
     }
 
+    /// Starts the service (no subcommand, or `serve`), waits for its start-up line, checks /healthz, stops it with
+    /// SIGTERM: exit 0, every log line JSON, the token never logged.
     @Test(arguments: [[], ["--port", "0"], ["serve", "--port", "0"]])
-    func noSubcommandServes(_ arguments: [String]) throws {
-        let result = try BuiltExecutable.run(
-            arguments + ["--log-format", "json", "--admin-token", "never-logged"], environment: ["UNICACHE_DISK_LIMIT": "0"])
-        #expect(result.status == 0)
-        let lines = result.standardError.split(separator: "\n")
-        #expect(!lines.isEmpty)
-        for line in lines {
+    func noSubcommandServesUntilSIGTERM(_ arguments: [String]) throws {
+        guard let executable = BuiltExecutable.url else { throw BuiltExecutable.NotBuilt() }
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments + ["--log-format", "json", "--admin-token", "never-logged"]
+        process.environment = ["PATH": "/usr/bin:/bin", "UNICACHE_DISK_LIMIT": "0", "UNICACHE_PORT": "0"]
+        let error = Pipe()
+        process.standardError = error
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let reader = error.fileHandleForReading
+        var log = ""
+        var port: Int?
+        while port == nil {
+            let chunk = reader.availableData
+            if chunk.isEmpty { break }
+            log += String(decoding: chunk, as: UTF8.self)
+            if let range = log.range(of: #"listening on http://127\.0\.0\.1:[0-9]+"#, options: .regularExpression) {
+                port = Int(log[range].split(separator: ":").last ?? "")
+            }
+        }
+        let listening = try #require(port, "no start-up line in: \(log)")
+        #expect(try HealthcheckClient(host: "127.0.0.1", port: listening, timeout: .seconds(5)).status() == 200)
+        kill(process.processIdentifier, SIGTERM)
+        log += String(decoding: reader.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        for line in log.split(separator: "\n") {
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
             #expect(object?["level"] != nil)
         }
-        #expect(!result.standardError.contains("never-logged"))
+        #expect(!log.contains("never-logged"))
     }
 
     @Test func healthcheckExitsZeroOn200AndOneOn503() throws {
