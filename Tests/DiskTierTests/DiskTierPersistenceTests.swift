@@ -24,6 +24,16 @@ import UnifiedCache
         }
     }
 
+    @Test func syncedWritesStoreAndReloadTheSame() async throws {
+        try await withTemporaryDirectory { dir in
+            let configuration = DiskTierConfiguration(directory: dir, limitBytes: 1 << 20, syncWrites: true)
+            let tier = try await DiskTier.open(configuration, clock: ManualWallClock(epoch), logger: testLogger)
+            #expect(await tier.store(makeEntry("synced")))
+            let restarted = try await DiskTier.open(configuration, clock: ManualWallClock(epoch), logger: testLogger)
+            #expect(await restarted.load("synced") == makeEntry("synced"))
+        }
+    }
+
     @Test func aKeyNotYetIndexedLoadsWhileTheRebuildRuns() async throws {
         try await withTemporaryDirectory { dir in
             let first = try await openTier(dir)
