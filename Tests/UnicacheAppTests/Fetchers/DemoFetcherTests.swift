@@ -98,6 +98,10 @@ import UnifiedCache
         #expect(!value.body.isEmpty)
     }
 
+    @Test func samplesCoverEveryAdvertisedNamespace() {
+        #expect(Set(Self.samples.map(\.namespace)) == DemoFetcher.namespaces)
+    }
+
     @Test func unknownNamespaceIsNotFound() async {
         await #expect(throws: FetchError.notFound) {
             try await Self.fetcher().fetch(Self.request("nope"))

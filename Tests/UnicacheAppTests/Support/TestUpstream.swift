@@ -1,12 +1,15 @@
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Synchronization
 
 /// A fake upstream for tests: an HTTP/1.1 server on 127.0.0.1 (port 0) that records every
 /// request target, counts requests per path and answers each path as the test told it
 /// (JSON, 404, 429, 500, no-store, held back by a `Gate`, delayed, or never).
 /// A path nobody configured answers 200 `{"path":"…","request":N}` (N counts that path's requests).
+/// The lock is NIO's pthread-based `NIOLockedValueBox`, not `Synchronization.Mutex`: on Linux, Mutex's
+/// futex is invisible to ThreadSanitizer, which then reports false races (checked with a two-thread counter),
+/// and this support code must stay clean under `--sanitize=thread`.
 final class TestUpstream: Sendable {
     private typealias Connection = NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>
 
@@ -18,7 +21,7 @@ final class TestUpstream: Sendable {
         var server: Task<Void, Never>?
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     init() {}
 
@@ -34,13 +37,13 @@ final class TestUpstream: Sendable {
             }
         let port = server.channel.localAddress?.port ?? 0
         let task = Task { await self.serve(server) }
-        state.withLock { $0.server = task }
+        state.withLockedValue { $0.server = task }
         return port
     }
 
     /// Stops accepting, drops open connections (hanging and gated ones included) and waits for the end.
     func shutdown() async {
-        let task = state.withLock { state in
+        let task = state.withLockedValue { state in
             defer { state.server = nil }
             return state.server
         }
@@ -54,7 +57,7 @@ final class TestUpstream: Sendable {
     // MARK: telling it what to answer
 
     func set(_ path: String, _ behavior: Behavior) {
-        state.withLock { $0.behaviors[path] = behavior }
+        state.withLockedValue { $0.behaviors[path] = behavior }
     }
 
     func reply(_ path: String, _ reply: Reply) {
@@ -65,16 +68,16 @@ final class TestUpstream: Sendable {
 
     /// Requests received for `path` (the target without its query).
     func requestCount(_ path: String) -> Int {
-        state.withLock { $0.counts[path, default: 0] }
+        state.withLockedValue { $0.counts[path, default: 0] }
     }
 
     /// Every request target (path and query, as received), in arrival order.
-    var requestTargets: [String] { state.withLock { $0.targets } }
+    var requestTargets: [String] { state.withLockedValue { $0.targets } }
 
     /// Returns once `path` has received at least `count` requests.
     func waitForRequests(_ path: String, count: Int) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let reached = state.withLock { state in
+            let reached = state.withLockedValue { state in
                 if state.counts[path, default: 0] >= count { return true }
                 state.countWaiters.append((path, count, continuation))
                 return false
@@ -122,7 +125,7 @@ final class TestUpstream: Sendable {
     /// Records the request, then produces (or withholds) its answer.
     private func answer(_ target: String) async throws -> Reply {
         let path = String(target.prefix { $0 != "?" })
-        let (behavior, count, ready) = state.withLock { state in
+        let (behavior, count, ready) = state.withLockedValue { state in
             state.targets.append(target)
             state.counts[path, default: 0] += 1
             let count = state.counts[path, default: 0]
