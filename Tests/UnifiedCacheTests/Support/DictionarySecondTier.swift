@@ -33,7 +33,8 @@ final class DictionarySecondTier: SecondTier {
 
     func list(prefix: String, limit: Int) async -> [CacheEntryMetadata] {
         entries.withLockedValue { dict in
-            Array(dict.values.filter { $0.key.hasPrefix(prefix) }.map(\.metadata).sorted { $0.key < $1.key }.prefix(limit))
+            let matching = dict.values.filter { $0.key.hasPrefix(prefix) }.map(\.metadata)
+            return Array(matching.sorted { $0.key < $1.key }.prefix(limit))
         }
     }
 
