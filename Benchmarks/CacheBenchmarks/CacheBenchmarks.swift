@@ -17,7 +17,8 @@ private struct InstantFetcher: Fetcher {
 private func makeCache(entries: Int = 100_000) -> UnifiedCacheManager {
     UnifiedCacheManager(
         configuration: MemoryTierConfiguration(maxBytes: 256 << 20, maxEntries: entries), secondTier: nil,
-        clock: SystemWallClock(), logger: Logger(label: "bench"))
+        clock: SystemWallClock(),
+        logger: Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() }))
 }
 
 private func request(_ key: String) -> FetchRequest {
@@ -40,7 +41,8 @@ let benchmarks: @Sendable () -> Void = {
     } setup: {
         let cache = makeCache()
         for index in 0..<100 {
-            _ = try? await cache.get(request("hot:\(index)"), policy: policy, fetcher: InstantFetcher(body: body, yields: 0))
+            let fetcher = InstantFetcher(body: body, yields: 0)
+            _ = try? await cache.get(request("hot:\(index)"), policy: policy, fetcher: fetcher)
         }
         return cache
     }
@@ -57,7 +59,8 @@ let benchmarks: @Sendable () -> Void = {
     } setup: {
         let cache = makeCache()
         for index in 0..<100 {
-            _ = try? await cache.get(request("hot:\(index)"), policy: policy, fetcher: InstantFetcher(body: body, yields: 0))
+            let fetcher = InstantFetcher(body: body, yields: 0)
+            _ = try? await cache.get(request("hot:\(index)"), policy: policy, fetcher: fetcher)
         }
         return cache
     }

@@ -65,8 +65,10 @@ import Testing
         let cache = makeManager(secondTier: disk)
         let fetcher = ScriptedFetcher(body: "v")
         // Also in memory: one key in both tiers, one only in memory.
-        _ = try await cache.get(request("subscription:alice", namespace: "subscription"), policy: .ttl(60), fetcher: fetcher)
-        _ = try await cache.get(request("progress:streak:alice", namespace: "progress.streak"), policy: .ttl(60), fetcher: fetcher)
+        let subscription = request("subscription:alice", namespace: "subscription")
+        let streak = request("progress:streak:alice", namespace: "progress.streak")
+        _ = try await cache.get(subscription, policy: .ttl(60), fetcher: fetcher)
+        _ = try await cache.get(streak, policy: .ttl(60), fetcher: fetcher)
         await cache.flush()
         let removed = await cache.invalidate(
             namespaces: ["subscription", "progress.today", "progress.streak", "progress.any"], user: "alice")

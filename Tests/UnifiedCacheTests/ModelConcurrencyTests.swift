@@ -51,7 +51,7 @@ private struct YieldingFetcher: Fetcher {
         for history in 0..<Self.histories {
             let cache = UnifiedCacheManager(
                 configuration: Self.configuration, secondTier: nil,
-                clock: ManualWallClock(Date(timeIntervalSince1970: 1_000_000)), logger: Logger(label: "model"))
+                clock: ManualWallClock(Date(timeIntervalSince1970: 1_000_000)), logger: quietLogger())
             var model = SequentialCacheModel(configuration: Self.configuration)
             // A sequential prefix builds an interesting starting state.
             for _ in 0..<Int.random(in: 0...4, using: &rng) {

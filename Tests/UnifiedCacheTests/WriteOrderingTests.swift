@@ -39,7 +39,9 @@ private final class SlowStoreTier: SecondTier {
     func removeAll(where predicate: @Sendable (CacheEntryMetadata) -> Bool) async -> [String] {
         await inner.removeAll(where: predicate)
     }
-    func list(prefix: String, limit: Int) async -> [CacheEntryMetadata] { await inner.list(prefix: prefix, limit: limit) }
+    func list(prefix: String, limit: Int) async -> [CacheEntryMetadata] {
+        await inner.list(prefix: prefix, limit: limit)
+    }
     func statistics() -> SecondTierStatistics { inner.statistics() }
     func health() -> String? { nil }
 }

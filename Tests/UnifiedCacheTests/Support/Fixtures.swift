@@ -25,7 +25,7 @@ func makeManager(
 ) -> UnifiedCacheManager {
     UnifiedCacheManager(
         configuration: MemoryTierConfiguration(maxBytes: maxBytes, maxEntries: maxEntries),
-        secondTier: secondTier, clock: clock, logger: Logger(label: "test"))
+        secondTier: secondTier, clock: clock, logger: quietLogger())
 }
 
 func entry(
@@ -36,4 +36,9 @@ func entry(
         key: key, namespace: namespace, user: user, body: bytes(body), contentType: "application/json",
         etag: ETag.make(for: bytes(body)), storedAt: storedAt, expiresAt: storedAt.addingTimeInterval(ttl),
         staleUntil: storedAt.addingTimeInterval(ttl + stale))
+}
+
+/// A logger that drops everything, so test output stays readable.
+func quietLogger() -> Logger {
+    Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
 }

@@ -1,0 +1,26 @@
+/// Which keys an invalidation covers; applied alike to in-flight loads, memory and disk.
+struct KeyScope: Sendable {
+    enum Kind: Sendable {
+        case key(String)
+        case prefix(String)
+        case namespaces(Set<String>, user: String?)
+        case user(String)
+        case all
+    }
+
+    let kind: Kind
+
+    func matches(key: String, namespace: String, user: String?) -> Bool {
+        switch kind {
+        case .key(let wanted): key == wanted
+        case .prefix(let prefix): key.hasPrefix(prefix)
+        case .namespaces(let namespaces, let wantedUser): namespaces.contains(namespace) && user == wantedUser
+        case .user(let wanted): user == wanted
+        case .all: true
+        }
+    }
+
+    func matches(_ metadata: CacheEntryMetadata) -> Bool {
+        matches(key: metadata.key, namespace: metadata.namespace, user: metadata.user)
+    }
+}

@@ -1,0 +1,11 @@
+/// What a shared load produced; each waiter turns it into its own `CacheResult` and statistic.
+enum LoadOutcome: Sendable {
+    /// Found fresh in a tier (a value or a remembered "not found").
+    case cached(CacheEntry, CacheTier)
+    /// Fetched now; `stored` is false for no-store values and superseded loads.
+    case fetched(CacheEntry, stored: Bool)
+    /// The fetch failed and a stored copy within its window was served.
+    case stale(CacheEntry, CacheTier)
+    /// No value: upstream 404, 429 or failure with nothing servable.
+    case failed(CacheError)
+}

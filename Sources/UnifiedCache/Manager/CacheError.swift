@@ -1,0 +1,11 @@
+/// Why a `get` produced no value.
+public enum CacheError: Error, Sendable, Equatable {
+    /// The upstream said not found, now or within the negative TTL (a remembered 404).
+    case notFound
+    /// The upstream said 429 and no stored copy was servable.
+    case rateLimited(retryAfter: Int?)
+    /// The upstream failed and no stored copy was servable.
+    case upstreamFailed(FetchError)
+    /// `only-if-cached` with nothing servable stored.
+    case notCached
+}

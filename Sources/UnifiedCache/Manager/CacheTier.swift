@@ -1,0 +1,5 @@
+/// The tier a value was served from.
+public enum CacheTier: String, Sendable, Equatable {
+    case memory
+    case disk
+}

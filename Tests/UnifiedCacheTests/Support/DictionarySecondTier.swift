@@ -1,0 +1,48 @@
+import NIOConcurrencyHelpers
+import UnifiedCache
+
+/// A second tier in a dictionary, for manager tests.
+final class DictionarySecondTier: SecondTier {
+    private let entries = NIOLockedValueBox([String: CacheEntry]())
+    private let storeCalls = NIOLockedValueBox(0)
+
+    init(_ initial: [CacheEntry] = []) {
+        entries.withLockedValue { dict in for entry in initial { dict[entry.key] = entry } }
+    }
+
+    var stored: [String: CacheEntry] { entries.withLockedValue { $0 } }
+    var stores: Int { storeCalls.withLockedValue { $0 } }
+
+    func load(_ key: String) async -> CacheEntry? { entries.withLockedValue { $0[key] } }
+
+    func store(_ entry: CacheEntry) async -> Bool {
+        storeCalls.withLockedValue { $0 += 1 }
+        entries.withLockedValue { $0[entry.key] = entry }
+        return true
+    }
+
+    func remove(_ key: String) async -> Bool { entries.withLockedValue { $0.removeValue(forKey: key) != nil } }
+
+    func removeAll(where predicate: @Sendable (CacheEntryMetadata) -> Bool) async -> [String] {
+        entries.withLockedValue { dict in
+            let keys = dict.values.filter { predicate($0.metadata) }.map(\.key)
+            for key in keys { dict[key] = nil }
+            return keys
+        }
+    }
+
+    func list(prefix: String, limit: Int) async -> [CacheEntryMetadata] {
+        entries.withLockedValue { dict in
+            let matching = dict.values.filter { $0.key.hasPrefix(prefix) }.map(\.metadata)
+            return Array(matching.sorted { $0.key < $1.key }.prefix(limit))
+        }
+    }
+
+    func statistics() -> SecondTierStatistics {
+        entries.withLockedValue { dict in
+            SecondTierStatistics(entries: dict.count, bytes: dict.values.reduce(0) { $0 + $1.body.count }, evictions: 2)
+        }
+    }
+
+    func health() -> String? { nil }
+}
