@@ -42,6 +42,14 @@ fi
 hadolint "$DOCKERFILE"
 echo "hadolint: no findings"
 
+# compose.yaml and the Prometheus configuration it mounts.
+python3 -c 'import sys, yaml; c = yaml.safe_load(open("compose.yaml")); sys.exit(0 if {"unicache", "prometheus"} <= set(c["services"]) else 1)' \
+  || fail "compose.yaml does not define the unicache and prometheus services"
+if command -v promtool >/dev/null 2>&1; then
+  promtool check config deploy/prometheus.yml >/dev/null || fail "deploy/prometheus.yml is not a valid Prometheus configuration"
+  echo "deploy/prometheus.yml: valid"
+fi
+
 # ---------------------------------------------------------------------------------------------- 2. binary
 if [[ -n "${UNICACHE_BIN:-}" ]]; then
   step "binary from UNICACHE_BIN=${UNICACHE_BIN}"
