@@ -42,6 +42,24 @@ fi
 hadolint "$DOCKERFILE"
 echo "hadolint: no findings"
 
+# The image's promises (see docs/operations.md), so that an edit cannot drop one silently.
+while IFS= read -r rule; do
+  grep -Eq "$rule" "$DOCKERFILE" || fail "the Dockerfile lacks a line matching: $rule"
+done <<'RULES'
+^FROM swift:[0-9]+\.[0-9]+(\.[0-9]+)?-bookworm AS build
+swift build -c release --static-swift-stdlib --product unicache
+^FROM debian:bookworm(-[0-9]+)?-slim
+^USER 10001(:10001)?$
+^VOLUME \["/data"\]$
+^EXPOSE 8080$
+UNICACHE_HOST=0\.0\.0\.0
+UNICACHE_DATA_DIR=/data
+^STOPSIGNAL SIGTERM$
+^HEALTHCHECK .*CMD \["unicache", "healthcheck"\]$
+^ENTRYPOINT \["unicache"\]$
+RULES
+echo "Dockerfile: build stage, non-root user, /data volume, port, env, healthcheck, stop signal, entrypoint"
+
 # compose.yaml and the Prometheus configuration it mounts.
 python3 -c 'import sys, yaml; c = yaml.safe_load(open("compose.yaml")); sys.exit(0 if {"unicache", "prometheus"} <= set(c["services"]) else 1)' \
   || fail "compose.yaml does not define the unicache and prometheus services"
