@@ -18,8 +18,11 @@ RUN swift package resolve
 COPY Sources ./Sources
 COPY Tests ./Tests
 # The Swift runtime and Foundation are linked statically; libmicrohttpd (LGPL) stays a shared library.
+# SwiftPM resource bundles (*.resources), if a target ever has some, must sit next to the executable.
 RUN swift build -c release --static-swift-stdlib --product unicache \
- && install -D -m 0755 "$(swift build -c release --show-bin-path)/unicache" /out/unicache
+ && bin="$(swift build -c release --static-swift-stdlib --show-bin-path)" \
+ && install -D -m 0755 "$bin/unicache" /out/unicache \
+ && find "$bin" -maxdepth 1 -name '*.resources' -exec cp -R {} /out/ \;
 
 # ---- runtime ----------------------------------------------------------------------------------------------
 FROM debian:bookworm-slim
@@ -38,7 +41,7 @@ RUN apt-get update \
  && useradd --system --no-log-init --uid 10001 --gid 10001 --home-dir /nonexistent --no-create-home \
       --shell /usr/sbin/nologin unicache \
  && install -d -o 10001 -g 10001 -m 0750 /data
-COPY --from=build /out/unicache /usr/local/bin/unicache
+COPY --from=build /out/ /usr/local/bin/
 ENV UNICACHE_HOST=0.0.0.0 \
     UNICACHE_PORT=8080 \
     UNICACHE_DATA_DIR=/data

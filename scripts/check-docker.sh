@@ -81,6 +81,7 @@ fi
 # A copy in a world-readable folder, so that the non-root user below can run it like /usr/local/bin/unicache.
 mkdir -p "$WORK/bin"
 install -m 0755 "$BIN_SOURCE" "$WORK/bin/unicache"
+find "$(dirname "$BIN_SOURCE")" -maxdepth 1 -name '*.resources' -exec cp -R {} "$WORK/bin/" \;  # as the image does
 BIN="$WORK/bin/unicache"
 
 # ---------------------------------------------------------------------------------------------- 3. libraries
