@@ -11,6 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 HADOLINT_VERSION="2.15.1"
+# Console scripts that pip installs live in the interpreter's scripts folder (pyenv shims may lag behind).
+PATH="$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))'):$PATH"
 # What debian:bookworm-slim itself provides and the runtime stage need not install: libc6 owns libc.so.6,
 # libm.so.6, libpthread, libdl, librt and the dynamic loader (/lib64/ld-linux-x86-64.so.2).
 BASE_PACKAGES=(libc6)

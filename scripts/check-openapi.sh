@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 VALIDATOR_VERSION="0.9.0"
+# Console scripts that pip installs live in the interpreter's scripts folder (pyenv shims may lag behind).
+PATH="$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))'):$PATH"
 SPEC="${1:-openapi.yaml}"
 
 if ! command -v openapi-spec-validator >/dev/null 2>&1; then

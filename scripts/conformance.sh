@@ -13,6 +13,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SCHEMATHESIS_VERSION="4.32.5"
+# Console scripts that pip installs live in the interpreter's scripts folder (pyenv shims may lag behind).
+PATH="$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))'):$PATH"
 EXAMPLES="${CONFORMANCE_EXAMPLES:-25}"
 SEED="${CONFORMANCE_SEED:-20260101}"
 SCHEMATHESIS_TIMEOUT=600   # seconds; the run takes about 2–4 minutes with the defaults
