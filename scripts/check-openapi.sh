@@ -11,7 +11,7 @@ SPEC="${1:-openapi.yaml}"
 
 if ! command -v openapi-spec-validator >/dev/null 2>&1; then
   echo "check-openapi: installing openapi-spec-validator==${VALIDATOR_VERSION}"
-  python3 -m pip install --quiet --disable-pip-version-check "openapi-spec-validator==${VALIDATOR_VERSION}"
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "openapi-spec-validator==${VALIDATOR_VERSION}"
 fi
 
 # The validator checks the document against the 3.1 meta-schema and resolves every $ref.

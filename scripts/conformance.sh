@@ -39,7 +39,7 @@ show_log() { echo "--- service log (last 40 lines)" >&2; tail -n 40 "$WORK/servi
 # ---------------------------------------------------------------------------------------------- tools
 step "tools"
 if [[ "$(schemathesis --version 2>/dev/null || true)" != *"$SCHEMATHESIS_VERSION"* ]]; then
-  python3 -m pip install --quiet --disable-pip-version-check "schemathesis==${SCHEMATHESIS_VERSION}"
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "schemathesis==${SCHEMATHESIS_VERSION}"
 fi
 schemathesis --version
 if ! command -v promtool >/dev/null 2>&1; then
