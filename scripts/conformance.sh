@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Conformance of the running service (CI: Debian 12 with Swift, apt and pip, as root):
+#   a) schemathesis against openapi.yaml with every default check (not_a_server_error, status_code_conformance,
+#      content_type_conformance, response_headers_conformance, response_schema_conformance,
+#      negative_data_rejection, positive_data_acceptance, missing_required_header, unsupported_method,
+#      ignored_auth, …), the admin bearer token, a bounded number of examples per operation; any finding fails;
+#      and /openapi.yaml serves this repository's openapi.yaml byte for byte;
+#   b) `promtool check metrics` on /metrics and on /stats as Prometheus scrapes it, plus the contract's metric names;
+#   c) SIGTERM → exit 0, and the token never appears in the log.
+# Usage: scripts/conformance.sh   (UNICACHE_BIN=/path/to/unicache skips the build;
+#        CONFORMANCE_EXAMPLES=N examples per operation, default 25; CONFORMANCE_SEED=N, default 20260101)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SCHEMATHESIS_VERSION="4.32.5"
+# Console scripts that pip installs live in the interpreter's scripts folder (pyenv shims may lag behind).
+PATH="$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))'):$PATH"
+EXAMPLES="${CONFORMANCE_EXAMPLES:-25}"
+SEED="${CONFORMANCE_SEED:-20260101}"
+SCHEMATHESIS_TIMEOUT=600   # seconds; the run takes about 2–4 minutes with the defaults
+STARTUP_TIMEOUT=60
+STOP_TIMEOUT=20
+PROMETHEUS_ACCEPT='application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1'
+
+step() { printf '\n== conformance: %s\n' "$*"; }
+fail() { printf 'conformance: FAIL: %s\n' "$*" >&2; exit 1; }
+
+WORK="$(mktemp -d)"
+SERVICE_PID=""
+cleanup() {
+  if [[ -n "$SERVICE_PID" ]] && kill -0 "$SERVICE_PID" 2>/dev/null; then
+    kill -KILL "$SERVICE_PID" 2>/dev/null || true
+  fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+show_log() { echo "--- service log (last 40 lines)" >&2; tail -n 40 "$WORK/service.log" >&2 || true; }
+
+# ---------------------------------------------------------------------------------------------- tools
+step "tools"
+if [[ "$(schemathesis --version 2>/dev/null || true)" != *"$SCHEMATHESIS_VERSION"* ]]; then
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "schemathesis==${SCHEMATHESIS_VERSION}"
+fi
+schemathesis --version
+if ! command -v promtool >/dev/null 2>&1; then
+  # promtool comes with Debian's prometheus package; keep its service from starting during the install.
+  created_policy=""
+  if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod 0755 /usr/sbin/policy-rc.d && created_policy=1
+  fi
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+  if [[ -n "$created_policy" ]]; then rm -f /usr/sbin/policy-rc.d; fi
+fi
+promtool --version | head -n 1
+
+# ---------------------------------------------------------------------------------------------- binary
+if [[ -n "${UNICACHE_BIN:-}" ]]; then
+  step "binary from UNICACHE_BIN=${UNICACHE_BIN}"
+  BIN="$UNICACHE_BIN"
+else
+  # The same flags as the Dockerfile and check-docker.sh, so the three share one build.
+  step "swift build -c release --static-swift-stdlib --product unicache"
+  swift build -c release --static-swift-stdlib --product unicache
+  BIN="$(swift build -c release --static-swift-stdlib --show-bin-path)/unicache"
+fi
+[[ -x "$BIN" ]] || fail "no executable at $BIN"
+
+# ---------------------------------------------------------------------------------------------- start
+step "start the service"
+TOKEN="$(python3 -c 'import secrets; print(secrets.token_urlsafe(24))')"
+mkdir -p "$WORK/data"
+# The token goes through the environment, not the command line (which `ps` shows).
+env UNICACHE_ADMIN_TOKEN="$TOKEN" "$BIN" --host 127.0.0.1 --port 0 --data-dir "$WORK/data" --demo-latency 0ms \
+  >"$WORK/service.log" 2>&1 &
+SERVICE_PID=$!
+port=""
+for ((i = 0; i < STARTUP_TIMEOUT * 10; i++)); do
+  line="$(grep -m1 -o 'listening on http://[^ "]*' "$WORK/service.log" || true)"
+  if [[ -n "$line" ]]; then port="$(sed -E 's#.*:([0-9]+)/?$#\1#' <<<"$line")"; break; fi
+  kill -0 "$SERVICE_PID" 2>/dev/null || { show_log; fail "the service exited before its start-up line"; }
+  sleep 0.1
+done
+[[ "$port" =~ ^[0-9]+$ ]] || { show_log; fail "no 'listening on http://HOST:PORT' line within ${STARTUP_TIMEOUT}s"; }
+BASE="http://127.0.0.1:${port}"
+echo "service at ${BASE}"
+
+# ---------------------------------------------------------------------------------------------- a) schemathesis
+step "GET /openapi.yaml is this repository's openapi.yaml"
+curl -fsS --max-time 10 "${BASE}/openapi.yaml" -o "$WORK/served-openapi.yaml" || fail "GET /openapi.yaml failed"
+cmp -s openapi.yaml "$WORK/served-openapi.yaml" || fail "the service serves another openapi.yaml than the repository's"
+echo "identical"
+
+step "schemathesis ${SCHEMATHESIS_VERSION}: every default check, ${EXAMPLES} examples per operation, seed ${SEED}"
+st_rc=0
+timeout "$SCHEMATHESIS_TIMEOUT" schemathesis run openapi.yaml \
+  --url "$BASE" \
+  --header "Authorization: Bearer ${TOKEN}" \
+  --max-examples "$EXAMPLES" \
+  --seed "$SEED" \
+  --workers 2 \
+  --request-timeout 15 \
+  --generation-database none \
+  --no-color \
+  || st_rc=$?
+if ((st_rc != 0)); then
+  show_log
+  ((st_rc == 124)) && fail "schemathesis did not finish within ${SCHEMATHESIS_TIMEOUT}s"
+  fail "schemathesis reported findings (exit ${st_rc})"
+fi
+kill -0 "$SERVICE_PID" 2>/dev/null || { show_log; fail "the service died during the schemathesis run"; }
+
+# ---------------------------------------------------------------------------------------------- b) metrics
+step "promtool check metrics: /metrics"
+headers="$WORK/metrics.headers"
+curl -fsS --max-time 10 -D "$headers" "${BASE}/metrics" -o "$WORK/metrics.txt" || fail "GET /metrics failed"
+grep -qi '^content-type: text/plain; *version=0\.0\.4' "$headers" \
+  || fail "/metrics is not served as text/plain; version=0.0.4 ($(grep -i '^content-type' "$headers" | tr -d '\r'))"
+promtool check metrics <"$WORK/metrics.txt" || fail "promtool found problems in /metrics"
+for family in unicache_cache_requests_total unicache_cache_entries unicache_cache_bytes \
+              unicache_upstream_fetch_seconds unicache_http_requests_total; do
+  grep -q "^# TYPE ${family} " "$WORK/metrics.txt" || fail "/metrics lacks ${family}"
+done
+grep -q '^# TYPE unicache_upstream_fetch_seconds histogram' "$WORK/metrics.txt" \
+  || fail "unicache_upstream_fetch_seconds is not a histogram"
+grep -Eq '^unicache_cache_requests_total\{.*result="(hit|miss|coalesced|stale|refresh)"' "$WORK/metrics.txt" \
+  || fail "unicache_cache_requests_total has no series with a result label after the schemathesis run"
+echo "ok: $(grep -c -v '^#' "$WORK/metrics.txt") samples"
+
+step "promtool check metrics: /stats with a Prometheus Accept header"
+curl -fsS --max-time 10 -D "$headers" -H "Accept: ${PROMETHEUS_ACCEPT}" "${BASE}/stats" -o "$WORK/stats.txt" \
+  || fail "GET /stats failed"
+grep -qi '^content-type: text/plain' "$headers" \
+  || fail "/stats did not answer the text exposition to a Prometheus Accept header"
+promtool check metrics <"$WORK/stats.txt" || fail "promtool found problems in /stats"
+echo "ok: $(grep -c -v '^#' "$WORK/stats.txt") samples"
+
+# ---------------------------------------------------------------------------------------------- c) stop
+step "SIGTERM"
+kill -TERM "$SERVICE_PID"
+for ((i = 0; i < STOP_TIMEOUT * 10; i++)); do
+  kill -0 "$SERVICE_PID" 2>/dev/null || break
+  sleep 0.1
+done
+kill -0 "$SERVICE_PID" 2>/dev/null && fail "the service still runs ${STOP_TIMEOUT}s after SIGTERM"
+rc=0; wait "$SERVICE_PID" || rc=$?
+SERVICE_PID=""
+((rc == 0)) || { show_log; fail "the service exited ${rc} after SIGTERM (expected 0)"; }
+echo "exit 0"
+if grep -qF -- "$TOKEN" "$WORK/service.log"; then fail "the admin token appears in the service log"; fi
+
+printf '\nconformance: OK\n'
