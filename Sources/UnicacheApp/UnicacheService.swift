@@ -27,25 +27,17 @@ public enum UnicacheService {
                 maxConnectionsPerIP: settings.maxConnectionsPerIP, idleTimeout: settings.idleTimeout,
                 requestTimeout: settings.requestTimeout, shutdownTimeout: settings.shutdownGracePeriod),
             responder: app.router, logger: logger)
-        do {
-            _ = try server.start()
-        } catch {
-            await upstream.shutdown()
-            throw ConfigurationError(message: "--host/--port: cannot listen on \(settings.host):\(settings.port): \(error)")
-        }
+        // The server binds (and logs `listening on …`) inside the group, after the group has trapped
+        // SIGTERM/SIGINT: a signal right after the start-up line is a graceful shutdown, never a kill.
         var services: [any Service] = [server]
         if let disk { services.append(DiskMaintenance(tier: disk)) }
         let group = ServiceGroup(
             configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        do {
-            try await group.run()
-        } catch {
-            await cache.flush()
-            await upstream.shutdown()
-            throw error
-        }
+        var failure: (any Error)?
+        do { try await group.run() } catch { failure = error }
         await cache.flush()
         await upstream.shutdown()
+        if let failure { throw failure }
         logger.info("unicache stopped")
     }
 
