@@ -98,7 +98,7 @@ timeout "$SCHEMATHESIS_TIMEOUT" schemathesis run openapi.yaml \
   --header "Authorization: Bearer ${TOKEN}" \
   --max-examples "$EXAMPLES" \
   --seed "$SEED" \
-  --workers 2 \
+  --workers 1 \
   --request-timeout 15 \
   --generation-database none \
   --no-color \
