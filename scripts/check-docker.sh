@@ -93,11 +93,12 @@ RUNTIME_STAGE="$(awk '/^FROM[[:space:]]/ { stage = "" } { stage = stage $0 "\n" 
   | sed -e ':a' -e '/\\$/N; s/\\\n/ /; ta' | sed -e 's/#.*$//')"
 grep -Eq '^FROM[[:space:]]+debian:bookworm(-[0-9]+)?-slim([[:space:]]|$)' <<<"$RUNTIME_STAGE" \
   || fail "the runtime stage is not FROM debian:bookworm-slim"
-INSTALL_SEGMENT="$(grep -E '^RUN ' <<<"$RUNTIME_STAGE" | tr '&;|' '\n\n\n' | grep -E 'apt-get[[:space:]]+install' || true)"
+INSTALL_SEGMENT="$(grep -E '^RUN ' <<<"$RUNTIME_STAGE" | tr '&;|' '\n' | grep -E 'apt-get[[:space:]]+install' || true)"
 [[ -n "$INSTALL_SEGMENT" ]] || fail "the runtime stage has no apt-get install"
 grep -q -- '--no-install-recommends' <<<"$INSTALL_SEGMENT" || fail "apt-get install without --no-install-recommends"
 grep -q 'rm -rf /var/lib/apt/lists' <<<"$RUNTIME_STAGE" || fail "the runtime stage keeps the apt lists"
 declare -a RUNTIME_PACKAGES=() PINS=()
+# shellcheck disable=SC2013 # the words of the install command are what we want
 for word in $(sed -E 's/.*apt-get[[:space:]]+install//' <<<"$INSTALL_SEGMENT"); do
   [[ "$word" == -* ]] && continue
   PINS+=("$word")
@@ -124,7 +125,7 @@ while ((${#queue[@]} > 0)); do
   [[ -n "${PROVIDED[$pkg]:-}" ]] && continue
   PROVIDED[$pkg]=1
   deps="$(dpkg-query -W -f='${Depends}, ${Pre-Depends}' "$pkg" 2>/dev/null || true)"
-  for dep in $(tr ',|' '\n\n' <<<"$deps" | sed -E 's/\(.*\)//; s/:any//; s/[[:space:]]//g' | grep -v '^$' || true); do
+  for dep in $(tr ',|' '\n' <<<"$deps" | sed -E 's/\(.*\)//; s/:any//; s/[[:space:]]//g' | grep -v '^$' || true); do
     [[ -z "${PROVIDED[$dep]:-}" ]] && queue+=("$dep")
   done
 done

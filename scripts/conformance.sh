@@ -93,15 +93,17 @@ echo "identical"
 
 step "schemathesis ${SCHEMATHESIS_VERSION}: every default check, ${EXAMPLES} examples per operation, seed ${SEED}"
 st_rc=0
-timeout "$SCHEMATHESIS_TIMEOUT" schemathesis run openapi.yaml \
+SPEC="$PWD/openapi.yaml"
+# Run from the temporary folder: schemathesis keeps a replay cache (.schemathesis/) in its working directory.
+(cd "$WORK" && timeout "$SCHEMATHESIS_TIMEOUT" schemathesis run "$SPEC" \
   --url "$BASE" \
   --header "Authorization: Bearer ${TOKEN}" \
   --max-examples "$EXAMPLES" \
   --seed "$SEED" \
-  --workers 2 \
+  --workers 1 \
   --request-timeout 15 \
   --generation-database none \
-  --no-color \
+  --no-color) \
   || st_rc=$?
 if ((st_rc != 0)); then
   show_log

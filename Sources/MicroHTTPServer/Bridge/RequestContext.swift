@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import HTTPRouting
+import Synchronization
 
 /// The state of one request, passed to MHD through `con_cls` (retained from the URI log callback until
 /// MHD_OPTION_NOTIFY_COMPLETED releases it).
@@ -33,7 +34,7 @@ final class RequestContext: @unchecked Sendable {
     var bodyTooLarge = false
     /// When async handling must have answered; set before the job is queued, then only read.
     var deadline: ContinuousClock.Instant?
-    private let outcome = Locked(Outcome.waiting)
+    private let outcome = Mutex(Outcome.waiting)
 
     init(target: String, connection: OpaquePointer) {
         self.target = target
@@ -43,7 +44,7 @@ final class RequestContext: @unchecked Sendable {
     /// Stores the response of a suspended request and resumes it. Only the first call wins.
     @discardableResult
     func complete(_ response: Response) -> Bool {
-        let won = outcome.withLock { outcome in
+        let won = outcome.withLock(announcingTo: self) { outcome in
             guard case .waiting = outcome else { return false }
             outcome = .ready(response)
             return true
@@ -54,7 +55,7 @@ final class RequestContext: @unchecked Sendable {
 
     /// No response stored yet.
     var isWaiting: Bool {
-        outcome.withLock { outcome in
+        outcome.withLock(announcingTo: self) { outcome in
             if case .waiting = outcome { return true }
             return false
         }
@@ -62,7 +63,7 @@ final class RequestContext: @unchecked Sendable {
 
     /// On the MHD thread after resume: the stored response, once.
     func takeResponse() -> Response? {
-        outcome.withLock { outcome in
+        outcome.withLock(announcingTo: self) { outcome in
             guard case .ready(let response) = outcome else { return nil }
             outcome = .taken
             return response
