@@ -22,7 +22,7 @@ extension App {
     ) -> App {
         let metrics = ServiceMetrics()
         let fetchers = FetcherSet { domain in
-            MeasuredFetcher(base: fetcher(domain), timer: metrics.upstreamTimer(domain: domain.rawValue))
+            MeasuredFetcher(base: fetcher(domain), histogram: metrics.upstreamHistogram(domain: domain.rawValue))
         }
         let readThrough = ReadThrough(cache: cache, fetchers: fetchers, clock: clock, ttl: TTLTable(overrides: ttlOverrides))
         let auth = AdminAuth(token: adminToken)

@@ -6,8 +6,10 @@ extension Router {
         guard segments.count < routesBySegmentCount.count else {
             return .immediate(answer(Problem.notFound().response, to: request, route: nil, since: start))
         }
+        // Routes are ordered most specific first: the first pattern that matches decides, so a literal segment
+        // (`/averages/warm`) is never answered by a parameter route (`/averages/{weekday}`) beside it.
         var allowed: [HTTPMethod] = []
-        for route in routesBySegmentCount[segments.count] where route.pattern.matches(segments) {
+        if let route = routesBySegmentCount[segments.count].first(where: { $0.pattern.matches(segments) }) {
             if let handlers = route.handlers(for: request.method)
                 ?? (request.method == .head ? route.handlers(for: .get) : nil) {
                 var request = request

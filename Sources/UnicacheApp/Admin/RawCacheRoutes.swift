@@ -9,6 +9,8 @@ struct RawCacheRoutes: Sendable {
     let clock: any WallClock
 
     static let defaultTTL: TimeInterval = 24 * 3600
+    /// Longer TTLs are cut to 100 years, so that expiry dates stay ordinary RFC 3339 timestamps.
+    static let maximumTTL: TimeInterval = 100 * 365 * 24 * 3600
 
     func register(in router: inout Router) {
         router.put("/v1/cache/{key}") { request in try await put(request) }
@@ -100,7 +102,7 @@ struct RawCacheRoutes: Sendable {
             guard let duration = ValueSyntax.duration(text), duration > .zero else {
                 throw Problem.invalidInput(InputError(parameter: "ttl", expected: "a positive duration such as 90s, 10m, 24h or 30d"))
             }
-            return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+            return min(maximumTTL, Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
         }
         for value in request.headers.values(for: "Cache-Control") {
             for directive in value.split(separator: ",") {
@@ -109,7 +111,7 @@ struct RawCacheRoutes: Sendable {
                 guard let seconds = Int(parts[1]), seconds > 0 else {
                     throw Problem.invalidInput(InputError(parameter: "Cache-Control max-age", expected: "a positive whole number of seconds"))
                 }
-                return TimeInterval(seconds)
+                return min(maximumTTL, TimeInterval(seconds))
             }
         }
         return defaultTTL

@@ -776,11 +776,14 @@ components:
       name: key
       in: path
       required: true
-      description: 'Cache key (after percent-decoding): 1–512 of `A-Z a-z 0-9 . _ : , @ -`, not only dots.'
+      description: |
+        Cache key (after percent-decoding): 1–512 of `A-Z a-z 0-9 . _ : , @ -`, not only dots. Read-through entries
+        appear under the keys of their resources (e.g. `subscription:alice`), so a `PUT` to such a key replaces
+        what that resource serves.
       schema:
         type: string
         pattern: '^(?!\.+$)[A-Za-z0-9._:,@-]{1,512}$'
-        examples: ['subscription:alice']
+        examples: ['raw:example']
     Weekday:
       name: weekday
       in: path

@@ -1,82 +1,98 @@
-import CoreMetrics
 import Foundation
+import NIOConcurrencyHelpers
 import Prometheus
-import Synchronization
 import UnifiedCache
 
-/// The Prometheus side of /stats and /metrics, built on swift-metrics with swift-prometheus's factory
-/// (passed explicitly: no global `MetricsSystem.bootstrap`, so tests can build as many apps as they like).
+/// The Prometheus side of /stats and /metrics, on swift-prometheus's registry.
 ///
-/// HTTP requests and upstream fetch times are recorded as they happen; the cache's exact counters live in
-/// `UnifiedCacheManager`'s statistics and are carried over into Prometheus counters at each scrape.
+/// Metrics are registered through the registry's descriptors rather than the swift-metrics factory because
+/// the factory registers every family with an empty help text, and `promtool check metrics` rejects families
+/// without `# HELP`. HTTP requests and upstream fetch times are recorded as they happen; the cache's exact
+/// counters live in `UnifiedCacheManager`'s statistics and are carried into Prometheus counters at each scrape.
 final class ServiceMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
-    private let factory: PrometheusMetricsFactory
-    private let httpCounters = Mutex<[HTTPKey: CoreMetrics.Counter]>([:])
-    /// What the cache counters already carried into Prometheus, per namespace and result.
-    private let exported = Mutex<[String: Int]>([:])
+    // NIOLockedValueBox rather than Synchronization.Mutex: ThreadSanitizer on Linux sees pthread locks only.
+    private let httpMetrics = NIOLockedValueBox<[HTTPKey: (count: Counter, duration: DurationHistogram)]>([:])
+    /// What the cache counters already carried into Prometheus, per family, namespace and result.
+    private let exported = NIOLockedValueBox<[String: Int]>([:])
 
     struct HTTPKey: Hashable {
         var route: String
         var status: Int
     }
 
-    init() {
-        var factory = PrometheusMetricsFactory(registry: registry)
-        factory.defaultDurationHistogramBuckets = [
-            .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
-            .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500),
-            .seconds(5), .seconds(10),
-        ]
-        self.factory = factory
+    static let durationBuckets: [Duration] = [
+        .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+        .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500),
+        .seconds(5), .seconds(10),
+    ]
+
+    static var httpRequests: MetricNameDescriptor {
+        MetricNameDescriptor(metricName: "unicache_http_requests_total", unitName: "", helpText: "HTTP requests answered, by route template and status.")
     }
+    static var httpDuration: MetricNameDescriptor {
+        MetricNameDescriptor(metricName: "unicache_http_request_duration_seconds", unitName: "", helpText: "Time from a complete request to its response, by route template and status.")
+    }
+    static var cacheRequests: MetricNameDescriptor {
+        MetricNameDescriptor(metricName: "unicache_cache_requests_total", unitName: "", helpText: "Read-through requests by namespace and how they were served (hit, miss, coalesced, stale, refresh).")
+    }
+    static var evictions: MetricNameDescriptor {
+        MetricNameDescriptor(metricName: "unicache_cache_evictions_total", unitName: "", helpText: "Entries removed from a tier to keep its budget.")
+    }
+    static var entries: MetricNameDescriptor {
+        MetricNameDescriptor(metricName: "unicache_cache_entries", unitName: "", helpText: "Entries stored, by tier.")
+    }
+    static var bytes: MetricNameDescriptor {
+        MetricNameDescriptor(metricName: "unicache_cache_bytes", unitName: "", helpText: "Bytes stored, by tier.")
+    }
+    static var fetchSeconds: MetricNameDescriptor {
+        MetricNameDescriptor(metricName: "unicache_upstream_fetch_seconds", unitName: "", helpText: "Duration of upstream fetches, by domain.")
+    }
+
+    init() {}
 
     /// One answered HTTP request (`route` is the template, never the raw path).
     func recordRequest(route: String, status: Int, duration: Duration) {
         let key = HTTPKey(route: route, status: status)
-        let counter = httpCounters.withLock { counters in
-            if let counter = counters[key] { return counter }
-            let counter = CoreMetrics.Counter(
-                label: "unicache_http_requests_total", dimensions: [("route", route), ("status", String(status))],
-                factory: factory)
-            counters[key] = counter
-            return counter
+        let metrics = httpMetrics.withLockedValue { all in
+            if let metrics = all[key] { return metrics }
+            let labels = [("route", route), ("status", String(status))]
+            let metrics = (
+                count: registry.makeCounter(descriptor: Self.httpRequests, labels: labels),
+                duration: registry.makeDurationHistogram(
+                    descriptor: Self.httpDuration, labels: labels, buckets: Self.durationBuckets)
+            )
+            all[key] = metrics
+            return metrics
         }
-        counter.increment()
+        metrics.count.increment()
+        metrics.duration.record(duration)
     }
 
-    /// The timer every upstream fetch records into (`unicache_upstream_fetch_seconds`).
-    func upstreamTimer(domain: String) -> CoreMetrics.Timer {
-        CoreMetrics.Timer(label: "unicache_upstream_fetch_seconds", dimensions: [("domain", domain)], factory: factory)
+    /// The histogram every upstream fetch of `domain` records into.
+    func upstreamHistogram(domain: String) -> DurationHistogram {
+        registry.makeDurationHistogram(
+            descriptor: Self.fetchSeconds, labels: [("domain", domain)], buckets: Self.durationBuckets)
     }
 
     /// The Prometheus text exposition, with the cache's counters and gauges brought up to date first.
     func exposition(_ statistics: CacheStatistics) -> [UInt8] {
-        exported.withLock { exported in
+        exported.withLockedValue { exported in
             for (namespace, counters) in statistics.namespaces {
                 let results = [
                     ("hit", counters.hits), ("miss", counters.misses), ("coalesced", counters.coalesced),
                     ("stale", counters.stale), ("refresh", counters.refreshes),
                 ]
                 for (result, total) in results {
-                    let id = namespace + "\u{0}" + result
-                    let delta = total - exported[id, default: 0]
-                    guard delta > 0 else { continue }
-                    CoreMetrics.Counter(
-                        label: "unicache_cache_requests_total", dimensions: [("namespace", namespace), ("result", result)],
-                        factory: factory
-                    ).increment(by: delta)
-                    exported[id] = total
+                    let counter = registry.makeCounter(
+                        descriptor: Self.cacheRequests, labels: [("namespace", namespace), ("result", result)])
+                    carry(total, into: counter, id: "requests\u{0}\(namespace)\u{0}\(result)", exported: &exported)
                 }
             }
             let evictions = [("memory", statistics.memory.evictions), ("disk", statistics.secondTier?.evictions ?? 0)]
             for (tier, total) in evictions {
-                let id = "evictions\u{0}" + tier
-                let delta = total - exported[id, default: 0]
-                guard delta > 0 else { continue }
-                CoreMetrics.Counter(label: "unicache_cache_evictions_total", dimensions: [("tier", tier)], factory: factory)
-                    .increment(by: delta)
-                exported[id] = total
+                let counter = registry.makeCounter(descriptor: Self.evictions, labels: [("tier", tier)])
+                carry(total, into: counter, id: "evictions\u{0}\(tier)", exported: &exported)
             }
         }
         let tiers = [
@@ -84,11 +100,16 @@ final class ServiceMetrics: Sendable {
             ("disk", statistics.secondTier?.entries ?? 0, statistics.secondTier?.bytes ?? 0),
         ]
         for (tier, entries, bytes) in tiers {
-            CoreMetrics.Gauge(label: "unicache_cache_entries", dimensions: [("tier", tier)], factory: factory)
-                .record(entries)
-            CoreMetrics.Gauge(label: "unicache_cache_bytes", dimensions: [("tier", tier)], factory: factory)
-                .record(bytes)
+            registry.makeGauge(descriptor: Self.entries, labels: [("tier", tier)]).set(Double(entries))
+            registry.makeGauge(descriptor: Self.bytes, labels: [("tier", tier)]).set(Double(bytes))
         }
         return registry.emitToBuffer()
+    }
+
+    /// Adds what `total` gained since the last scrape, so the counter equals the exact statistic.
+    private func carry(_ total: Int, into counter: Counter, id: String, exported: inout [String: Int]) {
+        let delta = total - exported[id, default: 0]
+        if delta > 0 { counter.increment(by: Int64(delta)) }
+        exported[id] = max(total, exported[id, default: 0])
     }
 }

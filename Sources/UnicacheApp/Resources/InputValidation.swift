@@ -41,7 +41,7 @@ enum InputValidation {
     static func boolean(_ value: String?, name: String) throws(InputError) -> Bool {
         switch value?.lowercased() {
         case nil, "false", "0": return false
-        case "true", "1", "": return true
+        case "true", "1": return true
         default: throw InputError(parameter: name, expected: "true or false")
         }
     }

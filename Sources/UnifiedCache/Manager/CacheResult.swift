@@ -30,7 +30,7 @@ public struct CacheResult: Sendable, Equatable {
         self.init(
             entry: entry, outcome: outcome, tier: tier,
             ageSeconds: tier == nil ? 0 : entry.age(at: now),
-            remainingFreshSeconds: remaining > 0 ? Int(min(remaining, Double(Int32.max))) : 0,
+            remainingFreshSeconds: remaining > 0 ? Int(min(remaining.rounded(), Double(Int32.max))) : 0,
             stored: stored)
     }
 }
