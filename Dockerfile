@@ -17,6 +17,8 @@ COPY Package.swift ./
 RUN swift package resolve
 COPY Sources ./Sources
 COPY Tests ./Tests
+# Package.swift names the HTTP benchmark server's folder: the manifest does not load without it.
+COPY Benchmarks/HTTPBenchServer ./Benchmarks/HTTPBenchServer
 # The Swift runtime and Foundation are linked statically; libmicrohttpd (LGPL) stays a shared library.
 # SwiftPM resource bundles (*.resources), if a target ever has some, must sit next to the executable.
 RUN swift build -c release --static-swift-stdlib --product unicache \
