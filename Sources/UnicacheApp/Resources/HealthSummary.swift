@@ -24,11 +24,11 @@ struct HealthSummary: Sendable {
         let todayDate = LocalDate(readThrough.clock.now(), in: zone.zone)
         let json = todayPart.flatMap { try? JSONSerialization.jsonObject(with: Data($0.entry.body)) as? [String: Any] }
         let stamp = json?["latestSampleTimestamp"] as? String
-        let isToday = stamp.flatMap(Self.parseTimestamp).map { LocalDate($0, in: zone.zone) == todayDate } ?? false
+        let isToday = stamp.flatMap(ISO8601Timestamp.parse).map { LocalDate($0, in: zone.zone) == todayDate } ?? false
 
         var body = Array(#"{"view":"\#(isToday ? "full" : "average-only")","asOf":"#.utf8)
-        body += stamp.map { Array(Self.jsonString($0).utf8) } ?? Array("null".utf8)
-        body += Array(#","date":"\#(todayDate)","timeZone":\#(Self.jsonString(zone.name)),"today":"#.utf8)
+        body += stamp.map { Array(JSONText.string($0).utf8) } ?? Array("null".utf8)
+        body += Array(#","date":"\#(todayDate)","timeZone":\#(JSONText.string(zone.name)),"today":"#.utf8)
         body += isToday ? (todayPart?.entry.body ?? Array("null".utf8)) : Array("null".utf8)
         body += Array(#","average":"#.utf8) + averagePart.entry.body + Array("}".utf8)
 
@@ -64,20 +64,5 @@ struct HealthSummary: Sendable {
             }
         }
         return outcomes.max { rank($0) < rank($1) } ?? .hit
-    }
-
-    static func parseTimestamp(_ text: String) -> Date? {
-        let plain = ISO8601DateFormatter()
-        if let date = plain.date(from: text) { return date }
-        let fractional = ISO8601DateFormatter()
-        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return fractional.date(from: text)
-    }
-
-    static func jsonString(_ text: String) -> String {
-        guard let data = try? JSONSerialization.data(withJSONObject: [text], options: [.withoutEscapingSlashes]),
-            let array = String(data: data, encoding: .utf8)
-        else { return "null" }
-        return String(array.dropFirst().dropLast())
     }
 }
