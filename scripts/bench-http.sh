@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# HTTP benchmark: raw libmicrohttpd (C) vs MicroHTTPServer's sync and async routes.
+# HTTP benchmark: raw libmicrohttpd (C) vs MicroHTTPServer's sync and async routes and a warm unicache resource.
 # Builds release, pins each server to CPU 0 and wrk to CPU 1, runs `wrk -t1 -c64 -d10s --latency`
 # RUNS times per target and prints the median req/s, p99 latency and server CPU time per request
 # (utime+stime from /proc/PID/stat), with ratios to the baseline.
@@ -20,12 +20,14 @@ BASE_PORT=${BASE_PORT:-18080}
 
 BASELINE_BIN=$ROOT/Benchmarks/mhd-baseline/mhd-baseline
 BENCH_BIN=$ROOT/.build/release/HTTPBenchServer
+DATA_DIR=$(mktemp -d /tmp/unicache-bench-XXXXXX)
 
 TARGETS=(
   "baseline|$BASELINE_BIN {port}|/"
   "swift-sync|$BENCH_BIN --port {port}|/sync"
   "swift-async|$BENCH_BIN --port {port}|/async"
-  # "unicache-warm|$ROOT/.build/release/unicache --port {port} --log-level warning|/v1/users/alice/subscription"
+  # The full stack: a warm read-through resource (fresh memory hit, answered on the MHD thread).
+  "unicache-warm|$ROOT/.build/release/unicache --port {port} --data-dir $DATA_DIR --log-level warning|/v1/users/alice/subscription"
 )
 
 for tool in wrk taskset curl cc pkg-config; do
@@ -35,12 +37,14 @@ done
 echo "== build"
 cc -O2 -Wall -Wextra -o "$BASELINE_BIN" Benchmarks/mhd-baseline/mhd-baseline.c $(pkg-config --cflags --libs libmicrohttpd)
 swift build -c release --product HTTPBenchServer 2>&1 | tail -1
+swift build -c release --product unicache 2>&1 | tail -1
 
 CLK_TCK=$(getconf CLK_TCK)
 declare -A SERVER_PID=() SERVER_PORT=()
 cleanup() {
   for pid in "${SERVER_PID[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${SERVER_PID[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$DATA_DIR"
 }
 trap cleanup EXIT
 
