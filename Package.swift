@@ -60,6 +60,7 @@ let package = Package(
         .target(
             name: "DiskTier",
             dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 "UnifiedCache", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -117,7 +118,11 @@ let package = Package(
             dependencies: ["UnifiedCache", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
             swiftSettings: strict
         ),
-        .testTarget(name: "DiskTierTests", dependencies: ["DiskTier", "UnifiedCache"], swiftSettings: strict),
+        .testTarget(
+            name: "DiskTierTests",
+            dependencies: ["DiskTier", "UnifiedCache", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "UnicacheAppTests",
             dependencies: [

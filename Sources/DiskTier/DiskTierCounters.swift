@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 import UnifiedCache
 
 /// The tier's counters and fault state, readable without awaiting the tier (for /stats and /readyz).
@@ -11,30 +11,30 @@ final class DiskTierCounters: Sendable {
         var readFault: String?
     }
 
-    private let state: Mutex<State>
+    private let state: NIOLockedValueBox<State>
 
     init(limitBytes: Int) {
-        state = Mutex(State(statistics: SecondTierStatistics(limitBytes: limitBytes)))
+        state = NIOLockedValueBox(State(statistics: SecondTierStatistics(limitBytes: limitBytes)))
     }
 
-    var statistics: SecondTierStatistics { state.withLock { $0.statistics } }
+    var statistics: SecondTierStatistics { state.withLockedValue { $0.statistics } }
 
-    var health: String? { state.withLock { $0.writeFault ?? $0.readFault } }
+    var health: String? { state.withLockedValue { $0.writeFault ?? $0.readFault } }
 
     func setSize(entries: Int, bytes: Int) {
-        state.withLock {
+        state.withLockedValue {
             $0.statistics.entries = entries
             $0.statistics.bytes = bytes
         }
     }
 
-    func addEvictions(_ count: Int) { state.withLock { $0.statistics.evictions += count } }
-    func addCorrupt(_ count: Int) { state.withLock { $0.statistics.corrupt += count } }
+    func addEvictions(_ count: Int) { state.withLockedValue { $0.statistics.evictions += count } }
+    func addCorrupt(_ count: Int) { state.withLockedValue { $0.statistics.corrupt += count } }
 
     /// Counts a failed write; returns `true` when the tier was healthy until now (log it once).
     @discardableResult
     func writeFailed(_ reason: String) -> Bool {
-        state.withLock { state in
+        state.withLockedValue { state in
             state.statistics.writeErrors += 1
             let wasHealthy = state.writeFault == nil
             state.writeFault = "disk tier cannot write: \(reason)"
@@ -45,7 +45,7 @@ final class DiskTierCounters: Sendable {
     /// Clears the write fault; returns `true` when there was one (log the recovery once).
     @discardableResult
     func writeSucceeded() -> Bool {
-        state.withLock { state in
+        state.withLockedValue { state in
             let wasFaulty = state.writeFault != nil
             state.writeFault = nil
             return wasFaulty
@@ -54,7 +54,7 @@ final class DiskTierCounters: Sendable {
 
     @discardableResult
     func readFailed(_ reason: String) -> Bool {
-        state.withLock { state in
+        state.withLockedValue { state in
             state.statistics.readErrors += 1
             let wasHealthy = state.readFault == nil
             state.readFault = "disk tier cannot read: \(reason)"
@@ -62,5 +62,5 @@ final class DiskTierCounters: Sendable {
         }
     }
 
-    func readSucceeded() { state.withLock { $0.readFault = nil } }
+    func readSucceeded() { state.withLockedValue { $0.readFault = nil } }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// The source of "now" for every expiry and day boundary, injectable so tests never sleep.
 public protocol WallClock: Sendable {
@@ -14,9 +14,9 @@ public struct SystemWallClock: WallClock {
 
 /// A clock tests move by hand.
 public final class ManualWallClock: WallClock {
-    private let current: Mutex<Date>
-    public init(_ start: Date) { current = Mutex(start) }
-    public func now() -> Date { current.withLock { $0 } }
-    public func set(_ date: Date) { current.withLock { $0 = date } }
-    public func advance(by seconds: TimeInterval) { current.withLock { $0 += seconds } }
+    private let current: NIOLockedValueBox<Date>
+    public init(_ start: Date) { current = NIOLockedValueBox(start) }
+    public func now() -> Date { current.withLockedValue { $0 } }
+    public func set(_ date: Date) { current.withLockedValue { $0 = date } }
+    public func advance(by seconds: TimeInterval) { current.withLockedValue { $0 += seconds } }
 }

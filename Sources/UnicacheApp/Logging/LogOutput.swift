@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
 import Glibc
@@ -32,7 +32,7 @@ public struct LogOutput: Sendable {
 /// Writes whole lines to a file descriptor under a lock.
 final class FileDescriptorLineWriter: Sendable {
     private let fileDescriptor: Int32
-    private let lock = Mutex(())
+    private let lock = NIOLock()
 
     init(fileDescriptor: Int32) {
         self.fileDescriptor = fileDescriptor
@@ -41,7 +41,7 @@ final class FileDescriptorLineWriter: Sendable {
     func write(_ line: String) {
         var bytes = Array(line.utf8)
         bytes.append(UInt8(ascii: "\n"))
-        lock.withLock { _ in
+        lock.withLock {
             var offset = 0
             while offset < bytes.count {
                 let written = bytes[offset...].withUnsafeBytes { buffer in

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 @testable import DiskTier
 
@@ -17,7 +17,7 @@ final class FaultyFileSystem: DiskFileSystem {
     }
 
     private let real = POSIXFileSystem()
-    private let faults = Mutex(Faults())
+    private let faults = NIOLockedValueBox(Faults())
     /// A hold on folder listings (all, or of one folder): a listing waits on the semaphore, after announcing
     /// itself on `reached`; released once, it lets every listing through (each passes the permit on).
     private struct Gate {
@@ -26,21 +26,21 @@ final class FaultyFileSystem: DiskFileSystem {
         var reached: AsyncStream<Void>.Continuation
     }
 
-    private let gate: Mutex<Gate?> = Mutex(nil)
+    private let gate: NIOLockedValueBox<Gate?> = NIOLockedValueBox(nil)
 
-    func set(_ change: (inout Faults) -> Void) { faults.withLock { change(&$0) } }
-    func clearFaults() { faults.withLock { $0 = Faults() } }
+    func set(_ change: (inout Faults) -> Void) { faults.withLockedValue { change(&$0) } }
+    func clearFaults() { faults.withLockedValue { $0 = Faults() } }
 
     /// Holds listings of `folder` (every folder when `nil`); the stream yields each time one is held.
     @discardableResult
     func holdListings(of folder: String? = nil) -> AsyncStream<Void> {
         let (stream, continuation) = AsyncStream<Void>.makeStream()
-        gate.withLock { $0 = Gate(folder: folder, semaphore: DispatchSemaphore(value: 0), reached: continuation) }
+        gate.withLockedValue { $0 = Gate(folder: folder, semaphore: DispatchSemaphore(value: 0), reached: continuation) }
         return stream
     }
 
     func releaseListings() {
-        let held = gate.withLock { gate in
+        let held = gate.withLockedValue { gate in
             defer { gate = nil }
             return gate
         }
@@ -49,7 +49,7 @@ final class FaultyFileSystem: DiskFileSystem {
     }
 
     private func fault(_ path: KeyPath<Faults, Int32?>, _ operation: String) throws(FileSystemError) {
-        if let code = faults.withLock({ $0[keyPath: path] }) { throw FileSystemError(operation, code: code) }
+        if let code = faults.withLockedValue({ $0[keyPath: path] }) { throw FileSystemError(operation, code: code) }
     }
 
     func read(_ path: String, upTo limit: Int) throws(FileSystemError) -> FileContents {
@@ -73,7 +73,7 @@ final class FaultyFileSystem: DiskFileSystem {
     }
 
     func list(_ directory: String) throws(FileSystemError) -> [String] {
-        if let held = gate.withLock({ $0 }), held.folder == nil || held.folder == directory {
+        if let held = gate.withLockedValue({ $0 }), held.folder == nil || held.folder == directory {
             held.reached.yield()
             held.semaphore.wait()
             held.semaphore.signal()

@@ -1,7 +1,7 @@
 import Foundation
 import HTTPRouting
 import Logging
-import Synchronization
+import NIOConcurrencyHelpers
 import Testing
 import UnifiedCache
 
@@ -23,21 +23,21 @@ final class ScriptedFetcher: Fetcher {
         var arrivals: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
     let clock: ManualWallClock
 
     init(clock: ManualWallClock) { self.clock = clock }
 
-    var calls: [FetchRequest] { state.withLock { $0.calls } }
-    func count(_ key: String) -> Int { state.withLock { $0.calls.filter { $0.key == key }.count } }
-    func set(_ behaviour: Behaviour) { state.withLock { $0.behaviour = behaviour } }
+    var calls: [FetchRequest] { state.withLockedValue { $0.calls } }
+    func count(_ key: String) -> Int { state.withLockedValue { $0.calls.filter { $0.key == key }.count } }
+    func set(_ behaviour: Behaviour) { state.withLockedValue { $0.behaviour = behaviour } }
     /// The body for `key` (else a generated one).
-    func set(body: String, for key: String) { state.withLock { $0.bodies[key] = body } }
+    func set(body: String, for key: String) { state.withLockedValue { $0.bodies[key] = body } }
 
     /// From now on fetches wait until `open()`.
-    func close() { state.withLock { $0.gate = [] } }
+    func close() { state.withLockedValue { $0.gate = [] } }
     func open() {
-        let waiting = state.withLock { state in
+        let waiting = state.withLockedValue { state in
             defer { state.gate = nil }
             return state.gate ?? []
         }
@@ -46,7 +46,7 @@ final class ScriptedFetcher: Fetcher {
     /// Returns once `count` fetches have arrived (at the gate or done).
     func waitForCalls(_ count: Int) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state in
+            let ready = state.withLockedValue { state in
                 if state.calls.count >= count { return true }
                 state.arrivals.append(continuation)
                 return false
@@ -56,21 +56,21 @@ final class ScriptedFetcher: Fetcher {
     }
 
     func fetch(_ request: FetchRequest) async throws(FetchError) -> FetchedValue {
-        let arrivals = state.withLock { state in
+        let arrivals = state.withLockedValue { state in
             state.calls.append(request)
             defer { state.arrivals = [] }
             return state.arrivals
         }
         for continuation in arrivals { continuation.resume() }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let mustWait = state.withLock { state in
+            let mustWait = state.withLockedValue { state in
                 guard state.gate != nil else { return false }
                 state.gate?.append(continuation)
                 return true
             }
             if !mustWait { continuation.resume() }
         }
-        let (behaviour, body, number) = state.withLock { ($0.behaviour, $0.bodies[request.key], $0.calls.count) }
+        let (behaviour, body, number) = state.withLockedValue { ($0.behaviour, $0.bodies[request.key], $0.calls.count) }
         switch behaviour {
         case .fail(let error): throw error
         case .answer, .noStore:

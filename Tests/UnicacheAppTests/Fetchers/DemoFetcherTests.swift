@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 import Testing
 import UnifiedCache
 
@@ -77,18 +77,18 @@ import UnifiedCache
     }
 
     @Test func latencyGoesThroughTheInjectedSleeper() async throws {
-        let slept = Mutex<[Duration]>([])
+        let slept = NIOLockedValueBox<[Duration]>([])
         let fetcher = DemoFetcher(
             latency: .milliseconds(200), clock: ManualWallClock(Self.noon),
-            sleeper: { duration in slept.withLock { $0.append(duration) } }
+            sleeper: { duration in slept.withLockedValue { $0.append(duration) } }
         )
         _ = try await fetcher.fetch(Self.request("profile"))
-        #expect(slept.withLock { $0 } == [.milliseconds(200)])
+        #expect(slept.withLockedValue { $0 } == [.milliseconds(200)])
 
-        let none = Mutex(0)
-        let instant = DemoFetcher(latency: .zero, clock: ManualWallClock(Self.noon), sleeper: { _ in none.withLock { $0 += 1 } })
+        let none = NIOLockedValueBox(0)
+        let instant = DemoFetcher(latency: .zero, clock: ManualWallClock(Self.noon), sleeper: { _ in none.withLockedValue { $0 += 1 } })
         _ = try await instant.fetch(Self.request("profile"))
-        #expect(none.withLock { $0 } == 0)
+        #expect(none.withLockedValue { $0 } == 0)
     }
 
     @Test func aFailingSleeperStillProducesData() async throws {

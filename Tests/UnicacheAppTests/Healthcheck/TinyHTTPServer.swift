@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
 import Glibc
@@ -16,17 +16,17 @@ final class TinyHTTPServer: Sendable {
     let port: Int
     private let listener: Int32
     /// `true` until the serving thread closed the listener; `stop()` only shuts it down while it is open.
-    private let listenerOpen = Mutex(true)
-    private let received = Mutex<String?>(nil)
+    private let listenerOpen = NIOLockedValueBox(true)
+    private let received = NIOLockedValueBox<String?>(nil)
 
     /// The first line of the request the server got, once it answered.
-    var requestLine: String? { received.withLock { $0 } }
+    var requestLine: String? { received.withLockedValue { $0 } }
 
     init(answer: String?) throws {
         (listener, port) = try Self.boundSocket(listening: true)
         Thread.detachNewThread { [self] in
             let connection = accept(listener, nil, nil)
-            listenerOpen.withLock { open in
+            listenerOpen.withLockedValue { open in
                 close(listener)
                 open = false
             }
@@ -34,7 +34,7 @@ final class TinyHTTPServer: Sendable {
             defer { close(connection) }
             let request = Self.readRequestHead(connection)
             if let answer {
-                received.withLock { $0 = request.split(separator: "\r\n").first.map(String.init) }
+                received.withLockedValue { $0 = request.split(separator: "\r\n").first.map(String.init) }
                 let bytes = Array(answer.utf8)
                 _ = bytes.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             } else {
@@ -46,7 +46,7 @@ final class TinyHTTPServer: Sendable {
 
     /// Stops listening if no connection came (wakes the pending `accept`, which then closes the listener).
     func stop() {
-        listenerOpen.withLock { open in
+        listenerOpen.withLockedValue { open in
             if open { shutdown(listener, Int32(SHUT_RDWR)) }
         }
     }

@@ -1,13 +1,13 @@
-import Synchronization
+import NIOConcurrencyHelpers
 import UnicacheApp
 
 /// A `LogOutput` that keeps the lines written to it.
 final class LineCollector: Sendable {
-    private let storage = Mutex<[String]>([])
+    private let storage = NIOLockedValueBox<[String]>([])
 
-    var lines: [String] { storage.withLock { $0 } }
+    var lines: [String] { storage.withLockedValue { $0 } }
 
     var output: LogOutput {
-        LogOutput { line in self.storage.withLock { $0.append(line) } }
+        LogOutput { line in self.storage.withLockedValue { $0.append(line) } }
     }
 }
