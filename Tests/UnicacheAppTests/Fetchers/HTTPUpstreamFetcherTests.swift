@@ -110,7 +110,9 @@ import UnifiedCache
         try await Self.withUpstream(timeout: .seconds(1)) { upstream, fetcher in
             upstream.set("/slow", .hang)
             await #expect(throws: FetchError.timeout) { try await fetcher.fetch(Self.request("/slow")) }
-            #expect(upstream.requestCount("/slow") == 1)
+            // Under ThreadSanitizer (about ten times slower) the deadline can pass before the request even
+            // arrives; either way the answer must be a timeout, and at most one request is sent.
+            #expect(upstream.requestCount("/slow") <= 1)
         }
     }
 
