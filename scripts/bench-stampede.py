@@ -3,10 +3,11 @@
 
 Starts a tiny upstream on 127.0.0.1 that holds its answer for --hold seconds and records the moment it
 answers, starts the release build of unicache with that upstream for the `progress` domain, fires N
-concurrent GETs of one cold key (raw sockets, one thread each, all released at once), then prints how
-many requests the upstream received and how long after the upstream's answer the last client was answered.
+concurrent GETs of one cold key with Benchmarks/stampede-client (C, one thread, epoll: the client's own cost
+stays out of the figure), then prints how many requests the upstream received and how long after the
+upstream's answer the last client was answered (both sides read CLOCK_MONOTONIC).
 """
-import argparse, http.server, json, os, re, signal, socket, subprocess, sys, tempfile, threading, time
+import argparse, http.server, json, os, re, signal, subprocess, sys, tempfile, threading, time
 
 def upstream_server(hold):
     state = {"count": 0, "answered_at": None, "lock": threading.Lock()}
@@ -32,18 +33,13 @@ def upstream_server(hold):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, state
 
-def get(port, path, results, index, start_event):
-    start_event.wait()
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
-        s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-    results[index] = (time.monotonic(), data.split(b"\r\n", 1)[0].decode(errors="replace"),
-                      re.search(rb"(?i)x-cache: (\w+)", data).group(1).decode() if b"X-Cache" in data else "-")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CLIENT_SOURCE = os.path.join(ROOT, "Benchmarks", "stampede-client", "stampede-client.c")
+
+def build_client():
+    binary = os.path.join(tempfile.mkdtemp(prefix="stampede-client-"), "stampede-client")
+    subprocess.run(["cc", "-O2", "-D_GNU_SOURCE", "-o", binary, CLIENT_SOURCE], check=True)
+    return binary
 
 def main():
     parser = argparse.ArgumentParser()
@@ -52,6 +48,7 @@ def main():
     parser.add_argument("--hold", type=float, default=0.5)
     args = parser.parse_args()
 
+    client_binary = build_client()
     upstream, state = upstream_server(args.hold)
     data_dir = tempfile.mkdtemp(prefix="unicache-stampede-")
     proc = subprocess.Popen(
@@ -68,15 +65,13 @@ def main():
         sys.exit("unicache did not start")
     threading.Thread(target=lambda: [None for _ in proc.stderr], daemon=True).start()
 
-    results = [None] * args.clients
-    start = threading.Event()
-    threads = [threading.Thread(target=get, args=(port, "/v1/users/stampede/progress/streak", results, i, start))
-               for i in range(args.clients)]
-    for t in threads:
-        t.start()
-    start.set()
-    for t in threads:
-        t.join()
+    client = subprocess.run(
+        [client_binary, str(port), "/v1/users/stampede/progress/streak", str(args.clients)],
+        capture_output=True, text=True, check=True)
+    results = []
+    for line in client.stdout.splitlines():
+        ended, status, cache = line.split()
+        results.append((float(ended), status, cache))
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=20)
 

@@ -12,7 +12,7 @@ func option(_ name: String) -> String? {
 }
 
 let body = Array(("{\"status\":\"ok\",\"padding\":\"" + String(repeating: "a", count: 1000) + "\"}").utf8)
-let response = Response.json(body)
+let response = Response.json(body).reusable()
 
 var router = Router()
 router.get("/sync", immediate: { _ in response }) { _ in response }

@@ -79,19 +79,19 @@ uint16_t unicache_mhd_bound_port(struct MHD_Daemon *daemon) {
     return info == NULL ? 0 : info->port;
 }
 
-int unicache_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t capacity) {
+int unicache_mhd_client_address(struct MHD_Connection *connection, uint8_t *bytes) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     if (info == NULL || info->client_addr == NULL) return -1;
     const struct sockaddr *address = info->client_addr;
-    const void *bytes;
     if (address->sa_family == AF_INET) {
-        bytes = &((const struct sockaddr_in *)address)->sin_addr;
-    } else if (address->sa_family == AF_INET6) {
-        bytes = &((const struct sockaddr_in6 *)address)->sin6_addr;
-    } else {
-        return -1;
+        memcpy(bytes, &((const struct sockaddr_in *)address)->sin_addr, 4);
+        return 4;
     }
-    return inet_ntop(address->sa_family, bytes, buffer, (socklen_t)capacity) == NULL ? -1 : 0;
+    if (address->sa_family == AF_INET6) {
+        memcpy(bytes, &((const struct sockaddr_in6 *)address)->sin6_addr, 16);
+        return 16;
+    }
+    return -1;
 }
 
 #if defined(__has_feature)

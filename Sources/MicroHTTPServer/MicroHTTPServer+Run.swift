@@ -12,18 +12,24 @@ extension MicroHTTPServer {
         try start()
         let shutdownTimeout = core.configuration.shutdownTimeout
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.core.serveJobs() }
             group.addTask { await self.core.watchDeadlines() }
             // Until graceful shutdown; throws when the task is cancelled, which drains the same way.
             try? await gracefulShutdown()
             beginDraining()
-            group.addTask { try? await Task.sleep(for: shutdownTimeout) }
-            // Either every async request finished, or the drain deadline passed: cancel what is left.
-            // (The deadline watcher never ends on its own; the first child to end is one of the other two.)
-            _ = await group.next()
+            // Either every async request finished, or the drain deadline passed.
+            await withTaskGroup(of: Void.self) { drain in
+                drain.addTask { await self.core.pending.waitUntilEmpty() }
+                drain.addTask { try? await Task.sleep(for: shutdownTimeout) }
+                _ = await drain.next()
+                drain.cancelAll()
+            }
             group.cancelAll()
         }
-        await core.failLeftoverJobs()
+        // Past the deadline: answer what is left 503 (resuming its connection) and cancel its handler; a late
+        // answer is dropped, so nothing touches a connection after the daemon stops.
+        for context in core.pending.cancelAll() where context.complete(ServerProblems.shuttingDown) {
+            core.logger.debug("answered at shutdown", metadata: ["target": "\(context.target)"])
+        }
         // Every suspended connection is resumed now; let MHD send those answers before stopping.
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.core.openRequests.waitUntilNoneOpen() }
@@ -34,7 +40,7 @@ extension MicroHTTPServer {
         stopDaemon()
     }
 
-    /// Stops accepting connections and ends the job stream (new async requests get 503).
+    /// Stops accepting connections and admits no new async work (new async requests get 503).
     func beginDraining() {
         guard !core.draining.exchange(true, ordering: .relaxed) else { return }
         phase.withLock { phase in
@@ -42,7 +48,7 @@ extension MicroHTTPServer {
                 phase = .draining(daemon, listenSocket: MHD_quiesce_daemon(daemon.pointer))
             }
         }
-        core.jobSink.finish()
+        core.pending.close()
         core.logger.info("draining: stopped accepting connections", metadata: [
             "pendingRequests": "\(core.pending.count)",
         ])

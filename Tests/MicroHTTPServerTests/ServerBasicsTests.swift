@@ -118,3 +118,26 @@ import Testing
         #expect(throws: MicroHTTPServerError.invalidPort(70_000)) { try server.start() }
     }
 }
+
+@Suite(.serialized) struct ReusableResponseServingTests {
+    @Test func aReusableResponseIsSentIdenticallyEveryTimeOnBothPaths() async throws {
+        let shared = Response(
+            status: 200, headers: ["Content-Type": "application/json", "X-Shared": "yes"], body: Array(#"{"n":1}"#.utf8)
+        ).reusable()
+        var router = Router()
+        router.get("/sync", immediate: { _ in shared }) { _ in shared }
+        router.get("/async") { _ in shared }
+        try await withLiveServer(router: router) { port, _ in
+            for path in ["/sync", "/async", "/sync", "/async", "/sync"] {
+                let response = try await RawHTTPClient.get(port: port, path)
+                #expect(response.status == 200)
+                #expect(response.text == #"{"n":1}"#)
+                #expect(response.headers["X-Shared"] == "yes")
+                #expect(response.headers["Content-Length"] == "7")
+            }
+            let head = try await RawHTTPClient.get(port: port, "/sync", method: "HEAD")
+            #expect(head.status == 200 && head.text.isEmpty)
+        }
+        #expect(shared.wireForm?.form is PreparedResponse)
+    }
+}

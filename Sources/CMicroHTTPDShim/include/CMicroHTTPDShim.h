@@ -47,8 +47,8 @@ struct MHD_Daemon *unicache_mhd_start_daemon(unsigned int flags,
 /** The port the daemon actually listens on (0 if unknown). */
 uint16_t unicache_mhd_bound_port(struct MHD_Daemon *daemon);
 
-/** Writes the client's IP literal into buffer (NUL-terminated); returns 0 on success, -1 if unknown. */
-int unicache_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t capacity);
+/** Copies the client's IP address (network order) into bytes[16]; returns 4 (IPv4), 16 (IPv6) or -1 (unknown). */
+int unicache_mhd_client_address(struct MHD_Connection *connection, uint8_t *bytes);
 
 /**
  * ThreadSanitizer cannot see inside Synchronization.Mutex on Linux (its lock is not instrumented), so

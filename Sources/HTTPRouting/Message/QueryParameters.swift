@@ -18,8 +18,15 @@ public struct QueryParameters: Sendable, Equatable, Sequence {
 
     /// Parses a raw query string (without the `?`). Throws `PercentDecodingError` on a bad escape.
     public init(parsing query: Substring) throws(PercentDecodingError) {
+        var query = query
+        self = try query.withUTF8 { bytes in
+            Result { () throws(PercentDecodingError) in try QueryParameters(parsing: bytes[...]) }
+        }.get()
+    }
+
+    init(parsing query: Slice<UnsafeBufferPointer<UInt8>>) throws(PercentDecodingError) {
         var items: [Item] = []
-        for pair in query.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+        for pair in query.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
             let name: String
             let value: String
             if let equals = pair.firstIndex(of: UInt8(ascii: "=")) {

@@ -10,8 +10,8 @@ public struct Request: Sendable {
     public var body: [UInt8]
     /// Values of the route's `{name}` segments, filled by the router.
     public var pathParameters: PathParameters
-    /// The client's address (IP literal), or empty when unknown.
-    public var remoteAddress: String
+    /// The client's address, formatted only when asked for.
+    public var clientAddress: ClientAddress
 
     /// Builds a request from the raw target. Throws a 400 problem for an invalid percent-encoding.
     public init(
@@ -19,7 +19,7 @@ public struct Request: Sendable {
         target: String,
         headers: HTTPHeaders = HTTPHeaders(),
         body: [UInt8] = [],
-        remoteAddress: String = ""
+        clientAddress: ClientAddress = .unknown
     ) throws(Problem) {
         let parsed = try RequestTarget(parsing: target)
         self.method = method
@@ -29,8 +29,11 @@ public struct Request: Sendable {
         self.headers = headers
         self.body = body
         self.pathParameters = PathParameters()
-        self.remoteAddress = remoteAddress
+        self.clientAddress = clientAddress
     }
+
+    /// The client's IP literal, or empty when unknown.
+    public var remoteAddress: String { clientAddress.description }
 
     /// The raw (undecoded) path part of the target.
     public var path: Substring {

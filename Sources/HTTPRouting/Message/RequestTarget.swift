@@ -4,41 +4,44 @@ struct RequestTarget {
     var query: QueryParameters
 
     init(parsing target: String) throws(Problem) {
-        var utf8 = Substring(target).utf8[...]
+        var target = target
+        self = try target.withUTF8 { utf8 in Result { () throws(Problem) in try RequestTarget(utf8: utf8) } }.get()
+    }
+
+    private init(utf8 whole: UnsafeBufferPointer<UInt8>) throws(Problem) {
+        var bytes = whole[...]
         // absolute-form (`http://host/path`): keep only the path.
-        if utf8.first != UInt8(ascii: "/"), let colon = utf8.firstIndex(of: UInt8(ascii: ":")),
-           utf8[colon...].dropFirst().starts(with: "//".utf8) {
-            let authority = utf8[colon...].dropFirst(3)
-            utf8 = utf8[(authority.firstIndex(of: UInt8(ascii: "/")) ?? utf8.endIndex)...]
+        if bytes.first != UInt8(ascii: "/"), let colon = bytes.firstIndex(of: UInt8(ascii: ":")),
+           bytes[colon...].dropFirst().starts(with: "//".utf8) {
+            let authority = bytes[(colon + 3)...]
+            bytes = bytes[(authority.firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex)...]
         }
-        let pathPart: Substring.UTF8View.SubSequence
-        let queryPart: Substring.UTF8View.SubSequence?
-        if let question = utf8.firstIndex(of: UInt8(ascii: "?")) {
-            pathPart = utf8[utf8.startIndex..<question]
-            queryPart = utf8[utf8.index(after: question)...]
-        } else {
-            pathPart = utf8
-            queryPart = nil
+        var path = bytes
+        var queryPart: Slice<UnsafeBufferPointer<UInt8>>?
+        if let question = bytes.firstIndex(of: UInt8(ascii: "?")) {
+            path = bytes[bytes.startIndex..<question]
+            queryPart = bytes[(question + 1)...]
         }
-        var path = pathPart
         if path.first == UInt8(ascii: "/") { path = path.dropFirst() }
-        do {
-            var segments: [String] = []
-            if !path.isEmpty {
-                for segment in path.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
-                    segments.append(try PercentDecoding.decode(segment, plusAsSpace: false))
+        var segments: [String] = []
+        if !path.isEmpty {
+            segments.reserveCapacity(8)
+            var start = path.startIndex
+            do {
+                while true {
+                    let end = path[start...].firstIndex(of: UInt8(ascii: "/")) ?? path.endIndex
+                    segments.append(try PercentDecoding.decode(path[start..<end], plusAsSpace: false))
+                    guard end < path.endIndex else { break }
+                    start = end + 1
                 }
+            } catch {
+                throw Problem.badRequest(detail: "The request path has an invalid percent-encoding.")
             }
-            self.segments = segments
-        } catch {
-            throw Problem.badRequest(detail: "The request path has an invalid percent-encoding.")
         }
+        self.segments = segments
         do {
-            if let queryPart {
-                self.query = try QueryParameters(parsing: Substring(queryPart))
-            } else {
-                self.query = QueryParameters()
-            }
+            self.query = try queryPart.map { part throws(PercentDecodingError) in try QueryParameters(parsing: part) }
+                ?? QueryParameters()
         } catch {
             throw Problem.badRequest(detail: "The query string has an invalid percent-encoding.")
         }

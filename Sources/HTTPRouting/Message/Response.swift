@@ -1,13 +1,29 @@
 /// One HTTP response. The server sets `Content-Length`; HEAD answers carry no body on the wire.
 public struct Response: Sendable, Equatable {
-    public var status: Int
-    public var headers: HTTPHeaders
-    public var body: [UInt8]
+    public var status: Int { didSet { wireForm = nil } }
+    public var headers: HTTPHeaders { didSet { wireForm = nil } }
+    public var body: [UInt8] { didSet { wireForm = nil } }
+    /// Set by `reusable()`: where the server keeps this response's wire form to send it again without
+    /// rebuilding it. Any change to the response drops it.
+    public private(set) var wireForm: WireFormSlot?
 
     public init(status: Int = 200, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.wireForm = nil
+    }
+
+    /// This response, marked as sent many times unchanged (a static answer, a cached entry within one
+    /// second): the server may prepare its wire form once and reuse it for every copy.
+    public func reusable() -> Response {
+        var response = self
+        response.wireForm = WireFormSlot()
+        return response
+    }
+
+    public static func == (lhs: Response, rhs: Response) -> Bool {
+        lhs.status == rhs.status && lhs.headers == rhs.headers && lhs.body == rhs.body
     }
 
     /// A JSON response from already-encoded bytes.

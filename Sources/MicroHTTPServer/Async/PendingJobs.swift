@@ -1,37 +1,103 @@
-/// The async requests queued or running, bounded by `maxPendingRequests`, with their deadlines.
+/// The async requests running, bounded by `maxPendingRequests`, with their deadlines and tasks.
 ///
 /// One shared watcher answers overdue requests with 504 (a per-request timer would leave a pending
 /// dispatch timer behind for every request, up to `requestTimeout` long, and double the async path's cost).
+/// Closed at graceful shutdown: from then on nothing new is admitted, and `waitUntilEmpty` tells when the
+/// admitted ones have finished.
 final class PendingJobs: Sendable {
-    private let jobs = Locked<[ObjectIdentifier: RequestContext]>([:])
+    enum Admission {
+        case admitted
+        case full
+        case closed
+    }
+
+    private struct Entry {
+        let context: RequestContext
+        var task: Task<Void, Never>?
+    }
+
+    private struct State {
+        var entries: [ObjectIdentifier: Entry] = [:]
+        var closed = false
+        var emptyWaiter: CheckedContinuation<Void, Never>?
+    }
+
+    private let state = Locked(State())
     private let limit: Int
 
     init(limit: Int) {
         self.limit = limit
     }
 
-    var count: Int { jobs.withLock { $0.count } }
+    var count: Int { state.withLock { $0.entries.count } }
 
-    /// Takes a slot; false when the queue is full.
-    func reserve(_ context: RequestContext) -> Bool {
-        jobs.withLock { jobs in
-            guard jobs.count < limit else { return false }
-            jobs[ObjectIdentifier(context)] = context
-            return true
+    /// Takes a slot, unless the queue is full or closed.
+    func reserve(_ context: RequestContext) -> Admission {
+        state.withLock { state in
+            if state.closed { return .closed }
+            guard state.entries.count < limit else { return .full }
+            state.entries[ObjectIdentifier(context)] = Entry(context: context)
+            return .admitted
         }
+    }
+
+    /// Remembers the task running `context`'s job, so that shutdown can cancel it (unless it already ended).
+    func attach(_ task: Task<Void, Never>, to context: RequestContext) {
+        state.withLock { state in state.entries[ObjectIdentifier(context)]?.task = task }
     }
 
     /// Frees the slot once the job's work has ended.
     func release(_ context: RequestContext) {
-        _ = jobs.withLock { $0.removeValue(forKey: ObjectIdentifier(context)) }
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.entries.removeValue(forKey: ObjectIdentifier(context))
+            guard state.entries.isEmpty else { return nil }
+            defer { state.emptyWaiter = nil }
+            return state.emptyWaiter
+        }
+        waiter?.resume()
+    }
+
+    /// Admits nothing more.
+    func close() {
+        state.withLock { $0.closed = true }
+    }
+
+    /// Returns once no job is left (after `close`, so none can be added). One waiter at a time; it also
+    /// returns when the calling task is cancelled.
+    func waitUntilEmpty() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let resumeNow = state.withLock { state -> Bool in
+                    if state.entries.isEmpty || Task.isCancelled { return true }
+                    state.emptyWaiter = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { state -> CheckedContinuation<Void, Never>? in
+                defer { state.emptyWaiter = nil }
+                return state.emptyWaiter
+            }?.resume()
+        }
+    }
+
+    /// The requests still running, with their tasks cancelled (shutdown's drain deadline has passed).
+    func cancelAll() -> [RequestContext] {
+        state.withLock { state in
+            state.entries.values.map { entry in
+                entry.task?.cancel()
+                return entry.context
+            }
+        }
     }
 
     /// Still-unanswered requests whose deadline has passed.
     func overdue(at now: ContinuousClock.Instant) -> [RequestContext] {
-        jobs.withLock { jobs in
-            jobs.values.filter { context in
-                guard let deadline = context.deadline else { return false }
-                return deadline <= now && context.isWaiting
+        state.withLock { state in
+            state.entries.values.compactMap { entry in
+                guard let deadline = entry.context.deadline, deadline <= now, entry.context.isWaiting else { return nil }
+                return entry.context
             }
         }
     }

@@ -1,24 +1,7 @@
 import HTTPRouting
 
 extension ServerCore {
-    /// Runs every queued job as a child task until the job stream ends (shutdown), then waits for them.
-    func serveJobs() async {
-        await withDiscardingTaskGroup { group in
-            for await job in jobs {
-                group.addTask { await self.execute(job) }
-            }
-        }
-    }
-
-    /// Answers queued jobs that never ran (stream finished with jobs buffered, or run() cancelled).
-    func failLeftoverJobs() async {
-        for await job in jobs {
-            job.context.complete(ServerProblems.shuttingDown)
-            pending.release(job.context)
-        }
-    }
-
-    /// Runs one job. If the deadline watcher answered 504 first, the late response is dropped.
+    /// Runs one job. If the deadline watcher (or shutdown) answered first, the late response is dropped.
     func execute(_ job: Job) async {
         job.context.complete(await job.work())
         pending.release(job.context)

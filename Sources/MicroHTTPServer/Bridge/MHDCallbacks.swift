@@ -91,7 +91,7 @@ enum MHDCallbacks {
                 target: context.target,
                 headers: context.headers,
                 body: context.body,
-                remoteAddress: MHDConnection.clientAddress(of: context.connection)
+                clientAddress: MHDConnection.clientAddress(of: context.connection)
             )
         } catch {
             return answer(context, with: error.response, core: core)
@@ -101,11 +101,15 @@ enum MHDCallbacks {
         case .immediate(let response):
             return answer(context, with: response, core: core)
         case .deferred(let work):
-            guard core.enqueue(context, work: work) else {
+            switch core.enqueue(context, work: work) {
+            case .admitted:
+                return .YES
+            case .full:
                 core.logger.debug("async queue full", metadata: ["target": "\(context.target)"])
                 return answer(context, with: ServerProblems.queueFull, core: core)
+            case .closed:
+                return answer(context, with: ServerProblems.shuttingDown, core: core)
             }
-            return .YES
         }
     }
 

@@ -8,21 +8,41 @@ enum MHDConnection {
         MHD_suspend_connection(connection)
     }
 
-    /// Queues `response` (body copied into MHD). MHD sets `Content-Length` and omits the body for HEAD.
+    /// Queues `response`. MHD sets `Content-Length` and omits the body for HEAD. A reusable response is
+    /// built into an MHD response once and then queued again as is (MHD responses are reference counted and
+    /// may be queued on any number of connections); `close` answers are always built afresh.
     static func queue(_ response: Response, on connection: OpaquePointer, close: Bool) -> MHD_Result {
+        if !close, let slot = response.wireForm {
+            let prepared = (slot.form as? PreparedResponse) ?? make(response).map { slot.install($0) as? PreparedResponse } ?? nil
+            guard let prepared else { return .NO }
+            return withExtendedLifetime(prepared) {
+                MHD_queue_response(connection, UInt32(clamping: response.status), prepared.pointer)
+            }
+        }
+        guard let built = make(response, close: close) else { return .NO }
+        // The one reference `built` holds is dropped after queueing (MHD has taken its own).
+        return withExtendedLifetime(built) {
+            MHD_queue_response(connection, UInt32(clamping: response.status), built.pointer)
+        }
+    }
+
+    /// An MHD response with `response`'s headers and a copy of its body.
+    private static func make(_ response: Response, close: Bool = false) -> PreparedResponse? {
         let mhdResponse = response.body.withUnsafeBytes { bytes in
             MHD_create_response_from_buffer(
                 bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
         }
-        guard let mhdResponse else { return .NO }
-        defer { MHD_destroy_response(mhdResponse) }
+        guard let mhdResponse else { return nil }
         for field in response.headers where !field.name.isContentLength {
-            _ = MHD_add_response_header(mhdResponse, field.name, field.value)
+            // withCString: a small Swift string is copied to the stack, not to a heap array.
+            _ = field.name.withCString { name in
+                field.value.withCString { value in MHD_add_response_header(mhdResponse, name, value) }
+            }
         }
         if close, response.headers["Connection"] == nil {
             _ = MHD_add_response_header(mhdResponse, "Connection", "close")
         }
-        return MHD_queue_response(connection, UInt32(clamping: response.status), mhdResponse)
+        return PreparedResponse(pointer: mhdResponse)
     }
 
     /// Every request header, in order, as MHD parsed them.
@@ -39,13 +59,29 @@ enum MHDConnection {
         return headers
     }
 
-    /// The client's IP literal, or "" when MHD cannot tell.
-    static func clientAddress(of connection: OpaquePointer) -> String {
-        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer in
-            guard let base = buffer.baseAddress,
-                  unicache_mhd_client_address(connection, base, buffer.count) == 0 else { return "" }
-            return String(cString: base)
+    /// The client's address (formatted later, if ever).
+    static func clientAddress(of connection: OpaquePointer) -> ClientAddress {
+        var bytes: (UInt64, UInt64) = (0, 0)
+        return withUnsafeMutableBytes(of: &bytes) { raw in
+            let count = unicache_mhd_client_address(connection, raw.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            return count > 0 ? ClientAddress(bytes: UnsafeRawBufferPointer(rebasing: raw[..<Int(count)])) : .unknown
         }
+    }
+}
+
+/// An `MHD_Response *` we own one reference of; `MHD_destroy_response` drops it (MHD keeps the response
+/// alive while connections still send it).
+///
+/// `@unchecked Sendable`: immutable; MHD's response reference counting is locked inside libmicrohttpd.
+final class PreparedResponse: @unchecked Sendable {
+    let pointer: OpaquePointer
+
+    init(pointer: OpaquePointer) {
+        self.pointer = pointer
+    }
+
+    deinit {
+        MHD_destroy_response(pointer)
     }
 }
 

@@ -8,9 +8,7 @@ final class ServerCore: Sendable {
     let responder: any HTTPResponder
     let configuration: MicroHTTPServerConfiguration
     let logger: Logger
-    let jobs: AsyncStream<Job>
-    let jobSink: AsyncStream<Job>.Continuation
-    /// Async requests queued or running (bounded by `maxPendingRequests`), with their deadlines.
+    /// Async requests running (bounded by `maxPendingRequests`), with their deadlines.
     let pending: PendingJobs
     /// Set at graceful shutdown: answers carry `Connection: close`, new async work gets 503.
     let draining = Atomic<Bool>(false)
@@ -21,21 +19,27 @@ final class ServerCore: Sendable {
         self.configuration = configuration
         self.logger = logger
         pending = PendingJobs(limit: configuration.maxPendingRequests)
-        (jobs, jobSink) = AsyncStream.makeStream(of: Job.self)
     }
 
-    /// Suspends the request's connection and queues its async work. False (nothing done) when the
-    /// queue is full; a request arriving during shutdown is answered 503.
-    func enqueue(_ context: RequestContext, work: @escaping @Sendable () async -> Response) -> Bool {
+    /// Suspends the request's connection and starts its async work in a task of its own (a task rather
+    /// than a child of a task group: no queue to hop through, and the MHD thread never waits). Nothing is
+    /// done when the answer is `.full` or `.closed` (shutting down): the caller answers 503.
+    func enqueue(_ context: RequestContext, work: @escaping @Sendable () async -> Response) -> PendingJobs.Admission {
         context.deadline = .now + configuration.requestTimeout
-        guard pending.reserve(context) else { return false }
+        let admission = pending.reserve(context)
+        guard case .admitted = admission else { return admission }
         context.phase = .suspended
         MHDConnection.suspend(context.connection)
-        if case .enqueued = jobSink.yield(Job(context: context, work: work)) { return true }
-        context.complete(ServerProblems.shuttingDown)
-        pending.release(context)
-        return true
+        let job = Job(context: context, work: work)
+        pending.attach(Task { await self.execute(job) }, to: context)
+        return .admitted
     }
+}
+
+/// A suspended request and the async work that answers it.
+struct Job: Sendable {
+    let context: RequestContext
+    let work: @Sendable () async -> Response
 }
 
 /// The responses the server itself answers with, rendered once.

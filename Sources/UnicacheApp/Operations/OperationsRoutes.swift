@@ -11,13 +11,13 @@ struct OperationsRoutes: Sendable {
     static let exposition = "text/plain; version=0.0.4; charset=utf-8"
 
     func register(in router: inout Router) {
-        let healthy = Response.json(#"{"status":"ok"}"#)
+        let healthy = Response.json(#"{"status":"ok"}"#).reusable()
         router.get("/healthz", immediate: { _ in healthy }) { _ in healthy }
         router.get("/readyz") { _ in try readiness() }
         router.get("/stats") { request in stats(request) }
         router.get("/metrics") { _ in prometheus() }
         let openapi = Response(
-            status: 200, headers: ["Content-Type": "application/yaml"], body: Array(OpenAPIDocument.yaml.utf8))
+            status: 200, headers: ["Content-Type": "application/yaml"], body: Array(OpenAPIDocument.yaml.utf8)).reusable()
         router.get("/openapi.yaml", immediate: { _ in openapi }) { _ in openapi }
     }
 

@@ -8,15 +8,22 @@ struct ReadThrough: Sendable {
     let fetchers: FetcherSet
     let clock: any WallClock
     let ttl: TTLTable
+    /// Fresh hits' answers, rendered once a second per key.
+    let hits = HitResponses()
 
     /// The fast path on the server's I/O thread: a fresh memory hit, or `nil` to take the async path
     /// (which also renders every error, so nothing is validated twice for an answer).
     func immediate(_ resource: Resource, _ request: Request) -> Response? {
-        guard request.headers["Cache-Control"] == nil, !request.query.contains("refresh"),
-            let resolved = try? resolve(resource, request),
-            let result = cache.cachedFresh(key: resolved.key, policy: resolved.policy)
-        else { return nil }
-        return CacheHeaders.response(for: result, request: request)
+        guard request.headers["Cache-Control"] == nil, !request.query.contains("refresh") else { return nil }
+        guard request.headers["If-None-Match"] == nil else {
+            guard let resolved = try? resolve(resource, request),
+                  let result = cache.cachedFresh(key: resolved.key, policy: resolved.policy)
+            else { return nil }
+            return CacheHeaders.response(for: result, request: request)
+        }
+        return hits.answer(request, now: clock.now(), resolve: { try? resolve(resource, request) }) { key, policy in
+            cache.cachedFresh(key: key, policy: policy)
+        }
     }
 
     func handle(_ resource: Resource, _ request: Request) async throws(Problem) -> Response {
