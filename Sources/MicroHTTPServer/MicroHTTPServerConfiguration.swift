@@ -16,7 +16,9 @@ public struct MicroHTTPServerConfiguration: Sendable, Equatable {
     public var maxBodyBytes: Int
     /// Async requests queued or running at once; past it new ones get 503.
     public var maxPendingRequests: Int
-    /// MHD's per-connection memory pool (request line and headers must fit).
+    /// MHD's per-connection memory pool: the request line and headers must fit (with 16 KiB, about 12 KiB of
+    /// them; larger is answered 431 by libmicrohttpd). MHD zeroes the whole pool after every request, so its
+    /// size is CPU per request: 16 KiB instead of MHD's 32 KiB default saves ~0.5 µs of ~10 µs.
     public var connectionMemoryLimit: Int
     /// How long a graceful shutdown waits for in-flight requests.
     public var shutdownTimeout: Duration
@@ -30,7 +32,7 @@ public struct MicroHTTPServerConfiguration: Sendable, Equatable {
         requestTimeout: Duration = .seconds(30),
         maxBodyBytes: Int = 1 << 20,
         maxPendingRequests: Int = 4096,
-        connectionMemoryLimit: Int = 32 << 10,
+        connectionMemoryLimit: Int = 16 << 10,
         shutdownTimeout: Duration = .seconds(10)
     ) {
         self.host = host

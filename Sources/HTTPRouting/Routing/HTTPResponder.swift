@@ -6,7 +6,7 @@ public enum Dispatch: Sendable {
 
 /// What the HTTP server calls for every complete request. `dispatch` must not block.
 public protocol HTTPResponder: Sendable {
-    func dispatch(_ request: Request) -> Dispatch
+    func dispatch(_ request: consuming Request) -> Dispatch
 }
 
 /// A route's async handler. A thrown `Problem` becomes its response; any other error a 500 problem.

@@ -1,6 +1,6 @@
 extension Router {
     /// Matches once: 404/405 and immediate-handler answers are `.immediate`, the rest `.deferred`.
-    public func dispatch(_ request: Request) -> Dispatch {
+    public func dispatch(_ request: consuming Request) -> Dispatch {
         let start: ContinuousClock.Instant? = observer == nil ? nil : .now
         let segments = request.pathSegments
         guard segments.count < routesBySegmentCount.count else {
@@ -12,7 +12,6 @@ extension Router {
         if let route = routesBySegmentCount[segments.count].first(where: { $0.pattern.matches(segments) }) {
             if let handlers = route.handlers(for: request.method)
                 ?? (request.method == .head ? route.handlers(for: .get) : nil) {
-                var request = request
                 request.pathParameters = route.pattern.parameters(segments)
                 return dispatch(request, to: handlers, route: route.pattern.template, since: start)
             }
@@ -25,12 +24,13 @@ extension Router {
         return .immediate(answer(problem.response, to: request, route: nil, since: start))
     }
 
-    private func dispatch(_ request: Request, to handlers: Handlers, route: String, since start: ContinuousClock.Instant?) -> Dispatch {
+    private func dispatch(_ request: consuming Request, to handlers: Handlers, route: String, since start: ContinuousClock.Instant?) -> Dispatch {
         if let immediate = handlers.immediate, let response = immediate(request) {
             return .immediate(answer(response, to: request, route: route, since: start))
         }
         let handler = handlers.async
         let observer = self.observer
+        let request = copy request
         return .deferred {
             let response: Response
             do {

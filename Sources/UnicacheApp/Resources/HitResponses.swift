@@ -27,10 +27,17 @@ final class HitResponses: Sendable {
         }
     }
 
-    private struct Memo {
+    /// A class, so that taking one out of the table is one retain.
+    private final class Memo: Sendable {
         let key: String
         let policy: FreshnessPolicy
-        var rendered: Rendered?
+        let rendered: Rendered?
+
+        init(key: String, policy: FreshnessPolicy, rendered: Rendered? = nil) {
+            self.key = key
+            self.policy = policy
+            self.rendered = rendered
+        }
     }
 
     private struct Table {
@@ -55,7 +62,7 @@ final class HitResponses: Sendable {
     ) -> Response? {
         let second = Int(now.timeIntervalSince1970.rounded(.down))
         let remembered = table.withLockedValue { table in table.second == second ? table.memos[request.target] : nil }
-        var memo: Memo
+        let memo: Memo
         if let remembered {
             memo = remembered
         } else {
@@ -66,15 +73,15 @@ final class HitResponses: Sendable {
         guard case .hit = result.outcome else { return CacheHeaders.response(for: result, request: request) }
         if let rendered = memo.rendered, rendered.matches(result) { return rendered.response }
         let response = CacheHeaders.response(for: result, request: request).reusable()
-        memo.rendered = Rendered(
+        let rendered = Memo(key: memo.key, policy: memo.policy, rendered: Rendered(
             storedAt: result.entry.storedAt, etag: result.entry.etag, tier: result.tier,
-            ageSeconds: result.ageSeconds, remainingFreshSeconds: result.remainingFreshSeconds, response: response)
+            ageSeconds: result.ageSeconds, remainingFreshSeconds: result.remainingFreshSeconds, response: response))
         table.withLockedValue { table in
             if table.second != second || table.memos.count >= capacity {
                 table.second = second
                 table.memos.removeAll(keepingCapacity: true)
             }
-            table.memos[request.target] = memo
+            table.memos[request.target] = rendered
         }
         return response
     }
