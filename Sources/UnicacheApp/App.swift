@@ -28,6 +28,7 @@ extension App {
         let auth = AdminAuth(token: adminToken)
 
         var router = Router(observer: Self.observer(metrics: metrics, logger: logger))
+        router.shortcut = { method, target, headers in readThrough.shortcut(method, target, headers) }
         for resource in ResourceTable.rows {
             router.get(resource.route, immediate: { request in readThrough.immediate(resource, request) }) { request in
                 try await readThrough.handle(resource, request)

@@ -7,7 +7,34 @@ public enum Dispatch: Sendable {
 /// What the HTTP server calls for every complete request. `dispatch` must not block.
 public protocol HTTPResponder: Sendable {
     func dispatch(_ request: consuming Request) -> Dispatch
+
+    /// The server's entry point, with the request's raw parts. The default parses them into a `Request`
+    /// (a 400 problem for an invalid target) and calls `dispatch(_:)`; a responder may answer some requests
+    /// before parsing (see `Router.shortcut`).
+    func dispatch(
+        method: HTTPMethod, target: String, headers: HTTPHeaders, body: [UInt8], clientAddress: ClientAddress
+    ) -> Dispatch
 }
+
+extension HTTPResponder {
+    public func dispatch(
+        method: HTTPMethod, target: String, headers: HTTPHeaders, body: [UInt8], clientAddress: ClientAddress
+    ) -> Dispatch {
+        do {
+            return dispatch(try Request(
+                method: method, target: target, headers: headers, body: body, clientAddress: clientAddress))
+        } catch {
+            return .immediate(error.response)
+        }
+    }
+}
+
+/// An answer given from a request's raw method, target and headers, before the target is parsed and routed,
+/// with the template of the route it answers for (for the observer). Called on the server's I/O thread: must
+/// not block; `nil` routes the request as usual. For answers a route rendered for this exact target moments
+/// ago (a warm cache hit): everything the route checks must already be settled by the target itself.
+public typealias Shortcut = @Sendable (_ method: HTTPMethod, _ target: String, _ headers: HTTPHeaders)
+    -> (response: Response, route: String)?
 
 /// A route's async handler. A thrown `Problem` becomes its response; any other error a 500 problem.
 public typealias AsyncHandler = @Sendable (Request) async throws -> Response

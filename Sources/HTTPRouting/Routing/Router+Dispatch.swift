@@ -1,4 +1,25 @@
 extension Router {
+    /// The shortcut first (bodiless requests only), then parsing and routing.
+    public func dispatch(
+        method: HTTPMethod, target: String, headers: HTTPHeaders, body: [UInt8], clientAddress: ClientAddress
+    ) -> Dispatch {
+        if let shortcut, body.isEmpty {
+            let start: ContinuousClock.Instant? = observer == nil ? nil : .now
+            if let (response, route) = shortcut(method, target, headers) {
+                if let observer, let start {
+                    observer(Router.record(response, method: method, target: target, route: route, since: start))
+                }
+                return .immediate(response)
+            }
+        }
+        do {
+            return dispatch(try Request(
+                method: method, target: target, headers: headers, body: body, clientAddress: clientAddress))
+        } catch {
+            return .immediate(answer(error.response, method: method, target: target, route: nil, since: observer == nil ? nil : .now))
+        }
+    }
+
     /// Matches once: 404/405 and immediate-handler answers are `.immediate`, the rest `.deferred`.
     public func dispatch(_ request: consuming Request) -> Dispatch {
         let start: ContinuousClock.Instant? = observer == nil ? nil : .now
@@ -50,16 +71,28 @@ extension Router {
     }
 
     private func answer(_ response: Response, to request: Request, route: String?, since start: ContinuousClock.Instant?) -> Response {
+        answer(response, method: request.method, target: request.target, route: route, since: start)
+    }
+
+    private func answer(
+        _ response: Response, method: HTTPMethod, target: String, route: String?, since start: ContinuousClock.Instant?
+    ) -> Response {
         if let observer, let start {
-            observer(Router.record(response, for: request, route: route, since: start))
+            observer(Router.record(response, method: method, target: target, route: route, since: start))
         }
         return response
     }
 
     private static func record(_ response: Response, for request: Request, route: String?, since start: ContinuousClock.Instant) -> RequestRecord {
+        record(response, method: request.method, target: request.target, route: route, since: start)
+    }
+
+    private static func record(
+        _ response: Response, method: HTTPMethod, target: String, route: String?, since start: ContinuousClock.Instant
+    ) -> RequestRecord {
         RequestRecord(
-            method: request.method,
-            target: request.target,
+            method: method,
+            target: target,
             route: route,
             status: response.status,
             bodyBytes: response.body.count,

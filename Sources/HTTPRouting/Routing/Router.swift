@@ -24,6 +24,9 @@ public struct Router: HTTPResponder {
     /// Called once per answered request; nil costs nothing.
     public var observer: RequestObserver?
 
+    /// Asked first, before the target is parsed and routed (see `Shortcut`).
+    public var shortcut: Shortcut?
+
     public init(observer: RequestObserver? = nil) {
         self.observer = observer
     }

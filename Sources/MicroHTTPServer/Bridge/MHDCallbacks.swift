@@ -84,20 +84,15 @@ enum MHDCallbacks {
         if context.bodyTooLarge {
             return answer(context, with: Problem.contentTooLarge(limit: core.configuration.maxBodyBytes).response, core: core)
         }
-        let request: Request
-        do {
-            request = try Request(
-                method: HTTPMethod(rawValue: method.map { String(cString: $0) } ?? "GET"),
-                target: context.target,
-                headers: context.headers,
-                body: context.body,
-                clientAddress: MHDConnection.clientAddress(of: context.connection)
-            )
-        } catch {
-            return answer(context, with: error.response, core: core)
-        }
+        let body = context.body
         context.body = []
-        switch core.responder.dispatch(request) {
+        let dispatch = core.responder.dispatch(
+            method: HTTPMethod(rawValue: method.map { String(cString: $0) } ?? "GET"),
+            target: context.target,
+            headers: context.headers,
+            body: body,
+            clientAddress: MHDConnection.clientAddress(of: context.connection))
+        switch dispatch {
         case .immediate(let response):
             return answer(context, with: response, core: core)
         case .deferred(let work):

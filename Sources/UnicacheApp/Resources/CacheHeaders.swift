@@ -30,6 +30,15 @@ enum CacheHeaders {
 
     /// The answer for `result`: 200 with the body, or 304 when `If-None-Match` matches its ETag.
     static func response(for result: CacheResult, request: Request) -> Response {
+        let response = response(for: result)
+        if let condition = request.headers["If-None-Match"], etagMatches(condition, result.entry.etag) {
+            return Response(status: 304, headers: response.headers)
+        }
+        return response
+    }
+
+    /// The unconditional 200 answer for `result`.
+    static func response(for result: CacheResult) -> Response {
         let entry = result.entry
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: entry.contentType)
@@ -39,9 +48,6 @@ enum CacheHeaders {
         headers.add(name: "X-Cache", value: xCache(result.outcome))
         headers.add(name: "Cache-Status", value: cacheStatus(result.outcome, stored: result.stored))
         if let tier = result.tier { headers.add(name: "X-Cache-Tier", value: tier.rawValue) }
-        if let condition = request.headers["If-None-Match"], etagMatches(condition, entry.etag) {
-            return Response(status: 304, headers: headers)
-        }
         return Response(status: 200, headers: headers, body: entry.body)
     }
 

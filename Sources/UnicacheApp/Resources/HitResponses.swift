@@ -3,14 +3,16 @@ import HTTPRouting
 import NIOConcurrencyHelpers
 import UnifiedCache
 
-/// The fast path's memory of warm request targets, renewed every wall-clock second: what a target resolves
-/// to (key and policy; a pure function of the target within a second), and the rendered answer of its last
-/// fresh hit, reused while nothing in it changes (the same entry at the same age and freshness). A warm
-/// target is resolved and its headers built once a second instead of once a request, and the answer is
+/// The fast path's memory of warm request targets, renewed every wall-clock second: what a raw target
+/// resolves to (route, key and policy: a pure function of the target within a second), and the rendered
+/// answer of its last fresh hit, reused while nothing in it changes (the same entry at the same age and
+/// freshness). A warm target is resolved and its headers built once a second instead of once a request; its
+/// later requests in that second take the router's shortcut (no parsing, no routing), and the answer is
 /// `reusable()`, so the server also reuses its wire form.
 ///
-/// The cache is still asked on every request, so an invalidated or erased entry is never answered from
-/// here; everything held is at most a second old (the table is dropped when the second changes).
+/// The cache is still asked on every request (the hit is counted, the LRU order kept), so an invalidated or
+/// erased entry is never answered from here; everything held is at most a second old (the table is dropped
+/// when the second changes). Only unconditional GET/HEAD requests without `Cache-Control` use it.
 final class HitResponses: Sendable {
     private struct Rendered {
         let storedAt: Date
@@ -29,11 +31,13 @@ final class HitResponses: Sendable {
 
     /// A class, so that taking one out of the table is one retain.
     private final class Memo: Sendable {
+        let route: String
         let key: String
         let policy: FreshnessPolicy
         let rendered: Rendered?
 
-        init(key: String, policy: FreshnessPolicy, rendered: Rendered? = nil) {
+        init(route: String, key: String, policy: FreshnessPolicy, rendered: Rendered? = nil) {
+            self.route = route
             self.key = key
             self.policy = policy
             self.rendered = rendered
@@ -45,6 +49,8 @@ final class HitResponses: Sendable {
         var memos: [String: Memo] = [:]
     }
 
+    typealias Lookup = (_ key: String, _ policy: FreshnessPolicy) -> CacheResult?
+
     // NIOLockedValueBox rather than Synchronization.Mutex: ThreadSanitizer on Linux sees pthread locks only.
     private let table = NIOLockedValueBox(Table())
     /// Targets remembered per second at most (the table is emptied when full).
@@ -54,26 +60,53 @@ final class HitResponses: Sendable {
         self.capacity = capacity
     }
 
-    /// The answer for `request` (unconditional) when the cache holds a fresh copy, else nil. `resolve` runs
-    /// when the target is not remembered this second; `lookup` is the cache read.
+    /// Whether a request's method and headers allow a remembered answer.
+    static func isPlain(_ method: HTTPMethod, _ headers: HTTPHeaders) -> Bool {
+        (method == .get || method == .head) && headers["Cache-Control"] == nil && headers["If-None-Match"] == nil
+    }
+
+    /// After routing: the answer for `request` (plain, validated by its route) when the cache holds a fresh
+    /// copy, else nil. `resolve` runs when the target is not remembered this second; `lookup` is the cache read.
     func answer(
-        _ request: Request, now: Date, resolve: () -> ResolvedResource?,
-        lookup: (_ key: String, _ policy: FreshnessPolicy) -> CacheResult?
+        _ request: Request, route: String, now: Date, resolve: () -> ResolvedResource?, lookup: Lookup
     ) -> Response? {
-        let second = Int(now.timeIntervalSince1970.rounded(.down))
-        let remembered = table.withLockedValue { table in table.second == second ? table.memos[request.target] : nil }
+        let second = Self.second(now)
         let memo: Memo
-        if let remembered {
+        if let remembered = remembered(request.target, second: second) {
             memo = remembered
         } else {
             guard let resolved = resolve() else { return nil }
-            memo = Memo(key: resolved.key, policy: resolved.policy)
+            memo = Memo(route: route, key: resolved.key, policy: resolved.policy)
         }
         guard let result = lookup(memo.key, memo.policy) else { return nil }
-        guard case .hit = result.outcome else { return CacheHeaders.response(for: result, request: request) }
+        return answer(result, memo: memo, target: request.target, second: second)
+    }
+
+    /// Before parsing (the router's shortcut): the answer for a plain request whose target was resolved this
+    /// second, with its route template; nil when the target is not remembered or nothing fresh is cached.
+    func shortcut(
+        method: HTTPMethod, target: String, headers: HTTPHeaders, now: Date, lookup: Lookup
+    ) -> (response: Response, route: String)? {
+        guard Self.isPlain(method, headers) else { return nil }
+        let second = Self.second(now)
+        guard let memo = remembered(target, second: second), memo.rendered != nil,
+              let result = lookup(memo.key, memo.policy)
+        else { return nil }
+        // The hit is counted now: answer it here, never by routing again.
+        return (answer(result, memo: memo, target: target, second: second), memo.route)
+    }
+
+    private static func second(_ now: Date) -> Int { Int(now.timeIntervalSince1970.rounded(.down)) }
+
+    private func remembered(_ target: String, second: Int) -> Memo? {
+        table.withLockedValue { table in table.second == second ? table.memos[target] : nil }
+    }
+
+    /// The remembered answer if it still matches `result`, else a new one, remembered.
+    private func answer(_ result: CacheResult, memo: Memo, target: String, second: Int) -> Response {
         if let rendered = memo.rendered, rendered.matches(result) { return rendered.response }
-        let response = CacheHeaders.response(for: result, request: request).reusable()
-        let rendered = Memo(key: memo.key, policy: memo.policy, rendered: Rendered(
+        let response = CacheHeaders.response(for: result).reusable()
+        let renewed = Memo(route: memo.route, key: memo.key, policy: memo.policy, rendered: Rendered(
             storedAt: result.entry.storedAt, etag: result.entry.etag, tier: result.tier,
             ageSeconds: result.ageSeconds, remainingFreshSeconds: result.remainingFreshSeconds, response: response))
         table.withLockedValue { table in
@@ -81,7 +114,7 @@ final class HitResponses: Sendable {
                 table.second = second
                 table.memos.removeAll(keepingCapacity: true)
             }
-            table.memos[request.target] = rendered
+            table.memos[target] = renewed
         }
         return response
     }

@@ -14,14 +14,21 @@ struct ReadThrough: Sendable {
     /// The fast path on the server's I/O thread: a fresh memory hit, or `nil` to take the async path
     /// (which also renders every error, so nothing is validated twice for an answer).
     func immediate(_ resource: Resource, _ request: Request) -> Response? {
-        guard request.headers["Cache-Control"] == nil, !request.query.contains("refresh") else { return nil }
-        guard request.headers["If-None-Match"] == nil else {
-            guard let resolved = try? resolve(resource, request),
+        guard !request.query.contains("refresh") else { return nil }
+        guard HitResponses.isPlain(request.method, request.headers) else {
+            guard request.headers["Cache-Control"] == nil, let resolved = try? resolve(resource, request),
                   let result = cache.cachedFresh(key: resolved.key, policy: resolved.policy)
             else { return nil }
             return CacheHeaders.response(for: result, request: request)
         }
-        return hits.answer(request, now: clock.now(), resolve: { try? resolve(resource, request) }) { key, policy in
+        return hits.answer(request, route: resource.route, now: clock.now(), resolve: { try? resolve(resource, request) }) {
+            key, policy in cache.cachedFresh(key: key, policy: policy)
+        }
+    }
+
+    /// The router's shortcut: a plain request for a target answered from memory earlier this second.
+    func shortcut(_ method: HTTPMethod, _ target: String, _ headers: HTTPHeaders) -> (response: Response, route: String)? {
+        hits.shortcut(method: method, target: target, headers: headers, now: clock.now()) { key, policy in
             cache.cachedFresh(key: key, policy: policy)
         }
     }

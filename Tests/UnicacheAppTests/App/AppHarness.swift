@@ -113,8 +113,10 @@ struct AppHarness {
     ) async throws -> Response {
         var fields = headers
         if admin { fields.append(("Authorization", "Bearer \(AppHarness.token)")) }
-        let request = try Request(method: method, target: target, headers: HTTPHeaders(fields), body: Array(body.utf8))
-        switch app.router.dispatch(request) {
+        // The server's entry point: the router's shortcut first, then parsing and routing.
+        let dispatch = app.router.dispatch(
+            method: method, target: target, headers: HTTPHeaders(fields), body: Array(body.utf8), clientAddress: .unknown)
+        switch dispatch {
         case .immediate(let response): return response
         case .deferred(let work): return await work()
         }
@@ -122,7 +124,9 @@ struct AppHarness {
 
     /// Whether the request is answered on the immediate (synchronous) path.
     func isImmediate(_ target: String) throws -> Bool {
-        if case .immediate = app.router.dispatch(try Request(method: .get, target: target)) { return true }
+        let dispatch = app.router.dispatch(
+            method: .get, target: target, headers: HTTPHeaders(), body: [], clientAddress: .unknown)
+        if case .immediate = dispatch { return true }
         return false
     }
 }

@@ -62,3 +62,41 @@ import UnifiedCache
         #expect(notModified.wireForm == nil)
     }
 }
+
+/// The router's shortcut: only remembered plain targets, and a counted hit is never routed again.
+@Suite struct ShortcutTests {
+    let target = "/v1/users/alice/subscription"
+
+    func shortcut(_ h: AppHarness, _ method: HTTPMethod = .get, headers: HTTPHeaders = HTTPHeaders())
+        -> (response: Response, route: String)?
+    {
+        h.app.router.shortcut?(method, target, headers)
+    }
+
+    @Test func answersOnlyTargetsRenderedThisSecondWithTheirRoute() async throws {
+        let h = AppHarness()
+        #expect(shortcut(h) == nil)
+        _ = try await h.send(.get, target)
+        #expect(shortcut(h) == nil)  // a miss renders nothing
+        let hit = try await h.send(.get, target)
+        let answer = try #require(shortcut(h))
+        #expect(answer.route == "/v1/users/{user}/subscription")
+        #expect(answer.response == hit)
+        #expect(shortcut(h, .head)?.response == hit)
+        #expect(shortcut(h, .delete) == nil)
+        #expect(shortcut(h, headers: ["Cache-Control": "no-cache"]) == nil)
+        #expect(shortcut(h, headers: ["If-None-Match": "*"]) == nil)
+        h.clock.advance(by: 1)
+        #expect(shortcut(h) == nil)
+    }
+
+    @Test func everyShortcutHitIsCountedOnce() async throws {
+        let h = AppHarness()
+        _ = try await h.send(.get, target)
+        for _ in 0..<5 { _ = try await h.send(.get, target) }
+        let stats = try await h.send(.get, "/stats")
+        let cache = try #require(stats.json["cache"] as? [String: Any])
+        #expect(cache["hits"] as? Int == 5)
+        #expect(cache["misses"] as? Int == 1)
+    }
+}
