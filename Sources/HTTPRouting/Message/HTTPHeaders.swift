@@ -79,16 +79,15 @@ extension String {
     /// ASCII case-insensitive equality without allocating (header names are ASCII tokens).
     @inlinable
     func equalsIgnoringASCIICase(_ other: String) -> Bool {
-        var lhs = utf8.makeIterator()
-        var rhs = other.utf8.makeIterator()
-        while true {
-            switch (lhs.next(), rhs.next()) {
-            case (nil, nil):
+        var lhs = self
+        var rhs = other
+        guard lhs.utf8.count == rhs.utf8.count else { return false }
+        return lhs.withUTF8 { left in
+            rhs.withUTF8 { right in
+                for index in left.indices where left[index] != right[index] {
+                    if left[index].asciiLowercased != right[index].asciiLowercased { return false }
+                }
                 return true
-            case let (left?, right?):
-                if left != right && left.asciiLowercased != right.asciiLowercased { return false }
-            default:
-                return false
             }
         }
     }

@@ -12,6 +12,26 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConv
 
     public var description: String { rawValue }
 
+    /// The method from a C string, without building a new string for the common ones.
+    public init(cString: UnsafePointer<CChar>) {
+        for common in Self.common where Self.equals(cString, common.rawValue) {
+            self = common
+            return
+        }
+        self.init(rawValue: String(cString: cString))
+    }
+
+    private static let common: [HTTPMethod] = [.get, .head, .post, .put, .delete]
+
+    private static func equals(_ cString: UnsafePointer<CChar>, _ name: String) -> Bool {
+        var index = 0
+        for byte in name.utf8 {
+            guard UInt8(bitPattern: cString[index]) == byte else { return false }  // stops at the NUL too
+            index += 1
+        }
+        return cString[index] == 0
+    }
+
     public static let get = HTTPMethod("GET")
     public static let head = HTTPMethod("HEAD")
     public static let post = HTTPMethod("POST")

@@ -3,26 +3,24 @@ extension Router {
     public func dispatch(
         method: HTTPMethod, target: String, headers: HTTPHeaders, body: [UInt8], clientAddress: ClientAddress
     ) -> Dispatch {
-        if let shortcut, body.isEmpty {
-            let start: ContinuousClock.Instant? = observer == nil ? nil : .now
-            if let (response, route) = shortcut(method, target, headers) {
-                if let observer, let start {
-                    observer(Router.record(response, method: method, target: target, route: route, since: start))
-                }
-                return .immediate(response)
-            }
+        let start: MonotonicTime? = observer == nil ? nil : .now
+        if let shortcut, body.isEmpty, let (response, route) = shortcut(method, target, headers) {
+            return .immediate(answer(response, method: method, target: target, route: route, since: start))
         }
         do {
-            return dispatch(try Request(
-                method: method, target: target, headers: headers, body: body, clientAddress: clientAddress))
+            return route(try Request(
+                method: method, target: target, headers: headers, body: body, clientAddress: clientAddress), since: start)
         } catch {
-            return .immediate(answer(error.response, method: method, target: target, route: nil, since: observer == nil ? nil : .now))
+            return .immediate(answer(error.response, method: method, target: target, route: nil, since: start))
         }
     }
 
     /// Matches once: 404/405 and immediate-handler answers are `.immediate`, the rest `.deferred`.
     public func dispatch(_ request: consuming Request) -> Dispatch {
-        let start: ContinuousClock.Instant? = observer == nil ? nil : .now
+        route(request, since: observer == nil ? nil : .now)
+    }
+
+    private func route(_ request: consuming Request, since start: MonotonicTime?) -> Dispatch {
         let segments = request.pathSegments
         guard segments.count < routesBySegmentCount.count else {
             return .immediate(answer(Problem.notFound().response, to: request, route: nil, since: start))
@@ -45,7 +43,7 @@ extension Router {
         return .immediate(answer(problem.response, to: request, route: nil, since: start))
     }
 
-    private func dispatch(_ request: consuming Request, to handlers: Handlers, route: String, since start: ContinuousClock.Instant?) -> Dispatch {
+    private func dispatch(_ request: consuming Request, to handlers: Handlers, route: String, since start: MonotonicTime?) -> Dispatch {
         if let immediate = handlers.immediate, let response = immediate(request) {
             return .immediate(answer(response, to: request, route: route, since: start))
         }
@@ -70,12 +68,12 @@ extension Router {
         }
     }
 
-    private func answer(_ response: Response, to request: Request, route: String?, since start: ContinuousClock.Instant?) -> Response {
+    private func answer(_ response: Response, to request: Request, route: String?, since start: MonotonicTime?) -> Response {
         answer(response, method: request.method, target: request.target, route: route, since: start)
     }
 
     private func answer(
-        _ response: Response, method: HTTPMethod, target: String, route: String?, since start: ContinuousClock.Instant?
+        _ response: Response, method: HTTPMethod, target: String, route: String?, since start: MonotonicTime?
     ) -> Response {
         if let observer, let start {
             observer(Router.record(response, method: method, target: target, route: route, since: start))
@@ -83,12 +81,12 @@ extension Router {
         return response
     }
 
-    private static func record(_ response: Response, for request: Request, route: String?, since start: ContinuousClock.Instant) -> RequestRecord {
+    private static func record(_ response: Response, for request: Request, route: String?, since start: MonotonicTime) -> RequestRecord {
         record(response, method: request.method, target: request.target, route: route, since: start)
     }
 
     private static func record(
-        _ response: Response, method: HTTPMethod, target: String, route: String?, since start: ContinuousClock.Instant
+        _ response: Response, method: HTTPMethod, target: String, route: String?, since start: MonotonicTime
     ) -> RequestRecord {
         RequestRecord(
             method: method,
@@ -96,7 +94,7 @@ extension Router {
             route: route,
             status: response.status,
             bodyBytes: response.body.count,
-            duration: ContinuousClock.now - start,
+            duration: start.elapsed,
             responseHeaders: response.headers
         )
     }

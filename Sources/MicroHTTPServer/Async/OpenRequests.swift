@@ -1,49 +1,54 @@
+import Synchronization
 
 /// Counts requests MHD has started and not yet completed, so shutdown can wait until all answers are sent.
+/// The count is an atomic (two per request on the MHD thread); the lock is taken only to hand over a waiter.
 final class OpenRequests: Sendable {
-    private struct State {
-        var count = 0
-        var waiter: CheckedContinuation<Void, Never>?
-        var waiterCancelled = false
+    private struct Waiter {
+        var continuation: CheckedContinuation<Void, Never>?
+        var cancelled = false
     }
 
-    private let state = Locked(State())
+    private let open = Atomic<Int>(0)
+    private let waiter = Locked(Waiter())
 
-    var count: Int { state.withLock { $0.count } }
+    var count: Int { open.load(ordering: .acquiring) }
 
     func opened() {
-        state.withLock { $0.count += 1 }
+        open.add(1, ordering: .relaxed)
     }
 
     func closed() {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            state.count -= 1
-            guard state.count == 0 else { return nil }
-            defer { state.waiter = nil }
-            return state.waiter
+        guard open.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 else { return }
+        takeWaiter()?.resume()
+    }
+
+    private func takeWaiter() -> CheckedContinuation<Void, Never>? {
+        waiter.withLock { waiter in
+            defer { waiter.continuation = nil }
+            return waiter.continuation
         }
-        waiter?.resume()
     }
 
     /// Returns once no request is open, or when the calling task is cancelled. One waiter at a time.
     func waitUntilNoneOpen() async {
-        state.withLock { $0.waiterCancelled = false }
+        waiter.withLock { $0.cancelled = false }
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let resumeNow = state.withLock { state -> Bool in
-                    if state.count == 0 || state.waiterCancelled { return true }
-                    state.waiter = continuation
+                let cancelled = waiter.withLock { waiter -> Bool in
+                    if waiter.cancelled { return true }
+                    waiter.continuation = continuation
                     return false
                 }
-                if resumeNow { continuation.resume() }
+                if cancelled { return continuation.resume() }
+                // After registering: a `closed()` that reached zero before now found no waiter to resume.
+                if count == 0 { takeWaiter()?.resume() }
             }
         } onCancel: {
-            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-                state.waiterCancelled = true
-                defer { state.waiter = nil }
-                return state.waiter
-            }
-            waiter?.resume()
+            waiter.withLock { waiter -> CheckedContinuation<Void, Never>? in
+                waiter.cancelled = true
+                defer { waiter.continuation = nil }
+                return waiter.continuation
+            }?.resume()
         }
     }
 }

@@ -87,7 +87,7 @@ enum MHDCallbacks {
         let body = context.body
         context.body = []
         let dispatch = core.responder.dispatch(
-            method: HTTPMethod(rawValue: method.map { String(cString: $0) } ?? "GET"),
+            method: method.map(HTTPMethod.init(cString:)) ?? .get,
             target: context.target,
             headers: context.headers,
             body: body,

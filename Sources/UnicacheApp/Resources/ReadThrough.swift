@@ -21,15 +21,17 @@ struct ReadThrough: Sendable {
             else { return nil }
             return CacheHeaders.response(for: result, request: request)
         }
-        return hits.answer(request, route: resource.route, now: clock.now(), resolve: { try? resolve(resource, request) }) {
-            key, policy in cache.cachedFresh(key: key, policy: policy)
+        let now = clock.now()
+        return hits.answer(request, route: resource.route, now: now, resolve: { try? resolve(resource, request) }) {
+            key, policy in cache.cachedFresh(key: key, policy: policy, now: now)
         }
     }
 
     /// The router's shortcut: a plain request for a target answered from memory earlier this second.
     func shortcut(_ method: HTTPMethod, _ target: String, _ headers: HTTPHeaders) -> (response: Response, route: String)? {
-        hits.shortcut(method: method, target: target, headers: headers, now: clock.now()) { key, policy in
-            cache.cachedFresh(key: key, policy: policy)
+        let now = clock.now()
+        return hits.shortcut(method: method, target: target, headers: headers, now: now) { key, policy in
+            cache.cachedFresh(key: key, policy: policy, now: now)
         }
     }
 

@@ -39,9 +39,10 @@ public final class UnifiedCacheManager: Sendable {
 
     /// Synchronous, memory-only: a fresh value for `key` (recorded as a hit), or `nil` with nothing
     /// recorded, so the caller falls back to `get` which then records exactly once.
-    public func cachedFresh(key: String, policy: FreshnessPolicy) -> CacheResult? {
+    /// `now`: the caller's reading of the manager's clock, if it has one (saves reading it again).
+    public func cachedFresh(key: String, policy: FreshnessPolicy, now: Date? = nil) -> CacheResult? {
         guard let entry = memory.entry(for: key), entry.kind == .value else { return nil }
-        let now = clock.now()
+        let now = now ?? clock.now()
         guard entry.isFresh(at: now) else { return nil }
         if let rule = policy.refreshAhead, rule.shouldRefresh(storedAt: entry.storedAt, now: now) { return nil }
         recorder.record(.hit, namespace: entry.namespace)
