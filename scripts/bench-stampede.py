@@ -4,8 +4,9 @@
 Starts a tiny upstream on 127.0.0.1 that holds its answer for --hold seconds and records the moment it
 answers, starts the release build of unicache with that upstream for the `progress` domain, fires N
 concurrent GETs of one cold key with Benchmarks/stampede-client (C, one thread, epoll: the client's own cost
-stays out of the figure), then prints how many requests the upstream received and how long after the
-upstream's answer the last client was answered (both sides read CLOCK_MONOTONIC).
+stays out of the figure; keep-alive connections, or `Connection: close` with --close), then prints how many
+requests the upstream received and how long after the upstream's answer the last client had its whole answer
+(both sides read CLOCK_MONOTONIC).
 """
 import argparse, http.server, json, os, re, signal, subprocess, sys, tempfile, threading, time
 
@@ -46,6 +47,7 @@ def main():
     parser.add_argument("--bin", required=True)
     parser.add_argument("--clients", type=int, default=1000)
     parser.add_argument("--hold", type=float, default=0.5)
+    parser.add_argument("--close", action="store_true", help="clients send Connection: close (default keep-alive)")
     args = parser.parse_args()
 
     client_binary = build_client()
@@ -66,7 +68,8 @@ def main():
     threading.Thread(target=lambda: [None for _ in proc.stderr], daemon=True).start()
 
     client = subprocess.run(
-        [client_binary, str(port), "/v1/users/stampede/progress/streak", str(args.clients)],
+        [client_binary, str(port), "/v1/users/stampede/progress/streak", str(args.clients)]
+        + (["close"] if args.close else []),
         capture_output=True, text=True, check=True)
     results = []
     for line in client.stdout.splitlines():

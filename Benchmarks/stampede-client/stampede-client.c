@@ -1,9 +1,11 @@
 /*
  * The client side of scripts/bench-stampede.py: opens N connections to 127.0.0.1:PORT, sends one
- * `GET PATH` (Connection: close) on each, then waits with epoll until every answer has ended and prints,
- * per connection, the CLOCK_MONOTONIC time its answer ended (seconds), its status code and X-Cache value.
- * One thread, no per-request work beyond read(): the figures are the server's, not the client's.
- * Usage: stampede-client PORT PATH N
+ * `GET PATH` on each (keep-alive, as HTTP clients and gateways do; `close` as 4th argument sends
+ * `Connection: close`), then waits with epoll until every answer is complete (headers and
+ * Content-Length bytes of body) and prints, per connection, the CLOCK_MONOTONIC time its answer was
+ * complete (seconds), its status code and X-Cache value. One thread, no per-request work beyond read():
+ * the figures are the server's, not the client's.
+ * Usage: stampede-client PORT PATH N [close]
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -19,10 +21,22 @@
 
 struct answer {
     int fd;
-    size_t length;
+    size_t length;   /* bytes received */
+    size_t kept;     /* of which kept in head */
+    size_t expected; /* header bytes + Content-Length, once the headers are in; 0 before */
     char head[1024]; /* the first bytes: status line and headers */
     double ended;
 };
+
+/* Sets answer->expected once the header block is complete. */
+static void parse_head(struct answer *answer) {
+    const char *end = strstr(answer->head, "\r\n\r\n");
+    if (end == NULL) return;
+    size_t body = 0;
+    const char *field = strcasestr(answer->head, "\r\nContent-Length:");
+    if (field != NULL && field < end) body = strtoul(field + 17, NULL, 10);
+    answer->expected = (size_t)(end + 4 - answer->head) + body;
+}
 
 static double now(void) {
     struct timespec t;
@@ -31,8 +45,8 @@ static double now(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 4) {
-        fprintf(stderr, "usage: stampede-client PORT PATH N\n");
+    if (argc != 4 && !(argc == 5 && strcmp(argv[4], "close") == 0)) {
+        fprintf(stderr, "usage: stampede-client PORT PATH N [close]\n");
         return 2;
     }
     int port = atoi(argv[1]);
@@ -41,7 +55,8 @@ int main(int argc, char **argv) {
     struct answer *answers = calloc((size_t)count, sizeof *answers);
     int epoll = epoll_create1(0);
     char request[512];
-    int request_length = snprintf(request, sizeof request, "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", path);
+    int request_length = snprintf(request, sizeof request, "GET %s HTTP/1.1\r\nHost: x\r\n%s\r\n", path,
+                                  argc == 5 ? "Connection: close\r\n" : "");
     struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
 
@@ -74,14 +89,20 @@ int main(int argc, char **argv) {
             struct answer *answer = &answers[events[e].data.u32];
             ssize_t n = read(answer->fd, buffer, sizeof buffer);
             if (n > 0) {
-                size_t room = sizeof answer->head - 1 - answer->length;
+                size_t room = sizeof answer->head - 1 - answer->kept;
                 size_t copy = (size_t)n < room ? (size_t)n : room;
-                memcpy(answer->head + answer->length, buffer, copy);
-                answer->length += copy;
-                continue;
+                memcpy(answer->head + answer->kept, buffer, copy);
+                answer->kept += copy;
+                answer->head[answer->kept] = '\0';
+                if (answer->expected == 0) parse_head(answer);
+                answer->length += (size_t)n;
+                if (answer->expected == 0 || answer->length < answer->expected) continue;
+            } else if (answer->expected == 0 || answer->length < answer->expected) {
+                fprintf(stderr, "stampede-client: connection %u ended before its answer\n", events[e].data.u32);
+                return 1;
             }
             answer->ended = now();
-            close(answer->fd);
+            epoll_ctl(epoll, EPOLL_CTL_DEL, answer->fd, NULL);
             open--;
         }
     }
@@ -92,6 +113,7 @@ int main(int argc, char **argv) {
         const char *header = strcasestr(answers[i].head, "\r\nX-Cache:");
         if (header != NULL) sscanf(header + 10, " %31[A-Z]", cache);
         printf("%.6f %d %s\n", answers[i].ended, status, cache);
+        close(answers[i].fd);
     }
     return 0;
 }

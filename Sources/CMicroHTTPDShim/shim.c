@@ -1,9 +1,11 @@
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "CMicroHTTPDShim.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -66,12 +68,22 @@ struct MHD_Daemon *unicache_mhd_start_daemon(unsigned int flags,
         MHD_OPTION_CONNECTION_TIMEOUT, options->connection_timeout_seconds,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, options->connection_memory_limit,
         MHD_OPTION_STRICT_FOR_CLIENT, options->strict_for_client,
+        /* 0 and 1 both mean the one internal polling thread. */
+        MHD_OPTION_THREAD_POOL_SIZE, options->polling_threads > 1 ? options->polling_threads : 0u,
         MHD_OPTION_NOTIFY_COMPLETED, options->completed, options->completed_cls,
         MHD_OPTION_URI_LOG_CALLBACK, options->uri_log, options->uri_log_cls,
         MHD_OPTION_END);
     *system_error = daemon == NULL ? errno : 0;
     *error = daemon == NULL ? UNICACHE_MHD_START_FAILED : UNICACHE_MHD_OK;
     return daemon;
+}
+
+unsigned int unicache_available_cpus(void) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+    int count = CPU_COUNT(&set);
+    return count > 0 ? (unsigned int)count : 1;
 }
 
 uint16_t unicache_mhd_bound_port(struct MHD_Daemon *daemon) {

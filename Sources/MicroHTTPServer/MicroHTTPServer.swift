@@ -4,7 +4,8 @@ import HTTPRouting
 import Logging
 import ServiceLifecycle
 
-/// An HTTP/1.1 server: libmicrohttpd (internal polling thread, epoll) in front of an `HTTPResponder`.
+/// An HTTP/1.1 server: libmicrohttpd (internal polling threads, epoll, one per available CPU) in front of an
+/// `HTTPResponder`.
 ///
 /// `start()` binds and returns the real port; `run()` serves async work until graceful shutdown, then
 /// stops accepting, lets in-flight requests finish (bounded by `shutdownTimeout`) and stops the daemon.

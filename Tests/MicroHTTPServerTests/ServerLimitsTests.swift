@@ -84,6 +84,20 @@ import Testing
         }
     }
 
+    @Test func headersUpToSixKiBFitTheConnectionMemoryAndLargerAre431() async throws {
+        #expect(MicroHTTPServerConfiguration().connectionMemoryLimit == 8 << 10)
+        try await withLiveServer(router: Self.router()) { port, _ in
+            let fits = String(repeating: "a", count: 6 << 10)
+            let accepted = try await RawHTTPClient.exchange(
+                port: port, "POST /upload HTTP/1.1\r\nHost: h\r\nX-Pad: \(fits)\r\nContent-Length: 0\r\n\r\n")
+            #expect(accepted.status == 200)
+            let tooLarge = String(repeating: "a", count: 9 << 10)
+            let rejected = try await RawHTTPClient.exchange(
+                port: port, "POST /upload HTTP/1.1\r\nHost: h\r\nX-Pad: \(tooLarge)\r\nContent-Length: 0\r\n\r\n")
+            #expect(rejected.status == 431)
+        }
+    }
+
     @Test func asyncHandlerPastTheDeadlineGets504() async throws {
         var router = Router()
         router.get("/stuck") { _ in

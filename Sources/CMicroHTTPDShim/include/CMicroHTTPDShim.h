@@ -16,6 +16,8 @@ struct unicache_mhd_options {
     unsigned int connection_timeout_seconds;
     size_t connection_memory_limit;
     int strict_for_client;
+    /** Polling threads: 1 = one internal thread; more = MHD's thread pool (a connection stays on one thread). */
+    unsigned int polling_threads;
     MHD_RequestCompletedCallback completed;
     void *completed_cls;
     unicache_mhd_uri_log_callback uri_log;
@@ -43,6 +45,9 @@ struct MHD_Daemon *unicache_mhd_start_daemon(unsigned int flags,
                                              void *handler_cls,
                                              int *error,
                                              int *system_error);
+
+/** The CPUs this process may run on (its affinity mask), at least 1. */
+unsigned int unicache_available_cpus(void);
 
 /** The port the daemon actually listens on (0 if unknown). */
 uint16_t unicache_mhd_bound_port(struct MHD_Daemon *daemon);

@@ -5,7 +5,8 @@ import Synchronization
 /// The state of one request, passed to MHD through `con_cls` (retained from the URI log callback until
 /// MHD_OPTION_NOTIFY_COMPLETED releases it).
 ///
-/// `@unchecked Sendable`: the `var`s are touched only on the single MHD polling thread (`deadline` is set
+/// `@unchecked Sendable`: the `var`s are touched only on the connection's MHD polling thread (MHD keeps a
+/// connection on one thread; `deadline` is set
 /// there before the context is published under PendingJobs' lock); `outcome` is guarded by a lock.
 final class RequestContext: @unchecked Sendable {
     enum Phase {

@@ -8,21 +8,21 @@ struct ReadThrough: Sendable {
     let fetchers: FetcherSet
     let clock: any WallClock
     let ttl: TTLTable
-    /// Fresh hits' answers, rendered once a second per key.
-    let hits = HitResponses()
+    /// Answers to plain requests, rendered once a second per target.
+    let answers = RenderedAnswers()
 
     /// The fast path on the server's I/O thread: a fresh memory hit, or `nil` to take the async path
     /// (which also renders every error, so nothing is validated twice for an answer).
     func immediate(_ resource: Resource, _ request: Request) -> Response? {
         guard !request.query.contains("refresh") else { return nil }
-        guard HitResponses.isPlain(request.method, request.headers) else {
+        guard RenderedAnswers.isPlain(request.method, request.headers) else {
             guard request.headers["Cache-Control"] == nil, let resolved = try? resolve(resource, request),
                   let result = cache.cachedFresh(key: resolved.key, policy: resolved.policy)
             else { return nil }
             return CacheHeaders.response(for: result, request: request)
         }
         let now = clock.now()
-        return hits.answer(request, route: resource.route, now: now, resolve: { try? resolve(resource, request) }) {
+        return answers.freshAnswer(request, route: resource.route, now: now, resolve: { try? resolve(resource, request) }) {
             key, policy in cache.cachedFresh(key: key, policy: policy, now: now)
         }
     }
@@ -30,7 +30,7 @@ struct ReadThrough: Sendable {
     /// The router's shortcut: a plain request for a target answered from memory earlier this second.
     func shortcut(_ method: HTTPMethod, _ target: String, _ headers: HTTPHeaders) -> (response: Response, route: String)? {
         let now = clock.now()
-        return hits.shortcut(method: method, target: target, headers: headers, now: now) { key, policy in
+        return answers.shortcut(method: method, target: target, headers: headers, now: now) { key, policy in
             cache.cachedFresh(key: key, policy: policy, now: now)
         }
     }
@@ -39,7 +39,11 @@ struct ReadThrough: Sendable {
         let resolved = try resolve(resource, request)
         let control = try Self.control(request)
         let result = try await get(resolved, domain: resource.domain, control: control)
-        return CacheHeaders.response(for: result, request: request)
+        // Only targets whose answer the target settles are remembered (never a `?refresh=`: it must fetch).
+        guard case .normal = control, !request.query.contains("refresh"),
+              RenderedAnswers.isPlain(request.method, request.headers)
+        else { return CacheHeaders.response(for: result, request: request) }
+        return answers.answer(result, to: request, route: resource.route, resolved: resolved, now: clock.now())
     }
 
     /// One cache read with the contract's error mapping.

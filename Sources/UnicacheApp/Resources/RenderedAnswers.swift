@@ -3,29 +3,29 @@ import HTTPRouting
 import NIOConcurrencyHelpers
 import UnifiedCache
 
-/// The fast path's memory of warm request targets, renewed every wall-clock second: what a raw target
-/// resolves to (route, key and policy: a pure function of the target within a second), and the rendered
-/// answer of its last fresh hit, reused while nothing in it changes (the same entry at the same age and
-/// freshness). A warm target is resolved and its headers built once a second instead of once a request; its
-/// later requests in that second take the router's shortcut (no parsing, no routing), and the answer is
-/// `reusable()`, so the server also reuses its wire form.
+/// The read-through answers to plain requests (GET/HEAD, no `Cache-Control`, no `If-None-Match`), remembered
+/// per raw target and renewed every wall-clock second: what the target resolves to (route, key and policy: a
+/// pure function of the target within a second) and its last rendered answer, reused for as long as
+/// everything the answer is made of is unchanged (the same entry, outcome, tier, age and freshness).
 ///
-/// The cache is still asked on every request (the hit is counted, the LRU order kept), so an invalidated or
-/// erased entry is never answered from here; everything held is at most a second old (the table is dropped
-/// when the second changes). Only unconditional GET/HEAD requests without `Cache-Control` use it.
-final class HitResponses: Sendable {
+/// So a warm target is resolved and its headers built once a second instead of once a request, and its
+/// later requests in that second take the router's shortcut (no parsing, no routing); the 1,000 coalesced
+/// waiters of a stampede share one answer; and answers are `reusable()`, so the server builds each wire
+/// form once too. The cache is still asked on every request (each hit counted, the LRU order kept), so an
+/// invalidated or erased entry is never answered from here; everything held is at most a second old (the
+/// table is dropped when the second changes).
+final class RenderedAnswers: Sendable {
     private struct Rendered {
-        let storedAt: Date
-        let etag: String
-        let tier: CacheTier?
-        let ageSeconds: Int
-        let remainingFreshSeconds: Int
+        let result: CacheResult
         let response: Response
 
-        func matches(_ result: CacheResult) -> Bool {
-            storedAt == result.entry.storedAt && ageSeconds == result.ageSeconds
-                && remainingFreshSeconds == result.remainingFreshSeconds && tier == result.tier
-                && etag == result.entry.etag
+        /// Whether `CacheHeaders.response(for: other)` would be this answer.
+        func matches(_ other: CacheResult) -> Bool {
+            let entry = result.entry
+            return entry.storedAt == other.entry.storedAt && result.ageSeconds == other.ageSeconds
+                && result.remainingFreshSeconds == other.remainingFreshSeconds && result.outcome == other.outcome
+                && result.tier == other.tier && result.stored == other.stored && entry.etag == other.entry.etag
+                && entry.contentType == other.entry.contentType
         }
     }
 
@@ -60,14 +60,24 @@ final class HitResponses: Sendable {
         self.capacity = capacity
     }
 
-    /// Whether a request's method and headers allow a remembered answer.
+    /// Whether a request's method and headers make it plain (its answer depends on the target alone).
     static func isPlain(_ method: HTTPMethod, _ headers: HTTPHeaders) -> Bool {
         (method == .get || method == .head) && headers["Cache-Control"] == nil && headers["If-None-Match"] == nil
     }
 
-    /// After routing: the answer for `request` (plain, validated by its route) when the cache holds a fresh
-    /// copy, else nil. `resolve` runs when the target is not remembered this second; `lookup` is the cache read.
+    /// The answer for `result` of a plain `request` that `resolved` answers on `route`, at `now`.
     func answer(
+        _ result: CacheResult, to request: Request, route: String, resolved: ResolvedResource, now: Date
+    ) -> Response {
+        let second = Self.second(now)
+        let memo = remembered(request.target, second: second)
+            ?? Memo(route: route, key: resolved.key, policy: resolved.policy)
+        return answer(result, memo: memo, target: request.target, second: second)
+    }
+
+    /// The immediate path (after routing): the answer for a plain `request` when the cache holds a fresh
+    /// copy, else nil. `resolve` runs when the target is not remembered this second; `lookup` is the cache read.
+    func freshAnswer(
         _ request: Request, route: String, now: Date, resolve: () -> ResolvedResource?, lookup: Lookup
     ) -> Response? {
         let second = Self.second(now)
@@ -82,15 +92,14 @@ final class HitResponses: Sendable {
         return answer(result, memo: memo, target: request.target, second: second)
     }
 
-    /// Before parsing (the router's shortcut): the answer for a plain request whose target was resolved this
+    /// Before parsing (the router's shortcut): the answer for a plain request whose target was answered this
     /// second, with its route template; nil when the target is not remembered or nothing fresh is cached.
     func shortcut(
         method: HTTPMethod, target: String, headers: HTTPHeaders, now: Date, lookup: Lookup
     ) -> (response: Response, route: String)? {
         guard Self.isPlain(method, headers) else { return nil }
         let second = Self.second(now)
-        guard let memo = remembered(target, second: second), memo.rendered != nil,
-              let result = lookup(memo.key, memo.policy)
+        guard let memo = remembered(target, second: second), let result = lookup(memo.key, memo.policy)
         else { return nil }
         // The hit is counted now: answer it here, never by routing again.
         return (answer(result, memo: memo, target: target, second: second), memo.route)
@@ -106,9 +115,8 @@ final class HitResponses: Sendable {
     private func answer(_ result: CacheResult, memo: Memo, target: String, second: Int) -> Response {
         if let rendered = memo.rendered, rendered.matches(result) { return rendered.response }
         let response = CacheHeaders.response(for: result).reusable()
-        let renewed = Memo(route: memo.route, key: memo.key, policy: memo.policy, rendered: Rendered(
-            storedAt: result.entry.storedAt, etag: result.entry.etag, tier: result.tier,
-            ageSeconds: result.ageSeconds, remainingFreshSeconds: result.remainingFreshSeconds, response: response))
+        let renewed = Memo(
+            route: memo.route, key: memo.key, policy: memo.policy, rendered: Rendered(result: result, response: response))
         table.withLockedValue { table in
             if table.second != second || table.memos.count >= capacity {
                 table.second = second

@@ -5,8 +5,8 @@ import UnifiedCache
 
 @testable import UnicacheApp
 
-/// The fast path's per-second memory of warm targets (HitResponses): reused only while nothing changes.
-@Suite struct HitResponsesTests {
+/// The fast path's per-second memory of warm targets (RenderedAnswers): reused only while nothing changes.
+@Suite struct RenderedAnswersTests {
     let target = "/v1/users/alice/subscription"
 
     @Test func hitsInOneSecondShareOneRenderedAnswerAndTheNextSecondRendersAgain() async throws {
@@ -73,13 +73,13 @@ import UnifiedCache
         h.app.router.shortcut?(method, target, headers)
     }
 
-    @Test func answersOnlyTargetsRenderedThisSecondWithTheirRoute() async throws {
+    @Test func answersOnlyTargetsAnsweredThisSecondWithTheirRoute() async throws {
         let h = AppHarness()
         #expect(shortcut(h) == nil)
-        _ = try await h.send(.get, target)
-        #expect(shortcut(h) == nil)  // a miss renders nothing
-        let hit = try await h.send(.get, target)
+        _ = try await h.send(.get, target)  // the miss remembers the target
         let answer = try #require(shortcut(h))
+        #expect(answer.response.header("X-Cache") == "HIT")
+        let hit = try await h.send(.get, target)
         #expect(answer.route == "/v1/users/{user}/subscription")
         #expect(answer.response == hit)
         #expect(shortcut(h, .head)?.response == hit)
@@ -98,5 +98,39 @@ import UnifiedCache
         let cache = try #require(stats.json["cache"] as? [String: Any])
         #expect(cache["hits"] as? Int == 5)
         #expect(cache["misses"] as? Int == 1)
+    }
+}
+
+/// Async answers are remembered too: coalesced waiters share one answer; refreshes are never remembered.
+@Suite struct RenderedAsyncAnswersTests {
+    let target = "/v1/users/alice/subscription"
+
+    @Test func coalescedWaitersShareOneAnswerAndTheNextRequestIsAHit() async throws {
+        let h = AppHarness()
+        h.fetcher.close()
+        let answers = try await withThrowingTaskGroup(of: Response.self) { group in
+            for _ in 0..<20 { group.addTask { try await h.send(.get, target) } }
+            await h.fetcher.waitForCalls(1)
+            h.fetcher.open()
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let coalesced = answers.filter { $0.header("X-Cache") == "COALESCED" }
+        #expect(coalesced.count == 19)
+        #expect(Set(coalesced.compactMap { $0.wireForm.map(ObjectIdentifier.init) }).count == 1)
+        let hit = try await h.send(.get, target)
+        #expect(hit.header("X-Cache") == "HIT")
+        #expect(hit.header("Cache-Status") == "unicache; hit")
+        #expect(h.fetcher.count("subscription:alice") == 1)
+    }
+
+    @Test func refreshTargetsAreNeverShortcut() async throws {
+        let h = AppHarness()
+        _ = try await h.send(.get, target)
+        for _ in 0..<3 {
+            let refreshed = try await h.send(.get, target + "?refresh=true")
+            #expect(refreshed.header("X-Cache") == "REFRESH")
+        }
+        #expect(h.fetcher.count("subscription:alice") == 4)
+        #expect(h.app.router.shortcut?(.get, target + "?refresh=true", HTTPHeaders()) == nil)
     }
 }
