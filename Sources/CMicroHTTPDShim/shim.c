@@ -1,11 +1,9 @@
-#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "CMicroHTTPDShim.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -76,14 +74,6 @@ struct MHD_Daemon *unicache_mhd_start_daemon(unsigned int flags,
     *system_error = daemon == NULL ? errno : 0;
     *error = daemon == NULL ? UNICACHE_MHD_START_FAILED : UNICACHE_MHD_OK;
     return daemon;
-}
-
-unsigned int unicache_available_cpus(void) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
-    int count = CPU_COUNT(&set);
-    return count > 0 ? (unsigned int)count : 1;
 }
 
 uint16_t unicache_mhd_bound_port(struct MHD_Daemon *daemon) {

@@ -4,7 +4,7 @@ import HTTPRouting
 import Logging
 import ServiceLifecycle
 
-/// An HTTP/1.1 server: libmicrohttpd (internal polling threads, epoll, one per available CPU) in front of an
+/// An HTTP/1.1 server: libmicrohttpd (internal polling thread, or a pool of them; epoll) in front of an
 /// `HTTPResponder`.
 ///
 /// `start()` binds and returns the real port; `run()` serves async work until graceful shutdown, then

@@ -141,3 +141,28 @@ import Testing
         #expect(shared.wireForm?.form is PreparedResponse)
     }
 }
+
+@Suite(.serialized) struct PollingThreadPoolTests {
+    @Test func aPoolOfPollingThreadsAnswersBothPathsAndDrains() async throws {
+        let gate = Gate()
+        var router = Router()
+        router.get("/sync", immediate: { _ in .text("now") }) { _ in .text("later") }
+        router.get("/async") { _ in
+            await gate.wait()
+            return .text("done")
+        }
+        try await withLiveServer(.test(pollingThreads: 2), router: router) { port, _ in
+            let answers = try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<40 { group.addTask { try await RawHTTPClient.get(port: port, "/async").text } }
+                for _ in 0..<40 { group.addTask { try await RawHTTPClient.get(port: port, "/sync").text } }
+                var answers: [String] = []
+                for _ in 0..<40 { answers.append(try await group.next() ?? "") }
+                #expect(answers.allSatisfy { $0 == "now" })
+                gate.open()
+                for try await answer in group { answers.append(answer) }
+                return answers
+            }
+            #expect(answers.filter { $0 == "done" }.count == 40)
+        }
+    }
+}

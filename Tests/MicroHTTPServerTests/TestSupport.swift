@@ -9,11 +9,11 @@ extension MicroHTTPServerConfiguration {
     /// Port 0 on loopback.
     static func test(
         requestTimeout: Duration = .seconds(30), maxBodyBytes: Int = 1 << 20, maxPendingRequests: Int = 4096,
-        shutdownTimeout: Duration = .seconds(10)
+        shutdownTimeout: Duration = .seconds(10), pollingThreads: Int = 1
     ) -> MicroHTTPServerConfiguration {
         MicroHTTPServerConfiguration(
             host: "127.0.0.1", port: 0, requestTimeout: requestTimeout, maxBodyBytes: maxBodyBytes,
-            maxPendingRequests: maxPendingRequests, shutdownTimeout: shutdownTimeout)
+            maxPendingRequests: maxPendingRequests, shutdownTimeout: shutdownTimeout, pollingThreads: pollingThreads)
     }
 }
 

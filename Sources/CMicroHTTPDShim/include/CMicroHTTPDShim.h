@@ -46,9 +46,6 @@ struct MHD_Daemon *unicache_mhd_start_daemon(unsigned int flags,
                                              int *error,
                                              int *system_error);
 
-/** The CPUs this process may run on (its affinity mask), at least 1. */
-unsigned int unicache_available_cpus(void);
-
 /** The port the daemon actually listens on (0 if unknown). */
 uint16_t unicache_mhd_bound_port(struct MHD_Daemon *daemon);
 
