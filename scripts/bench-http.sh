@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # HTTP benchmark: raw libmicrohttpd (C) vs MicroHTTPServer's sync and async routes and a warm unicache resource.
 # Builds release, pins each server to CPU 0 and wrk to CPU 1, runs `wrk -t1 -c64 -d10s --latency`
-# RUNS times per target and prints the median req/s, p99 latency and server CPU time per request
+# RUNS times per target (interleaved rounds) and prints the median req/s, p99 latency and server CPU time per request
 # (utime+stime from /proc/PID/stat), with ratios to the baseline.
 #
 # Add a target with one line in TARGETS: "name|server command ({port} is replaced)|path".
@@ -84,14 +84,14 @@ to_us() {
 median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 
 echo "== load before: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs); wrk -t1 -c$CONNECTIONS -d$DURATION x$RUNS"
-declare -A RPS=() P99=() CPU=()
-for target in "${TARGETS[@]}"; do
-  IFS='|' read -r name command path <<<"$target"
-  start_server "$command"
-  url="http://127.0.0.1:$PORT$path"
-  wait_ready "$url"
-  rps_runs=() p99_runs=() cpu_runs=()
-  for run in $(seq 1 "$RUNS"); do
+declare -A RPS=() P99=() CPU=() RPS_RUNS=() P99_RUNS=() CPU_RUNS=()
+# Runs are interleaved (every target once per round), so drift in the machine's speed touches all targets alike.
+for run in $(seq 1 "$RUNS"); do
+  for target in "${TARGETS[@]}"; do
+    IFS='|' read -r name command path <<<"$target"
+    start_server "$command"
+    url="http://127.0.0.1:$PORT$path"
+    [[ $run == 1 ]] && wait_ready "$url"
     before=$(cpu_ticks "$PID")
     output=$(taskset -c "$WRK_CPU" wrk -t1 -c"$CONNECTIONS" -d"$DURATION" --latency "$url")
     after=$(cpu_ticks "$PID")
@@ -101,11 +101,14 @@ for target in "${TARGETS[@]}"; do
     errors=$(awk '/Non-2xx|Socket errors/' <<<"$output")
     cpu=$(awk -v t=$((after - before)) -v hz="$CLK_TCK" -v n="$requests" 'BEGIN {printf "%.2f", t / hz / n * 1e6}')
     printf '   %-14s run %d: %10.0f req/s  p99 %8.0f us  cpu %6s us/req %s\n' "$name" "$run" "$rps" "$p99" "$cpu" "$errors"
-    rps_runs+=("$rps") p99_runs+=("$p99") cpu_runs+=("$cpu")
+    RPS_RUNS[$name]+="$rps " P99_RUNS[$name]+="$p99 " CPU_RUNS[$name]+="$cpu "
   done
-  RPS[$name]=$(printf '%s\n' "${rps_runs[@]}" | median)
-  P99[$name]=$(printf '%s\n' "${p99_runs[@]}" | median)
-  CPU[$name]=$(printf '%s\n' "${cpu_runs[@]}" | median)
+done
+for target in "${TARGETS[@]}"; do
+  IFS='|' read -r name _ _ <<<"$target"
+  RPS[$name]=$(tr ' ' '\n' <<<"${RPS_RUNS[$name]}" | grep . | median)
+  P99[$name]=$(tr ' ' '\n' <<<"${P99_RUNS[$name]}" | grep . | median)
+  CPU[$name]=$(tr ' ' '\n' <<<"${CPU_RUNS[$name]}" | grep . | median)
 done
 echo "== load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
