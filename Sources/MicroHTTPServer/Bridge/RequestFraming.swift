@@ -4,18 +4,34 @@ import HTTPRouting
 enum RequestFraming {
     /// 400 (close) for an HTTP/1.1 request without `Host`, differing duplicate `Content-Length` or
     /// `Content-Length` with `Transfer-Encoding`; 413 (close) for a declared body over the limit;
-    /// nil when the request may proceed.
+    /// nil when the request may proceed. One pass over the headers.
     static func problem(for headers: HTTPHeaders, isHTTP11: Bool, maxBodyBytes: Int) -> Problem? {
-        if isHTTP11, headers["Host"] == nil {
+        var hasHost = false
+        var hasTransferEncoding = false
+        var declared: Substring?
+        var conflicting = false
+        for field in headers {
+            switch field.name.utf8.count {
+            case 4 where field.name.isNamed("host"):
+                hasHost = true
+            case 14 where field.name.isNamed("content-length"):
+                let value = field.value.trimmingSpaces
+                if let declared, declared != value { conflicting = true }
+                declared = declared ?? value
+            case 17 where field.name.isNamed("transfer-encoding"):
+                hasTransferEncoding = true
+            default:
+                continue
+            }
+        }
+        if isHTTP11, !hasHost {
             return .badFraming(detail: "An HTTP/1.1 request must carry a Host header.")
         }
-        guard let first = headers["Content-Length"] else { return nil }
-        let lengths = headers.values(for: "Content-Length")
-        let declared = first.trimmingSpaces
-        if lengths.contains(where: { $0.trimmingSpaces != declared }) {
+        guard let declared else { return nil }
+        if conflicting {
             return .badFraming(detail: "The request has conflicting Content-Length headers.")
         }
-        if headers.contains("Transfer-Encoding") {
+        if hasTransferEncoding {
             return .badFraming(detail: "The request has both Content-Length and Transfer-Encoding.")
         }
         guard let length = Int(declared), length >= 0 else {
@@ -34,5 +50,16 @@ extension String {
         let start = view.firstIndex { $0 != " " && $0 != "\t" } ?? view.endIndex
         let end = view[start...].lastIndex { $0 != " " && $0 != "\t" }.map { view.index(after: $0) } ?? start
         return view[start..<end]
+    }
+
+    /// ASCII case-insensitive equality with a lowercase `name` of the same length.
+    fileprivate func isNamed(_ name: StaticString) -> Bool {
+        var me = self
+        return me.withUTF8 { bytes in
+            name.withUTF8Buffer { lower in
+                bytes.count == lower.count
+                    && zip(bytes, lower).allSatisfy { ($0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0) == $1 }
+            }
+        }
     }
 }

@@ -15,9 +15,15 @@ import UnifiedCache
 /// invalidated or erased entry is never answered from here; everything held is at most a second old (the
 /// table is dropped when the second changes).
 final class RenderedAnswers: Sendable {
-    private struct Rendered {
+    /// Classes, so that taking one out of the table is one retain.
+    private final class Rendered: Sendable {
         let result: CacheResult
         let response: Response
+
+        init(result: CacheResult, response: Response) {
+            self.result = result
+            self.response = response
+        }
 
         /// Whether `CacheHeaders.response(for: other)` would be this answer.
         func matches(_ other: CacheResult) -> Bool {
@@ -29,7 +35,6 @@ final class RenderedAnswers: Sendable {
         }
     }
 
-    /// A class, so that taking one out of the table is one retain.
     private final class Memo: Sendable {
         let route: String
         let key: String
