@@ -78,7 +78,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 extension String {
     /// ASCII case-insensitive equality without allocating (header names are ASCII tokens).
     @inlinable
-    func equalsIgnoringASCIICase(_ other: String) -> Bool {
+    public func equalsIgnoringASCIICase(_ other: String) -> Bool {
         var lhs = self
         var rhs = other
         guard lhs.utf8.count == rhs.utf8.count else { return false }

@@ -4,29 +4,12 @@ public enum Dispatch: Sendable {
     case deferred(@Sendable () async -> Response)
 }
 
-/// What the HTTP server calls for every complete request. `dispatch` must not block.
+/// What the HTTP server calls for every complete request, with its raw parts. `dispatch` must not block.
+/// `Router` parses them into a `Request` (a 400 problem for an invalid target) after asking its shortcut.
 public protocol HTTPResponder: Sendable {
-    func dispatch(_ request: consuming Request) -> Dispatch
-
-    /// The server's entry point, with the request's raw parts. The default parses them into a `Request`
-    /// (a 400 problem for an invalid target) and calls `dispatch(_:)`; a responder may answer some requests
-    /// before parsing (see `Router.shortcut`).
     func dispatch(
         method: HTTPMethod, target: String, headers: HTTPHeaders, body: [UInt8], clientAddress: ClientAddress
     ) -> Dispatch
-}
-
-extension HTTPResponder {
-    public func dispatch(
-        method: HTTPMethod, target: String, headers: HTTPHeaders, body: [UInt8], clientAddress: ClientAddress
-    ) -> Dispatch {
-        do {
-            return dispatch(try Request(
-                method: method, target: target, headers: headers, body: body, clientAddress: clientAddress))
-        } catch {
-            return .immediate(error.response)
-        }
-    }
 }
 
 /// An answer given from a request's raw method, target and headers, before the target is parsed and routed,

@@ -12,17 +12,16 @@ enum MHDConnection {
     /// built into an MHD response once and then queued again as is (MHD responses are reference counted and
     /// may be queued on any number of connections); `close` answers are always built afresh.
     static func queue(_ response: Response, on connection: OpaquePointer, close: Bool) -> MHD_Result {
+        let prepared: PreparedResponse?
         if !close, let slot = response.wireForm {
-            let prepared = (slot.form as? PreparedResponse) ?? make(response).map { slot.install($0) as? PreparedResponse } ?? nil
-            guard let prepared else { return .NO }
-            return withExtendedLifetime(prepared) {
-                MHD_queue_response(connection, UInt32(clamping: response.status), prepared.pointer)
-            }
+            prepared = (slot.form ?? make(response).map(slot.install)) as? PreparedResponse
+        } else {
+            prepared = make(response, close: close)
         }
-        guard let built = make(response, close: close) else { return .NO }
-        // The one reference `built` holds is dropped after queueing (MHD has taken its own).
-        return withExtendedLifetime(built) {
-            MHD_queue_response(connection, UInt32(clamping: response.status), built.pointer)
+        guard let prepared else { return .NO }
+        // `prepared` holds one reference until after queueing (MHD takes its own; a fresh one is dropped then).
+        return withExtendedLifetime(prepared) {
+            MHD_queue_response(connection, UInt32(clamping: response.status), prepared.pointer)
         }
     }
 
@@ -33,7 +32,7 @@ enum MHDConnection {
                 bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
         }
         guard let mhdResponse else { return nil }
-        for field in response.headers where !field.name.isContentLength {
+        for field in response.headers where !field.name.equalsIgnoringASCIICase("Content-Length") {
             // withCString: a small Swift string is copied to the stack, not to a heap array.
             _ = field.name.withCString { name in
                 field.value.withCString { value in MHD_add_response_header(mhdResponse, name, value) }
@@ -82,11 +81,5 @@ final class PreparedResponse: @unchecked Sendable {
 
     deinit {
         MHD_destroy_response(pointer)
-    }
-}
-
-extension String {
-    var isContentLength: Bool {
-        utf8.count == 14 && lowercased() == "content-length"
     }
 }

@@ -6,8 +6,8 @@ import Synchronization
 /// MHD_OPTION_NOTIFY_COMPLETED releases it).
 ///
 /// `@unchecked Sendable`: the `var`s are touched only on the connection's MHD polling thread (MHD keeps a
-/// connection on one thread; `deadline` is set
-/// there before the context is published under PendingJobs' lock); `outcome` is guarded by a lock.
+/// connection on one thread; `deadline` is set there before the context is published under PendingJobs'
+/// lock); `outcome` is guarded by a lock.
 final class RequestContext: @unchecked Sendable {
     enum Phase {
         /// First access-handler call (headers only) not seen yet.

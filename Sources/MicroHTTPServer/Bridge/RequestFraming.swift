@@ -11,17 +11,14 @@ enum RequestFraming {
         var declared: Substring?
         var conflicting = false
         for field in headers {
-            switch field.name.utf8.count {
-            case 4 where field.name.isNamed("host"):
+            if field.name.equalsIgnoringASCIICase("Host") {
                 hasHost = true
-            case 14 where field.name.isNamed("content-length"):
+            } else if field.name.equalsIgnoringASCIICase("Content-Length") {
                 let value = field.value.trimmingSpaces
                 if let declared, declared != value { conflicting = true }
                 declared = declared ?? value
-            case 17 where field.name.isNamed("transfer-encoding"):
+            } else if field.name.equalsIgnoringASCIICase("Transfer-Encoding") {
                 hasTransferEncoding = true
-            default:
-                continue
             }
         }
         if isHTTP11, !hasHost {
@@ -52,14 +49,4 @@ extension String {
         return view[start..<end]
     }
 
-    /// ASCII case-insensitive equality with a lowercase `name` of the same length.
-    fileprivate func isNamed(_ name: StaticString) -> Bool {
-        var me = self
-        return me.withUTF8 { bytes in
-            name.withUTF8Buffer { lower in
-                bytes.count == lower.count
-                    && zip(bytes, lower).allSatisfy { ($0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0) == $1 }
-            }
-        }
-    }
 }

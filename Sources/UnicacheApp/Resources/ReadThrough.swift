@@ -14,9 +14,9 @@ struct ReadThrough: Sendable {
     /// The fast path on the server's I/O thread: a fresh memory hit, or `nil` to take the async path
     /// (which also renders every error, so nothing is validated twice for an answer).
     func immediate(_ resource: Resource, _ request: Request) -> Response? {
-        guard !request.query.contains("refresh") else { return nil }
-        guard RenderedAnswers.isPlain(request.method, request.headers) else {
-            guard request.headers["Cache-Control"] == nil, let resolved = try? resolve(resource, request),
+        guard request.headers["Cache-Control"] == nil, !request.query.contains("refresh") else { return nil }
+        guard RenderedAnswers.isPlain(request) else {  // conditional (If-None-Match): rendered per request
+            guard let resolved = try? resolve(resource, request),
                   let result = cache.cachedFresh(key: resolved.key, policy: resolved.policy)
             else { return nil }
             return CacheHeaders.response(for: result, request: request)
@@ -39,10 +39,8 @@ struct ReadThrough: Sendable {
         let resolved = try resolve(resource, request)
         let control = try Self.control(request)
         let result = try await get(resolved, domain: resource.domain, control: control)
-        // Only targets whose answer the target settles are remembered (never a `?refresh=`: it must fetch).
-        guard case .normal = control, !request.query.contains("refresh"),
-              RenderedAnswers.isPlain(request.method, request.headers)
-        else { return CacheHeaders.response(for: result, request: request) }
+        // A plain request's control is `.normal` (no Cache-Control, no ?refresh): its answer may be remembered.
+        guard RenderedAnswers.isPlain(request) else { return CacheHeaders.response(for: result, request: request) }
         return answers.answer(result, to: request, route: resource.route, resolved: resolved, now: clock.now())
     }
 

@@ -70,6 +70,11 @@ final class RenderedAnswers: Sendable {
         (method == .get || method == .head) && headers["Cache-Control"] == nil && headers["If-None-Match"] == nil
     }
 
+    /// Whether a routed request is plain and its answer may be remembered: never a `?refresh=` (it must fetch).
+    static func isPlain(_ request: Request) -> Bool {
+        isPlain(request.method, request.headers) && !request.query.contains("refresh")
+    }
+
     /// The answer for `result` of a plain `request` that `resolved` answers on `route`, at `now`.
     func answer(
         _ result: CacheResult, to request: Request, route: String, resolved: ResolvedResource, now: Date
