@@ -26,7 +26,9 @@ warn() { printf 'check-docker: warning: %s\n' "$*" >&2; }
 
 WORK="$(mktemp -d)"
 chmod 0755 "$WORK"
-SERVICE_PID=""
+SERVICE_LOG="$WORK/service.log"
+# shellcheck source=scripts/service-lib.sh
+source scripts/service-lib.sh
 cleanup() {
   if [[ -n "$SERVICE_PID" ]] && kill -0 "$SERVICE_PID" 2>/dev/null; then
     kill -KILL "$SERVICE_PID" 2>/dev/null || true
@@ -196,20 +198,10 @@ chown "$RUN_USER" "$WORK/root/data" 2>/dev/null || true
 chmod 0700 "$WORK/root/data"
 chmod 0555 "$WORK/root"
 
-LOG="$WORK/service.log"
-"${AS_USER[@]}" env -i PATH=/usr/bin:/bin HOME=/nonexistent UNICACHE_DATA_DIR="$WORK/root/data" \
-  "$BIN" --host 127.0.0.1 --port 0 >"$LOG" 2>&1 &
-SERVICE_PID=$!
-
-port=""
-for ((i = 0; i < STARTUP_TIMEOUT * 10; i++)); do
-  line="$(grep -m1 -o 'listening on http://[^ "]*' "$LOG" || true)"
-  if [[ -n "$line" ]]; then port="$(sed -E 's#.*:([0-9]+)/?$#\1#' <<<"$line")"; break; fi
-  kill -0 "$SERVICE_PID" 2>/dev/null || { cat "$LOG" >&2; fail "the service exited before its start-up line"; }
-  sleep 0.1
-done
-[[ "$port" =~ ^[0-9]+$ ]] || { cat "$LOG" >&2; fail "no 'listening on http://HOST:PORT' line within ${STARTUP_TIMEOUT}s"; }
-echo "start-up line: ${line} (port ${port})"
+start_service "${AS_USER[@]}" env -i PATH=/usr/bin:/bin HOME=/nonexistent UNICACHE_DATA_DIR="$WORK/root/data" \
+  "$BIN" --host 127.0.0.1 --port 0
+port="$SERVICE_PORT"
+echo "start-up line: ${SERVICE_LINE} (port ${port})"
 
 status="$(curl -sS -o "$WORK/healthz.json" -w '%{http_code}' --max-time 10 "http://127.0.0.1:${port}/healthz")" \
   || fail "GET /healthz did not answer"
@@ -229,15 +221,7 @@ if timeout 30 env -i PATH=/usr/bin:/bin UNICACHE_HOST=127.0.0.1 UNICACHE_PORT="$
 fi
 echo "unicache healthcheck: non-zero against closed port ${closed_port}"
 
-kill -TERM "$SERVICE_PID"
-for ((i = 0; i < STOP_TIMEOUT * 10; i++)); do
-  kill -0 "$SERVICE_PID" 2>/dev/null || break
-  sleep 0.1
-done
-kill -0 "$SERVICE_PID" 2>/dev/null && fail "the service still runs ${STOP_TIMEOUT}s after SIGTERM"
-rc=0; wait "$SERVICE_PID" || rc=$?
-SERVICE_PID=""
-[[ "$rc" == 0 ]] || { cat "$LOG" >&2; fail "the service exited ${rc} after SIGTERM (expected 0)"; }
+stop_service
 echo "SIGTERM: exit 0"
 
 printf '\ncheck-docker: OK\n'

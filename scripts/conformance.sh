@@ -26,7 +26,9 @@ step() { printf '\n== conformance: %s\n' "$*"; }
 fail() { printf 'conformance: FAIL: %s\n' "$*" >&2; exit 1; }
 
 WORK="$(mktemp -d)"
-SERVICE_PID=""
+SERVICE_LOG="$WORK/service.log"
+# shellcheck source=scripts/service-lib.sh
+source scripts/service-lib.sh
 cleanup() {
   if [[ -n "$SERVICE_PID" ]] && kill -0 "$SERVICE_PID" 2>/dev/null; then
     kill -KILL "$SERVICE_PID" 2>/dev/null || true
@@ -34,7 +36,6 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-show_log() { echo "--- service log (last 40 lines)" >&2; tail -n 40 "$WORK/service.log" >&2 || true; }
 
 # ---------------------------------------------------------------------------------------------- tools
 step "tools"
@@ -71,18 +72,9 @@ step "start the service"
 TOKEN="$(python3 -c 'import secrets; print(secrets.token_urlsafe(24))')"
 mkdir -p "$WORK/data"
 # The token goes through the environment, not the command line (which `ps` shows).
-env UNICACHE_ADMIN_TOKEN="$TOKEN" "$BIN" --host 127.0.0.1 --port 0 --data-dir "$WORK/data" --demo-latency 0ms \
-  >"$WORK/service.log" 2>&1 &
-SERVICE_PID=$!
-port=""
-for ((i = 0; i < STARTUP_TIMEOUT * 10; i++)); do
-  line="$(grep -m1 -o 'listening on http://[^ "]*' "$WORK/service.log" || true)"
-  if [[ -n "$line" ]]; then port="$(sed -E 's#.*:([0-9]+)/?$#\1#' <<<"$line")"; break; fi
-  kill -0 "$SERVICE_PID" 2>/dev/null || { show_log; fail "the service exited before its start-up line"; }
-  sleep 0.1
-done
-[[ "$port" =~ ^[0-9]+$ ]] || { show_log; fail "no 'listening on http://HOST:PORT' line within ${STARTUP_TIMEOUT}s"; }
-BASE="http://127.0.0.1:${port}"
+start_service env UNICACHE_ADMIN_TOKEN="$TOKEN" "$BIN" --host 127.0.0.1 --port 0 --data-dir "$WORK/data" \
+  --demo-latency 0ms
+BASE="http://127.0.0.1:${SERVICE_PORT}"
 echo "service at ${BASE}"
 
 # ---------------------------------------------------------------------------------------------- a) schemathesis
@@ -106,11 +98,11 @@ SPEC="$PWD/openapi.yaml"
   --no-color) \
   || st_rc=$?
 if ((st_rc != 0)); then
-  show_log
+  show_service_log
   ((st_rc == 124)) && fail "schemathesis did not finish within ${SCHEMATHESIS_TIMEOUT}s"
   fail "schemathesis reported findings (exit ${st_rc})"
 fi
-kill -0 "$SERVICE_PID" 2>/dev/null || { show_log; fail "the service died during the schemathesis run"; }
+kill -0 "$SERVICE_PID" 2>/dev/null || { show_service_log; fail "the service died during the schemathesis run"; }
 
 # ---------------------------------------------------------------------------------------------- b) metrics
 step "promtool check metrics: /metrics"
@@ -139,15 +131,7 @@ echo "ok: $(grep -c -v '^#' "$WORK/stats.txt") samples"
 
 # ---------------------------------------------------------------------------------------------- c) stop
 step "SIGTERM"
-kill -TERM "$SERVICE_PID"
-for ((i = 0; i < STOP_TIMEOUT * 10; i++)); do
-  kill -0 "$SERVICE_PID" 2>/dev/null || break
-  sleep 0.1
-done
-kill -0 "$SERVICE_PID" 2>/dev/null && fail "the service still runs ${STOP_TIMEOUT}s after SIGTERM"
-rc=0; wait "$SERVICE_PID" || rc=$?
-SERVICE_PID=""
-((rc == 0)) || { show_log; fail "the service exited ${rc} after SIGTERM (expected 0)"; }
+stop_service
 echo "exit 0"
 if grep -qF -- "$TOKEN" "$WORK/service.log"; then fail "the admin token appears in the service log"; fi
 
