@@ -20,13 +20,7 @@ public enum UnicacheService {
             cache: cache, fetcher: { fetchers[$0] ?? DemoFetcher(latency: configuration.upstreams.demoLatency, clock: clock) }, clock: clock, ttlOverrides: configuration.cache.ttlOverrides,
             adminToken: configuration.admin.token, logger: logger)
 
-        let settings = configuration.server
-        let server = MicroHTTPServer(
-            configuration: MicroHTTPServerConfiguration(
-                host: settings.host, port: settings.port, maxConnections: settings.maxConnections,
-                maxConnectionsPerIP: settings.maxConnectionsPerIP, idleTimeout: settings.idleTimeout,
-                requestTimeout: settings.requestTimeout, shutdownTimeout: settings.shutdownGracePeriod),
-            responder: app.router, logger: logger)
+        let server = MicroHTTPServer(configuration: configuration.server, responder: app.router, logger: logger)
         // The server binds (and logs `listening on …`) inside the group, after the group has trapped
         // SIGTERM/SIGINT: a signal right after the start-up line is a graceful shutdown, never a kill.
         var services: [any Service] = [server]

@@ -1,4 +1,5 @@
 import ArgumentParser
+import MicroHTTPServer
 
 /// Everything the service is started with, one value per concern; `init()` gives CONTRACT §1's defaults.
 public struct UnicacheConfiguration: Sendable, Equatable {

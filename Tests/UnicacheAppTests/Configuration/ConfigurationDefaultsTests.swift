@@ -12,7 +12,7 @@ import UnicacheApp
         #expect(configuration.server.maxConnectionsPerIP == 1024)
         #expect(configuration.server.idleTimeout == .seconds(30))
         #expect(configuration.server.requestTimeout == .seconds(30))
-        #expect(configuration.server.shutdownGracePeriod == .seconds(10))
+        #expect(configuration.server.shutdownTimeout == .seconds(10))
         #expect(configuration.cache.dataDir == "./.unicache")
         #expect(configuration.cache.memoryLimitBytes == 64 * 1024 * 1024)
         #expect(configuration.cache.memoryEntries == 100_000)
