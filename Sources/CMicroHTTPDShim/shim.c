@@ -1,9 +1,12 @@
+/* sched_getaffinity and CPU_COUNT are GNU extensions. */
+#define _GNU_SOURCE
 #include "CMicroHTTPDShim.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -111,3 +114,11 @@ void unicache_tsan_release(void *address) { __tsan_release(address); }
 void unicache_tsan_acquire(void *address) { (void)address; }
 void unicache_tsan_release(void *address) { (void)address; }
 #endif
+
+unsigned int unicache_available_processors(void) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+    int count = CPU_COUNT(&set);
+    return count > 0 ? (unsigned int)count : 1;
+}

@@ -79,6 +79,7 @@ public final class MicroHTTPServer: Service, Sendable {
             let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
             core.logger.info("listening on http://\(host):\(port)", metadata: [
                 "maxConnections": "\(configuration.maxConnections)",
+                "pollingThreads": "\(configuration.effectivePollingThreads)",
                 "openFileLimit": "\(limit.map(String.init) ?? "unknown")",
             ])
             return .success(port)

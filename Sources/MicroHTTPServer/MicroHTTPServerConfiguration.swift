@@ -21,9 +21,12 @@ public struct MicroHTTPServerConfiguration: Sendable, Equatable {
     /// every request and a fresh connection faults its pages in, so the size is CPU per request and per new
     /// connection: 8 KiB instead of MHD's 32 KiB default saves ~0.8 µs of ~10 µs per keep-alive request.
     public var connectionMemoryLimit: Int
-    /// libmicrohttpd polling threads (epoll each; a connection stays on one). One by default: with a client on
-    /// the same 2 cores, two threads tripled wrk's p99 (1.3 → 4.5 ms, measured) though they cut the time to
-    /// send a stampede's 1,000 resumed answers (22–27 → 15–18 ms). More pay off where clients run elsewhere.
+    /// libmicrohttpd polling threads (epoll each; a connection stays on the one that accepted it). By default one
+    /// per CPU the process may run on (its affinity mask, like nginx's `worker_processes auto`): a stampede's
+    /// resumed answers are sent by the polling threads, ~15 µs each, so on 2 CPUs one thread takes twice as long
+    /// to answer 1,000 waiters (measured: last client 22–27 ms → 12–16 ms after the upstream's answer). Pinned
+    /// to one CPU (`taskset -c 0`, as bench-http.sh pins every server) it is one thread: two threads on one
+    /// core only take turns (wrk's p99 tripled, 1.3 → 4.5 ms, measured).
     public var pollingThreads: Int
     /// How long a graceful shutdown waits for in-flight requests.
     public var shutdownTimeout: Duration
@@ -39,7 +42,7 @@ public struct MicroHTTPServerConfiguration: Sendable, Equatable {
         maxPendingRequests: Int = 4096,
         connectionMemoryLimit: Int = 8 << 10,
         shutdownTimeout: Duration = .seconds(10),
-        pollingThreads: Int = 1
+        pollingThreads: Int = MicroHTTPServerConfiguration.availableProcessors()
     ) {
         self.host = host
         self.port = port

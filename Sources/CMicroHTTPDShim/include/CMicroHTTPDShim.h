@@ -52,6 +52,9 @@ uint16_t unicache_mhd_bound_port(struct MHD_Daemon *daemon);
 /** Copies the client's IP address (network order) into bytes[16]; returns 4 (IPv4), 16 (IPv6) or -1 (unknown). */
 int unicache_mhd_client_address(struct MHD_Connection *connection, uint8_t *bytes);
 
+/** CPUs this process may run on (its affinity mask, as `nproc` counts them); at least 1. */
+unsigned int unicache_available_processors(void);
+
 /**
  * ThreadSanitizer cannot see inside Synchronization.Mutex on Linux (its lock is not instrumented), so
  * MicroHTTPServer announces each lock acquire/release on the lock's address. No-ops without TSan.

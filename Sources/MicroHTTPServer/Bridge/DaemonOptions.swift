@@ -20,7 +20,7 @@ final class DaemonOptions: @unchecked Sendable {
             // MHD's own strict mode answers a missing Host with an HTML page; RequestFraming checks it
             // and answers problem+json instead. Malformed header lines are still rejected by MHD.
             strict_for_client: 0,
-            polling_threads: UInt32(clamping: max(1, configuration.pollingThreads)),
+            polling_threads: UInt32(clamping: configuration.effectivePollingThreads),
             completed: { cls, _, conCls, _ in MHDCallbacks.requestCompleted(cls, conCls) },
             completed_cls: cls,
             uri_log: { cls, uri, connection in MHDCallbacks.requestStarted(cls, uri, connection) },
