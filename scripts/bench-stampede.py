@@ -1,23 +1,30 @@
 #!/usr/bin/env python3
 """Stampede figure for the README: 1,000 concurrent cold requests for one key through unicache.
 
-Starts a tiny upstream on 127.0.0.1 that holds its answer for --hold seconds and records the moment it
-answers, starts the release build of unicache with that upstream for the `progress` domain, fires N
-concurrent GETs of one cold key with Benchmarks/stampede-client (C, one thread, epoll: the client's own cost
-stays out of the figure; keep-alive connections, or `Connection: close` with --close), then prints how many
-requests the upstream received and how long after the upstream's answer the last client had its whole answer
-(both sides read CLOCK_MONOTONIC).
+Starts a tiny upstream on 127.0.0.1 that holds each answer for --hold seconds and records the moment it
+answers, then, --runs times: starts the release build of unicache with that upstream for the `progress`
+domain and fires two stampedes at it, one after the other, each N concurrent GETs of a key nobody asked
+for before, sent by Benchmarks/stampede-client (C, one thread, epoll: the client's own cost stays out of
+the figure; keep-alive connections, or `Connection: close` with --close):
+
+  first  - the first stampede after start-up (fresh process: every page of memory touched for the first time)
+  warmed - the second one (a service that has been running)
+
+For each it checks that the upstream got exactly one request and that every client got a 200, and reports
+how long after the upstream's answer the last client had its whole answer (both sides read CLOCK_MONOTONIC).
+Prints every run, then the median and the worst of each kind.
 """
-import argparse, http.server, json, os, re, signal, subprocess, sys, tempfile, threading, time
+import argparse, http.server, json, os, re, signal, statistics, subprocess, sys, tempfile, threading, time
 
 def upstream_server(hold):
-    state = {"count": 0, "answered_at": None, "lock": threading.Lock()}
+    """Counts requests and remembers when it answered, per path."""
+    state = {"count": {}, "answered_at": {}, "lock": threading.Lock()}
 
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         def do_GET(self):
             with state["lock"]:
-                state["count"] += 1
+                state["count"][self.path] = state["count"].get(self.path, 0) + 1
             time.sleep(hold)
             body = json.dumps({"current": 12, "longest": 40}).encode()
             self.send_response(200)
@@ -26,7 +33,8 @@ def upstream_server(hold):
             self.end_headers()
             self.wfile.write(body)
             self.wfile.flush()
-            state["answered_at"] = time.monotonic()
+            with state["lock"]:
+                state["answered_at"][self.path] = time.monotonic()
         def log_message(self, *args):
             pass
 
@@ -42,49 +50,65 @@ def build_client():
     subprocess.run(["cc", "-O2", "-D_GNU_SOURCE", "-o", binary, CLIENT_SOURCE], check=True)
     return binary
 
+def start_unicache(binary, upstream_port):
+    data_dir = tempfile.mkdtemp(prefix="unicache-stampede-")
+    proc = subprocess.Popen(
+        [binary, "--port", "0", "--data-dir", data_dir, "--upstream",
+         f"progress=http://127.0.0.1:{upstream_port}", "--max-connections", "4096"],
+        stderr=subprocess.PIPE, text=True)
+    for line in proc.stderr:
+        m = re.search(r"listening on http://[^:]+:(\d+)", line)
+        if m:
+            threading.Thread(target=lambda: [None for _ in proc.stderr], daemon=True).start()
+            return proc, int(m.group(1))
+    sys.exit("unicache did not start")
+
+def stampede(client_binary, port, user, clients, close, state):
+    """One stampede on a fresh key; returns ms from the upstream's answer to the last client's answer."""
+    target = f"/v1/users/{user}/progress/streak"
+    client = subprocess.run(
+        [client_binary, str(port), target, str(clients)] + (["close"] if close else []),
+        capture_output=True, text=True, check=True)
+    ended, outcomes = [], {}
+    for line in client.stdout.splitlines():
+        at, status, cache = line.split()
+        ended.append(float(at))
+        outcomes[(status, cache)] = outcomes.get((status, cache), 0) + 1
+    upstream_path = f"/users/{user}/progress/streak"
+    with state["lock"]:
+        count = state["count"].get(upstream_path, 0)
+        answered_at = state["answered_at"][upstream_path]
+    if count != 1 or any(status != "200" for status, _ in outcomes):
+        sys.exit(f"stampede on {target}: {count} upstream requests, answers {outcomes}")
+    return 1000 * (max(ended) - answered_at), outcomes
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", required=True)
     parser.add_argument("--clients", type=int, default=1000)
     parser.add_argument("--hold", type=float, default=0.5)
+    parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--close", action="store_true", help="clients send Connection: close (default keep-alive)")
     args = parser.parse_args()
 
     client_binary = build_client()
     upstream, state = upstream_server(args.hold)
-    data_dir = tempfile.mkdtemp(prefix="unicache-stampede-")
-    proc = subprocess.Popen(
-        [args.bin, "--port", "0", "--data-dir", data_dir, "--upstream",
-         f"progress=http://127.0.0.1:{upstream.server_address[1]}", "--max-connections", "4096"],
-        stderr=subprocess.PIPE, text=True)
-    port = None
-    for line in proc.stderr:
-        m = re.search(r"listening on http://[^:]+:(\d+)", line)
-        if m:
-            port = int(m.group(1))
-            break
-    if port is None:
-        sys.exit("unicache did not start")
-    threading.Thread(target=lambda: [None for _ in proc.stderr], daemon=True).start()
-
-    client = subprocess.run(
-        [client_binary, str(port), "/v1/users/stampede/progress/streak", str(args.clients)]
-        + (["close"] if args.close else []),
-        capture_output=True, text=True, check=True)
-    results = []
-    for line in client.stdout.splitlines():
-        ended, status, cache = line.split()
-        results.append((float(ended), status, cache))
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=20)
-
-    statuses = {}
-    for _, status, cache in results:
-        statuses[(status, cache)] = statuses.get((status, cache), 0) + 1
-    last = max(r[0] for r in results)
-    print(f"clients: {args.clients}, upstream requests: {state['count']}")
-    print("answers:", ", ".join(f"{n} × {s} {c}" for (s, c), n in sorted(statuses.items())))
-    print(f"last client answered {1000 * (last - state['answered_at']):.1f} ms after the upstream's answer")
+    figures = {"first": [], "warmed": []}
+    for run in range(args.runs):
+        proc, port = start_unicache(args.bin, upstream.server_address[1])
+        try:
+            for kind in ("first", "warmed"):
+                ms, outcomes = stampede(client_binary, port, f"{kind}-{run}", args.clients, args.close, state)
+                figures[kind].append(ms)
+                print(f"run {run + 1} {kind:6}: 1 upstream request; "
+                      + ", ".join(f"{n} × {s} {c}" for (s, c), n in sorted(outcomes.items()))
+                      + f"; last client {ms:.1f} ms after the upstream's answer")
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=20)
+    for kind, values in figures.items():
+        print(f"{kind:6}: last client answered {statistics.median(values):.1f} ms (median of {len(values)}), "
+              f"worst {max(values):.1f} ms, after the upstream's answer")
 
 if __name__ == "__main__":
     main()
