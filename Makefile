@@ -21,20 +21,15 @@ run: deps
 build: deps
 	swift build
 
-# The one test with a wall-clock bound (200 one-second requests finish well under 2 s) runs on its own,
-# so that it does not share the two cores with the CPU-heavy suites.
-TIMED_TESTS := ServerConcurrencyTests
-
 test: deps
-	swift test --skip '$(TIMED_TESTS)'
-	swift test --filter '$(TIMED_TESTS)'
+	swift test
 
 release: deps
 	swift build $(RELEASE_FLAGS)
 
 # The concurrency-heavy modules under the thread sanitizer (its own build folder).
 tsan: deps
-	swift test --sanitize=thread --scratch-path .build-tsan --skip '$(TIMED_TESTS)'
+	swift test --sanitize=thread --scratch-path .build-tsan
 
 openapi:
 	bash scripts/check-openapi.sh
