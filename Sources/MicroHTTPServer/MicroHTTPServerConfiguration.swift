@@ -22,11 +22,11 @@ public struct MicroHTTPServerConfiguration: Sendable, Equatable {
     /// connection: 8 KiB instead of MHD's 32 KiB default saves ~0.8 µs of ~10 µs per keep-alive request.
     public var connectionMemoryLimit: Int
     /// libmicrohttpd polling threads (epoll each; a connection stays on the one that accepted it). By default one
-    /// per CPU the process may run on (its affinity mask, like nginx's `worker_processes auto`): a stampede's
-    /// resumed answers are sent by the polling threads, ~15 µs each, so on 2 CPUs one thread takes twice as long
-    /// to answer 1,000 waiters (measured: last client 22–27 ms → 12–16 ms after the upstream's answer). Pinned
-    /// to one CPU (`taskset -c 0`, as bench-http.sh pins every server) it is one thread: two threads on one
-    /// core only take turns (wrk's p99 tripled, 1.3 → 4.5 ms, measured).
+    /// per CPU the process may run on (its affinity mask, like nginx's `worker_processes auto`): the polling
+    /// threads send a stampede's resumed answers, ~15 µs each, and on 2 CPUs one thread answered 1,000 waiters
+    /// 22–27 ms after the upstream, two in 13–15 ms (medians, measured). The cost shows when the load generator
+    /// shares the CPUs: wrk beside an unpinned server saw a 4.5 ms p99, against 0.9 ms with the server pinned to
+    /// one CPU (so one thread, as bench-http.sh runs it) and wrk on the other.
     public var pollingThreads: Int
     /// How long a graceful shutdown waits for in-flight requests.
     public var shutdownTimeout: Duration
