@@ -41,6 +41,8 @@ let package = Package(
                 "CMicroHTTPDShim", "CMicroHTTPD", "HTTPRouting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // System.coreCount: the CPUs a container's cgroup quota and cpuset allow.
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
@@ -98,6 +100,7 @@ let package = Package(
                 "MicroHTTPServer", "HTTPRouting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Benchmarks/HTTPBenchServer",
             swiftSettings: strict
@@ -110,6 +113,7 @@ let package = Package(
                 "MicroHTTPServer", "HTTPRouting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),

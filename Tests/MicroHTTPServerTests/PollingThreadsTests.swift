@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import Testing
 @testable import MicroHTTPServer
 
@@ -15,10 +16,10 @@ import Testing
         return count
     }
 
-    @Test func availableProcessorsCountsTheAffinityMask() throws {
+    @Test func availableProcessorsIsTheAffinityMaskWithinTheContainersQuota() throws {
         let allowed = try Self.cpusAllowedByProc()
         #expect(allowed >= 1)
-        #expect(MicroHTTPServerConfiguration.availableProcessors() == allowed)
+        #expect(MicroHTTPServerConfiguration.availableProcessors() == min(allowed, System.coreCount))
     }
 
     @Test func byDefaultOnePollingThreadPerAvailableProcessor() {

@@ -80,39 +80,69 @@ struct ExecutableTests {
 
     /// Starts the service (no subcommand, or `serve`), waits for its start-up line, checks /healthz, stops it with
     /// SIGTERM: exit 0, every log line JSON, the token never logged.
+    /// A running service (port 0, no disk tier), its standard error read up to the start-up line.
+    struct Service {
+        let process: Process
+        let standardError: FileHandle
+        var log: String
+        let port: Int?
+
+        /// `launcher` runs the executable (`taskset -c 0`), or nothing.
+        init(_ arguments: [String], launcher: [String] = []) throws {
+            guard let executable = BuiltExecutable.url else { throw BuiltExecutable.NotBuilt() }
+            process = Process()
+            process.executableURL = launcher.isEmpty ? executable : URL(fileURLWithPath: launcher[0])
+            process.arguments = launcher.dropFirst() + (launcher.isEmpty ? [] : [executable.path]) + arguments
+            process.environment = ["PATH": "/usr/bin:/bin", "UNICACHE_DISK_LIMIT": "0", "UNICACHE_PORT": "0"]
+            let error = Pipe()
+            process.standardError = error
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            standardError = error.fileHandleForReading
+            var log = ""
+            var port: Int?
+            while port == nil {
+                let chunk = standardError.availableData
+                if chunk.isEmpty { break }
+                log += String(decoding: chunk, as: UTF8.self)
+                if let range = log.range(of: #"listening on http://127\.0\.0\.1:[0-9]+"#, options: .regularExpression) {
+                    port = Int(log[range].split(separator: ":").last ?? "")
+                }
+            }
+            self.log = log
+            self.port = port
+        }
+
+        /// SIGTERM, then the rest of the log; returns the exit status.
+        mutating func stop() -> Int32 {
+            kill(process.processIdentifier, SIGTERM)
+            log += String(decoding: standardError.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+    }
+
     @Test(arguments: [[], ["--port", "0"], ["serve", "--port", "0"]])
     func noSubcommandServesUntilSIGTERM(_ arguments: [String]) throws {
-        guard let executable = BuiltExecutable.url else { throw BuiltExecutable.NotBuilt() }
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments + ["--log-format", "json", "--admin-token", "never-logged"]
-        process.environment = ["PATH": "/usr/bin:/bin", "UNICACHE_DISK_LIMIT": "0", "UNICACHE_PORT": "0"]
-        let error = Pipe()
-        process.standardError = error
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let reader = error.fileHandleForReading
-        var log = ""
-        var port: Int?
-        while port == nil {
-            let chunk = reader.availableData
-            if chunk.isEmpty { break }
-            log += String(decoding: chunk, as: UTF8.self)
-            if let range = log.range(of: #"listening on http://127\.0\.0\.1:[0-9]+"#, options: .regularExpression) {
-                port = Int(log[range].split(separator: ":").last ?? "")
-            }
-        }
-        let listening = try #require(port, "no start-up line in: \(log)")
+        var service = try Service(arguments + ["--log-format", "json", "--admin-token", "never-logged"])
+        let listening = try #require(service.port, "no start-up line in: \(service.log)")
         #expect(try HealthcheckClient(host: "127.0.0.1", port: listening, timeout: .seconds(5)).status() == 200)
-        kill(process.processIdentifier, SIGTERM)
-        log += String(decoding: reader.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        #expect(service.stop() == 0)
+        let log = service.log
         for line in log.split(separator: "\n") {
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
             #expect(object?["level"] != nil)
         }
         #expect(!log.contains("never-logged"))
+    }
+
+    /// One polling thread per CPU the process may run on: pinned to one CPU, one thread (the start-up line says so).
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/taskset"), "taskset is not installed"))
+    func pinnedToOneCPUItPollsWithOneThread() throws {
+        var service = try Service([], launcher: ["/usr/bin/taskset", "-c", "0"])
+        #expect(service.port != nil, "no start-up line in: \(service.log)")
+        #expect(service.log.contains("pollingThreads=1 "))
+        #expect(service.stop() == 0)
     }
 
     @Test func healthcheckExitsZeroOn200AndOneOn503() throws {
