@@ -5,8 +5,12 @@ import Testing
 /// Resolves a dispatch into its response, telling whether it was immediate.
 func resolve(_ dispatch: Dispatch) async -> (response: Response, immediate: Bool) {
     switch dispatch {
-    case .immediate(let response): (response, true)
-    case .deferred(let work): (await work(), false)
+    case .immediate(let response):
+        return (response, true)
+    case .deferred(let work, let answered):
+        let response = await work()
+        answered?(response)
+        return (response, false)
     }
 }
 

@@ -142,3 +142,56 @@ import Testing
         }
     }
 }
+
+/// The router's observer sees the answer the client got, once: the server's 504 or 503 when the server answered
+/// instead of the handler, never a handler's late answer.
+@Suite(.serialized) struct ObservedAnswerTests {
+    final class Records: Sendable {
+        let all = Locked<[RequestRecord]>([])
+        var statuses: [Int] { all.withLock { $0.map(\.status).sorted() } }
+    }
+
+    static func router(_ records: Records, started: Signals, release: Gate) -> Router {
+        var router = Router(observer: { record in records.all.withLock { $0.append(record) } })
+        router.get("/hold") { _ in
+            started.signal()
+            await release.wait()
+            return .text("held")
+        }
+        return router
+    }
+
+    @Test func aRequestPastItsDeadlineIsObservedAs504NotAsTheLateAnswer() async throws {
+        let records = Records()
+        let started = Signals()
+        let release = Gate()
+        let configuration = MicroHTTPServerConfiguration.test(requestTimeout: .milliseconds(200))
+        try await withLiveServer(configuration, router: Self.router(records, started: started, release: release)) {
+            port, _ in
+            let response = try await RawHTTPClient.get(port: port, "/hold")
+            #expect(response.status == 504)
+            release.open()
+        }
+        // The server has stopped: the handler has returned its late 200 by now.
+        #expect(records.statuses == [504])
+        #expect(records.all.withLock { $0.first?.route } == "/hold")
+    }
+
+    @Test func aFullQueuesAnswerIsObservedAs503() async throws {
+        let records = Records()
+        let started = Signals()
+        let release = Gate()
+        try await withLiveServer(
+            .test(maxPendingRequests: 1), router: Self.router(records, started: started, release: release)
+        ) { port, _ in
+            async let first = RawHTTPClient.get(port: port, "/hold")
+            await started.wait(for: 1)
+            let second = try await RawHTTPClient.get(port: port, "/hold")
+            #expect(second.status == 503)
+            release.open()
+            let firstStatus = try await first.status
+            #expect(firstStatus == 200)
+        }
+        #expect(records.statuses == [200, 503])
+    }
+}

@@ -1,7 +1,9 @@
 /// How a request is answered: right away on the server's I/O thread, or later by async work.
 public enum Dispatch: Sendable {
     case immediate(Response)
-    case deferred(@Sendable () async -> Response)
+    /// `answered` (if any) is called once with the response the client actually got: `work`'s, or the one the
+    /// server answered with instead (its deadline's 504, a full queue's or shutdown's 503).
+    case deferred(@Sendable () async -> Response, answered: (@Sendable (Response) -> Void)?)
 }
 
 /// What the HTTP server calls for every complete request, with its raw parts. `dispatch` must not block.

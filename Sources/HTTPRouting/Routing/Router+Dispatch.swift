@@ -48,24 +48,23 @@ extension Router {
             return .immediate(answer(response, to: request, route: route, since: start))
         }
         let handler = handlers.async
-        let observer = self.observer
         let request = copy request
-        return .deferred {
-            let response: Response
-            do {
-                response = try await handler(request)
-            } catch let problem as Problem {
-                response = problem.response
-            } catch is CancellationError {
-                response = Problem.gatewayTimeout(detail: "The request was not handled in time.").response
-            } catch {
-                response = Problem.internalError().response
-            }
-            if let observer, let start {
-                observer(Router.record(response, for: request, route: route, since: start))
-            }
-            return response
+        // Observed when the server says which answer the client got (a handler past its deadline is not it).
+        var answered: (@Sendable (Response) -> Void)?
+        if let observer, let start {
+            answered = { response in observer(Router.record(response, for: request, route: route, since: start)) }
         }
+        return .deferred({
+            do {
+                return try await handler(request)
+            } catch let problem as Problem {
+                return problem.response
+            } catch is CancellationError {
+                return Problem.gatewayTimeout(detail: "The request was not handled in time.").response
+            } catch {
+                return Problem.internalError().response
+            }
+        }, answered: answered)
     }
 
     private func answer(_ response: Response, to request: Request, route: String?, since start: MonotonicTime?) -> Response {

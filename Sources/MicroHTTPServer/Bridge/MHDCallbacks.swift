@@ -95,14 +95,17 @@ enum MHDCallbacks {
         switch dispatch {
         case .immediate(let response):
             return answer(context, with: response, core: core)
-        case .deferred(let work):
+        case .deferred(let work, let answered):
+            context.answered = answered
             switch core.enqueue(context, work: work) {
             case .admitted:
                 return .YES
             case .full:
                 core.logger.debug("async queue full", metadata: ["target": "\(context.target)"])
+                answered?(ServerProblems.queueFull)
                 return answer(context, with: ServerProblems.queueFull, core: core)
             case .closed:
+                answered?(ServerProblems.shuttingDown)
                 return answer(context, with: ServerProblems.shuttingDown, core: core)
             }
         }

@@ -6,8 +6,8 @@ import Synchronization
 /// MHD_OPTION_NOTIFY_COMPLETED releases it).
 ///
 /// `@unchecked Sendable`: the `var`s are touched only on the connection's MHD polling thread (MHD keeps a
-/// connection on one thread; `deadline` is set there before the context is published under PendingJobs'
-/// lock); `outcome` is guarded by a lock.
+/// connection on one thread; `deadline` and `answered` are set there before the context is published under
+/// PendingJobs' lock, then only read); `outcome` is guarded by a lock.
 final class RequestContext: @unchecked Sendable {
     enum Phase {
         /// First access-handler call (headers only) not seen yet.
@@ -35,6 +35,8 @@ final class RequestContext: @unchecked Sendable {
     var bodyTooLarge = false
     /// When async handling must have answered; set before the job is queued, then only read.
     var deadline: ContinuousClock.Instant?
+    /// Told the response that won (`complete`'s first call); set before the job is queued, then only read.
+    var answered: (@Sendable (Response) -> Void)?
     private let outcome = Mutex(Outcome.waiting)
 
     init(target: String, connection: OpaquePointer) {
@@ -50,7 +52,10 @@ final class RequestContext: @unchecked Sendable {
             outcome = .ready(response)
             return true
         }
-        if won { MHD_resume_connection(connection) }
+        if won {
+            MHD_resume_connection(connection)
+            answered?(response)
+        }
         return won
     }
 

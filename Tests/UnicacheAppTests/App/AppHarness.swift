@@ -118,7 +118,10 @@ struct AppHarness {
             method: method, target: target, headers: HTTPHeaders(fields), body: Array(body.utf8), clientAddress: .unknown)
         switch dispatch {
         case .immediate(let response): return response
-        case .deferred(let work): return await work()
+        case .deferred(let work, let answered):
+            let response = await work()
+            answered?(response)
+            return response
         }
     }
 
