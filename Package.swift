@@ -100,7 +100,6 @@ let package = Package(
                 "MicroHTTPServer", "HTTPRouting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Benchmarks/HTTPBenchServer",
             swiftSettings: strict

@@ -97,17 +97,18 @@ enum MHDCallbacks {
             return answer(context, with: response, core: core)
         case .deferred(let work, let answered):
             context.answered = answered
+            let refusal: Response
             switch core.enqueue(context, work: work) {
             case .admitted:
                 return .YES
             case .full:
                 core.logger.debug("async queue full", metadata: ["target": "\(context.target)"])
-                answered?(ServerProblems.queueFull)
-                return answer(context, with: ServerProblems.queueFull, core: core)
+                refusal = ServerProblems.queueFull
             case .closed:
-                answered?(ServerProblems.shuttingDown)
-                return answer(context, with: ServerProblems.shuttingDown, core: core)
+                refusal = ServerProblems.shuttingDown
             }
+            answered?(refusal)
+            return answer(context, with: refusal, core: core)
         }
     }
 

@@ -48,5 +48,4 @@ extension String {
         let end = view[start...].lastIndex { $0 != " " && $0 != "\t" }.map { view.index(after: $0) } ?? start
         return view[start..<end]
     }
-
 }
