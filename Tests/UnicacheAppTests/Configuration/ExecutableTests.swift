@@ -91,8 +91,9 @@ struct ExecutableTests {
         init(_ arguments: [String], launcher: [String] = []) throws {
             guard let executable = BuiltExecutable.url else { throw BuiltExecutable.NotBuilt() }
             process = Process()
-            process.executableURL = launcher.isEmpty ? executable : URL(fileURLWithPath: launcher[0])
-            process.arguments = launcher.dropFirst() + (launcher.isEmpty ? [] : [executable.path]) + arguments
+            let command = launcher + [executable.path] + arguments
+            process.executableURL = URL(fileURLWithPath: command[0])
+            process.arguments = Array(command.dropFirst())
             process.environment = ["PATH": "/usr/bin:/bin", "UNICACHE_DISK_LIMIT": "0", "UNICACHE_PORT": "0"]
             let error = Pipe()
             process.standardError = error
