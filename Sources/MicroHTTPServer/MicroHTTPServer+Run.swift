@@ -1,7 +1,5 @@
 import CMicroHTTPD
-#if canImport(Glibc)
-import Glibc
-#endif
+import CMicroHTTPDShim
 import HTTPRouting
 import ServiceLifecycle
 
@@ -45,7 +43,8 @@ extension MicroHTTPServer {
         guard !core.draining.exchange(true, ordering: .relaxed) else { return }
         phase.withLock { phase in
             if case .listening(let daemon, _) = phase {
-                phase = .draining(daemon, listenSocket: MHD_quiesce_daemon(daemon.pointer))
+                unicache_mhd_stop_accepting(daemon.pointer)
+                phase = .draining(daemon)
             }
         }
         core.pending.close()
@@ -57,12 +56,8 @@ extension MicroHTTPServer {
     private func stopDaemon() {
         phase.withLock { phase in
             switch phase {
-            case .listening(let daemon, _):
-                MHD_stop_daemon(daemon.pointer)
-            case .draining(let daemon, let listenSocket):
-                MHD_stop_daemon(daemon.pointer)
-                // MHD_quiesce_daemon hands the listen socket to us; close it only after the stop.
-                if listenSocket >= 0 { close(listenSocket) }
+            case .listening(let daemon, _), .draining(let daemon):
+                unicache_mhd_stop(daemon.pointer)
             case .idle, .stopped:
                 break
             }

@@ -13,8 +13,8 @@ public final class MicroHTTPServer: Service, Sendable {
     enum Phase {
         case idle
         case listening(DaemonHandle, port: Int)
-        /// Quiesced: not accepting; the listen socket is closed once the daemon has stopped.
-        case draining(DaemonHandle, listenSocket: Int32)
+        /// Not accepting connections; the open ones are served on.
+        case draining(DaemonHandle)
         case stopped
     }
 
@@ -35,9 +35,9 @@ public final class MicroHTTPServer: Service, Sendable {
         // unless async requests are still suspended (stopping would abort): then keep the core alive.
         phase.withLock { phase in
             switch phase {
-            case .listening(let daemon, _), .draining(let daemon, _):
+            case .listening(let daemon, _), .draining(let daemon):
                 if core.pending.count == 0 {
-                    MHD_stop_daemon(daemon.pointer)
+                    unicache_mhd_stop(daemon.pointer)
                 } else {
                     _ = Unmanaged.passRetained(core)  // deliberate leak: MHD still points at it
                     _ = Unmanaged.passRetained(options)
@@ -64,7 +64,7 @@ public final class MicroHTTPServer: Service, Sendable {
             var systemError: Int32 = 0
             let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
                 | MHD_ALLOW_SUSPEND_RESUME.rawValue
-            let daemon = unicache_mhd_start_daemon(
+            let daemon = unicache_mhd_start(
                 flags, configuration.host, UInt16(configuration.port), options.pointer,
                 { cls, _, _, method, version, uploadData, uploadDataSize, conCls in
                     MHDCallbacks.access(cls, method, version, uploadData, uploadDataSize, conCls)
@@ -74,7 +74,7 @@ public final class MicroHTTPServer: Service, Sendable {
                 if error == Int32(UNICACHE_MHD_BAD_HOST) { return .failure(.invalidHost(configuration.host)) }
                 return .failure(.startFailed(host: configuration.host, port: configuration.port, errno: systemError))
             }
-            let port = Int(unicache_mhd_bound_port(daemon))
+            let port = Int(unicache_mhd_port(daemon))
             phase = .listening(DaemonHandle(pointer: daemon), port: port)
             let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
             core.logger.info("listening on http://\(host):\(port)", metadata: [
@@ -99,7 +99,7 @@ public final class MicroHTTPServer: Service, Sendable {
     var openRequestCount: Int { core.openRequests.count }
 }
 
-/// An `MHD_Daemon *`. `@unchecked Sendable`: only used under the server's phase lock (start/quiesce/stop).
+/// The shim's running daemon. `@unchecked Sendable`: only used under the server's phase lock (start/drain/stop).
 struct DaemonHandle: @unchecked Sendable {
     let pointer: OpaquePointer
 }

@@ -2,8 +2,8 @@ import CMicroHTTPDShim
 import NIOCore
 
 extension MicroHTTPServerConfiguration {
-    /// The polling threads MHD is started with: at least one, and no more than connections (MHD splits the
-    /// connection limit evenly among its threads; a thread whose share is 0 would never accept).
+    /// The polling threads MHD is started with: at least one, and no more than connections (a thread beyond that
+    /// would never have one).
     var effectivePollingThreads: Int { min(max(1, pollingThreads), max(1, maxConnections)) }
 
     /// How many CPUs this process may use: its scheduler affinity mask as `nproc` counts it (`taskset`), and no

@@ -1,11 +1,26 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Why the server could not start.
-public enum MicroHTTPServerError: Error, Sendable, Equatable {
+public enum MicroHTTPServerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The host is neither an IP literal nor a resolvable name.
     case invalidHost(String)
     /// The port is outside 0...65535.
     case invalidPort(Int)
-    /// libmicrohttpd could not bind or start (`errno` as it was).
+    /// The socket could not be bound or the daemon not started (`errno` of the failing step, 0 if none).
     case startFailed(host: String, port: Int, errno: Int32)
     /// `start()` after the server has stopped.
     case stopped
+
+    public var description: String {
+        switch self {
+        case .invalidHost(let host): "cannot listen on \(host): not an IP address or a resolvable name"
+        case .invalidPort(let port): "cannot listen on port \(port): ports are 0...65535"
+        case .startFailed(let host, let port, let errno):
+            "cannot listen on \(host.contains(":") ? "[\(host)]" : host):\(port)"
+                + (errno == 0 ? "" : ": \(String(cString: strerror(errno))) (errno \(errno))")
+        case .stopped: "the server has stopped"
+        }
+    }
 }

@@ -75,6 +75,37 @@ import Testing
         await #expect(throws: RawClientError.self) { try await RawHTTPClient.get(port: port, "/slow") }
     }
 
+    /// Draining stops accepting at once, with MHD listening itself (one thread) and with the shim's acceptor
+    /// (a pool): a connection made after that is never served, while the request in flight still is.
+    @Test(arguments: [1, 2]) func aConnectionMadeWhileDrainingIsNotServed(pollingThreads: Int) async throws {
+        let started = Signals()
+        let gate = Gate()
+        var router = Router()
+        router.get("/held") { _ in
+            started.signal()
+            await gate.wait()
+            return .text("held")
+        }
+        router.get("/now", immediate: { _ in .text("now") }) { _ in .text("later") }
+        let server = MicroHTTPServer(configuration: .test(pollingThreads: pollingThreads), responder: router, logger: quietLogger)
+        let port = try server.start()
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [server], logger: quietLogger))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            #expect(try await RawHTTPClient.get(port: port, "/now").text == "now")
+            let held = Task { try await RawHTTPClient.get(port: port, "/held") }
+            await started.wait(for: 1)
+            server.beginDraining()
+            // Refused, or left in the backlog until the daemon stops: either way never answered.
+            let late = Task { try? await RawHTTPClient.get(port: port, "/now") }
+            await group.triggerGracefulShutdown()
+            gate.open()
+            #expect(try await held.value.text == "held")
+            try await tasks.waitForAll()
+            #expect(await late.value == nil)
+        }
+    }
+
     @Test func contextsAreReleasedAfterMalformedAndNormalRequests() async throws {
         var router = Router()
         router.get("/x") { _ in .text("x") }

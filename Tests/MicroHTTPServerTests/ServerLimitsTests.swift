@@ -141,6 +141,30 @@ import Testing
             #expect(third.status == 200)
         }
     }
+
+    /// At the connection limit further connections wait (in the listen backlog) and are served as others close:
+    /// none is refused, with MHD listening itself (one thread) or the shim's acceptor (a pool). A burst over the
+    /// limit is also what once hung a polling thread in libmicrohttpd 0.9.75 (a lock left held), so the test
+    /// ends with a shutdown that must complete.
+    @Test(arguments: [1, 2]) func connectionsOverTheLimitWaitAndAreServed(pollingThreads: Int) async throws {
+        var router = Router()
+        router.get("/now", immediate: { _ in .text("now") }) { _ in .text("later") }
+        try await withLiveServer(.test(pollingThreads: pollingThreads, maxConnections: 4), router: router) { port, _ in
+            let answers = try await withThrowingTaskGroup(of: RawResponse.self) { group in
+                for _ in 0..<32 {
+                    group.addTask {
+                        try await RawHTTPClient.exchange(
+                            port: port, "GET /now HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                    }
+                }
+                var answers: [RawResponse] = []
+                for try await answer in group { answers.append(answer) }
+                return answers
+            }
+            #expect(answers.count == 32)
+            #expect(answers.allSatisfy { $0.status == 200 && $0.text == "now" })
+        }
+    }
 }
 
 /// The router's observer sees the answer the client got, once: the server's 504 or 503 when the server answered

@@ -34,20 +34,32 @@ enum {
 };
 
 /**
- * Starts a daemon bound to host:port (host is an IPv4/IPv6 literal or a resolvable name; port 0 = any).
- * Returns NULL and sets *error on failure (and *system_error to errno as MHD left it).
+ * A running daemon. With one polling thread MHD listens itself; with a pool, an acceptor thread of the
+ * shim accepts and hands each connection to MHD, which spreads them evenly over the polling threads.
  */
-struct MHD_Daemon *unicache_mhd_start_daemon(unsigned int flags,
-                                             const char *host,
-                                             uint16_t port,
-                                             const struct unicache_mhd_options *options,
-                                             MHD_AccessHandlerCallback handler,
-                                             void *handler_cls,
-                                             int *error,
-                                             int *system_error);
+struct unicache_mhd_server;
 
-/** The port the daemon actually listens on (0 if unknown). */
-uint16_t unicache_mhd_bound_port(struct MHD_Daemon *daemon);
+/**
+ * Starts a daemon bound to host:port (host is an IPv4/IPv6 literal or a resolvable name; port 0 = any).
+ * Returns NULL and sets *error on failure (and *system_error to the errno of the failing step, or 0).
+ */
+struct unicache_mhd_server *unicache_mhd_start(unsigned int flags,
+                                               const char *host,
+                                               uint16_t port,
+                                               const struct unicache_mhd_options *options,
+                                               MHD_AccessHandlerCallback handler,
+                                               void *handler_cls,
+                                               int *error,
+                                               int *system_error);
+
+/** The port the server actually listens on (0 if unknown). */
+uint16_t unicache_mhd_port(const struct unicache_mhd_server *server);
+
+/** Stops accepting connections; open ones are served on. Calling it again does nothing. */
+void unicache_mhd_stop_accepting(struct unicache_mhd_server *server);
+
+/** Stops the daemon (closing every connection), closes the listening socket and frees the server. */
+void unicache_mhd_stop(struct unicache_mhd_server *server);
 
 /** Copies the client's IP address (network order) into bytes[16]; returns 4 (IPv4), 16 (IPv6) or -1 (unknown). */
 int unicache_mhd_client_address(struct MHD_Connection *connection, uint8_t *bytes);
