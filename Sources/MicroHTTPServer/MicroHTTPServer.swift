@@ -62,8 +62,9 @@ public final class MicroHTTPServer: Service, Sendable {
             let limit = FileDescriptorLimit.raiseToHardLimit()
             var error: Int32 = 0
             var systemError: Int32 = 0
+            // MHD_USE_ERROR_LOG: without it MHD never calls the logger the shim installs.
             let flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
-                | MHD_ALLOW_SUSPEND_RESUME.rawValue
+                | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_ERROR_LOG.rawValue
             let daemon = unicache_mhd_start(
                 flags, configuration.host, UInt16(configuration.port), options.pointer,
                 { cls, _, _, method, version, uploadData, uploadDataSize, conCls in

@@ -1,4 +1,6 @@
+import Glibc
 import HTTPRouting
+import Logging
 import Testing
 @testable import MicroHTTPServer
 
@@ -139,6 +141,24 @@ import Testing
             // The slot is free again.
             let third = try await RawHTTPClient.get(port: port, "/hold")
             #expect(third.status == 200)
+        }
+    }
+
+    /// Past `maxConnectionsPerIP` libmicrohttpd closes the extra connection (in its polling thread, or in the
+    /// acceptor's thread with a pool) and says so in the log, at debug level.
+    @Test(arguments: [1, 2]) func aConnectionOverThePerIPLimitIsClosedAndLogged(pollingThreads: Int) async throws {
+        let store = CapturingLogHandler.Store()
+        let logger = Logger(label: "test") { _ in CapturingLogHandler(store: store) }
+        var router = Router()
+        router.get("/now", immediate: { _ in .text("now") }) { _ in .text("later") }
+        let configuration = MicroHTTPServerConfiguration.test(pollingThreads: pollingThreads, maxConnectionsPerIP: 1)
+        try await withLiveServer(configuration, router: router, logger: logger) { port, _ in
+            let first = try RawHTTPClient.connect(port: port)
+            defer { close(first) }
+            try RawHTTPClient.send(first, Array("GET /now HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
+            #expect(try RawHTTPClient.readResponse(first, expectBody: true, checkClosed: false).text == "now")
+            await #expect(throws: RawClientError.self) { try await RawHTTPClient.get(port: port, "/now") }
+            #expect(store.messages.withLock { $0 }.contains { $0.hasPrefix("libmicrohttpd: ") && $0.contains("limit") })
         }
     }
 

@@ -9,10 +9,12 @@ extension MicroHTTPServerConfiguration {
     /// Port 0 on loopback.
     static func test(
         requestTimeout: Duration = .seconds(30), maxBodyBytes: Int = 1 << 20, maxPendingRequests: Int = 4096,
-        shutdownTimeout: Duration = .seconds(10), pollingThreads: Int = 1, maxConnections: Int = 4096
+        shutdownTimeout: Duration = .seconds(10), pollingThreads: Int = 1, maxConnections: Int = 4096,
+        maxConnectionsPerIP: Int = 1024
     ) -> MicroHTTPServerConfiguration {
         MicroHTTPServerConfiguration(
-            host: "127.0.0.1", port: 0, maxConnections: maxConnections, requestTimeout: requestTimeout, maxBodyBytes: maxBodyBytes,
+            host: "127.0.0.1", port: 0, maxConnections: maxConnections, maxConnectionsPerIP: maxConnectionsPerIP,
+            requestTimeout: requestTimeout, maxBodyBytes: maxBodyBytes,
             maxPendingRequests: maxPendingRequests, shutdownTimeout: shutdownTimeout, pollingThreads: pollingThreads)
     }
 }
