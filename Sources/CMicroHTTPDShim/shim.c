@@ -108,9 +108,10 @@ struct unicache_mhd_server *unicache_mhd_start(unsigned int flags,
         MHD_OPTION_URI_LOG_CALLBACK, options->uri_log, options->uri_log_cls,
         MHD_OPTION_NOTIFY_CONNECTION, pool ? unicache_acceptor_notified : NULL, (void *)server->acceptor,
         MHD_OPTION_END);
-    int failure = server->daemon == NULL ? errno
-                : pool ? unicache_acceptor_start(server->acceptor, server->daemon) : 0;
-    if (failure != 0) {
+    /* MHD may fail without setting errno: a NULL daemon is a failure whatever errno says. */
+    int started = server->daemon != NULL;
+    int failure = !started ? errno : pool ? unicache_acceptor_start(server->acceptor, server->daemon) : 0;
+    if (!started || failure != 0) {
         *system_error = failure;
         if (server->daemon != NULL) MHD_stop_daemon(server->daemon);
         if (pool) unicache_acceptor_free(server->acceptor);
