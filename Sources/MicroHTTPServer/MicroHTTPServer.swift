@@ -77,8 +77,7 @@ public final class MicroHTTPServer: Service, Sendable {
             }
             let port = Int(unicache_mhd_port(daemon))
             phase = .listening(DaemonHandle(pointer: daemon), port: port)
-            let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
-            core.logger.info("listening on http://\(host):\(port)", metadata: [
+            core.logger.info("listening on http://\(authority(host: configuration.host, port: port))", metadata: [
                 "maxConnections": "\(configuration.maxConnections)",
                 "pollingThreads": "\(configuration.effectivePollingThreads)",
                 "openFileLimit": "\(limit.map(String.init) ?? "unknown")",

@@ -18,7 +18,7 @@ public enum MicroHTTPServerError: Error, Sendable, Equatable, CustomStringConver
         case .invalidHost(let host): "cannot listen on \(host): not an IP address or a resolvable name"
         case .invalidPort(let port): "cannot listen on port \(port): ports are 0...65535"
         case .startFailed(let host, let port, let errno):
-            "cannot listen on \(host.contains(":") ? "[\(host)]" : host):\(port)"
+            "cannot listen on \(authority(host: host, port: port))"
                 + (errno == 0 ? "" : ": \(String(cString: strerror(errno))) (errno \(errno))")
         case .stopped: "the server has stopped"
         }

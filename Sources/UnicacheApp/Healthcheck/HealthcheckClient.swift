@@ -1,3 +1,5 @@
+import MicroHTTPServer
+
 /// Why a health check did not get an HTTP status.
 public enum HealthcheckError: Error, Sendable, Equatable, CustomStringConvertible {
     case resolve(host: String, reason: String)
@@ -48,9 +50,8 @@ public struct HealthcheckClient: Sendable {
         let target = Self.connectHost(forBindAddress: host)
         let socket = try ClientSocket.connect(host: target, port: port, timeout: timeout)
         defer { socket.close() }
-        let hostHeader = target.contains(":") ? "[\(target)]:\(port)" : "\(target):\(port)"
         let request =
-            "GET \(path) HTTP/1.1\r\nHost: \(hostHeader)\r\nUser-Agent: unicache-healthcheck\r\n"
+            "GET \(path) HTTP/1.1\r\nHost: \(authority(host: target, port: port))\r\nUser-Agent: unicache-healthcheck\r\n"
             + "Accept: application/json\r\nConnection: close\r\n\r\n"
         try socket.send(Array(request.utf8))
         let head = try socket.receive(until: Array("\r\n".utf8), limit: 8192, deadline: deadline)
