@@ -81,29 +81,20 @@ import Testing
         let started = Signals()
         let gate = Gate()
         var router = Router()
-        router.get("/held") { _ in
-            started.signal()
-            await gate.wait()
-            return .text("held")
-        }
-        router.get("/now", immediate: { _ in .text("now") }) { _ in .text("later") }
-        let server = MicroHTTPServer(configuration: .test(pollingThreads: pollingThreads), responder: router, logger: quietLogger)
-        let port = try server.start()
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [server], logger: quietLogger))
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
+        router.getHeld("/held", started: started, until: gate)
+        router.getNow()
+        var late: Task<RawResponse?, Never>?
+        try await withLiveServer(.test(pollingThreads: pollingThreads), router: router) { port, server async throws in
             #expect(try await RawHTTPClient.get(port: port, "/now").text == "now")
             let held = Task { try await RawHTTPClient.get(port: port, "/held") }
             await started.wait(for: 1)
             server.beginDraining()
             // Refused, or left in the backlog until the daemon stops: either way never answered.
-            let late = Task { try? await RawHTTPClient.get(port: port, "/now") }
-            await group.triggerGracefulShutdown()
+            late = Task { try? await RawHTTPClient.get(port: port, "/now") }
             gate.open()
             #expect(try await held.value.text == "held")
-            try await tasks.waitForAll()
-            #expect(await late.value == nil)
         }
+        #expect(await late?.value == nil)
     }
 
     @Test func contextsAreReleasedAfterMalformedAndNormalRequests() async throws {

@@ -124,11 +124,7 @@ import Testing
         let started = Signals()
         let release = Gate()
         var router = Router()
-        router.get("/hold") { _ in
-            started.signal()
-            await release.wait()
-            return .text("held")
-        }
+        router.getHeld("/hold", started: started, until: release)
         try await withLiveServer(.test(maxPendingRequests: 1), router: router) { port, _ in
             async let first = RawHTTPClient.get(port: port, "/hold")
             await started.wait(for: 1)
@@ -150,7 +146,7 @@ import Testing
         let store = CapturingLogHandler.Store()
         let logger = Logger(label: "test") { _ in CapturingLogHandler(store: store) }
         var router = Router()
-        router.get("/now", immediate: { _ in .text("now") }) { _ in .text("later") }
+        router.getNow()
         let configuration = MicroHTTPServerConfiguration.test(pollingThreads: pollingThreads, maxConnectionsPerIP: 1)
         try await withLiveServer(configuration, router: router, logger: logger) { port, _ in
             let first = try RawHTTPClient.connect(port: port)
@@ -168,7 +164,7 @@ import Testing
     /// ends with a shutdown that must complete.
     @Test(arguments: [1, 2]) func connectionsOverTheLimitWaitAndAreServed(pollingThreads: Int) async throws {
         var router = Router()
-        router.get("/now", immediate: { _ in .text("now") }) { _ in .text("later") }
+        router.getNow()
         try await withLiveServer(.test(pollingThreads: pollingThreads, maxConnections: 4), router: router) { port, _ in
             let answers = try await withThrowingTaskGroup(of: RawResponse.self) { group in
                 for _ in 0..<32 {
@@ -197,11 +193,7 @@ import Testing
 
     static func router(_ records: Records, started: Signals, release: Gate) -> Router {
         var router = Router(observer: { record in records.all.withLock { $0.append(record) } })
-        router.get("/hold") { _ in
-            started.signal()
-            await release.wait()
-            return .text("held")
-        }
+        router.getHeld("/hold", started: started, until: release)
         return router
     }
 

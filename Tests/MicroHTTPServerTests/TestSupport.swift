@@ -42,6 +42,22 @@ func withLiveServer(
     }
 }
 
+extension Router {
+    /// `GET path` answers "held" once `gate` opens, after telling `started` it is in.
+    mutating func getHeld(_ path: String, started: Signals, until gate: Gate) {
+        get(path) { _ in
+            started.signal()
+            await gate.wait()
+            return .text("held")
+        }
+    }
+
+    /// `GET /now` answers "now" on the polling thread (the immediate path).
+    mutating func getNow() {
+        get("/now", immediate: { _ in .text("now") }) { _ in .text("later") }
+    }
+}
+
 struct GateState: Sendable {
     var open = false
     var waiters: [CheckedContinuation<Void, Never>] = []
