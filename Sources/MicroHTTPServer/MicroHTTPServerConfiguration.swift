@@ -24,7 +24,8 @@ public struct MicroHTTPServerConfiguration: Sendable, Equatable {
     /// libmicrohttpd polling threads (epoll each; a connection stays on the one that accepted it). By default one
     /// per CPU the process may use (`availableProcessors()`, like nginx's `worker_processes auto`): the polling
     /// threads send a stampede's resumed answers, ~15 µs each, and on 2 CPUs one thread answered 1,000 waiters
-    /// 22–27 ms after the upstream, two in 13–15 ms (medians, measured). The cost shows when the load generator
+    /// 22–27 ms after the upstream, two in 12–15 ms (medians, measured, with the shim's acceptor splitting
+    /// connections evenly between them). The cost shows when the load generator
     /// shares the CPUs: wrk beside an unpinned server saw a 4.5 ms p99, against 0.9 ms with the server pinned to
     /// one CPU (so one thread, as bench-http.sh runs it) and wrk on the other.
     public var pollingThreads: Int
