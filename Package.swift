@@ -32,6 +32,8 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
+        // glibc's <malloc.h> (mallopt, malloc_trim, mallinfo2): the service bounds what the allocator keeps.
+        .systemLibrary(name: "CMalloc"),
         // Non-variadic C wrappers for what Swift cannot call directly.
         .target(name: "CMicroHTTPDShim", dependencies: ["CMicroHTTPD"]),
         // The only Swift module that touches C.
@@ -78,12 +80,15 @@ let package = Package(
         .target(
             name: "UnicacheApp",
             dependencies: [
-                "UnifiedCache", "DiskTier", "HTTPRouting", "MicroHTTPServer",
+                "CMalloc", "UnifiedCache", "DiskTier", "HTTPRouting", "MicroHTTPServer",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                // NIOCore and NIOPosix: only to tell a connection that never reached the upstream by its error type.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: strict

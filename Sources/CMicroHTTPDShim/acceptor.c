@@ -1,6 +1,7 @@
 /* strerror_r returning the message, accept4. */
 #define _GNU_SOURCE
 #include "acceptor.h"
+#include "connections.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -10,27 +11,55 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 struct unicache_acceptor {
+    /* The listening socket: the acceptor's own, or (watching) MHD's. */
     int fd;
+    /* 1: accepts and hands each connection to MHD (a pool of polling threads); 0: MHD accepts (one polling
+       thread, no hop between threads per connection) and the thread only watches. */
+    int accepts;
     const struct unicache_mhd_options *options;
     struct MHD_Daemon *daemon;
     pthread_t thread;
     /* The thread runs (start and stop are called under the server's lock). */
     int running;
-    /* Open connections (the acceptor keeps --max-connections itself), and the stop flag. */
+    /* Open connections, against --max-connections, and the stop flag. `changed` is signalled at the stop and
+       only around the limit (a connection taken at it, or closed from it), so that no connection wakes the thread. */
     pthread_mutex_t lock;
-    pthread_cond_t room;
+    pthread_cond_t changed;
     unsigned int open;
+    /* Slots freed so far (a drained connection's close shows as one more). */
+    unsigned long released;
     int stopping;
+    /* Every connection MHD serves, for the header deadline and for draining idle ones at the limit. */
+    struct unicache_connections connections;
 };
+
+static struct unicache_acceptor *acceptor_create(int fd, int accepts, const struct unicache_mhd_options *options) {
+    struct unicache_acceptor *acceptor = calloc(1, sizeof *acceptor);
+    if (acceptor == NULL) return NULL;
+    acceptor->fd = fd;
+    acceptor->accepts = accepts;
+    acceptor->options = options;
+    pthread_mutex_init(&acceptor->lock, NULL);
+    /* Timed waits count on the monotonic clock, as the header deadlines do. */
+    pthread_condattr_t attributes;
+    pthread_condattr_init(&attributes);
+    pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC);
+    pthread_cond_init(&acceptor->changed, &attributes);
+    pthread_condattr_destroy(&attributes);
+    unicache_connections_init(&acceptor->connections, options->header_timeout_ms);
+    return acceptor;
+}
 
 struct unicache_acceptor *unicache_acceptor_listen(const struct sockaddr_storage *address,
                                                    const struct unicache_mhd_options *options,
                                                    int *system_error) {
     socklen_t length = address->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
-    int fd = socket(address->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    /* Non-blocking: the thread waits in poll, which also times the header deadlines. */
+    int fd = socket(address->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     int on = 1;
     /* As MHD sets up its own listening socket: address reuse, IPv6 only for an IPv6 address. */
     if (fd < 0
@@ -42,16 +71,17 @@ struct unicache_acceptor *unicache_acceptor_listen(const struct sockaddr_storage
         if (fd >= 0) close(fd);
         return NULL;
     }
-    struct unicache_acceptor *acceptor = calloc(1, sizeof *acceptor);
+    struct unicache_acceptor *acceptor = acceptor_create(fd, 1, options);
     if (acceptor == NULL) {
         *system_error = errno;
         close(fd);
-        return NULL;
     }
-    acceptor->fd = fd;
-    acceptor->options = options;
-    pthread_mutex_init(&acceptor->lock, NULL);
-    pthread_cond_init(&acceptor->room, NULL);
+    return acceptor;
+}
+
+struct unicache_acceptor *unicache_acceptor_watch(const struct unicache_mhd_options *options, int *system_error) {
+    struct unicache_acceptor *acceptor = acceptor_create(-1, 0, options);
+    if (acceptor == NULL) *system_error = errno;
     return acceptor;
 }
 
@@ -65,17 +95,29 @@ uint16_t unicache_acceptor_port(const struct unicache_acceptor *acceptor) {
 
 static void release_slot(struct unicache_acceptor *acceptor) {
     pthread_mutex_lock(&acceptor->lock);
-    acceptor->open--;
-    pthread_cond_signal(&acceptor->room);
+    acceptor->released++;
+    if (acceptor->open-- >= acceptor->options->connection_limit) pthread_cond_signal(&acceptor->changed);
     pthread_mutex_unlock(&acceptor->lock);
 }
 
 /* (A connection MHD fails to set up for lack of memory is never announced and keeps its slot.) */
 void unicache_acceptor_notified(void *cls, struct MHD_Connection *connection, void **socket_context,
                                 enum MHD_ConnectionNotificationCode code) {
-    (void)connection;
-    (void)socket_context;
-    if (code == MHD_CONNECTION_NOTIFY_CLOSED) release_slot(cls);
+    struct unicache_acceptor *acceptor = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        unicache_connections_opened(&acceptor->connections, connection, socket_context);
+        if (acceptor->accepts) return;  /* its slot was taken before accepting */
+        pthread_mutex_lock(&acceptor->lock);
+        if (++acceptor->open >= acceptor->options->connection_limit) pthread_cond_signal(&acceptor->changed);
+        pthread_mutex_unlock(&acceptor->lock);
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        unicache_connections_closed(&acceptor->connections, socket_context);
+        release_slot(acceptor);
+    }
+}
+
+static void log_message(const struct unicache_acceptor *acceptor, const char *message) {
+    acceptor->options->log(acceptor->options->log_cls, message);
 }
 
 static void log_accept_failure(const struct unicache_acceptor *acceptor, int failure) {
@@ -83,56 +125,129 @@ static void log_accept_failure(const struct unicache_acceptor *acceptor, int fai
     char message[256];
     snprintf(message, sizeof message, "accept failed: %s; retrying every 10 ms",
              strerror_r(failure, text, sizeof text));
-    acceptor->options->log(acceptor->options->log_cls, message);
+    log_message(acceptor, message);
 }
 
-/* Takes a slot (waiting at the limit: new connections then wait in the backlog, as with MHD's own
-   listening), accepts, hands over. MHD's own limit is set out of reach: 0.9.75 leaves a polling thread's
+/* Header deadlines are checked every tenth of the timeout (10 ms to 1 s), so kept to within about that. */
+static uint64_t check_interval_ms(uint64_t header_timeout_ms) {
+    uint64_t interval = header_timeout_ms / 10;
+    return interval < 10 ? 10 : interval > 1000 ? 1000 : interval;
+}
+
+static void enforce_header_timeout(struct unicache_acceptor *acceptor, uint64_t now) {
+    unsigned int closed = unicache_connections_enforce_header_timeout(&acceptor->connections, now);
+    if (closed == 0) return;
+    char message[200];
+    snprintf(message, sizeof message,
+             "header timeout: closed %u connection(s) whose request line and headers were not complete %llu ms "
+             "after the first byte", closed, (unsigned long long)acceptor->connections.header_timeout_ms);
+    log_message(acceptor, message);
+}
+
+/* Waits until `until` (ms of CLOCK_MONOTONIC) at most, or the stop, or the open connections reaching the limit. */
+static void wait_for_the_limit(struct unicache_acceptor *acceptor, uint64_t until) {
+    struct timespec deadline = {.tv_sec = (time_t)(until / 1000), .tv_nsec = (long)(until % 1000) * 1000000};
+    pthread_mutex_lock(&acceptor->lock);
+    while (!acceptor->stopping && acceptor->open < acceptor->options->connection_limit) {
+        if (pthread_cond_timedwait(&acceptor->changed, &acceptor->lock, &deadline) == ETIMEDOUT) break;
+    }
+    pthread_mutex_unlock(&acceptor->lock);
+}
+
+/* At the limit with a connection waiting in the backlog: closes the connection idle the longest and waits (up to
+   100 ms) for a slot to be freed (watching, MHD takes it at once for the next connection in its backlog). With none
+   idle, new connections wait in the backlog, and one is looked for again. */
+static void drain_for(struct unicache_acceptor *acceptor, uint64_t now) {
+    pthread_mutex_lock(&acceptor->lock);
+    unsigned long released = acceptor->released;
+    pthread_mutex_unlock(&acceptor->lock);
+    if (unicache_connections_drain_one(&acceptor->connections, now)) {
+        log_message(acceptor, "at the connection limit: closed the connection idle the longest to admit a new one");
+    }
+    uint64_t until = now + 100;
+    struct timespec deadline = {.tv_sec = (time_t)(until / 1000), .tv_nsec = (long)(until % 1000) * 1000000};
+    pthread_mutex_lock(&acceptor->lock);
+    while (!acceptor->stopping && acceptor->released == released) {
+        if (pthread_cond_timedwait(&acceptor->changed, &acceptor->lock, &deadline) == ETIMEDOUT) break;
+    }
+    pthread_mutex_unlock(&acceptor->lock);
+}
+
+/* Accepts one connection and hands it over. MHD's own limit is set out of reach: 0.9.75 leaves a polling thread's
    lock held when a handed-over connection meets it (new_connection_process_), and that thread hangs. */
-static void *accept_loop(void *argument) {
+static void accept_one(struct unicache_acceptor *acceptor, int *backing_off) {
+    pthread_mutex_lock(&acceptor->lock);
+    acceptor->open++;
+    pthread_mutex_unlock(&acceptor->lock);
+    struct sockaddr_storage address;
+    socklen_t length = sizeof address;
+    int fd = accept4(acceptor->fd, (struct sockaddr *)&address, &length, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd >= 0) {
+        *backing_off = 0;
+        /* On MHD_NO (per-IP limit, no memory) MHD has closed the socket. */
+        if (MHD_add_connection(acceptor->daemon, fd, (struct sockaddr *)&address, length) != MHD_YES) {
+            release_slot(acceptor);
+        }
+        return;
+    }
+    int failure = errno;
+    release_slot(acceptor);
+    switch (failure) {
+    case EINTR: case EAGAIN: case ECONNABORTED: case EPROTO: case EPERM: case ENETDOWN: case ENOPROTOOPT:
+    case EHOSTDOWN: case ENONET: case EHOSTUNREACH: case EOPNOTSUPP: case ENETUNREACH:
+        return;  /* the connection's problem, not the listener's (accept(2)) */
+    case EINVAL:
+        return;  /* shut down by unicache_acceptor_stop, which has set the stop flag */
+    default:
+        /* Out of descriptors or memory: leave the backlog waiting a moment rather than spin. */
+        if (!*backing_off) log_accept_failure(acceptor, failure);
+        *backing_off = 1;
+        poll(NULL, 0, 10);
+    }
+}
+
+/* Checks the header deadlines, and waits for what needs the thread: a connection in the backlog when it accepts
+   (only once one is free when at the limit, as with MHD's own listening), or, at the limit, a connection waiting
+   in the backlog, to drain an idle one for it. */
+static void *run(void *argument) {
     struct unicache_acceptor *acceptor = argument;
+    const uint64_t interval = check_interval_ms(acceptor->connections.header_timeout_ms);
+    uint64_t next_check = unicache_now_ms() + interval;
     int backing_off = 0;
     for (;;) {
-        pthread_mutex_lock(&acceptor->lock);
-        while (acceptor->open >= acceptor->options->connection_limit && !acceptor->stopping) {
-            pthread_cond_wait(&acceptor->room, &acceptor->lock);
+        uint64_t now = unicache_now_ms();
+        if (now >= next_check) {
+            enforce_header_timeout(acceptor, now);
+            next_check = now + interval;
         }
+        pthread_mutex_lock(&acceptor->lock);
         int stopping = acceptor->stopping;
-        if (!stopping) acceptor->open++;
+        int full = acceptor->open >= acceptor->options->connection_limit;
         pthread_mutex_unlock(&acceptor->lock);
         if (stopping) return NULL;
-
-        struct sockaddr_storage address;
-        socklen_t length = sizeof address;
-        int fd = accept4(acceptor->fd, (struct sockaddr *)&address, &length, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd >= 0) {
-            backing_off = 0;
-            /* On MHD_NO (per-IP limit, no memory) MHD has closed the socket. */
-            if (MHD_add_connection(acceptor->daemon, fd, (struct sockaddr *)&address, length) != MHD_YES) {
-                release_slot(acceptor);
-            }
+        if (!full && !acceptor->accepts) {
+            wait_for_the_limit(acceptor, next_check);  /* MHD accepts */
             continue;
         }
-        int failure = errno;
-        release_slot(acceptor);
-        switch (failure) {
-        case EINTR: case EAGAIN: case ECONNABORTED: case EPROTO: case EPERM: case ENETDOWN: case ENOPROTOOPT:
-        case EHOSTDOWN: case ENONET: case EHOSTUNREACH: case EOPNOTSUPP: case ENETUNREACH:
-            continue;  /* the connection's problem, not the listener's (accept(2)) */
-        case EINVAL:
-            continue;  /* shut down by unicache_acceptor_stop, which has set the stop flag */
-        default:
-            /* Out of descriptors or memory: leave the backlog waiting a moment rather than spin. */
-            if (!backing_off) log_accept_failure(acceptor, failure);
-            backing_off = 1;
-            poll(NULL, 0, 10);
+        /* At the limit, look again every 100 ms: a connection may have fallen idle meanwhile. */
+        uint64_t until = full && now + 100 < next_check ? now + 100 : next_check;
+        struct pollfd listening = {.fd = acceptor->fd, .events = POLLIN};
+        if (poll(&listening, 1, (int)(until - now)) <= 0) continue;  /* time to look again, or EINTR */
+        if (full) {
+            drain_for(acceptor, now);
+        } else {
+            accept_one(acceptor, &backing_off);
         }
     }
 }
 
 int unicache_acceptor_start(struct unicache_acceptor *acceptor, struct MHD_Daemon *daemon) {
     acceptor->daemon = daemon;
-    int failure = pthread_create(&acceptor->thread, NULL, accept_loop, acceptor);
+    if (!acceptor->accepts) {
+        const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_LISTEN_FD);
+        acceptor->fd = info == NULL ? -1 : info->listen_fd;
+    }
+    int failure = pthread_create(&acceptor->thread, NULL, run, acceptor);
     acceptor->running = failure == 0;
     return failure;
 }
@@ -141,18 +256,20 @@ void unicache_acceptor_stop(struct unicache_acceptor *acceptor) {
     if (!acceptor->running) return;
     pthread_mutex_lock(&acceptor->lock);
     acceptor->stopping = 1;
-    pthread_cond_signal(&acceptor->room);
+    pthread_cond_signal(&acceptor->changed);
     pthread_mutex_unlock(&acceptor->lock);
-    /* Wakes a blocked accept4 (EINVAL) and refuses what waits in the backlog. */
-    shutdown(acceptor->fd, SHUT_RDWR);
+    /* Its own socket: wakes the poll (POLLHUP) and refuses what waits in the backlog. MHD's: the poll ends
+       within 100 ms, and MHD's listening is stopped by MHD_quiesce_daemon. */
+    if (acceptor->accepts) shutdown(acceptor->fd, SHUT_RDWR);
     pthread_join(acceptor->thread, NULL);
     acceptor->running = 0;
 }
 
 void unicache_acceptor_free(struct unicache_acceptor *acceptor) {
     unicache_acceptor_stop(acceptor);
-    close(acceptor->fd);
-    pthread_cond_destroy(&acceptor->room);
+    if (acceptor->accepts) close(acceptor->fd);
+    pthread_cond_destroy(&acceptor->changed);
     pthread_mutex_destroy(&acceptor->lock);
+    unicache_connections_destroy(&acceptor->connections);
     free(acceptor);
 }

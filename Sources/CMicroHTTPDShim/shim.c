@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "CMicroHTTPDShim.h"
 #include "acceptor.h"
+#include "connections.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -19,8 +20,10 @@
 /* MHD's logger is variadic: format here, hand Swift a plain string. */
 static void unicache_mhd_log_trampoline(void *cls, const char *format, va_list arguments) {
     const struct unicache_mhd_options *options = cls;
+    static const char prefix[] = "libmicrohttpd: ";
     char message[512];
-    vsnprintf(message, sizeof message, format, arguments);
+    memcpy(message, prefix, sizeof prefix);
+    vsnprintf(message + sizeof prefix - 1, sizeof message - (sizeof prefix - 1), format, arguments);
     size_t length = strlen(message);
     while (length > 0 && (message[length - 1] == '\n' || message[length - 1] == '\r')) {
         message[--length] = '\0';
@@ -28,14 +31,43 @@ static void unicache_mhd_log_trampoline(void *cls, const char *format, va_list a
     options->log(options->log_cls, message);
 }
 
+/* The request callbacks pass through the shim, which keeps each connection's phase (connections.h) for the
+   header deadline and for draining idle connections; cls is the options (or the server for the handler). */
+static void *unicache_mhd_uri_log_trampoline(void *cls, const char *uri, struct MHD_Connection *connection) {
+    const struct unicache_mhd_options *options = cls;
+    unicache_connection_request_line(connection);
+    return options->uri_log(options->uri_log_cls, uri, connection);
+}
+
+static void unicache_mhd_completed_trampoline(void *cls, struct MHD_Connection *connection, void **con_cls,
+                                              enum MHD_RequestTerminationCode code) {
+    const struct unicache_mhd_options *options = cls;
+    unicache_connection_request_done(connection);
+    options->completed(options->completed_cls, connection, con_cls, code);
+}
+
 struct unicache_mhd_server {
     struct MHD_Daemon *daemon;
-    /* With a pool of polling threads; NULL when MHD listens itself. */
     struct unicache_acceptor *acceptor;
+    /* A pool of polling threads, fed by the acceptor; else MHD listens itself. */
+    int pool;
     /* MHD's listening socket once quiesced (closed only after MHD_stop_daemon); else -1. */
     int quiesced_fd;
+    MHD_AccessHandlerCallback handler;
+    void *handler_cls;
     uint16_t port;
 };
+
+static enum MHD_Result unicache_mhd_access_trampoline(void *cls, struct MHD_Connection *connection,
+                                                      const char *url, const char *method, const char *version,
+                                                      const char *upload_data, size_t *upload_data_size,
+                                                      void **con_cls) {
+    const struct unicache_mhd_server *server = cls;
+    /* The first call of a request comes once its headers are complete. */
+    unicache_connection_headers_complete(connection);
+    return server->handler(server->handler_cls, connection, url, method, version, upload_data, upload_data_size,
+                           con_cls);
+}
 
 static unsigned int times_saturating(unsigned int a, unsigned int b) {
     return b != 0 && a > UINT_MAX / b ? UINT_MAX : a * b;
@@ -77,53 +109,52 @@ struct unicache_mhd_server *unicache_mhd_start(unsigned int flags,
         *system_error = errno;
         return NULL;
     }
+    server->handler = handler;
+    server->handler_cls = handler_cls;
     server->quiesced_fd = -1;
-    /* One polling thread accepts for itself; a pool is fed by the acceptor. */
-    int pool = options->polling_threads > 1;
-    if (pool) {
-        server->acceptor = unicache_acceptor_listen(&address, options, system_error);
-        if (server->acceptor == NULL) {
-            free(server);
-            return NULL;
-        }
-        flags |= MHD_USE_NO_LISTEN_SOCKET;
+    unsigned int threads = options->polling_threads > 1 ? options->polling_threads : 1;
+    /* A pool is fed by the acceptor; one polling thread accepts for itself, watched by the acceptor. */
+    server->pool = threads > 1;
+    server->acceptor = server->pool ? unicache_acceptor_listen(&address, options, system_error)
+                                    : unicache_acceptor_watch(options, system_error);
+    if (server->acceptor == NULL) {
+        free(server);
+        return NULL;
     }
 
     /* The logger comes first so that start-up errors reach it. Its cls is `options`, which the caller
        keeps alive for the daemon's lifetime. */
     server->daemon = MHD_start_daemon(
-        flags, port, NULL, NULL, handler, handler_cls,
+        flags | (server->pool ? MHD_USE_NO_LISTEN_SOCKET : 0), port, NULL, NULL, unicache_mhd_access_trampoline,
+        server,
         MHD_OPTION_EXTERNAL_LOGGER, unicache_mhd_log_trampoline, (void *)options,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&address,
-        /* The acceptor keeps the limit; MHD's share per thread must never refuse (see acceptor.c). */
-        MHD_OPTION_CONNECTION_LIMIT, pool ? times_saturating(options->connection_limit, options->polling_threads)
-                                          : options->connection_limit,
+        /* A pool's acceptor keeps the limit, and MHD's (per thread) must never refuse (see acceptor.c), even
+           counting the connections it has announced closed (which frees the acceptor's slot) but not yet
+           forgotten. One polling thread keeps it itself: at the limit it leaves new ones in the backlog. */
+        MHD_OPTION_CONNECTION_LIMIT, server->pool ? times_saturating(options->connection_limit, 2 * threads)
+                                                  : options->connection_limit,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, options->per_ip_connection_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, options->connection_timeout_seconds,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, options->connection_memory_limit,
         MHD_OPTION_STRICT_FOR_CLIENT, options->strict_for_client,
         /* 0 and 1 both mean the one internal polling thread. */
-        MHD_OPTION_THREAD_POOL_SIZE, pool ? options->polling_threads : 0u,
-        MHD_OPTION_NOTIFY_COMPLETED, options->completed, options->completed_cls,
-        MHD_OPTION_URI_LOG_CALLBACK, options->uri_log, options->uri_log_cls,
-        MHD_OPTION_NOTIFY_CONNECTION, pool ? unicache_acceptor_notified : NULL, (void *)server->acceptor,
+        MHD_OPTION_THREAD_POOL_SIZE, threads > 1 ? threads : 0u,
+        MHD_OPTION_NOTIFY_COMPLETED, unicache_mhd_completed_trampoline, (void *)options,
+        MHD_OPTION_URI_LOG_CALLBACK, unicache_mhd_uri_log_trampoline, (void *)options,
+        MHD_OPTION_NOTIFY_CONNECTION, unicache_acceptor_notified, (void *)server->acceptor,
         MHD_OPTION_END);
     /* MHD may fail without setting errno: a NULL daemon is a failure whatever errno says. */
     int started = server->daemon != NULL;
-    int failure = !started ? errno : pool ? unicache_acceptor_start(server->acceptor, server->daemon) : 0;
+    int failure = !started ? errno : unicache_acceptor_start(server->acceptor, server->daemon);
     if (!started || failure != 0) {
         *system_error = failure;
         if (server->daemon != NULL) MHD_stop_daemon(server->daemon);
-        if (pool) unicache_acceptor_free(server->acceptor);
+        unicache_acceptor_free(server->acceptor);
         free(server);
         return NULL;
     }
-    if (pool) {
-        server->port = unicache_acceptor_port(server->acceptor);
-    } else {
-        const union MHD_DaemonInfo *info = MHD_get_daemon_info(server->daemon, MHD_DAEMON_INFO_BIND_PORT);
-        server->port = info == NULL ? 0 : info->port;
-    }
+    server->port = unicache_acceptor_port(server->acceptor);
     *error = UNICACHE_MHD_OK;
     return server;
 }
@@ -133,17 +164,14 @@ uint16_t unicache_mhd_port(const struct unicache_mhd_server *server) {
 }
 
 void unicache_mhd_stop_accepting(struct unicache_mhd_server *server) {
-    if (server->acceptor != NULL) {
-        unicache_acceptor_stop(server->acceptor);
-    } else if (server->quiesced_fd < 0) {
-        server->quiesced_fd = MHD_quiesce_daemon(server->daemon);
-    }
+    unicache_acceptor_stop(server->acceptor);
+    if (!server->pool && server->quiesced_fd < 0) server->quiesced_fd = MHD_quiesce_daemon(server->daemon);
 }
 
 void unicache_mhd_stop(struct unicache_mhd_server *server) {
     unicache_mhd_stop_accepting(server);
     MHD_stop_daemon(server->daemon);
-    if (server->acceptor != NULL) unicache_acceptor_free(server->acceptor);
+    unicache_acceptor_free(server->acceptor);
     /* MHD_quiesce_daemon hands its listening socket over, to be closed only after the stop. */
     if (server->quiesced_fd >= 0) close(server->quiesced_fd);
     free(server);

@@ -44,6 +44,7 @@ extension DiskTier {
     private func merge(_ result: IndexScanner.Result, scanner: IndexScanner) -> Int {
         let now = clock.now()
         var expired: [String] = []
+        index.reserveCapacity(index.count + result.found.count)
         for found in result.found.sorted(by: { $0.modified > $1.modified }) {
             let key = found.entry.metadata.key
             guard index[key] == nil, !touchedDuringRebuild.contains(key) else { continue }

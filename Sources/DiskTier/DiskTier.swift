@@ -81,6 +81,8 @@ public actor DiskTier: SecondTier {
         } catch {
             if error.isNotFound {
                 forget(key)
+            } else if error.isNotRegularFile {
+                discardCorrupt(key: key, reason: error)
             } else if counters.readFailed(error.description) {
                 logger.warning("disk tier read failed", metadata: ["error": "\(error)"])
             }

@@ -26,7 +26,7 @@ extension MicroHTTPServer {
         // Past the deadline: answer what is left 503 (resuming its connection) and cancel its handler; a late
         // answer is dropped, so nothing touches a connection after the daemon stops.
         for context in core.pending.cancelAll() where context.complete(ServerProblems.shuttingDown) {
-            core.logger.debug("answered at shutdown", metadata: ["target": "\(context.target)"])
+            core.logger.debug("answered at shutdown", metadata: context.logMetadata())
         }
         // Every suspended connection is resumed now; let MHD send those answers before stopping.
         await withTaskGroup(of: Void.self) { group in

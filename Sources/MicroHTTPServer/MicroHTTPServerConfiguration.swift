@@ -4,12 +4,17 @@ public struct MicroHTTPServerConfiguration: Sendable, Equatable {
     public var host: String
     /// 0 picks a free port; `MicroHTTPServer.start()` returns the real one.
     public var port: Int
-    /// Open connections at once.
+    /// Open connections at once; at the limit the connection idle the longest (no request in progress) is closed
+    /// to admit a new one, else new ones wait in the listen backlog.
     public var maxConnections: Int
     /// Open connections per client address.
     public var maxConnectionsPerIP: Int
     /// A connection idle this long is closed (whole seconds, rounded up).
     public var idleTimeout: Duration
+    /// A request whose line and headers are not complete this long after its first byte is closed, however
+    /// slowly they trickle in (nginx's `client_header_timeout`; libmicrohttpd's own timeout restarts with every
+    /// byte). Kept to within a tenth of it (at most a second) by the shim's acceptor thread.
+    public var headerTimeout: Duration
     /// Deadline of one async request's handling; past it the client gets 504.
     public var requestTimeout: Duration
     /// Largest accepted request body; larger ones get 413.
@@ -31,6 +36,9 @@ public struct MicroHTTPServerConfiguration: Sendable, Equatable {
     public var pollingThreads: Int
     /// How long a graceful shutdown waits for in-flight requests.
     public var shutdownTimeout: Duration
+    /// Give every request an id (`X-Request-ID`: the client's when valid, else a generated one), pass it to the
+    /// responder and echo it on every answer, the server's own (413, 503, 504) included.
+    public var requestIDs: Bool
 
     public init(
         host: String = "127.0.0.1",
@@ -38,23 +46,27 @@ public struct MicroHTTPServerConfiguration: Sendable, Equatable {
         maxConnections: Int = 4096,
         maxConnectionsPerIP: Int = 1024,
         idleTimeout: Duration = .seconds(30),
+        headerTimeout: Duration = .seconds(10),
         requestTimeout: Duration = .seconds(30),
         maxBodyBytes: Int = 1 << 20,
         maxPendingRequests: Int = 4096,
         connectionMemoryLimit: Int = 8 << 10,
         shutdownTimeout: Duration = .seconds(10),
-        pollingThreads: Int = MicroHTTPServerConfiguration.availableProcessors()
+        pollingThreads: Int = MicroHTTPServerConfiguration.availableProcessors(),
+        requestIDs: Bool = false
     ) {
         self.host = host
         self.port = port
         self.maxConnections = maxConnections
         self.maxConnectionsPerIP = maxConnectionsPerIP
         self.idleTimeout = idleTimeout
+        self.headerTimeout = headerTimeout
         self.requestTimeout = requestTimeout
         self.maxBodyBytes = maxBodyBytes
         self.maxPendingRequests = maxPendingRequests
         self.connectionMemoryLimit = connectionMemoryLimit
         self.shutdownTimeout = shutdownTimeout
         self.pollingThreads = pollingThreads
+        self.requestIDs = requestIDs
     }
 }

@@ -9,6 +9,7 @@ public struct App: Sendable {
     public let router: Router
     public let cache: UnifiedCacheManager
     let metrics: ServiceMetrics
+    let gates: UpstreamGates
 }
 
 extension App {
@@ -16,13 +17,22 @@ extension App {
     ///   - fetcher: the fetcher for each domain (demo or HTTP upstream); each is timed into the fetch histogram.
     ///   - ttlOverrides: `--ttl NAMESPACE=DURATION`.
     ///   - adminToken: `--admin-token`; `nil` disables the admin endpoints (403).
+    ///   - protection: each domain's budget and cap (CONTRACT §7); every domain has a circuit breaker.
+    ///   - slotWait: how long a fetch waits for a slot under its domain's cap (the upstream timeout).
+    ///   - gateClock: the upstream gates' clock.
     public static func build(
         cache: UnifiedCacheManager, fetcher: (UpstreamDomain) -> any Fetcher, clock: any WallClock = SystemWallClock(),
-        ttlOverrides: [String: Duration] = [:], adminToken: String?, logger: Logger
+        ttlOverrides: [String: Duration] = [:], adminToken: String?, logger: Logger,
+        protection: [UpstreamDomain: UpstreamProtection] = [:], slotWait: Duration = .seconds(5),
+        gateClock: any GateClock = SystemGateClock()
     ) -> App {
         let metrics = ServiceMetrics()
+        let gates = UpstreamGates(protection: protection, slotWait: slotWait, clock: gateClock)
+        // The gate outside the timing: a fetch it refuses never reached the upstream.
         let fetchers = FetcherSet { domain in
-            MeasuredFetcher(base: fetcher(domain), histogram: metrics.upstreamHistogram(domain: domain.rawValue))
+            GatedFetcher(
+                MeasuredFetcher(base: fetcher(domain), histogram: metrics.upstreamHistogram(domain: domain.rawValue)),
+                gate: gates[domain])
         }
         let readThrough = ReadThrough(cache: cache, fetchers: fetchers, clock: clock, ttl: TTLTable(overrides: ttlOverrides))
         let auth = AdminAuth(token: adminToken)
@@ -38,23 +48,28 @@ extension App {
         router.get("/v1/users/{user}/health/summary") { request in try await summary.handle(request) }
         AdminRoutes(auth: auth, cache: cache, readThrough: readThrough).register(in: &router)
         RawCacheRoutes(auth: auth, cache: cache, clock: clock).register(in: &router)
-        OperationsRoutes(cache: cache, metrics: metrics, startedAt: .now).register(in: &router)
-        return App(router: router, cache: cache, metrics: metrics)
+        OperationsRoutes(cache: cache, metrics: metrics, gates: gates, startedAt: .now).register(in: &router)
+        return App(router: router, cache: cache, metrics: metrics, gates: gates)
     }
 
     /// One debug line and one metrics update per answered request: the route template, never the path (which
-    /// names a user or key), never a body or a token.
+    /// names a user or key), never a body or a token; the request's id.
     static func observer(metrics: ServiceMetrics, logger: Logger) -> RequestObserver {
         { record in
             let route = record.route ?? "unmatched"
             metrics.recordRequest(route: route, status: record.status, duration: record.duration)
-            logger.debug(
-                "request",
-                metadata: [
-                    "method": "\(record.method.rawValue)", "route": "\(route)", "status": "\(record.status)",
-                    "xCache": "\(record.responseHeaders["X-Cache"] ?? "-")", "bytes": "\(record.bodyBytes)",
-                    "durationMs": "\(Double(record.duration.components.attoseconds) / 1e15 + Double(record.duration.components.seconds) * 1000)",
-                ])
+            logger.debug("request", metadata: requestMetadata(record, route: route))
         }
+    }
+
+    /// The request line's metadata (built only when debug lines are written: swift-log's argument is lazy).
+    private static func requestMetadata(_ record: RequestRecord, route: String) -> Logger.Metadata {
+        var metadata: Logger.Metadata = [
+            "method": "\(record.method.rawValue)", "route": "\(route)", "status": "\(record.status)",
+            "xCache": "\(record.responseHeaders["X-Cache"] ?? "-")", "bytes": "\(record.bodyBytes)",
+            "durationMs": "\(Double(record.duration.components.attoseconds) / 1e15 + Double(record.duration.components.seconds) * 1000)",
+        ]
+        if let id = record.requestID { metadata["requestId"] = "\(id.value)" }
+        return metadata
     }
 }

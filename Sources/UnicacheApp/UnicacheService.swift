@@ -8,22 +8,35 @@ import UnifiedCache
 /// Builds the service from its configuration and runs it until SIGINT/SIGTERM.
 public enum UnicacheService {
     public static func run(configuration: UnicacheConfiguration, logger: Logger) async throws {
+        MemoryReclaimer.limitArenas(logger: logger)
         let clock = SystemWallClock()
         let disk = try await openDiskTier(configuration.cache, clock: clock, logger: logger)
         let cache = UnifiedCacheManager(
             configuration: MemoryTierConfiguration(
                 maxBytes: configuration.cache.memoryLimitBytes, maxEntries: configuration.cache.memoryEntries),
             secondTier: disk, clock: clock, logger: logger)
-        let upstream = UpstreamClient(timeout: configuration.upstreams.timeout, clock: clock, logger: logger)
+        let protection = configuration.upstreams.protection
+        let upstream = UpstreamClient(
+            timeout: configuration.upstreams.timeout,
+            connectionsPerUpstream: UpstreamDomain.allCases.map { configuration.upstreams.protection(for: $0).concurrency }.max()
+                ?? UpstreamProtection.defaultConcurrency,
+            clock: clock, logger: logger)
         let fetchers = try makeFetchers(configuration.upstreams, client: upstream, clock: clock)
         let app = App.build(
             cache: cache, fetcher: { fetchers[$0] ?? DemoFetcher(latency: configuration.upstreams.demoLatency, clock: clock) }, clock: clock, ttlOverrides: configuration.cache.ttlOverrides,
-            adminToken: configuration.admin.token, logger: logger)
+            adminToken: configuration.admin.token, logger: logger, protection: protection,
+            slotWait: configuration.upstreams.timeout)
 
         let server = MicroHTTPServer(configuration: configuration.server, responder: app.router, logger: logger)
         // The server binds (and logs `listening on …`) inside the group, after the group has trapped
         // SIGTERM/SIGINT: a signal right after the start-up line is a graceful shutdown, never a kill.
-        var services: [any Service] = [server]
+        var indexed: (@Sendable () async -> Void)?
+        if let disk { indexed = { await disk.waitUntilIndexed() } }
+        var services: [any Service] = [
+            server,
+            MemoryReclaimer(
+                cache: cache, memoryLimitBytes: configuration.cache.memoryLimitBytes, indexed: indexed, logger: logger),
+        ]
         if let disk { services.append(DiskMaintenance(tier: disk)) }
         let group = ServiceGroup(
             configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
@@ -56,7 +69,7 @@ public enum UnicacheService {
         var fetchers: [UpstreamDomain: any Fetcher] = [:]
         for domain in UpstreamDomain.allCases {
             if let url = settings.url(for: domain) {
-                do { fetchers[domain] = try client.fetcher(baseURL: url) } catch {
+                do { fetchers[domain] = try client.fetcher(baseURL: url, headers: settings.protection(for: domain).headers) } catch {
                     throw ConfigurationError(message: "--upstream \(domain.rawValue)=URL: \"\(url)\" is not an http(s) URL")
                 }
             } else {

@@ -16,10 +16,15 @@ public struct FetchRequest: Sendable, Equatable {
     public var query: [QueryItem]
     /// Named, already validated parameters (e.g. `date`, `tz`, `weekday`, `types`, `days`) for fetchers that generate data.
     public var parameters: [String: String]
+    /// Work nobody waits for (refresh-ahead, warming): it yields to requests at the upstream gate.
+    public var background = false
+    /// The id of the request that caused this fetch (the leader's, for a coalesced one), sent upstream so
+    /// both sides' logs can be joined; nil for work no request caused.
+    public var requestID: String?
 
     public init(
         key: String, namespace: String, user: String?, path: String,
-        query: [QueryItem] = [], parameters: [String: String] = [:]
+        query: [QueryItem] = [], parameters: [String: String] = [:], requestID: String? = nil
     ) {
         self.key = key
         self.namespace = namespace
@@ -27,6 +32,7 @@ public struct FetchRequest: Sendable, Equatable {
         self.path = path
         self.query = query
         self.parameters = parameters
+        self.requestID = requestID
     }
 }
 
@@ -61,6 +67,11 @@ public enum FetchError: Error, Sendable, Equatable {
     case rateLimited(retryAfter: Int?)
     /// Connection error, 5xx, unparsable answer.
     case unavailable(String)
-    /// No answer within the upstream timeout.
+    /// No request reached the upstream (connection refused, host unreachable, name not resolved): a failure,
+    /// not a fetch.
+    case unreachable(String)
+    /// No answer within the upstream timeout (or no slot to send it within the request's deadline).
     case timeout
+    /// The upstream gate kept the request from the upstream (budget, 429 pause, open circuit).
+    case refused(UpstreamRefusal)
 }

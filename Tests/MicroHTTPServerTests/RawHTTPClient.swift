@@ -26,12 +26,23 @@ enum RawHTTPClient {
     static func exchange(
         port: Int, _ request: String, expectBody: Bool = true, checkClosed: Bool = false
     ) async throws -> RawResponse {
-        let result: Result<RawResponse, RawClientError> = await onThread {
-            Result { () throws(RawClientError) -> RawResponse in
+        try await timedExchange(port: port, request, expectBody: expectBody, checkClosed: checkClosed).response
+    }
+
+    /// As `exchange`, with the time from connecting to the response's end, measured on the exchange's own thread:
+    /// a cooperative pool kept busy by other tests does not count, only the server's answer.
+    static func timedExchange(
+        port: Int, _ request: String, expectBody: Bool = true, checkClosed: Bool = false
+    ) async throws -> (response: RawResponse, took: Duration) {
+        let result: Result<(response: RawResponse, took: Duration), RawClientError> = await onThread {
+            Result { () throws(RawClientError) -> (response: RawResponse, took: Duration) in
+                let clock = ContinuousClock()
+                let start = clock.now
                 let socket = try connect(port: port)
                 defer { close(socket) }
                 try send(socket, Array(request.utf8))
-                return try readResponse(socket, expectBody: expectBody, checkClosed: checkClosed)
+                let response = try readResponse(socket, expectBody: expectBody, checkClosed: checkClosed)
+                return (response, clock.now - start)
             }
         }
         return try result.get()

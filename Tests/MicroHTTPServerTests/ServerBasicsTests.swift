@@ -191,8 +191,10 @@ import Testing
             }.get()
             let perThread = Dictionary(grouping: threads, by: { $0 }).mapValues(\.count)
             #expect(perThread.count == 2)
-            // Even by descriptor parity; a few descriptors other suites open meanwhile may shift it.
-            #expect(perThread.values.allSatisfy { (24...40).contains($0) }, "\(perThread)")
+            // Even by descriptor parity. Each descriptor another suite opens or closes between two accepts shifts
+            // the parity of the ones after it by one (CI saw 23/41 with the whole test run beside it); without the
+            // acceptor a burst split anywhere up to 94/6, that is 60/4 of 64, which this bound still catches.
+            #expect(perThread.values.allSatisfy { (16...48).contains($0) }, "\(perThread)")
         }
     }
 }

@@ -42,10 +42,11 @@ import Testing
 
     @Test func gracefulShutdownLetsInFlightRequestsFinish() async throws {
         let started = Signals()
+        let release = Gate()
         var router = Router()
         router.get("/slow") { _ in
             started.signal()
-            try await Task.sleep(for: .milliseconds(500))
+            await release.wait()
             return .text("done")
         }
         let server = MicroHTTPServer(configuration: .test(), responder: router, logger: quietLogger)
@@ -59,6 +60,10 @@ import Testing
                 }
                 await started.wait(for: 50)
                 await group.triggerGracefulShutdown()
+                // Answered once the server drains (it stops listening first), not before: a handler that slept
+                // instead answered before the shutdown began once, under ThreadSanitizer on two loaded CPUs.
+                while server.port != nil { await Task.yield() }
+                release.open()
                 var responses: [RawResponse] = []
                 for try await response in clients { responses.append(response) }
                 return responses
@@ -157,7 +162,9 @@ import Testing
     }
 
     /// Handlers finishing around their deadline race the watcher: each request gets exactly one answer,
-    /// 200 or 504, and none hangs.
+    /// 200 or 504, and none hangs. Every sixteenth handler takes 300 ms, far past the 8 ms deadline, so that some
+    /// answer is a 504 however the CPUs are shared (under ThreadSanitizer on two loaded CPUs, 0–15 ms handlers
+    /// all beat the deadline's watcher once).
     @Test func handlersRacingTheDeadlineGetExactlyOneAnswer() async throws {
         var router = Router()
         router.get("/race/{ms}") { request in
@@ -169,7 +176,8 @@ import Testing
         try await withLiveServer(configuration, router: router) { port, server in
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for index in 0..<120 {
-                    group.addTask { try await RawHTTPClient.get(port: port, "/race/\(index % 16)").status }
+                    let milliseconds = index % 16 == 15 ? 300 : index % 16
+                    group.addTask { try await RawHTTPClient.get(port: port, "/race/\(milliseconds)").status }
                 }
                 var statuses: [Int] = []
                 for try await status in group { statuses.append(status) }

@@ -10,11 +10,11 @@ extension MicroHTTPServerConfiguration {
     static func test(
         requestTimeout: Duration = .seconds(30), maxBodyBytes: Int = 1 << 20, maxPendingRequests: Int = 4096,
         shutdownTimeout: Duration = .seconds(10), pollingThreads: Int = 1, maxConnections: Int = 4096,
-        maxConnectionsPerIP: Int = 1024
+        maxConnectionsPerIP: Int = 1024, headerTimeout: Duration = .seconds(10)
     ) -> MicroHTTPServerConfiguration {
         MicroHTTPServerConfiguration(
             host: "127.0.0.1", port: 0, maxConnections: maxConnections, maxConnectionsPerIP: maxConnectionsPerIP,
-            requestTimeout: requestTimeout, maxBodyBytes: maxBodyBytes,
+            headerTimeout: headerTimeout, requestTimeout: requestTimeout, maxBodyBytes: maxBodyBytes,
             maxPendingRequests: maxPendingRequests, shutdownTimeout: shutdownTimeout, pollingThreads: pollingThreads)
     }
 }
@@ -111,10 +111,12 @@ struct Signals: Sendable {
     }
 }
 
-/// Captures log messages (to check the start-up line).
+/// Captures log messages (to check the start-up line) and their request ids.
 struct CapturingLogHandler: LogHandler {
     final class Store: Sendable {
         let messages = Locked<[String]>([])
+        /// Each message with the `requestId` of its metadata, if any.
+        let requestIDs = Locked<[(message: String, requestID: String?)]>([])
     }
 
     let store: Store
@@ -128,5 +130,7 @@ struct CapturingLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         store.messages.withLock { $0.append(event.message.description) }
+        let id = event.metadata?["requestId"].map { "\($0)" }
+        store.requestIDs.withLock { $0.append((event.message.description, id)) }
     }
 }

@@ -12,7 +12,7 @@ func waitForWaiters(_ cache: UnifiedCacheManager, key: String, count: Int) async
 
     @Test func stampedeOfOneColdKeyMakesOneFetch() async throws {
         let cache = makeManager()
-        let fetcher = GatedFetcher(body: "shared")
+        let fetcher = HeldFetcher(body: "shared")
         let results = await withTaskGroup(of: Result<CacheResult, CacheError>.self) { group in
             for _ in 0..<Self.stampede {
                 group.addTask {
@@ -42,7 +42,7 @@ func waitForWaiters(_ cache: UnifiedCacheManager, key: String, count: Int) async
 
     @Test func stampedeWithAFailingFetchSharesTheErrorAndTheNextGetRetries() async throws {
         let cache = makeManager()
-        let fetcher = GatedFetcher(.failure(.unavailable("boom")))
+        let fetcher = HeldFetcher(.failure(.unavailable("boom")))
         let results = await withTaskGroup(of: CacheError?.self) { group in
             for _ in 0..<Self.stampede {
                 group.addTask {
@@ -74,7 +74,7 @@ func waitForWaiters(_ cache: UnifiedCacheManager, key: String, count: Int) async
     @Test func concurrentForcedRefreshesMakeOneFetch() async throws {
         let cache = makeManager()
         _ = try await cache.get(request("k"), policy: .ttl(60), fetcher: ScriptedFetcher(body: "old"))
-        let fetcher = GatedFetcher(body: "new")
+        let fetcher = HeldFetcher(body: "new")
         let outcomes = await withTaskGroup(of: CacheOutcome?.self) { group in
             for _ in 0..<10 {
                 group.addTask {
@@ -95,7 +95,7 @@ func waitForWaiters(_ cache: UnifiedCacheManager, key: String, count: Int) async
     @Test func invalidationDuringAFetchReturnsTheResultButDoesNotStoreIt() async throws {
         let disk = DictionarySecondTier()
         let cache = makeManager(secondTier: disk)
-        let fetcher = GatedFetcher(body: "outdated")
+        let fetcher = HeldFetcher(body: "outdated")
         let pending = Task { try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher) }
         await fetcher.waitForStarts(1)
         #expect(await cache.invalidate(key: "k") == false)
@@ -111,7 +111,7 @@ func waitForWaiters(_ cache: UnifiedCacheManager, key: String, count: Int) async
 
     @Test func userErasureDuringAFetchWinsToo() async throws {
         let cache = makeManager()
-        let fetcher = GatedFetcher(body: "outdated")
+        let fetcher = HeldFetcher(body: "outdated")
         let pending = Task { try await cache.get(request("k", user: "bob"), policy: .ttl(60), fetcher: fetcher) }
         await fetcher.waitForStarts(1)
         #expect(await cache.erase(user: "bob") == 0)
@@ -126,7 +126,7 @@ func waitForWaiters(_ cache: UnifiedCacheManager, key: String, count: Int) async
 
     @Test func aWaiterGoingAwayDoesNotCancelTheSharedFetch() async throws {
         let cache = makeManager()
-        let fetcher = GatedFetcher(body: "v")
+        let fetcher = HeldFetcher(body: "v")
         let leader = Task { try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher) }
         await fetcher.waitForStarts(1)
         leader.cancel()

@@ -189,7 +189,7 @@ import Testing
         _ = try await cache.get(key, policy: policy, fetcher: ScriptedFetcher(body: "old"))
 
         clock.set(instant("2026-03-09T07:00:00Z"))  // next Monday 08:00 CET
-        let refresher = GatedFetcher(body: "new")
+        let refresher = HeldFetcher(body: "new")
         #expect(cache.cachedFresh(key: key.key, policy: policy) == nil)
         let first = try await cache.get(key, policy: policy, fetcher: refresher)
         #expect(first.outcome == .stale(reason: .backgroundRefresh) && text(first.entry) == "old")

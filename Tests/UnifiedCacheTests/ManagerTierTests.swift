@@ -36,10 +36,10 @@ import Testing
         let clock = ManualWallClock(instant("2026-06-01T12:00:00Z"))
         let disk = DictionarySecondTier()
         let cache = makeManager(clock: clock, secondTier: disk)
-        let (created, stored) = await cache.put(key: "raw1", body: bytes("hello"), contentType: "text/plain", ttl: 60)
+        let (created, stored) = try await cache.put(key: "raw1", body: bytes("hello"), contentType: "text/plain", ttl: 60)
         #expect(created && stored.namespace == "raw" && stored.user == nil)
         #expect(disk.stored["raw1"] != nil)  // acknowledged only once written to the second tier
-        let (createdAgain, _) = await cache.put(key: "raw1", body: bytes("hello2"), ttl: 60)
+        let (createdAgain, _) = try await cache.put(key: "raw1", body: bytes("hello2"), ttl: 60)
         #expect(!createdAgain)
         #expect(await cache.peek("raw1").map(text) == "hello2")
         clock.advance(by: 60)

@@ -52,8 +52,10 @@ import Testing
         tier.insert(small)
         tier.insert(entry("b", body: String(repeating: "y", count: 100)))
         #expect(tier.statistics().bytes == cost * 2)
-        tier.insert(entry("a", body: String(repeating: "z", count: 50)))  // replace: bytes shrink, no eviction
-        #expect(tier.statistics().bytes == cost * 2 - 50)
+        let smaller = entry("a", body: String(repeating: "z", count: 50))
+        tier.insert(smaller)  // replace: bytes shrink, no eviction
+        #expect(MemoryTier.cost(of: smaller) < cost)
+        #expect(tier.statistics().bytes == cost + MemoryTier.cost(of: smaller))
         #expect(tier.statistics().evictions == 0)
         tier.insert(entry("c", body: String(repeating: "w", count: 100)))  // evicts b (least recent)
         #expect(tier.peek("b") == nil)
@@ -62,7 +64,7 @@ import Testing
     }
 
     @Test func oversizeEntryIsNotStoredAndDropsTheOldValue() {
-        let tier = MemoryTier(configuration: .init(maxBytes: 400, maxEntries: 10))
+        let tier = MemoryTier(configuration: .init(maxBytes: MemoryTier.cost(of: entry("a")) + 100, maxEntries: 10))
         #expect(tier.insert(entry("a")))
         #expect(!tier.insert(entry("a", body: String(repeating: "x", count: 1000))))
         #expect(tier.peek("a") == nil)

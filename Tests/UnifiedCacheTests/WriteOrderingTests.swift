@@ -64,12 +64,52 @@ private final class SlowStoreTier: SecondTier {
     @Test func rawPutIsAcknowledgedOnlyAfterTheSecondTierStoredIt() async throws {
         let tier = SlowStoreTier()
         let cache = makeManager(secondTier: tier)
-        let put = Task { await cache.put(key: "raw", body: bytes("x"), ttl: 60) }
+        let put = Task { try await cache.put(key: "raw", body: bytes("x"), ttl: 60) }
         var started = tier.storesStarted.makeAsyncIterator()
         #expect(await started.next() == "raw")
         #expect(tier.inner.stored["raw"] == nil)
         tier.open()
-        #expect(await put.value.created)
+        #expect(try await put.value.created)
         #expect(tier.inner.stored["raw"] != nil)
+    }
+
+    @Test func aPutStillBeingWrittenIsNotServedAndAnInvalidationDuringItWins() async throws {
+        let tier = SlowStoreTier()
+        let cache = makeManager(secondTier: tier)
+        let put = Task { try await cache.put(key: "raw", body: bytes("x"), ttl: 60) }
+        var started = tier.storesStarted.makeAsyncIterator()
+        #expect(await started.next() == "raw")
+        #expect(await cache.peek("raw") == nil)  // not acknowledged yet: not served from memory either
+        let invalidation = Task { await cache.invalidate(key: "raw") }
+        tier.open()
+        _ = try await put.value
+        _ = await invalidation.value
+        #expect(await cache.peek("raw") == nil)
+        #expect(tier.inner.stored["raw"] == nil)
+    }
+}
+
+@Suite struct RefusedPutTests {
+    @Test func aPutTheSecondTierRefusesIsAnErrorAndLeavesTheKeyInNoTier() async throws {
+        let disk = DictionarySecondTier()
+        let cache = makeManager(secondTier: disk)
+        _ = try await cache.put(key: "raw", body: bytes("old"), ttl: 60)
+        #expect(await cache.peek("raw").map(text) == "old")
+        disk.refusesWrites.withLockedValue { $0 = true }
+        await #expect(throws: PutError.notStored(reason: "no space left on device")) {
+            try await cache.put(key: "raw", body: bytes("new"), ttl: 60)
+        }
+        #expect(await cache.peek("raw") == nil)  // neither the refused value nor the one the disk dropped
+        #expect(cache.statistics().memory.entries == 0)
+        disk.refusesWrites.withLockedValue { $0 = false }
+        _ = try await cache.put(key: "raw", body: bytes("again"), ttl: 60)
+        #expect(await cache.peek("raw").map(text) == "again")
+    }
+
+    @Test func withoutASecondTierAPutIsStoredInMemory() async throws {
+        let cache = makeManager(secondTier: nil)
+        let (created, _) = try await cache.put(key: "raw", body: bytes("x"), ttl: 60)
+        #expect(created)
+        #expect(await cache.peek("raw").map(text) == "x")
     }
 }

@@ -3,7 +3,7 @@
 
 /* Non-variadic wrappers around libmicrohttpd for Swift. Every symbol is prefixed unicache_mhd_. */
 
-/** Receives one formatted MHD error message (already formatted; no trailing newline guaranteed). */
+/** Receives one message of the shim's or (prefixed "libmicrohttpd: ") of MHD's, formatted, without a trailing newline. */
 typedef void (*unicache_mhd_log_callback)(void *cls, const char *message);
 
 /** Called before the headers are parsed with the raw request target; returns the per-request context. */
@@ -14,6 +14,8 @@ struct unicache_mhd_options {
     unsigned int connection_limit;
     unsigned int per_ip_connection_limit;
     unsigned int connection_timeout_seconds;
+    /** A request whose line and headers are not complete this long after its first byte is closed (0: never). */
+    uint64_t header_timeout_ms;
     size_t connection_memory_limit;
     int strict_for_client;
     /** Polling threads: 1 = one internal thread; more = MHD's thread pool (a connection stays on one thread). */
@@ -34,8 +36,10 @@ enum {
 };
 
 /**
- * A running daemon. With one polling thread MHD listens itself; with a pool, an acceptor thread of the
- * shim accepts and hands each connection to MHD, which spreads them evenly over the polling threads.
+ * A running daemon: MHD's polling threads, and an acceptor thread of the shim. With a pool of polling threads
+ * the acceptor accepts and hands each connection to MHD, which spreads them evenly; with one, MHD listens itself.
+ * Either way the acceptor closes connections whose request line and headers are overdue and, at the connection
+ * limit, the connection idle the longest to admit a new one.
  */
 struct unicache_mhd_server;
 

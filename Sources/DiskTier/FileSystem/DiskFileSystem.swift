@@ -6,7 +6,8 @@ import Foundation
 /// always built by the tier from a hash, never from input. Implementations are called from the tier's
 /// I/O queue and its index-rebuild queue at the same time, so they must be safe to call concurrently.
 public protocol DiskFileSystem: Sendable {
-    /// Reads at most `limit` bytes from the start of the file, plus its size and modification time.
+    /// Reads at most `limit` bytes from the start of the file, plus its size and modification time. Anything but a
+    /// regular file (a link is not followed) throws `FileSystemError.notRegularFile` without blocking.
     func read(_ path: String, upTo limit: Int) throws(FileSystemError) -> FileContents
     /// Creates `path` (which must not exist) with `bytes`; with `sync`, flushes it to stable storage before closing.
     func createFile(_ path: String, bytes: [UInt8], sync: Bool) throws(FileSystemError)
@@ -46,5 +47,9 @@ public struct FileSystemError: Error, Sendable, Equatable, CustomStringConvertib
     }
 
     public var isNotFound: Bool { code == ENOENT || code == ENOTDIR }
+
+    /// A symbolic link, FIFO, socket, device or folder where an entry file should be: never read, treated as corrupt.
+    public static let notRegularFile = FileSystemError("open: not a regular file", code: ELOOP)
+    public var isNotRegularFile: Bool { code == ELOOP }
     public var description: String { "\(operation): \(String(cString: strerror(code))) (errno \(code))" }
 }

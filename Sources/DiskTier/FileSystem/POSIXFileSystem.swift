@@ -10,11 +10,16 @@ public struct POSIXFileSystem: DiskFileSystem {
     public init() {}
 
     public func read(_ path: String, upTo limit: Int) throws(FileSystemError) -> FileContents {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw FileSystemError("open", code: errno) }
+        // Never follow a link, never block: a FIFO opens at once (and is then refused) instead of hanging the tier.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else {
+            let code = errno
+            throw code == ELOOP ? .notRegularFile : FileSystemError("open", code: code)
+        }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw FileSystemError("fstat", code: errno) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw .notRegularFile }
         let size = Int(info.st_size)
         let wanted = min(size, limit)
         var bytes = [UInt8](repeating: 0, count: wanted)

@@ -77,6 +77,7 @@ struct IndexScanner: Sendable {
             let entry = IndexedEntry(metadata: header.header.metadata, fileSize: header.size)
             return .found(Found(entry: entry, modified: header.modified))
         } catch {
+            if error.isNotRegularFile { return .suspect }
             return error.isNotFound ? .gone : .failed(error)
         }
     }

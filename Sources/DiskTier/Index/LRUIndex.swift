@@ -8,10 +8,11 @@ struct IndexedEntry: Sendable, Equatable {
 }
 
 /// Keys in least-recently-used order with byte accounting (groupcache's `lru` shape: a map to nodes
-/// of a doubly linked list, kept in an array). Not thread-safe: the tier's actor owns it.
+/// of a doubly linked list, kept in an array). Not thread-safe: the tier's actor owns it. A node holds its key
+/// only in its metadata (one string, shared with the map's key): the index's bytes per entry are documented
+/// (docs/operations.md) and bounded by CONTRACT §1.
 struct LRUIndex {
     private struct Node {
-        var key: String
         var value: IndexedEntry
         var newer: Int
         var older: Int
@@ -27,7 +28,13 @@ struct LRUIndex {
     private(set) var totalBytes = 0
 
     var count: Int { slots.count }
-    var leastRecentKey: String? { oldest < 0 ? nil : nodes[oldest].key }
+    var leastRecentKey: String? { oldest < 0 ? nil : nodes[oldest].value.metadata.key }
+
+    /// Makes room for `count` entries in all, so that a start-up scan fills the index without growing it.
+    mutating func reserveCapacity(_ count: Int) {
+        nodes.reserveCapacity(count)
+        slots.reserveCapacity(count)
+    }
 
     /// The entry, without changing its recency.
     subscript(key: String) -> IndexedEntry? {
@@ -50,7 +57,7 @@ struct LRUIndex {
             leastRecent ? linkOldest(slot) : linkNewest(slot)
             return
         }
-        let node = Node(key: key, value: value, newer: -1, older: -1)
+        let node = Node(value: value, newer: -1, older: -1)
         let slot: Int
         if let reused = freeSlots.popLast() {
             nodes[reused] = node
@@ -70,7 +77,8 @@ struct LRUIndex {
         unlink(slot)
         let value = nodes[slot].value
         totalBytes -= value.fileSize
-        nodes[slot].key = ""
+        nodes[slot].value.metadata.key = ""  // the free slot keeps no strings alive
+        nodes[slot].value.metadata.user = nil
         freeSlots.append(slot)
         return value
     }

@@ -12,6 +12,8 @@ public struct Request: Sendable {
     public var pathParameters: PathParameters
     /// The client's address, formatted only when asked for.
     public var clientAddress: ClientAddress
+    /// The request's id (`X-Request-ID`), when the server gives requests ids.
+    public var id: RequestID?
 
     /// Builds a request from the raw target. Throws a 400 problem for an invalid percent-encoding.
     public init(
@@ -19,7 +21,8 @@ public struct Request: Sendable {
         target: String,
         headers: HTTPHeaders = HTTPHeaders(),
         body: [UInt8] = [],
-        clientAddress: ClientAddress = .unknown
+        clientAddress: ClientAddress = .unknown,
+        id: RequestID? = nil
     ) throws(Problem) {
         let parsed = try RequestTarget(parsing: target)
         self.method = method
@@ -30,6 +33,7 @@ public struct Request: Sendable {
         self.body = body
         self.pathParameters = PathParameters()
         self.clientAddress = clientAddress
+        self.id = id
     }
 
     /// The client's IP literal, or empty when unknown.

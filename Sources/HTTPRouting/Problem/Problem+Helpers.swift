@@ -58,6 +58,11 @@ extension Problem {
         return Problem(type: type, status: 503, detail: detail, headers: headers)
     }
 
+    /// 507: the service could not store what the request asked it to keep.
+    public static func insufficientStorage(detail: String, type: String = typeURI("insufficient-storage")) -> Problem {
+        Problem(type: type, status: 507, detail: detail)
+    }
+
     public static func gatewayTimeout(detail: String, type: String = "about:blank") -> Problem {
         Problem(type: type, status: 504, detail: detail)
     }

@@ -6,11 +6,13 @@ public enum Dispatch: Sendable {
     case deferred(@Sendable () async -> Response, answered: (@Sendable (Response) -> Void)?)
 }
 
-/// What the HTTP server calls for every complete request, with its raw parts. `dispatch` must not block.
+/// What the HTTP server calls for every complete request, with its raw parts and its id (when the server gives
+/// requests ids). `dispatch` must not block.
 /// `Router` parses them into a `Request` (a 400 problem for an invalid target) after asking its shortcut.
 public protocol HTTPResponder: Sendable {
     func dispatch(
-        method: HTTPMethod, target: String, headers: HTTPHeaders, body: [UInt8], clientAddress: ClientAddress
+        method: HTTPMethod, target: String, headers: HTTPHeaders, body: [UInt8], clientAddress: ClientAddress,
+        requestID: RequestID?
     ) -> Dispatch
 }
 

@@ -3,6 +3,8 @@ public struct RequestRecord: Sendable {
     public var method: HTTPMethod
     /// The raw request target (never the body).
     public var target: String
+    /// The request's id, when the server gives requests ids.
+    public var requestID: RequestID?
     /// The matched route's template (`/v1/cache/{key}`), or nil for 404 and invalid targets.
     public var route: String?
     public var status: Int

@@ -1,17 +1,19 @@
 extension Router {
     /// The shortcut first (bodiless requests only), then parsing and routing.
     public func dispatch(
-        method: HTTPMethod, target: String, headers: HTTPHeaders, body: [UInt8], clientAddress: ClientAddress
+        method: HTTPMethod, target: String, headers: HTTPHeaders, body: [UInt8], clientAddress: ClientAddress,
+        requestID: RequestID? = nil
     ) -> Dispatch {
         let start: MonotonicTime? = observer == nil ? nil : .now
         if let shortcut, body.isEmpty, let (response, route) = shortcut(method, target, headers) {
-            return .immediate(answer(response, method: method, target: target, route: route, since: start))
+            return .immediate(answer(response, method: method, target: target, id: requestID, route: route, since: start))
         }
         do {
             return route(try Request(
-                method: method, target: target, headers: headers, body: body, clientAddress: clientAddress), since: start)
+                method: method, target: target, headers: headers, body: body, clientAddress: clientAddress,
+                id: requestID), since: start)
         } catch {
-            return .immediate(answer(error.response, method: method, target: target, route: nil, since: start))
+            return .immediate(answer(error.response, method: method, target: target, id: requestID, route: nil, since: start))
         }
     }
 
@@ -43,8 +45,11 @@ extension Router {
         return .immediate(answer(problem.response, to: request, route: nil, since: start))
     }
 
+    /// Handlers run with `RequestID.current` bound to the request's id, so that log lines written on their
+    /// behalf (and by tasks they start) carry it.
     private func dispatch(_ request: consuming Request, to handlers: Handlers, route: String, since start: MonotonicTime?) -> Dispatch {
-        if let immediate = handlers.immediate, let response = immediate(request) {
+        if let immediate = handlers.immediate,
+            let response = Self.withID(request.id, { [request = copy request] in immediate(request) }) {
             return .immediate(answer(response, to: request, route: route, since: start))
         }
         let handler = handlers.async
@@ -56,7 +61,7 @@ extension Router {
         }
         return .deferred({
             do {
-                return try await handler(request)
+                return try await RequestID.$current.withValue(request.id) { try await handler(request) }
             } catch let problem as Problem {
                 return problem.response
             } catch is CancellationError {
@@ -67,29 +72,35 @@ extension Router {
         }, answered: answered)
     }
 
+    private static func withID<T>(_ id: RequestID?, _ body: () -> T) -> T {
+        guard let id else { return body() }
+        return RequestID.$current.withValue(id, operation: body)
+    }
+
     private func answer(_ response: Response, to request: Request, route: String?, since start: MonotonicTime?) -> Response {
-        answer(response, method: request.method, target: request.target, route: route, since: start)
+        answer(response, method: request.method, target: request.target, id: request.id, route: route, since: start)
     }
 
     private func answer(
-        _ response: Response, method: HTTPMethod, target: String, route: String?, since start: MonotonicTime?
+        _ response: Response, method: HTTPMethod, target: String, id: RequestID?, route: String?, since start: MonotonicTime?
     ) -> Response {
         if let observer, let start {
-            observer(Router.record(response, method: method, target: target, route: route, since: start))
+            observer(Router.record(response, method: method, target: target, id: id, route: route, since: start))
         }
         return response
     }
 
     private static func record(_ response: Response, for request: Request, route: String?, since start: MonotonicTime) -> RequestRecord {
-        record(response, method: request.method, target: request.target, route: route, since: start)
+        record(response, method: request.method, target: request.target, id: request.id, route: route, since: start)
     }
 
     private static func record(
-        _ response: Response, method: HTTPMethod, target: String, route: String?, since start: MonotonicTime
+        _ response: Response, method: HTTPMethod, target: String, id: RequestID?, route: String?, since start: MonotonicTime
     ) -> RequestRecord {
         RequestRecord(
             method: method,
             target: target,
+            requestID: id,
             route: route,
             status: response.status,
             bodyBytes: response.body.count,

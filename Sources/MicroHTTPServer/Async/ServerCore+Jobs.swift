@@ -18,7 +18,7 @@ extension ServerCore {
                 return
             }
             for context in pending.overdue(at: .now) where context.complete(ServerProblems.timedOut) {
-                logger.debug("request timed out", metadata: ["target": "\(context.target)"])
+                logger.debug("request timed out", metadata: context.logMetadata())
             }
         }
     }

@@ -16,6 +16,7 @@ final class DaemonOptions: @unchecked Sendable {
             connection_limit: UInt32(clamping: configuration.maxConnections),
             per_ip_connection_limit: UInt32(clamping: configuration.maxConnectionsPerIP),
             connection_timeout_seconds: UInt32(clamping: max(1, idleSeconds)),
+            header_timeout_ms: Self.milliseconds(configuration.headerTimeout),
             connection_memory_limit: max(4096, configuration.connectionMemoryLimit),
             // MHD's own strict mode answers a missing Host with an HTML page; RequestFraming checks it
             // and answers problem+json instead. Malformed header lines are still rejected by MHD.
@@ -28,6 +29,15 @@ final class DaemonOptions: @unchecked Sendable {
             log: { cls, message in MHDCallbacks.log(cls, message) },
             log_cls: cls
         ))
+    }
+
+    /// Whole milliseconds, rounded up (a positive duration stays positive), at least 0.
+    static func milliseconds(_ duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0 else { return 0 }
+        let perMillisecond: Int64 = 1_000_000_000_000_000
+        let fraction = UInt64(attoseconds / perMillisecond) + (attoseconds % perMillisecond > 0 ? 1 : 0)
+        return UInt64(seconds).multipliedReportingOverflow(by: 1000).partialValue + fraction
     }
 
     deinit {

@@ -67,13 +67,14 @@ enum MHDCallbacks {
         _ context: RequestContext, version: UnsafePointer<CChar>?, core: ServerCore
     ) -> MHD_Result {
         context.headers = MHDConnection.headers(of: context.connection)
+        context.requestID = core.requestIDs?.id(for: context.headers)
         context.phase = .body
         let isHTTP11 = version.map { strcmp($0, "HTTP/1.1") == 0 } ?? false
         if let problem = RequestFraming.problem(
             for: context.headers, isHTTP11: isHTTP11, maxBodyBytes: core.configuration.maxBodyBytes) {
-            core.logger.debug("rejected before the body", metadata: [
-                "status": "\(problem.status)", "detail": "\(problem.detail)", "target": "\(context.target)",
-            ])
+            core.logger.debug(
+                "rejected before the body",
+                metadata: context.logMetadata(["status": "\(problem.status)", "detail": "\(problem.detail)"]))
             return answer(context, with: problem.response, core: core)
         }
         return .YES
@@ -91,7 +92,8 @@ enum MHDCallbacks {
             target: context.target,
             headers: context.headers,
             body: body,
-            clientAddress: MHDConnection.clientAddress(of: context.connection))
+            clientAddress: MHDConnection.clientAddress(of: context.connection),
+            requestID: context.requestID)
         switch dispatch {
         case .immediate(let response):
             return answer(context, with: response, core: core)
@@ -102,7 +104,7 @@ enum MHDCallbacks {
             case .admitted:
                 return .YES
             case .full:
-                core.logger.debug("async queue full", metadata: ["target": "\(context.target)"])
+                core.logger.debug("async queue full", metadata: context.logMetadata())
                 refusal = ServerProblems.queueFull
             case .closed:
                 refusal = ServerProblems.shuttingDown
@@ -114,13 +116,15 @@ enum MHDCallbacks {
 
     private static func answer(_ context: RequestContext, with response: Response, core: ServerCore) -> MHD_Result {
         context.phase = .answered
-        return MHDConnection.queue(response, on: context.connection, close: core.draining.load(ordering: .relaxed))
+        return MHDConnection.queue(
+            response, on: context.connection, close: core.draining.load(ordering: .relaxed), requestID: context.requestID)
     }
 
-    /// MHD's error messages (MHD_OPTION_EXTERNAL_LOGGER), already formatted by the shim.
+    /// The shim's messages (refused and closed connections) and MHD's (MHD_OPTION_EXTERNAL_LOGGER, prefixed
+    /// "libmicrohttpd: "), formatted by the shim.
     static func log(_ cls: UnsafeMutableRawPointer?, _ message: UnsafePointer<CChar>?) {
         guard let cls, let message else { return }
         let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
-        core.logger.debug("libmicrohttpd: \(String(cString: message))")
+        core.logger.debug("\(String(cString: message))")
     }
 }

@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import HTTPRouting
+import Logging
 import Synchronization
 
 /// The state of one request, passed to MHD through `con_cls` (retained from the URI log callback until
@@ -31,6 +32,8 @@ final class RequestContext: @unchecked Sendable {
     let connection: OpaquePointer
     var phase = Phase.headers
     var headers = HTTPHeaders()
+    /// Set with the headers when the server gives requests ids; echoed on the answer.
+    var requestID: RequestID?
     var body: [UInt8] = []
     var bodyTooLarge = false
     /// When async handling must have answered; set before the job is queued, then only read.
@@ -74,5 +77,15 @@ final class RequestContext: @unchecked Sendable {
             outcome = .taken
             return response
         }
+    }
+}
+
+extension RequestContext {
+    /// What the server's own log lines say about this request: its target and, when it has one, its id.
+    func logMetadata(_ more: Logger.Metadata = [:]) -> Logger.Metadata {
+        var metadata = more
+        metadata["target"] = "\(target)"
+        if let requestID { metadata["requestId"] = "\(requestID.value)" }
+        return metadata
     }
 }

@@ -3,11 +3,13 @@ import HTTPRouting
 /// Request framing checks libmicrohttpd 0.9.75 does not make (contract §2), or makes with an HTML answer.
 enum RequestFraming {
     /// 400 (close) for an HTTP/1.1 request without `Host`, differing duplicate `Content-Length` or
-    /// `Content-Length` with `Transfer-Encoding`; 413 (close) for a declared body over the limit;
-    /// nil when the request may proceed. One pass over the headers.
+    /// `Content-Length` with `Transfer-Encoding`; 501 (close) for a transfer coding other than `chunked` (which
+    /// libmicrohttpd would take as a body lasting until the connection closes); 413 (close) for a declared body
+    /// over the limit; nil when the request may proceed. One pass over the headers.
     static func problem(for headers: HTTPHeaders, isHTTP11: Bool, maxBodyBytes: Int) -> Problem? {
         var hasHost = false
         var hasTransferEncoding = false
+        var unknownCoding = false
         var declared: Substring?
         var conflicting = false
         for field in headers {
@@ -19,10 +21,17 @@ enum RequestFraming {
                 declared = declared ?? value
             } else if field.name.equalsIgnoringASCIICase("Transfer-Encoding") {
                 hasTransferEncoding = true
+                unknownCoding = unknownCoding || !String(field.value.trimmingSpaces).equalsIgnoringASCIICase("chunked")
             }
         }
         if isHTTP11, !hasHost {
             return .badFraming(detail: "An HTTP/1.1 request must carry a Host header.")
+        }
+        if unknownCoding {
+            return Problem(
+                type: Problem.typeURI("bad-framing"), status: 501,
+                detail: "The only Transfer-Encoding supported is chunked; or send the body with Content-Length.",
+                headers: ["Connection": "close"])
         }
         guard let declared else { return nil }
         if conflicting {

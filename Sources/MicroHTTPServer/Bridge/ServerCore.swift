@@ -13,12 +13,15 @@ final class ServerCore: Sendable {
     /// Set at graceful shutdown: answers carry `Connection: close`, new async work gets 503.
     let draining = Atomic<Bool>(false)
     let openRequests = OpenRequests()
+    /// Set with `configuration.requestIDs`.
+    let requestIDs: RequestIDGenerator?
 
     init(responder: any HTTPResponder, configuration: MicroHTTPServerConfiguration, logger: Logger) {
         self.responder = responder
         self.configuration = configuration
         self.logger = logger
         pending = PendingJobs(limit: configuration.maxPendingRequests)
+        requestIDs = configuration.requestIDs ? RequestIDGenerator() : nil
     }
 
     /// Suspends the request's connection and starts its async work in a task of its own (a task rather

@@ -38,11 +38,16 @@ struct AdminRoutes: Sendable {
         return .json(#"{"erased":\#(count)}"#)
     }
 
-    /// Fetches and stores the seven weekday averages (deduplicated with any fetch in flight).
+    /// Fetches and stores the seven weekday averages (deduplicated with any fetch in flight), as background work:
+    /// it yields to requests at the upstream gate and never spends the last tenth of a budget (CONTRACT §7.1).
     func warm(_ request: Request) async throws(Problem) -> Response {
         try auth.check(request)
         let resolved = try readThrough.resolve(request) { c throws(InputError) in
-            try (1...7).map { weekday throws(InputError) in try ResourceTable.averages(c, weekday: weekday) }
+            try (1...7).map { weekday throws(InputError) in
+                var item = try ResourceTable.averages(c, weekday: weekday)
+                item.fetch.background = true
+                return item
+            }
         }
         let failures = await withTaskGroup(of: Problem?.self) { group in
             for item in resolved {

@@ -25,7 +25,17 @@ struct RawCacheRoutes: Sendable {
         let key = try Self.key(request)
         let ttl = try Self.ttl(request)
         let contentType = request.headers["Content-Type"] ?? "application/octet-stream"
-        let (created, entry) = await cache.put(key: key, body: request.body, contentType: contentType, ttl: ttl)
+        let created: Bool
+        let entry: CacheEntry
+        do {
+            (created, entry) = try await cache.put(key: key, body: request.body, contentType: contentType, ttl: ttl)
+        } catch {
+            switch error {
+            case .notStored(let reason):
+                throw Problem.insufficientStorage(
+                    detail: "Not stored: the disk tier could not write the entry (\(reason)). Nothing is kept under this key; retry once the disk has room.")
+            }
+        }
         var response = Response.json(
             #"{"key":"\#(key)","bytes":\#(entry.body.count),"expiresAt":"\#(HTTPDates.iso8601(entry.expiresAt))"}"#,
             status: created ? 201 : 200)

@@ -15,9 +15,13 @@ extension ServeOptions {
             idleTimeout: try resolver.value(
                 idleTimeout, flag: "--idle-timeout", default: defaults.server.idleTimeout,
                 format: .duration(example: "30s", aboveZero: true)),
+            headerTimeout: try resolver.value(
+                headerTimeout, flag: "--header-timeout", default: defaults.server.headerTimeout,
+                format: .duration(example: "10s", aboveZero: true)),
             requestTimeout: try resolver.value(
                 requestTimeout, flag: "--request-timeout", default: defaults.server.requestTimeout,
-                format: .duration(example: "30s", aboveZero: true)))
+                format: .duration(example: "30s", aboveZero: true)),
+            requestIDs: defaults.server.requestIDs)
         let cache = CacheSettings(
             memoryLimitBytes: try resolver.value(
                 memoryLimit, flag: "--memory-limit", default: defaults.cache.memoryLimitBytes,
@@ -30,14 +34,16 @@ extension ServeOptions {
                 diskLimit, flag: "--disk-limit", default: defaults.cache.diskLimitBytes,
                 format: .byteSize(example: "1GiB, or 0 to disable the disk tier", aboveZero: false)),
             ttlOverrides: try Self.ttlOverrides(ttls))
+        let domains = try Self.upstreamDomains(self, resolver: resolver)
         let upstreamSettings = UpstreamSettings(
-            urls: try Self.upstreamURLs(flags: upstreams, resolver: resolver),
+            urls: domains.urls,
             timeout: try resolver.value(
                 upstreamTimeout, flag: "--upstream-timeout", default: defaults.upstreams.timeout,
                 format: .duration(example: "5s", aboveZero: true)),
             demoLatency: try resolver.value(
                 demoLatency, flag: "--demo-latency", default: defaults.upstreams.demoLatency,
-                format: .duration(example: "200ms", aboveZero: false)))
+                format: .duration(example: "200ms", aboveZero: false)),
+            protection: domains.protection)
         let log = LogSettings(
             level: try resolver.value(logLevel, flag: "--log-level", default: defaults.log.level, format: .logLevel),
             format: try resolver.value(logFormat, flag: "--log-format", default: defaults.log.format, format: .logFormat))

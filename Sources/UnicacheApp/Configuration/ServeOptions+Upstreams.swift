@@ -1,64 +1,77 @@
 import Foundation
 
 extension ServeOptions {
-    private static let domainList = UpstreamDomain.allCases.map(\.rawValue).joined(separator: ", ")
-    private static let urlForm = "use http:// or https:// with a host and no query, e.g. http://upstream:9000"
+    static let urlForm = "use http:// or https:// with a host and no query, e.g. http://upstream:9000"
 
-    /// `UNICACHE_UPSTREAM_<DOMAIN>` variables, overridden per domain by `--upstream DOMAIN=URL` flags.
-    static func upstreamURLs(
-        flags: [String], resolver: SettingResolver
-    ) throws(ConfigurationError) -> [UpstreamDomain: String] {
-        var urls: [UpstreamDomain: String] = [:]
+    static let upstreamOption = DomainOption<String>(
+        flag: "--upstream", variablePrefix: "UNICACHE_UPSTREAM_", valueName: "URL", kind: "an upstream URL",
+        form: urlForm, example: "health=http://upstream:9000", parse: normalisedUpstreamURL)
+
+    /// A domain may have several budgets of different windows (Strava: `200/15m` and `2000/1d`): the flag repeated,
+    /// or separated by commas (the only way in its variable).
+    static let rateOption = DomainOption<[RequestBudget]>(
+        flag: "--upstream-rate", variablePrefix: "UNICACHE_UPSTREAM_RATE_", valueName: "N/DURATION",
+        kind: "a request budget",
+        form: "use N/DURATION: at least 1 request per a duration above zero with ms, s, m, h or d, e.g. 200/15m",
+        example: "activities=200/15m", oncePerDomain: false, parse: RequestBudget.list(text:))
+
+    static let concurrencyOption = DomainOption<Int>(
+        flag: "--upstream-concurrency", variablePrefix: "UNICACHE_UPSTREAM_CONCURRENCY_", valueName: "N",
+        kind: "a number of requests in flight", form: "use a whole number of at least 1, e.g. 64",
+        example: "health=64", parse: { ValueSyntax.wholeNumber($0.trimmingWhitespace()).flatMap { $0 >= 1 ? $0 : nil } })
+
+    static let headerOption = DomainOption<UpstreamHeader>(
+        flag: "--upstream-header", variablePrefix: "UNICACHE_UPSTREAM_HEADER_", valueName: "NAME:VALUE",
+        kind: "a header NAME:VALUE", form: "use NAME:VALUE, NAME a header name without spaces, VALUE printable, e.g. "
+            + "Authorization:Bearer <token>",
+        example: "activities=Authorization:Bearer <token>", oncePerDomain: false, secret: true, parse: UpstreamHeader.init(text:))
+
+    /// Where each domain fetches and how it is protected (CONTRACT §1, §7).
+    static func upstreamDomains(
+        _ options: ServeOptions, resolver: SettingResolver
+    ) throws(ConfigurationError) -> (urls: [UpstreamDomain: String], protection: [UpstreamDomain: UpstreamProtection]) {
         try rejectUnknownUpstreamVariables(resolver.environment)
-        for domain in UpstreamDomain.allCases {
-            guard let text = resolver.environmentValue(domain.environmentName) else { continue }
-            guard let url = normalisedUpstreamURL(text) else {
-                throw ConfigurationError(source: domain.environmentName, value: text, isNot: "an upstream URL", form: urlForm)
-            }
-            urls[domain] = url
+        let urls = try upstreamOption.value(flags: options.upstreams, resolver: resolver)
+        let rates = try rateOption.values(flags: options.upstreamRates, resolver: resolver).mapValues { $0.flatMap { $0 } }
+        try rejectRepeatedWindows(rates)
+        let concurrency = try concurrencyOption.value(flags: options.upstreamConcurrency, resolver: resolver)
+        let headers = try headerOption.values(flags: options.upstreamHeaders, resolver: resolver)
+        var protection: [UpstreamDomain: UpstreamProtection] = [:]
+        for domain in UpstreamDomain.allCases where rates[domain] != nil || concurrency[domain] != nil || headers[domain] != nil {
+            protection[domain] = UpstreamProtection(
+                budgets: rates[domain] ?? [], concurrency: concurrency[domain] ?? UpstreamProtection.defaultConcurrency,
+                headers: headers[domain] ?? [])
         }
-        var given: Set<UpstreamDomain> = []
-        for item in flags {
-            let (domain, url) = try upstreamFlag(item)
-            guard given.insert(domain).inserted else {
-                throw ConfigurationError(
-                    message: "--upstream: domain \(domain.rawValue) is given twice (give each domain at most once)")
-            }
-            urls[domain] = url
-        }
-        return urls
+        return (urls, protection)
     }
 
-    private static func upstreamFlag(_ item: String) throws(ConfigurationError) -> (UpstreamDomain, String) {
-        guard let equals = item.firstIndex(of: "=") else {
-            throw ConfigurationError(
-                source: "--upstream", value: item, isNot: "DOMAIN=URL",
-                form: "use e.g. health=http://upstream:9000, DOMAIN one of \(domainList)")
+    /// Two budgets of one window length for one domain are a mistake (which one was meant?).
+    private static func rejectRepeatedWindows(_ rates: [UpstreamDomain: [RequestBudget]]) throws(ConfigurationError) {
+        for domain in UpstreamDomain.allCases {
+            let windows = rates[domain]?.map(\.window) ?? []
+            if let repeated = windows.first(where: { window in windows.filter { $0 == window }.count > 1 }) {
+                throw ConfigurationError(
+                    message: "\(rateOption.flag): domain \(domain.rawValue) has two budgets for a window of "
+                        + "\(ValueSyntax.text(of: repeated)) (give each window length at most once)")
+            }
         }
-        let name = item[..<equals].trimmingWhitespace()
-        guard let domain = UpstreamDomain(rawValue: name.lowercased()) else {
-            throw ConfigurationError(
-                message: "--upstream: \(ConfigurationError.quoted(item)) names an unknown domain "
-                    + "\(ConfigurationError.quoted(name)) (use DOMAIN=URL, DOMAIN one of \(domainList))")
-        }
-        let text = String(item[item.index(after: equals)...])
-        guard let url = normalisedUpstreamURL(text) else {
-            throw ConfigurationError(
-                message: "--upstream: \(ConfigurationError.quoted(item)) has an invalid URL "
-                    + "\(ConfigurationError.quoted(text)) (\(urlForm))")
-        }
-        return (domain, url)
     }
 
     /// A typo such as `UNICACHE_UPSTREAM_HELTH` is an error, not a silently ignored variable.
     private static func rejectUnknownUpstreamVariables(_ environment: [String: String]) throws(ConfigurationError) {
-        let known = Set(UpstreamDomain.allCases.map(\.environmentName) + ["UNICACHE_UPSTREAM_TIMEOUT"])
-        let prefix = "UNICACHE_UPSTREAM_"
+        let prefixes = [upstreamOption.variablePrefix, rateOption.variablePrefix, concurrencyOption.variablePrefix,
+                        headerOption.variablePrefix]
+        let known = Set(
+            ["UNICACHE_UPSTREAM_TIMEOUT"]
+                + prefixes.flatMap { prefix in UpstreamDomain.allCases.map { prefix + $0.rawValue.uppercased() } })
+        let prefix = upstreamOption.variablePrefix
         if let unknown = environment.keys.filter({ $0.hasPrefix(prefix) && !known.contains($0) }).sorted().first {
             let names = UpstreamDomain.allCases.map { $0.rawValue.uppercased() }.joined(separator: ", ")
             throw ConfigurationError(
-                message: "\(unknown): unknown upstream domain \(ConfigurationError.quoted(String(unknown.dropFirst(prefix.count)))) "
-                    + "(use \(prefix)<DOMAIN> with DOMAIN one of \(names))")
+                message: "\(unknown): unknown upstream variable "
+                    + "(use UNICACHE_UPSTREAM_<DOMAIN>, UNICACHE_UPSTREAM_RATE_<DOMAIN>, "
+                    + "UNICACHE_UPSTREAM_CONCURRENCY_<DOMAIN> or UNICACHE_UPSTREAM_HEADER_<DOMAIN>, "
+                    + "DOMAIN one of \(names))")
         }
     }
 

@@ -28,6 +28,27 @@ public struct ServeOptions: ParsableArguments, Sendable {
             valueName: "domain=url"))
     public var upstreams: [String] = []
 
+    @Option(
+        name: .customLong("upstream-rate"),
+        help: ArgumentHelp(
+            "At most N requests to a domain's upstream in any window of DURATION, e.g. activities=200/15m; repeatable (env UNICACHE_UPSTREAM_RATE_<DOMAIN>, default none).",
+            valueName: "domain=N/duration"))
+    public var upstreamRates: [String] = []
+
+    @Option(
+        name: .customLong("upstream-concurrency"),
+        help: ArgumentHelp(
+            "At most N requests in flight to a domain's upstream; repeatable (env UNICACHE_UPSTREAM_CONCURRENCY_<DOMAIN>, default 64).",
+            valueName: "domain=N"))
+    public var upstreamConcurrency: [String] = []
+
+    @Option(
+        name: .customLong("upstream-header"),
+        help: ArgumentHelp(
+            "A header sent with every request to a domain's upstream (a service credential, never logged); repeatable (env UNICACHE_UPSTREAM_HEADER_<DOMAIN>).",
+            valueName: "domain=name:value"))
+    public var upstreamHeaders: [String] = []
+
     @Option(name: .customLong("upstream-timeout"), help: ArgumentHelp("Per upstream request: ms, s, m, h, d (env UNICACHE_UPSTREAM_TIMEOUT, default 5s).", valueName: "duration"))
     public var upstreamTimeout: String?
 
@@ -50,6 +71,9 @@ public struct ServeOptions: ParsableArguments, Sendable {
 
     @Option(name: .customLong("idle-timeout"), help: ArgumentHelp("Close a connection idle this long (env UNICACHE_IDLE_TIMEOUT, default 30s).", valueName: "duration"))
     public var idleTimeout: String?
+
+    @Option(name: .customLong("header-timeout"), help: ArgumentHelp("Close a connection whose request line and headers are not complete this long after its first byte (env UNICACHE_HEADER_TIMEOUT, default 10s).", valueName: "duration"))
+    public var headerTimeout: String?
 
     @Option(name: .customLong("request-timeout"), help: ArgumentHelp("Deadline of one request's handling, then 504 (env UNICACHE_REQUEST_TIMEOUT, default 30s).", valueName: "duration"))
     public var requestTimeout: String?

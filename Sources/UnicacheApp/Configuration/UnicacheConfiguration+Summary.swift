@@ -8,6 +8,16 @@ extension UnicacheConfiguration {
         for domain in UpstreamDomain.allCases {
             upstreamMetadata[domain.rawValue] = .string(upstreams.url(for: domain).map(Self.redacted) ?? "demo")
         }
+        // Budgets, caps and the names of service headers; their values never.
+        var protectionMetadata: Logger.Metadata = [:]
+        for (domain, protection) in upstreams.protection {
+            var fields: Logger.Metadata = ["concurrency": .stringConvertible(protection.concurrency)]
+            if !protection.budgets.isEmpty {
+                fields["rate"] = .string(protection.budgets.map(\.description).joined(separator: ","))
+            }
+            if !protection.headers.isEmpty { fields["headers"] = .array(protection.headers.map { .string($0.name) }) }
+            protectionMetadata[domain.rawValue] = .dictionary(fields)
+        }
         let ttl = cache.ttlOverrides.mapValues { Logger.MetadataValue.string(ValueSyntax.text(of: $0)) }
         return [
             "host": .string(server.host),
@@ -15,6 +25,7 @@ extension UnicacheConfiguration {
             "max-connections": .stringConvertible(server.maxConnections),
             "max-connections-per-ip": .stringConvertible(server.maxConnectionsPerIP),
             "idle-timeout": .string(ValueSyntax.text(of: server.idleTimeout)),
+            "header-timeout": .string(ValueSyntax.text(of: server.headerTimeout)),
             "request-timeout": .string(ValueSyntax.text(of: server.requestTimeout)),
             "memory-limit-bytes": .stringConvertible(cache.memoryLimitBytes),
             "memory-entries": .stringConvertible(cache.memoryEntries),
@@ -23,6 +34,7 @@ extension UnicacheConfiguration {
             "ttl-overrides": .dictionary(ttl),
             "upstreams": .dictionary(upstreamMetadata),
             "upstream-timeout": .string(ValueSyntax.text(of: upstreams.timeout)),
+            "upstream-protection": .dictionary(protectionMetadata),
             "demo-latency": .string(ValueSyntax.text(of: upstreams.demoLatency)),
             "admin-token": .string(admin.isTokenSet ? "set" : "unset"),
             "log-level": .string(log.level.rawValue),

@@ -10,7 +10,7 @@ public struct UnicacheConfiguration: Sendable, Equatable {
     public var log: LogSettings
 
     public init(
-        server: ServerSettings = ServerSettings(),
+        server: ServerSettings = ServerSettings(requestIDs: true),
         cache: CacheSettings = CacheSettings(),
         upstreams: UpstreamSettings = UpstreamSettings(),
         admin: AdminSettings = AdminSettings(),

@@ -14,15 +14,25 @@ public struct UpstreamSettings: Sendable, Equatable {
     public var timeout: Duration
     /// Simulated latency of the demo fetchers (`--demo-latency`).
     public var demoLatency: Duration
+    /// Budgets, caps on requests in flight and service headers per domain (CONTRACT §7); a domain not listed
+    /// has no budget, the default cap and no headers.
+    public var protection: [UpstreamDomain: UpstreamProtection]
 
     public init(
         urls: [UpstreamDomain: String] = [:],
         timeout: Duration = .seconds(5),
-        demoLatency: Duration = .milliseconds(200)
+        demoLatency: Duration = .milliseconds(200),
+        protection: [UpstreamDomain: UpstreamProtection] = [:]
     ) {
         self.urls = urls
         self.timeout = timeout
         self.demoLatency = demoLatency
+        self.protection = protection
+    }
+
+    /// How `domain`'s upstream is protected.
+    public func protection(for domain: UpstreamDomain) -> UpstreamProtection {
+        protection[domain] ?? UpstreamProtection()
     }
 
     /// The upstream base URL of `domain`, or `nil` when it uses its demo fetcher.

@@ -1,6 +1,9 @@
 import AsyncHTTPClient
 import Foundation
+import HTTPRouting
 import Logging
+import NIOCore
+import NIOPosix
 import UnifiedCache
 
 /// Fetches a domain's resources from its real HTTP upstream:
@@ -12,10 +15,13 @@ import UnifiedCache
 /// Never logs bodies or headers.
 public struct HTTPUpstreamFetcher: Fetcher {
     public let baseURL: String
+    /// Sent with every request; their values are never logged.
+    let headers: [UpstreamHeader]
     let client: UpstreamClient
 
-    init(baseURL: String, client: UpstreamClient) {
+    init(baseURL: String, headers: [UpstreamHeader] = [], client: UpstreamClient) {
         self.baseURL = baseURL
+        self.headers = headers
         self.client = client
     }
 
@@ -29,29 +35,32 @@ public struct HTTPUpstreamFetcher: Fetcher {
         var outgoing = HTTPClientRequest(url: url(for: request))
         outgoing.method = .GET
         outgoing.headers.add(name: "Accept", value: "application/json")
+        for header in headers { outgoing.headers.add(name: header.name, value: header.value) }
+        if let id = request.requestID { outgoing.headers.add(name: RequestID.headerName, value: id) }
         let start = ContinuousClock.now
         do {
             let response = try await client.httpClient.execute(
                 outgoing, timeout: .nanoseconds(UpstreamClient.nanoseconds(client.timeout))
             )
             let result = try await outcome(of: response)
-            client.logger.debug("upstream answered", metadata: [
-                "namespace": "\(request.namespace)", "status": "\(response.status.code)",
+            client.logger.debug("upstream answered", metadata: Self.metadata(request, [
+                "status": "\(response.status.code)",
                 "ms": "\(UpstreamClient.nanoseconds(ContinuousClock.now - start) / 1_000_000)",
-            ])
+            ]))
             return result
-        } catch let error as FetchError {
-            client.logger.debug("upstream fetch failed", metadata: [
-                "namespace": "\(request.namespace)", "error": "\(error)",
-            ])
-            throw error
         } catch {
-            let mapped = Self.map(error)
-            client.logger.debug("upstream fetch failed", metadata: [
-                "namespace": "\(request.namespace)", "error": "\(mapped)",
-            ])
+            let mapped = (error as? FetchError) ?? Self.map(error)
+            client.logger.debug("upstream fetch failed", metadata: Self.metadata(request, ["error": "\(mapped)"]))
             throw mapped
         }
+    }
+
+    /// A fetch's log metadata: its namespace and the id of the request that caused it (never headers or a body).
+    private static func metadata(_ request: FetchRequest, _ more: Logger.Metadata) -> Logger.Metadata {
+        var metadata = more
+        metadata["namespace"] = "\(request.namespace)"
+        if let id = request.requestID { metadata["requestId"] = "\(id)" }
+        return metadata
     }
 
     /// Reads the answer: status mapping and the capped body.
@@ -98,6 +107,14 @@ public struct HTTPUpstreamFetcher: Fetcher {
         }
     }
 
+    /// Errors of connecting, before any byte of the request was sent: refused, no route, no address.
+    static func neverSent(_ error: any Error) -> Bool {
+        if let error = error as? IOError {
+            return [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL].contains(error.errnoCode)
+        }
+        return error is NIOConnectionError || error is SocketAddressError
+    }
+
     /// Client and transport errors as a `FetchError`.
     static func map(_ error: any Error) -> FetchError {
         if let error = error as? HTTPClientError {
@@ -110,6 +127,9 @@ public struct HTTPUpstreamFetcher: Fetcher {
         }
         if error is CancellationError {
             return .unavailable("upstream fetch cancelled")
+        }
+        if neverSent(error) {
+            return .unreachable("upstream unreachable: \(error)")
         }
         return .unavailable("upstream connection failed: \(error)")
     }

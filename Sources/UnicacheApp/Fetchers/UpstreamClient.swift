@@ -20,10 +20,13 @@ public final class UpstreamClient: Sendable {
     /// - Parameters:
     ///   - timeout: per upstream request (connect, and no answer within it) → `FetchError.timeout`.
     ///   - maxBodyBytes: larger bodies are `FetchError.unavailable`.
+    ///   - connectionsPerUpstream: connections the pool opens to one upstream at once: the largest
+    ///     `--upstream-concurrency`, so that the gate, not the pool, decides how many requests are in flight.
     ///   - clock: turns a `Retry-After` HTTP-date into seconds.
     public init(
         timeout: Duration = .seconds(5),
         maxBodyBytes: Int = 8 << 20,
+        connectionsPerUpstream: Int = UpstreamProtection.defaultConcurrency,
         clock: any WallClock = SystemWallClock(),
         logger: Logger
     ) {
@@ -38,11 +41,15 @@ public final class UpstreamClient: Sendable {
             decompression: .disabled
         )
         configuration.httpVersion = .http1Only
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(1, connectionsPerUpstream)
+        // A refused connection fails the request at once; the pool would otherwise retry it until the deadline.
+        configuration.connectionPool.retryConnectionEstablishment = false
         httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
-    /// A fetcher for one domain's upstream, e.g. `http://up:9000` (a trailing `/` is ignored).
-    public func fetcher(baseURL: String) throws(InvalidBaseURL) -> HTTPUpstreamFetcher {
+    /// A fetcher for one domain's upstream, e.g. `http://up:9000` (a trailing `/` is ignored), sending `headers`
+    /// (service credentials) with every request.
+    public func fetcher(baseURL: String, headers: [UpstreamHeader] = []) throws(InvalidBaseURL) -> HTTPUpstreamFetcher {
         var base = baseURL
         while base.hasSuffix("/") { base.removeLast() }
         guard
@@ -51,7 +58,7 @@ public final class UpstreamClient: Sendable {
             let host = url.host, !host.isEmpty,
             url.query == nil, url.fragment == nil
         else { throw InvalidBaseURL(url: baseURL) }
-        return HTTPUpstreamFetcher(baseURL: base, client: self)
+        return HTTPUpstreamFetcher(baseURL: base, headers: headers, client: self)
     }
 
     /// Closes pooled connections; fetches after this fail as `.unavailable`.

@@ -2,7 +2,8 @@ import Foundation
 import Logging
 
 /// A swift-log handler that writes every event as one JSON object on one line:
-/// `{"timestamp":"…Z","level":"info","label":"…","message":"…","metadata":{…}}` (plus `"error"` when the event has one).
+/// `{"timestamp":"…Z","level":"info","label":"…","message":"…","metadata":{…}}` (plus `"requestId"` when the
+/// metadata has one, and `"error"` when the event has one).
 public struct JSONLogHandler: LogHandler {
     public var logLevel: Logger.Level
     public var metadata: Logger.Metadata = [:]
@@ -41,6 +42,10 @@ public struct JSONLogHandler: LogHandler {
         line += ",\"level\":" + JSONText.string(event.level.rawValue)
         line += ",\"label\":" + JSONText.string(label)
         line += ",\"message\":" + JSONText.string(event.message.description)
+        // The request's id also at the top (CONTRACT §7.4), where log pipelines index it.
+        if let requestID = merged["requestId"] {
+            line += ",\"requestId\":" + JSONText.string(requestID.description)
+        }
         line += ",\"metadata\":" + JSONText.object(merged)
         if let error = event.error {
             line += ",\"error\":" + JSONText.string(String(describing: error))

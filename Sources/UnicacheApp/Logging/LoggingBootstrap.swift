@@ -1,3 +1,4 @@
+import HTTPRouting
 import Logging
 
 /// Installs the process's swift-log handlers from `--log-level` and `--log-format`.
@@ -5,23 +6,31 @@ public enum LoggingBootstrap {
     /// Call once at start-up, before the first `Logger` is made (swift-log allows one bootstrap per process).
     /// Returns the service's root logger.
     public static func bootstrap(_ settings: LogSettings, label: String = "unicache") -> Logger {
-        LoggingSystem.bootstrap(handlerFactory(for: settings, output: .standardError()))
+        LoggingSystem.bootstrap(handlerFactory(for: settings, output: .standardError()), metadataProvider: requestID)
         return Logger(label: label)
+    }
+
+    /// `requestId` on every line written on a request's behalf: by its handler, the cache core, a fetcher, or
+    /// a task the request started (CONTRACT §7.4).
+    public static let requestID = Logger.MetadataProvider {
+        RequestID.current.map { ["requestId": "\($0.value)"] } ?? [:]
     }
 
     /// The handler factory `bootstrap` installs; `output` is used by the JSON format (text goes to stderr).
     public static func handlerFactory(
         for settings: LogSettings, output: LogOutput
-    ) -> @Sendable (String) -> any LogHandler {
+    ) -> @Sendable (String, Logger.MetadataProvider?) -> any LogHandler {
         switch settings.format {
         case .text:
-            return { label in
-                var handler = StreamLogHandler.standardError(label: label)
+            return { label, provider in
+                var handler = StreamLogHandler.standardError(label: label, metadataProvider: provider)
                 handler.logLevel = settings.level
                 return handler
             }
         case .json:
-            return { label in JSONLogHandler(label: label, level: settings.level, output: output) }
+            return { label, provider in
+                JSONLogHandler(label: label, level: settings.level, output: output, metadataProvider: provider)
+            }
         }
     }
 }

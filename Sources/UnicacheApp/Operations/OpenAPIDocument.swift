@@ -7,13 +7,18 @@ info:
   version: 1.0.0
   summary: A read-through cache in front of slow health and fitness upstreams.
   description: |
-    The API that unicache implements (CONTRACT.md §2–§5), served by the service itself at `/openapi.yaml`.
+    The API that unicache implements (CONTRACT.md §2–§5, §7), served by the service itself at `/openapi.yaml`.
 
     Common rules:
     - Every error is an RFC 9457 problem (`application/problem+json`) with `type`, `title`, `status`, `detail`.
     - An unknown path answers 404; a known path with a method it does not serve answers 405 with `Allow`.
       Every `GET` route also answers `HEAD` (same status and headers, no body), and `Allow` lists it.
-    - A request body over 1 MiB answers 413, decided from `Content-Length` before the body is read.
+    - A request body over 1 MiB answers 413, decided from `Content-Length` before the body is read. A
+      `Transfer-Encoding` other than `chunked` answers 501.
+    - What the HTTP library (libmicrohttpd 0.9.75) answers itself, before a request reaches the service, carries
+      its own short HTML body instead: a malformed request line or header (400), a request target or headers over
+      about 7.5 KiB (414, 431), an HTTP version other than 1.0/1.1 (505), a `Content-Length` that is not a number
+      (400) or beyond 64 bits (413), a malformed or oversized chunk (400, 413). The README lists them.
     - `{user}` and `{key}` are matched after percent-decoding; a value made only of dots (`.`, `..`) is 400,
       and so is anything else outside the patterns (an encoded `/` or NUL included).
     - Malformed or out-of-range query and path values answer 400 (`days=abc`, `days=0`, weekday `9`,
@@ -21,6 +26,14 @@ info:
     - Admin endpoints (tag `admin`) need `Authorization: Bearer <token>`: 401 when it is missing or wrong,
       403 when the service runs without `--admin-token`.
     - Time zones are IANA names as the service's time zone database knows them (`TimeZoneName`).
+    - Upstream protection (§7): each domain's upstream sits behind a request budget (`--upstream-rate`), a cap on
+      requests in flight (`--upstream-concurrency`), a pause after a 429 and a circuit breaker. A fetch they keep
+      from the upstream serves a stored copy within the stale-if-error window (`X-Cache: STALE`, `Cache-Status`
+      `detail=rate-limited`, `upstream-paused` or `circuit-open`); without one it answers 503 with `Retry-After`
+      (budget spent, 429 pause) or 502 (circuit open), at once.
+    - Request ids (§7.4): every answer carries `X-Request-ID`, the client's when it is 1–128 visible ASCII
+      characters, else a generated one; the upstream receives it with the fetch the request caused and the
+      request's log lines carry it as `requestId`.
   license:
     name: Proprietary
     identifier: LicenseRef-Proprietary
@@ -44,6 +57,7 @@ paths:
   # ---------------------------------------------------------------- §3 read-through resources
   /v1/users/{user}/health/today:
     parameters:
+      - $ref: '#/components/parameters/RequestID'
       - $ref: '#/components/parameters/User'
     get:
       operationId: getHealthToday
@@ -69,6 +83,7 @@ paths:
 
   /v1/users/{user}/health/averages/{weekday}:
     parameters:
+      - $ref: '#/components/parameters/RequestID'
       - $ref: '#/components/parameters/User'
       - $ref: '#/components/parameters/Weekday'
     get:
@@ -96,6 +111,7 @@ paths:
 
   /v1/users/{user}/health/summary:
     parameters:
+      - $ref: '#/components/parameters/RequestID'
       - $ref: '#/components/parameters/User'
     get:
       operationId: getHealthSummary
@@ -113,6 +129,7 @@ paths:
         '200':
           description: The composed summary.
           headers:
+            X-Request-ID: {$ref: '#/components/headers/RequestID'}
             X-Cache: {$ref: '#/components/headers/XCacheOptional'}
             Cache-Status: {$ref: '#/components/headers/CacheStatusOptional'}
             Age: {$ref: '#/components/headers/AgeOptional'}
@@ -131,6 +148,7 @@ paths:
 
   /v1/users/{user}/health/metrics/{metric}/{date}:
     parameters:
+      - $ref: '#/components/parameters/RequestID'
       - $ref: '#/components/parameters/User'
       - name: metric
         in: path
@@ -161,6 +179,7 @@ paths:
 
   /v1/users/{user}/wellness:
     parameters:
+      - $ref: '#/components/parameters/RequestID'
       - $ref: '#/components/parameters/User'
     get:
       operationId: getWellness
@@ -188,6 +207,7 @@ paths:
 
   /v1/users/{user}/scores/{date}:
     parameters:
+      - $ref: '#/components/parameters/RequestID'
       - $ref: '#/components/parameters/User'
       - $ref: '#/components/parameters/Date'
     get:
@@ -211,6 +231,7 @@ paths:
 
   /v1/users/{user}/activities:
     parameters:
+      - $ref: '#/components/parameters/RequestID'
       - $ref: '#/components/parameters/User'
     get:
       operationId: getActivities
@@ -250,6 +271,7 @@ paths:
 
   /v1/users/{user}/activities/{id}/streams:
     parameters:
+      - $ref: '#/components/parameters/RequestID'
       - $ref: '#/components/parameters/User'
       - name: id
         in: path
@@ -279,6 +301,7 @@ paths:
 
   /v1/users/{user}/subscription:
     parameters:
+      - $ref: '#/components/parameters/RequestID'
       - $ref: '#/components/parameters/User'
     get:
       operationId: getSubscription
@@ -301,6 +324,7 @@ paths:
 
   /v1/users/{user}/profile:
     parameters:
+      - $ref: '#/components/parameters/RequestID'
       - $ref: '#/components/parameters/User'
     get:
       operationId: getProfile
@@ -323,6 +347,7 @@ paths:
 
   /v1/users/{user}/progress/history:
     parameters:
+      - $ref: '#/components/parameters/RequestID'
       - $ref: '#/components/parameters/User'
     get:
       operationId: getProgressHistory
@@ -345,6 +370,7 @@ paths:
 
   /v1/users/{user}/progress/streak:
     parameters:
+      - $ref: '#/components/parameters/RequestID'
       - $ref: '#/components/parameters/User'
     get:
       operationId: getProgressStreak
@@ -367,6 +393,7 @@ paths:
 
   /v1/users/{user}/progress/answered-today:
     parameters:
+      - $ref: '#/components/parameters/RequestID'
       - $ref: '#/components/parameters/User'
     get:
       operationId: getProgressAnsweredToday
@@ -390,6 +417,7 @@ paths:
 
   /v1/users/{user}/progress/answered-any:
     parameters:
+      - $ref: '#/components/parameters/RequestID'
       - $ref: '#/components/parameters/User'
     get:
       operationId: getProgressAnsweredAny
@@ -415,6 +443,7 @@ paths:
   # ---------------------------------------------------------------- §4 admin
   /v1/users/{user}/events:
     parameters:
+      - $ref: '#/components/parameters/RequestID'
       - $ref: '#/components/parameters/User'
     post:
       operationId: postUserEvent
@@ -434,6 +463,8 @@ paths:
       responses:
         '200':
           description: The entries were invalidated (removed from memory and disk) before this answer.
+          headers:
+            X-Request-ID: {$ref: '#/components/headers/RequestID'}
           content:
             application/json:
               schema: {$ref: '#/components/schemas/Invalidated'}
@@ -446,6 +477,7 @@ paths:
 
   /v1/users/{user}:
     parameters:
+      - $ref: '#/components/parameters/RequestID'
       - $ref: '#/components/parameters/User'
     delete:
       operationId: eraseUser
@@ -456,6 +488,8 @@ paths:
       responses:
         '200':
           description: The user's entries were erased; `erased` counts distinct keys.
+          headers:
+            X-Request-ID: {$ref: '#/components/headers/RequestID'}
           content:
             application/json:
               schema: {$ref: '#/components/schemas/Erased'}
@@ -467,6 +501,7 @@ paths:
 
   /v1/users/{user}/health/averages/warm:
     parameters:
+      - $ref: '#/components/parameters/RequestID'
       - $ref: '#/components/parameters/User'
     post:
       operationId: warmHealthAverages
@@ -478,6 +513,8 @@ paths:
       responses:
         '200':
           description: The 7 keys that were fetched and stored.
+          headers:
+            X-Request-ID: {$ref: '#/components/headers/RequestID'}
           content:
             application/json:
               schema: {$ref: '#/components/schemas/WarmedKeys'}
@@ -492,6 +529,7 @@ paths:
 
   /v1/cache/{key}:
     parameters:
+      - $ref: '#/components/parameters/RequestID'
       - $ref: '#/components/parameters/Key'
     get:
       operationId: getRawEntry
@@ -506,6 +544,7 @@ paths:
         '200':
           description: The stored body with the content type it was stored with.
           headers:
+            X-Request-ID: {$ref: '#/components/headers/RequestID'}
             Age: {$ref: '#/components/headers/Age'}
             ETag: {$ref: '#/components/headers/ETag'}
             Expires: {$ref: '#/components/headers/Expires'}
@@ -527,21 +566,31 @@ paths:
         '200':
           description: The entry exists; the headers are those of `GET`, without a body.
           headers:
+            X-Request-ID: {$ref: '#/components/headers/RequestID'}
             Age: {$ref: '#/components/headers/Age'}
             ETag: {$ref: '#/components/headers/ETag'}
             Expires: {$ref: '#/components/headers/Expires'}
         '400':
           description: The key is not valid (no body on HEAD).
+          headers:
+            X-Request-ID: {$ref: '#/components/headers/RequestID'}
         '401':
           description: Missing or wrong bearer token (no body on HEAD).
           headers:
+            X-Request-ID: {$ref: '#/components/headers/RequestID'}
             WWW-Authenticate: {$ref: '#/components/headers/WWWAuthenticate'}
         '403':
           description: The service runs without `--admin-token` (no body on HEAD).
+          headers:
+            X-Request-ID: {$ref: '#/components/headers/RequestID'}
         '404':
           description: No such entry, or its TTL has passed (no body on HEAD).
+          headers:
+            X-Request-ID: {$ref: '#/components/headers/RequestID'}
         '405':
           description: Method not allowed (no body on HEAD).
+          headers:
+            X-Request-ID: {$ref: '#/components/headers/RequestID'}
     put:
       operationId: putRawEntry
       tags: [admin]
@@ -549,7 +598,9 @@ paths:
       description: |
         The body is stored with its `Content-Type` (`application/octet-stream` when absent) and namespace `raw`.
         TTL from `Cache-Control: max-age=N`, else `?ttl=`, else 24 h. Acknowledged only once written to the disk tier
-        (when it is enabled), so it survives a crash of the process. A body over 1 MiB is 413.
+        (when it is enabled), so it survives a crash of the process; until then readers still see the previous
+        value. When the disk tier cannot write it (full, read-only, I/O error) the answer is 507 and nothing is
+        stored under the key in any tier (a previous value is gone too). A body over 1 MiB is 413.
       security:
         - bearerAuth: []
       parameters:
@@ -585,16 +636,25 @@ paths:
         '200':
           description: An existing entry was replaced.
           headers:
+            X-Request-ID: {$ref: '#/components/headers/RequestID'}
             ETag: {$ref: '#/components/headers/ETag'}
         '201':
           description: A new entry was stored.
           headers:
+            X-Request-ID: {$ref: '#/components/headers/RequestID'}
             ETag: {$ref: '#/components/headers/ETag'}
         '400': {$ref: '#/components/responses/BadRequest'}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
         '413': {$ref: '#/components/responses/PayloadTooLarge'}
+        '507':
+          description: The disk tier could not write the entry (full, read-only, I/O error); nothing was stored.
+          headers:
+            X-Request-ID: {$ref: '#/components/headers/RequestID'}
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/Problem'}
     delete:
       operationId: deleteRawEntry
       tags: [admin]
@@ -604,6 +664,8 @@ paths:
       responses:
         '204':
           description: The entry was removed.
+          headers:
+            X-Request-ID: {$ref: '#/components/headers/RequestID'}
         '400': {$ref: '#/components/responses/BadRequest'}
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
@@ -611,6 +673,8 @@ paths:
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
 
   /v1/cache:
+    parameters:
+      - $ref: '#/components/parameters/RequestID'
     get:
       operationId: listEntries
       tags: [admin]
@@ -633,6 +697,8 @@ paths:
       responses:
         '200':
           description: The matching entries.
+          headers:
+            X-Request-ID: {$ref: '#/components/headers/RequestID'}
           content:
             application/json:
               schema: {$ref: '#/components/schemas/EntryList'}
@@ -661,6 +727,8 @@ paths:
       responses:
         '200':
           description: The matching entries were invalidated; `invalidated` counts distinct keys.
+          headers:
+            X-Request-ID: {$ref: '#/components/headers/RequestID'}
           content:
             application/json:
               schema: {$ref: '#/components/schemas/Invalidated'}
@@ -671,6 +739,8 @@ paths:
 
   # ---------------------------------------------------------------- §5 operations
   /healthz:
+    parameters:
+      - $ref: '#/components/parameters/RequestID'
     get:
       operationId: getHealthz
       tags: [operations]
@@ -678,6 +748,8 @@ paths:
       responses:
         '200':
           description: The process serves.
+          headers:
+            X-Request-ID: {$ref: '#/components/headers/RequestID'}
           content:
             application/json:
               schema:
@@ -688,6 +760,8 @@ paths:
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
 
   /readyz:
+    parameters:
+      - $ref: '#/components/parameters/RequestID'
     get:
       operationId: getReadyz
       tags: [operations]
@@ -695,6 +769,8 @@ paths:
       responses:
         '200':
           description: Ready.
+          headers:
+            X-Request-ID: {$ref: '#/components/headers/RequestID'}
           content:
             application/json:
               schema:
@@ -706,6 +782,8 @@ paths:
         '503': {$ref: '#/components/responses/NotReady'}
 
   /stats:
+    parameters:
+      - $ref: '#/components/parameters/RequestID'
     get:
       operationId: getStats
       tags: [operations]
@@ -717,6 +795,8 @@ paths:
       responses:
         '200':
           description: The statistics.
+          headers:
+            X-Request-ID: {$ref: '#/components/headers/RequestID'}
           content:
             application/json:
               schema: {$ref: '#/components/schemas/Stats'}
@@ -725,6 +805,8 @@ paths:
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
 
   /metrics:
+    parameters:
+      - $ref: '#/components/parameters/RequestID'
     get:
       operationId: getMetrics
       tags: [operations]
@@ -735,12 +817,16 @@ paths:
       responses:
         '200':
           description: The metrics.
+          headers:
+            X-Request-ID: {$ref: '#/components/headers/RequestID'}
           content:
             text/plain:
               schema: {type: string}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
 
   /openapi.yaml:
+    parameters:
+      - $ref: '#/components/parameters/RequestID'
     get:
       operationId: getOpenAPI
       tags: [operations]
@@ -748,6 +834,8 @@ paths:
       responses:
         '200':
           description: The API description the service implements.
+          headers:
+            X-Request-ID: {$ref: '#/components/headers/RequestID'}
           content:
             application/yaml:
               schema:
@@ -763,6 +851,17 @@ components:
       description: The token given with `--admin-token` / `UNICACHE_ADMIN_TOKEN` (compared in constant time).
 
   parameters:
+    RequestID:
+      name: X-Request-ID
+      in: header
+      required: false
+      description: |
+        The request's id (§7.4): returned in `X-Request-ID`, sent to the upstream with the fetch the request causes
+        (the leader's for a coalesced fetch) and written in the request's log lines (`requestId`). A value that is
+        not 1–128 visible ASCII characters is replaced by a generated one, as is a missing one.
+      schema:
+        type: string
+        examples: [checkout-7f3a9c]
     User:
       name: user
       in: path
@@ -834,6 +933,13 @@ components:
         examples: ['"0123456789abcdef"']
 
   headers:
+    RequestID:
+      required: false
+      description: |
+        The request's id, on every answer of the service (the HTTP library's own error pages excepted): the
+        client's `X-Request-ID` when valid, else a generated one (eight base-62 characters drawn at start-up, a
+        dash, a base-62 counter).
+      schema: {type: string, pattern: '^[\x21-\x7E]{1,128}$'}
     XCache:
       required: true
       description: How this answer was produced.
@@ -843,7 +949,10 @@ components:
       schema: {$ref: '#/components/schemas/XCacheValue'}
     CacheStatus:
       required: true
-      description: 'RFC 9211, e.g. `unicache; hit`, `unicache; fwd=miss; stored`, `unicache; hit; fwd=stale; detail=upstream-error`.'
+      description: |
+        RFC 9211, e.g. `unicache; hit`, `unicache; fwd=miss; stored`, `unicache; hit; fwd=stale; detail=upstream-error`;
+        a stale copy served because the upstream gate kept the fetch back says why: `detail=rate-limited`,
+        `detail=upstream-paused` or `detail=circuit-open`.
       schema: {type: string, pattern: '^unicache(;|$)'}
     CacheStatusOptional:
       description: RFC 9211 cache status.
@@ -893,6 +1002,7 @@ components:
     Cached:
       description: The resource, from the cache or fetched now; the body is the upstream's JSON byte for byte.
       headers:
+        X-Request-ID: {$ref: '#/components/headers/RequestID'}
         X-Cache: {$ref: '#/components/headers/XCache'}
         Cache-Status: {$ref: '#/components/headers/CacheStatus'}
         Age: {$ref: '#/components/headers/Age'}
@@ -905,62 +1015,85 @@ components:
     NotModified:
       description: '`If-None-Match` matched the entry''s `ETag`; no body.'
       headers:
+        X-Request-ID: {$ref: '#/components/headers/RequestID'}
         ETag: {$ref: '#/components/headers/ETagOptional'}
         X-Cache: {$ref: '#/components/headers/XCacheOptional'}
         Cache-Control: {$ref: '#/components/headers/CacheControlOptional'}
     BadRequest:
       description: A malformed or out-of-range path, query, header or body value.
+      headers:
+        X-Request-ID: {$ref: '#/components/headers/RequestID'}
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
     Unauthorized:
       description: Missing or wrong bearer token.
       headers:
+        X-Request-ID: {$ref: '#/components/headers/RequestID'}
         WWW-Authenticate: {$ref: '#/components/headers/WWWAuthenticate'}
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
     Forbidden:
       description: The service runs without an admin token; the problem says how to set one (`--admin-token`).
+      headers:
+        X-Request-ID: {$ref: '#/components/headers/RequestID'}
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
     NotFound:
       description: Unknown route, unknown entry, or the upstream answered 404 (remembered for 60 s).
+      headers:
+        X-Request-ID: {$ref: '#/components/headers/RequestID'}
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
     MethodNotAllowed:
       description: The path does not serve this method; `Allow` lists those it serves.
       headers:
+        X-Request-ID: {$ref: '#/components/headers/RequestID'}
         Allow: {$ref: '#/components/headers/Allow'}
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
     PayloadTooLarge:
       description: The request body is over 1 MiB.
+      headers:
+        X-Request-ID: {$ref: '#/components/headers/RequestID'}
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
     BadGateway:
-      description: The upstream failed (error, timeout or 5xx) and no stored copy could be served.
+      description: |
+        The upstream failed (error, timeout or 5xx), or its circuit is open after 5 consecutive failures (answered
+        at once, without contacting it), and no stored copy could be served.
+      headers:
+        X-Request-ID: {$ref: '#/components/headers/RequestID'}
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
     ServiceUnavailable:
-      description: The upstream rate-limited us (429) and no stored copy could be served, or the service is overloaded.
+      description: |
+        No stored copy could be served and the upstream may not be asked now: it answered 429 (the domain is paused
+        until its `Retry-After`, 60 s without one, at most 1 h), or the domain's request budget is spent
+        (`Retry-After`: seconds until the budget allows a request); or the service is overloaded.
       headers:
+        X-Request-ID: {$ref: '#/components/headers/RequestID'}
         Retry-After: {$ref: '#/components/headers/RetryAfter'}
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
     NotReady:
       description: Not ready; the problem's `detail` gives the reason.
+      headers:
+        X-Request-ID: {$ref: '#/components/headers/RequestID'}
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
     GatewayTimeout:
       description: '`Cache-Control: only-if-cached` and nothing servable is stored, or the request deadline passed.'
+      headers:
+        X-Request-ID: {$ref: '#/components/headers/RequestID'}
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
@@ -1113,9 +1246,12 @@ components:
                 writeErrors: {type: integer, minimum: 0}
         upstream:
           type: object
-          required: [fetches, failures, latencyMs]
+          required: [fetches, failures, latencyMs, domains]
           properties:
-            fetches: {type: integer, minimum: 0}
+            fetches:
+              description: Fetches that reached an upstream (the upstream gate's refusals are not fetches).
+              type: integer
+              minimum: 0
             failures: {type: integer, minimum: 0}
             latencyMs:
               type: object
@@ -1125,11 +1261,38 @@ components:
                 p50: {type: number, minimum: 0}
                 p90: {type: number, minimum: 0}
                 p99: {type: number, minimum: 0}
+            domains:
+              type: object
+              description: Each domain's upstream gate (CONTRACT §7.5), keyed by domain.
+              propertyNames: {enum: [health, activities, subscription, progress]}
+              additionalProperties: {$ref: '#/components/schemas/UpstreamDomainStats'}
         namespaces:
           type: object
           description: The cache counters per namespace, keyed by namespace.
           propertyNames: {pattern: '^[a-z][a-z.]*$'}
           additionalProperties: {$ref: '#/components/schemas/CacheCounters'}
+
+    UpstreamDomainStats:
+      type: object
+      required: [inFlight, budgetRemaining, rejected, circuit]
+      properties:
+        inFlight:
+          description: Requests in flight to the upstream now.
+          type: integer
+          minimum: 0
+        budgetRemaining:
+          description: Requests the budget allows now (with budgets of several windows, the fewest any of them allows); null without `--upstream-rate` for the domain.
+          type: [integer, 'null']
+          minimum: 0
+        rejected:
+          description: Fetches kept from the upstream, by reason.
+          type: object
+          required: [rate, paused, circuit]
+          properties:
+            rate: {type: integer, minimum: 0}
+            paused: {type: integer, minimum: 0}
+            circuit: {type: integer, minimum: 0}
+        circuit: {type: string, enum: [closed, open, half-open]}
 
     TimeZoneName:
       type: string

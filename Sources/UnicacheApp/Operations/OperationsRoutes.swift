@@ -6,6 +6,7 @@ import UnifiedCache
 struct OperationsRoutes: Sendable {
     let cache: UnifiedCacheManager
     let metrics: ServiceMetrics
+    let gates: UpstreamGates
     let startedAt: ContinuousClock.Instant
 
     static let exposition = "text/plain; version=0.0.4; charset=utf-8"
@@ -14,8 +15,8 @@ struct OperationsRoutes: Sendable {
         let healthy = Response.json(#"{"status":"ok"}"#).reusable()
         router.get("/healthz", immediate: { _ in healthy }) { _ in healthy }
         router.get("/readyz") { _ in try readiness() }
-        router.get("/stats") { request in stats(request) }
-        router.get("/metrics") { _ in prometheus() }
+        router.get("/stats") { request in await stats(request) }
+        router.get("/metrics") { _ in await prometheus() }
         let openapi = Response(
             status: 200, headers: ["Content-Type": "application/yaml"], body: Array(OpenAPIDocument.yaml.utf8)).reusable()
         router.get("/openapi.yaml", immediate: { _ in openapi }) { _ in openapi }
@@ -28,14 +29,17 @@ struct OperationsRoutes: Sendable {
         return .json(#"{"status":"ready"}"#)
     }
 
-    func stats(_ request: Request) -> Response {
-        if Self.prefersExposition(request.headers["Accept"]) { return prometheus() }
+    func stats(_ request: Request) async -> Response {
+        if Self.prefersExposition(request.headers["Accept"]) { return await prometheus() }
         let uptime = ContinuousClock.now - startedAt
-        return .json(StatsDocument(cache.statistics(), uptimeSeconds: Int(uptime.components.seconds)).encoded())
+        let document = StatsDocument(
+            cache.statistics(), gates: await gates.snapshots(), uptimeSeconds: Int(uptime.components.seconds))
+        return .json(document.encoded())
     }
 
-    func prometheus() -> Response {
-        Response(status: 200, headers: ["Content-Type": Self.exposition], body: metrics.exposition(cache.statistics()))
+    func prometheus() async -> Response {
+        let body = metrics.exposition(cache.statistics(), gates: await gates.snapshots())
+        return Response(status: 200, headers: ["Content-Type": Self.exposition], body: body)
     }
 
     /// True when `Accept` ranks text/plain or OpenMetrics above JSON, as a Prometheus scrape does.

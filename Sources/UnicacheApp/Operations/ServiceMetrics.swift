@@ -45,6 +45,12 @@ final class ServiceMetrics: Sendable {
     static var bytes: MetricNameDescriptor {
         MetricNameDescriptor(metricName: "unicache_cache_bytes", unitName: "", helpText: "Bytes stored, by tier.")
     }
+    static var upstreamRejected: MetricNameDescriptor {
+        MetricNameDescriptor(metricName: "unicache_upstream_rejected_total", unitName: "", helpText: "Fetches the upstream gate kept from an upstream, by domain and reason (rate, paused, circuit).")
+    }
+    static var circuitOpen: MetricNameDescriptor {
+        MetricNameDescriptor(metricName: "unicache_upstream_circuit_open", unitName: "", helpText: "1 while a domain's circuit is open or half-open, else 0.")
+    }
     static var fetchSeconds: MetricNameDescriptor {
         MetricNameDescriptor(metricName: "unicache_upstream_fetch_seconds", unitName: "", helpText: "Duration of upstream fetches, by domain.")
     }
@@ -75,9 +81,21 @@ final class ServiceMetrics: Sendable {
             descriptor: Self.fetchSeconds, labels: [("domain", domain)], buckets: Self.durationBuckets)
     }
 
-    /// The Prometheus text exposition, with the cache's counters and gauges brought up to date first.
-    func exposition(_ statistics: CacheStatistics) -> [UInt8] {
+    /// The Prometheus text exposition, with the cache's and the upstream gates' counters and gauges brought up to
+    /// date first.
+    func exposition(
+        _ statistics: CacheStatistics, gates: [(domain: UpstreamDomain, snapshot: UpstreamGateSnapshot)] = []
+    ) -> [UInt8] {
         exported.withLockedValue { exported in
+            for (domain, snapshot) in gates {
+                for reason in UpstreamRefusal.Reason.allCases {
+                    let counter = registry.makeCounter(
+                        descriptor: Self.upstreamRejected, labels: [("domain", domain.rawValue), ("reason", reason.rawValue)])
+                    carry(
+                        snapshot.rejected[reason, default: 0], into: counter,
+                        id: "rejected\u{0}\(domain.rawValue)\u{0}\(reason.rawValue)", exported: &exported)
+                }
+            }
             for (namespace, counters) in statistics.namespaces {
                 let results = [
                     ("hit", counters.hits), ("miss", counters.misses), ("coalesced", counters.coalesced),
@@ -102,6 +120,10 @@ final class ServiceMetrics: Sendable {
         for (tier, entries, bytes) in tiers {
             registry.makeGauge(descriptor: Self.entries, labels: [("tier", tier)]).set(Double(entries))
             registry.makeGauge(descriptor: Self.bytes, labels: [("tier", tier)]).set(Double(bytes))
+        }
+        for (domain, snapshot) in gates {
+            registry.makeGauge(descriptor: Self.circuitOpen, labels: [("domain", domain.rawValue)])
+                .set(snapshot.circuit == .closed ? 0.0 : 1.0)
         }
         return registry.emitToBuffer()
     }

@@ -35,6 +35,35 @@ struct StatsDocument: Encodable {
     struct Upstream: Encodable {
         var fetches, failures: Int
         var latencyMs: Latency
+        var domains: [String: Domain]
+    }
+
+    /// A domain's upstream gate (CONTRACT §7.5).
+    struct Domain: Encodable {
+        var inFlight: Int
+        /// Null without a budget (written as null, not left out).
+        var budgetRemaining: Int?
+        var rejected: [String: Int]
+        var circuit: String
+
+        init(_ snapshot: UpstreamGateSnapshot) {
+            inFlight = snapshot.inFlight
+            budgetRemaining = snapshot.budgetRemaining
+            rejected = Dictionary(uniqueKeysWithValues: UpstreamRefusal.Reason.allCases.map {
+                ($0.rawValue, snapshot.rejected[$0, default: 0])
+            })
+            circuit = snapshot.circuit.rawValue
+        }
+
+        enum CodingKeys: String, CodingKey { case inFlight, budgetRemaining, rejected, circuit }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(inFlight, forKey: .inFlight)
+            try container.encode(budgetRemaining, forKey: .budgetRemaining)
+            try container.encode(rejected, forKey: .rejected)
+            try container.encode(circuit, forKey: .circuit)
+        }
     }
 
     var uptimeSeconds: Int
@@ -44,7 +73,7 @@ struct StatsDocument: Encodable {
     var upstream: Upstream
     var namespaces: [String: Counters]
 
-    init(_ statistics: CacheStatistics, uptimeSeconds: Int) {
+    init(_ statistics: CacheStatistics, gates: [(domain: UpstreamDomain, snapshot: UpstreamGateSnapshot)], uptimeSeconds: Int) {
         self.uptimeSeconds = uptimeSeconds
         cache = Counters(statistics.requests, evictions: statistics.evictions)
         let memory = statistics.memory
@@ -58,7 +87,8 @@ struct StatsDocument: Encodable {
         let up = statistics.upstream
         upstream = Upstream(
             fetches: up.fetches, failures: up.failures,
-            latencyMs: Latency(p50: up.latencyP50Ms, p90: up.latencyP90Ms, p99: up.latencyP99Ms))
+            latencyMs: Latency(p50: up.latencyP50Ms, p90: up.latencyP90Ms, p99: up.latencyP99Ms),
+            domains: Dictionary(uniqueKeysWithValues: gates.map { ($0.domain.rawValue, Domain($0.snapshot)) }))
         namespaces = statistics.namespaces.mapValues { Counters($0) }
     }
 

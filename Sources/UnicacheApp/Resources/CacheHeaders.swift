@@ -25,6 +25,9 @@ enum CacheHeaders {
         case .stale(.upstreamError): return "unicache; hit; fwd=stale; detail=upstream-error"
         case .stale(.backgroundRefresh): return "unicache; hit; fwd=stale; detail=background-refresh"
         case .stale(.onlyIfCached): return "unicache; hit; detail=only-if-cached"
+        case .stale(.upstreamRefused(.rate)): return "unicache; hit; fwd=stale; detail=rate-limited"
+        case .stale(.upstreamRefused(.paused)): return "unicache; hit; fwd=stale; detail=upstream-paused"
+        case .stale(.upstreamRefused(.circuit)): return "unicache; hit; fwd=stale; detail=circuit-open"
         }
     }
 

@@ -1,20 +1,24 @@
 import UnifiedCache
 
-/// The fetcher of each upstream domain: an HTTP upstream where one is configured, the demo otherwise.
-struct FetcherSet: Sendable {
-    let health: any Fetcher
-    let activities: any Fetcher
-    let subscription: any Fetcher
-    let progress: any Fetcher
+/// The fetcher of each upstream domain: an HTTP upstream where one is configured, the demo otherwise (behind the
+/// domain's upstream gate).
+typealias FetcherSet = PerDomain<any Fetcher>
 
-    init(_ make: (UpstreamDomain) -> any Fetcher) {
+/// One value for each upstream domain, made once per domain.
+struct PerDomain<Value: Sendable>: Sendable {
+    let health: Value
+    let activities: Value
+    let subscription: Value
+    let progress: Value
+
+    init(_ make: (UpstreamDomain) -> Value) {
         health = make(.health)
         activities = make(.activities)
         subscription = make(.subscription)
         progress = make(.progress)
     }
 
-    subscript(domain: UpstreamDomain) -> any Fetcher {
+    subscript(domain: UpstreamDomain) -> Value {
         switch domain {
         case .health: return health
         case .activities: return activities

@@ -100,6 +100,25 @@ struct ReadThrough: Sendable {
             return Problem.gatewayTimeout(
                 detail: "only-if-cached was requested and no servable copy is stored.",
                 type: Problem.typeURI("not-cached"))
+        case .refused(let refusal):
+            return problem(for: refusal)
+        }
+    }
+
+    /// CONTRACT §7: a spent budget or a 429 pause is 503 with the wait; an open circuit is 502, answered at once.
+    static func problem(for refusal: UpstreamRefusal) -> Problem {
+        switch refusal.reason {
+        case .rate:
+            return Problem.serviceUnavailable(
+                detail: "The upstream's request budget is spent and no stored copy is available.",
+                retryAfterSeconds: max(1, refusal.retryAfterSeconds), type: Problem.typeURI("upstream-budget-spent"))
+        case .paused:
+            return Problem.serviceUnavailable(
+                detail: "The upstream asked for a pause (429) and no stored copy is available.",
+                retryAfterSeconds: max(1, refusal.retryAfterSeconds), type: Problem.typeURI("upstream-rate-limited"))
+        case .circuit:
+            return Problem.badGateway(
+                detail: "The upstream is failing (its circuit is open) and no stored copy is available.")
         }
     }
 
@@ -107,8 +126,9 @@ struct ReadThrough: Sendable {
         switch error {
         case .notFound: return "not found"
         case .rateLimited: return "rate limited"
-        case .unavailable(let reason): return reason
+        case .unavailable(let reason), .unreachable(let reason): return reason
         case .timeout: return "timeout"
+        case .refused(let refusal): return "refused: \(refusal.reason.rawValue)"
         }
     }
 }

@@ -39,7 +39,7 @@ struct ResourceContext: Sendable {
         ResolvedResource(
             fetch: FetchRequest(
                 key: key, namespace: namespace, user: user, path: "/users/\(user)\(suffix)", query: query,
-                parameters: parameters),
+                parameters: parameters, requestID: request.id?.value),
             policy: policy)
     }
 }

@@ -8,4 +8,6 @@ public enum CacheError: Error, Sendable, Equatable {
     case upstreamFailed(FetchError)
     /// `only-if-cached` with nothing servable stored.
     case notCached
+    /// The upstream gate kept the fetch from the upstream and no stored copy was servable.
+    case refused(UpstreamRefusal)
 }

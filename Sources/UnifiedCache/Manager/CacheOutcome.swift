@@ -7,6 +7,8 @@ public enum CacheOutcome: Sendable, Equatable {
         case backgroundRefresh
         /// `only-if-cached` found only a copy past freshness but within its stale window.
         case onlyIfCached
+        /// The upstream gate kept the fetch from the upstream (budget, 429 pause, open circuit).
+        case upstreamRefused(UpstreamRefusal.Reason)
     }
 
     /// A fresh stored copy.

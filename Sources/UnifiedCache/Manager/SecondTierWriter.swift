@@ -4,6 +4,8 @@
 final class SecondTierWriter: Sendable {
     enum Operation: Sendable {
         case store(CacheEntry, CheckedContinuation<Bool, Never>?)
+        /// A raw put: `settle` runs in queue order with whether the tier stored it, before `done` resumes.
+        case put(CacheEntry, settle: @Sendable (Bool) -> Void, done: CheckedContinuation<Bool, Never>)
         case remove(String, CheckedContinuation<Bool, Never>?)
         case removeAll(KeyScope, CheckedContinuation<[String], Never>)
         /// Resumes once everything enqueued before it is done.
@@ -45,6 +47,10 @@ final class SecondTierWriter: Sendable {
         case .store(let entry, let done):
             let stored = await tier.store(entry)
             done?.resume(returning: stored)
+        case .put(let entry, let settle, let done):
+            let stored = await tier.store(entry)
+            settle(stored)
+            done.resume(returning: stored)
         case .remove(let key, let done):
             let removed = await tier.remove(key)
             done?.resume(returning: removed)

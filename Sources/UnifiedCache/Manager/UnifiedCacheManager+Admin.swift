@@ -1,32 +1,56 @@
 import Foundation
 
 extension UnifiedCacheManager {
-    /// Raw API `PUT`: stores `body` under `key` for `ttl` (never served stale). Returns once the
-    /// second tier (when present) has written it; `created` is false when a fresh value was replaced.
+    /// Raw API `PUT`: stores `body` under `key` for `ttl` (never served stale); `created` is false when a fresh
+    /// value was replaced. With a second tier the put is acknowledged only once that tier has written it: until
+    /// then readers see the previous value, and when the tier cannot write it (full or read-only disk, I/O error)
+    /// it throws `PutError.notStored` and the key is left in no tier (the tier dropped its previous file too).
     public func put(
         key: String, body: [UInt8], contentType: String = "application/octet-stream", ttl: TimeInterval,
         namespace: String = "raw", user: String? = nil
-    ) async -> (created: Bool, entry: CacheEntry) {
+    ) async throws(PutError) -> (created: Bool, entry: CacheEntry) {
         // The memory check happens under the lock, atomically with the store; the second tier is asked before.
         let onSecondTier = memory.contains(key) ? false : await peekSecondTier(key) != nil
         let now = clock.now()
         let expiresAt = now.addingTimeInterval(max(0, ttl))
+        let body = EntryCost.compacted(body)
         let entry = CacheEntry(
             key: key, namespace: namespace, user: user, body: body, contentType: contentType,
             etag: ETag.make(for: body), storedAt: now, expiresAt: expiresAt, staleUntil: expiresAt)
-        var inMemory = false
-        let _: Bool = await withCheckedContinuation { done in
-            inMemory = state.withLockedValue { state in
+        var replacedFresh = false
+        let stored: Bool = await withCheckedContinuation { done in
+            state.withLockedValue { state in
                 // A put supersedes a load in flight for the key: that load must not overwrite it.
                 state.inFlight.detach(where: KeyScope(kind: .key(key)))
-                let old = memory.peek(key)
-                memory.insert(entry)
-                if let writer { writer.enqueue(.store(entry, done)) } else { done.resume(returning: true) }
-                return old.map { $0.kind == .value && $0.isFresh(at: now) } ?? false
+                replacedFresh = memory.peek(key).map { $0.kind == .value && $0.isFresh(at: now) } ?? false
+                guard let writer else {
+                    memory.insert(entry)
+                    return done.resume(returning: true)
+                }
+                let invalidations = state.invalidations
+                writer.enqueue(.put(entry, settle: { self.settlePut(entry, stored: $0, since: invalidations) }, done: done))
             }
         }
+        guard stored else {
+            logger.warning("raw put refused: the disk tier could not write it", metadata: ["bytes": "\(body.count)"])
+            throw .notStored(reason: secondTier?.health() ?? "the disk tier could not write the entry")
+        }
         logger.debug("raw put", metadata: ["key": "\(key)", "bytes": "\(body.count)"])
-        return (!(inMemory || onSecondTier), entry)
+        return (!(replacedFresh || onSecondTier), entry)
+    }
+
+    /// Runs in the second tier's queue order once it has answered a put: a written entry enters memory unless an
+    /// invalidation came in between (the disk copy, if still current, serves it); a refused one leaves the key
+    /// in no tier, so that memory never holds what the disk does not.
+    private func settlePut(_ entry: CacheEntry, stored: Bool, since invalidations: UInt64) {
+        state.withLockedValue { state in
+            if !stored {
+                state.invalidations &+= 1
+                memory.remove(entry.key)
+            } else if state.invalidations == invalidations {
+                memory.insert(entry)
+            }
+        }
     }
 
     /// Raw API `GET`: the fresh value for `key`, memory then second tier; never stale, never a "not found" entry.
@@ -56,6 +80,7 @@ extension UnifiedCacheManager {
         let onDisk: Bool = await withCheckedContinuation { done in
             inMemory = state.withLockedValue { state in
                 state.inFlight.detach(where: scope)
+                state.invalidations &+= 1
                 let removed = memory.remove(key) != nil
                 if let writer { writer.enqueue(.remove(key, done)) } else { done.resume(returning: false) }
                 return removed
@@ -114,6 +139,7 @@ extension UnifiedCacheManager {
         let onDisk: [String] = await withCheckedContinuation { done in
             inMemory = state.withLockedValue { state in
                 state.inFlight.detach(where: scope)
+                state.invalidations &+= 1
                 let removed = memory.removeAll { scope.matches($0) }
                 if let writer { writer.enqueue(.removeAll(scope, done)) } else { done.resume(returning: []) }
                 return removed

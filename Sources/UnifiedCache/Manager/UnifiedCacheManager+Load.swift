@@ -38,16 +38,21 @@ extension UnifiedCacheManager {
         }
         let elapsed = started.duration(to: .now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let failed: Bool
-        if case .failure(let error) = result, error != .notFound { failed = true } else { failed = false }
-        recorder.recordFetch(namespace: request.namespace, seconds: seconds, failed: failed)
+        // A fetch the upstream gate refused never reached the upstream: not a fetch; one that could not reach it
+        // is a failure but not a fetch either.
+        switch result {
+        case .failure(.refused): break
+        case .failure(.unreachable): recorder.recordUnsentFailure(namespace: request.namespace)
+        case .failure(let error): recorder.recordFetch(namespace: request.namespace, seconds: seconds, failed: error != .notFound)
+        case .success: recorder.recordFetch(namespace: request.namespace, seconds: seconds, failed: false)
+        }
 
         switch result {
         case .success(let value):
             let storedAt = clock.now()
             let (expiresAt, staleUntil) = policy.lifetimes(body: value.body, storedAt: storedAt)
             let entry = CacheEntry(
-                key: key, namespace: request.namespace, user: request.user, body: value.body,
+                key: key, namespace: request.namespace, user: request.user, body: EntryCost.compacted(value.body),
                 contentType: value.contentType, etag: ETag.make(for: value.body),
                 storedAt: storedAt, expiresAt: expiresAt, staleUntil: staleUntil)
             let stored = complete(id: id, key: key, mode: mode, storing: value.storable ? entry : nil)
@@ -72,12 +77,20 @@ extension UnifiedCacheManager {
                 // Promote a disk copy so the next stale answer does not read the disk again.
                 _ = complete(
                     id: id, key: key, mode: mode, storing: copy.tier == .disk ? copy.entry : nil, writeThrough: false)
-                return .stale(copy.entry, copy.tier)
+                return .stale(copy.entry, copy.tier, Self.staleReason(after: error))
             }
             _ = complete(id: id, key: key, mode: mode, storing: nil)
-            if case .rateLimited(let retryAfter) = error { return .failed(.rateLimited(retryAfter: retryAfter)) }
-            return .failed(.upstreamFailed(error))
+            switch error {
+            case .rateLimited(let retryAfter): return .failed(.rateLimited(retryAfter: retryAfter))
+            case .refused(let refusal): return .failed(.refused(refusal))
+            default: return .failed(.upstreamFailed(error))
+            }
         }
+    }
+
+    static func staleReason(after error: FetchError) -> CacheOutcome.StaleReason {
+        if case .refused(let refusal) = error { return .upstreamRefused(refusal.reason) }
+        return .upstreamError
     }
 
     /// Any stored value within its stale window (fresh included), memory first.

@@ -10,6 +10,8 @@ import NIOConcurrencyHelpers
 public final class UnifiedCacheManager: Sendable {
     struct State {
         var inFlight = InFlightTable()
+        /// Counts invalidations of any scope: a raw put whose disk write spanned one does not fill memory.
+        var invalidations: UInt64 = 0
     }
 
     let memory: MemoryTier
@@ -107,8 +109,8 @@ public final class UnifiedCacheManager: Sendable {
         case .fetched(let entry, let stored):
             recorder.record(fetchedOutcome, namespace: request.namespace)
             return CacheResult(entry: entry, outcome: fetchedOutcome, tier: nil, stored: stored, now: now)
-        case .stale(let entry, let tier):
-            let staleOutcome = CacheOutcome.stale(reason: .upstreamError)
+        case .stale(let entry, let tier, let reason):
+            let staleOutcome = CacheOutcome.stale(reason: reason)
             recorder.record(staleOutcome, namespace: request.namespace)
             return CacheResult(entry: entry, outcome: staleOutcome, tier: tier, stored: false, now: now)
         case .failed(let error):
@@ -135,8 +137,10 @@ public final class UnifiedCacheManager: Sendable {
         }
     }
 
-    /// Refresh-ahead: one background refresh per key; nobody waits for it.
+    /// Refresh-ahead: one background refresh per key; nobody waits for it (it yields at the upstream gate).
     private func startBackgroundRefresh(_ request: FetchRequest, policy: FreshnessPolicy, fetcher: any Fetcher) {
+        var request = request
+        request.background = true
         let started = joinOrStart(request, policy: policy, fetcher: fetcher, mode: .refresh).isLeader
         if started { logger.debug("background refresh", metadata: ["key": "\(request.key)"]) }
     }

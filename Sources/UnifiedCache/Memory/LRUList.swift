@@ -13,6 +13,9 @@ struct LRUList<Key: Hashable, Value> {
 
     private static var none: Int { -1 }
 
+    /// Bytes one node takes in the node array.
+    static var nodeStride: Int { MemoryLayout<Node>.stride }
+
     private var nodes: [Node] = []
     private var index: [Key: Int] = [:]
     private var freeSlots: [Int] = []

@@ -3,13 +3,11 @@ import NIOConcurrencyHelpers
 /// The thread-safe memory tier: an `LRUList` behind a lock (`NIOLockedValueBox`), with byte accounting and
 /// eviction so that both budgets of `MemoryTierConfiguration` hold after every call.
 public final class MemoryTier: Sendable {
-    /// Fixed per-entry overhead counted on top of the variable-length fields.
-    public static let entryOverhead = 160
-
     struct State: Sendable {
         var lru = LRUList<String, CacheEntry>()
         var bytes = 0
         var evictions = 0
+        var releasedBytes = 0
     }
 
     public let configuration: MemoryTierConfiguration
@@ -19,11 +17,8 @@ public final class MemoryTier: Sendable {
         self.configuration = configuration
     }
 
-    /// What an entry costs against the byte budget: body, key and metadata.
-    public static func cost(of entry: CacheEntry) -> Int {
-        entry.body.count + entry.key.utf8.count + entry.namespace.utf8.count + (entry.user?.utf8.count ?? 0)
-            + entry.contentType.utf8.count + entry.etag.utf8.count + entryOverhead
-    }
+    /// What an entry costs against the byte budget: its whole footprint in memory (`EntryCost`).
+    public static func cost(of entry: CacheEntry) -> Int { EntryCost.of(entry) }
 
     /// The entry for `key`, marked most recently used.
     public func entry(for key: String) -> CacheEntry? {
@@ -72,7 +67,8 @@ public final class MemoryTier: Sendable {
         state.withLockedValue {
             MemoryTierStatistics(
                 entries: $0.lru.count, bytes: $0.bytes, limitBytes: configuration.maxBytes,
-                limitEntries: configuration.maxEntries, evictions: $0.evictions)
+                limitEntries: configuration.maxEntries, evictions: $0.evictions,
+                releasedBytes: $0.releasedBytes)
         }
     }
 
@@ -84,11 +80,13 @@ public final class MemoryTier: Sendable {
         }
         if let old = state.lru.set(entry, for: entry.key) {
             state.bytes -= Self.cost(of: old)
+            state.releasedBytes += Self.cost(of: old)
         }
         state.bytes += cost
         while state.bytes > configuration.maxBytes || state.lru.count > configuration.maxEntries {
             guard let evicted = state.lru.removeOldest() else { break }
             state.bytes -= Self.cost(of: evicted.value)
+            state.releasedBytes += Self.cost(of: evicted.value)
             state.evictions += 1
         }
         return true
@@ -98,6 +96,7 @@ public final class MemoryTier: Sendable {
     static func remove(_ key: String, from state: inout State) -> CacheEntry? {
         guard let old = state.lru.removeValue(for: key) else { return nil }
         state.bytes -= cost(of: old)
+        state.releasedBytes += cost(of: old)
         return old
     }
 }

@@ -18,12 +18,18 @@ public struct MemoryTierStatistics: Sendable, Equatable {
     public var limitBytes: Int
     public var limitEntries: Int
     public var evictions: Int
+    /// Cost of every entry that left the tier so far (evicted, replaced or removed): what the allocator got back.
+    public var releasedBytes: Int
 
-    public init(entries: Int = 0, bytes: Int = 0, limitBytes: Int = 0, limitEntries: Int = 0, evictions: Int = 0) {
+    public init(
+        entries: Int = 0, bytes: Int = 0, limitBytes: Int = 0, limitEntries: Int = 0, evictions: Int = 0,
+        releasedBytes: Int = 0
+    ) {
         self.entries = entries
         self.bytes = bytes
         self.limitBytes = limitBytes
         self.limitEntries = limitEntries
         self.evictions = evictions
+        self.releasedBytes = releasedBytes
     }
 }

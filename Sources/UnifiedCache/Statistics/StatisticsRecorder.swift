@@ -32,6 +32,11 @@ final class StatisticsRecorder: Sendable {
         }
     }
 
+    /// A fetch that failed before any request reached the upstream: a failure, not a fetch.
+    func recordUnsentFailure(namespace: String) {
+        state.withLockedValue { $0.namespaces[namespace, default: RequestCounters()].fetchFailures += 1 }
+    }
+
     func snapshot(memory: MemoryTierStatistics, secondTier: SecondTierStatistics?) -> CacheStatistics {
         let (namespaces, latency) = state.withLockedValue { ($0.namespaces, $0.latency) }
         let total = namespaces.values.reduce(RequestCounters(), +)

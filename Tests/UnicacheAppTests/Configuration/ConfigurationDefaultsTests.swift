@@ -11,6 +11,7 @@ import UnicacheApp
         #expect(configuration.server.maxConnections == 4096)
         #expect(configuration.server.maxConnectionsPerIP == 1024)
         #expect(configuration.server.idleTimeout == .seconds(30))
+        #expect(configuration.server.headerTimeout == .seconds(10))
         #expect(configuration.server.requestTimeout == .seconds(30))
         #expect(configuration.server.shutdownTimeout == .seconds(10))
         #expect(configuration.cache.dataDir == "./.unicache")

@@ -43,6 +43,8 @@ let invalidCases: [InvalidCase] = [
     InvalidCase(arguments: ["--max-connections", "many"], prefix: "--max-connections: ", form: "whole number"),
     InvalidCase(arguments: ["--max-connections-per-ip", "-3"], prefix: "Missing value for '--max-connections-per-ip", form: "unicache --help"),
     InvalidCase(arguments: ["--upstream-timeout", "0s"], prefix: "--upstream-timeout: \"0s\" is not above zero", form: "ms, s, m, h or d"),
+    InvalidCase(arguments: ["--header-timeout", "0ms"], prefix: "--header-timeout: \"0ms\" is not above zero", form: "10s"),
+    InvalidCase(arguments: [], environment: ["UNICACHE_HEADER_TIMEOUT": "ten"], prefix: "UNICACHE_HEADER_TIMEOUT: ", form: "ms, s, m, h or d"),
     InvalidCase(arguments: ["--request-timeout", "1.5s"], prefix: "--request-timeout: ", form: "whole number"),
     InvalidCase(arguments: ["--demo-latency", "fast"], prefix: "--demo-latency: ", form: "200ms"),
     InvalidCase(arguments: ["--log-level", "loud"], prefix: "--log-level: ", form: "critical"),
@@ -56,6 +58,23 @@ let invalidCases: [InvalidCase] = [
     InvalidCase(arguments: ["--ttl", "scores=1h", "--ttl", "scores=2h"], prefix: "--ttl: namespace scores is given twice", form: "at most once"),
     InvalidCase(arguments: ["--admin-token", ""], prefix: "--admin-token: ", form: "printable secret"),
     InvalidCase(arguments: ["--port", "8080\nINJECTED"], prefix: "--port: \"8080\\nINJECTED\"", form: "0 to 65535"),
+    // Upstream protection (CONTRACT §7).
+    InvalidCase(arguments: ["--upstream-rate", "subscription=abc"], prefix: "--upstream-rate: ", form: "N/DURATION"),
+    InvalidCase(arguments: ["--upstream-rate", "subscription=0/10s"], prefix: "--upstream-rate: ", form: "at least 1"),
+    InvalidCase(arguments: ["--upstream-rate", "subscription=5/0s"], prefix: "--upstream-rate: ", form: "above zero"),
+    InvalidCase(arguments: ["--upstream-rate", "weather=5/10s"], prefix: "--upstream-rate: ", form: "health, activities"),
+    InvalidCase(arguments: ["--upstream-rate", "subscription"], prefix: "--upstream-rate: \"subscription\" is not DOMAIN=N/DURATION", form: "200/15m"),
+    InvalidCase(arguments: ["--upstream-rate", "health=1/1s", "--upstream-rate", "health=2/1s"], prefix: "--upstream-rate: domain health has two budgets for a window of 1s", form: "at most once"),
+    InvalidCase(arguments: ["--upstream-rate", "health=5/10s,100/10s"], prefix: "--upstream-rate: domain health has two budgets for a window of 10s", form: "at most once"),
+    InvalidCase(arguments: [], environment: ["UNICACHE_UPSTREAM_RATE_HEALTH": "5/10s,abc"], prefix: "UNICACHE_UPSTREAM_RATE_HEALTH: ", form: "N/DURATION"),
+    InvalidCase(arguments: ["--upstream-concurrency", "x=0"], prefix: "--upstream-concurrency: ", form: "health, activities"),
+    InvalidCase(arguments: ["--upstream-concurrency", "health=0"], prefix: "--upstream-concurrency: ", form: "at least 1"),
+    InvalidCase(arguments: ["--upstream-header", "health=X-Key"], prefix: "--upstream-header: ", form: "NAME:VALUE"),
+    InvalidCase(arguments: ["--upstream-header", "health=X Key:v"], prefix: "--upstream-header: ", form: "without spaces"),
+    InvalidCase(arguments: ["--upstream-header", "health=:v"], prefix: "--upstream-header: ", form: "NAME:VALUE"),
+    InvalidCase(arguments: [], environment: ["UNICACHE_UPSTREAM_RATE_HEALTH": "fast"], prefix: "UNICACHE_UPSTREAM_RATE_HEALTH: ", form: "N/DURATION"),
+    InvalidCase(arguments: [], environment: ["UNICACHE_UPSTREAM_RATE_WEATHER": "5/10s"], prefix: "UNICACHE_UPSTREAM_RATE_WEATHER: ", form: "UNICACHE_UPSTREAM_RATE_<DOMAIN>"),
+    InvalidCase(arguments: [], environment: ["UNICACHE_UPSTREAM_CONCURRENCY_HEALTH": "-1"], prefix: "UNICACHE_UPSTREAM_CONCURRENCY_HEALTH: ", form: "at least 1"),
 ]
 
 @Suite struct ConfigurationErrorTests {

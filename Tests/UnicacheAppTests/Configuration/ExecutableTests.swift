@@ -14,6 +14,10 @@ enum BuiltExecutable {
         return nil
     }()
 
+    /// Whether this build runs under ThreadSanitizer (`swift test --sanitize=thread` builds the executable the same
+    /// way): its allocator keeps shadow memory and quarantines freed blocks, so resident-memory bounds do not apply.
+    static let underThreadSanitizer = dlsym(nil, "__tsan_init") != nil
+
     struct NotBuilt: Error {}
 
     struct Result {

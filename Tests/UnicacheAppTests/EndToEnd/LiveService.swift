@@ -30,22 +30,37 @@ final class LiveService: Sendable {
 
     static let token = "live-token"
 
-    static func start(dataDir: String? = nil, requestTimeout: Duration = .seconds(30)) async throws -> LiveService {
+    /// `protection` and `gateClock`: the upstream gates' settings (CONTRACT §7) and clock; every domain fetches
+    /// from the one test upstream, with its domain's service headers. `logger`: the service's, every part of it.
+    static func start(
+        dataDir: String? = nil, requestTimeout: Duration = .seconds(30), upstreamTimeout: Duration = .seconds(30),
+        protection: [UpstreamDomain: UpstreamProtection] = [:], gateClock: any GateClock = SystemGateClock(),
+        logger: Logger = Logger(label: "live-test")
+    ) async throws -> LiveService {
         let upstream = TestUpstream()
         let upstreamPort = try await upstream.start()
-        let logger = Logger(label: "live-test")
         // Generous: no live test is about the upstream timeout, and under ThreadSanitizer on 2 cores a first fetch
         // took longer than the 2 s this used to be.
-        let upstreamClient = UpstreamClient(timeout: .seconds(30), logger: logger)
-        let fetcher = try upstreamClient.fetcher(baseURL: TestUpstream.baseURL(port: upstreamPort))
+        let upstreamClient = UpstreamClient(
+            timeout: upstreamTimeout,
+            connectionsPerUpstream: protection.values.map(\.concurrency).max() ?? UpstreamProtection.defaultConcurrency,
+            logger: logger)
+        var fetchers: [UpstreamDomain: HTTPUpstreamFetcher] = [:]
+        for domain in UpstreamDomain.allCases {
+            fetchers[domain] = try upstreamClient.fetcher(
+                baseURL: TestUpstream.baseURL(port: upstreamPort), headers: protection[domain]?.headers ?? [])
+        }
         var disk: DiskTier?
         if let dataDir {
             disk = try await DiskTier.open(DiskTierConfiguration(directory: dataDir, limitBytes: 64 << 20))
         }
         let cache = UnifiedCacheManager(configuration: MemoryTierConfiguration(), secondTier: disk, logger: logger)
-        let app = App.build(cache: cache, fetcher: { _ in fetcher }, adminToken: token, logger: logger)
+        let app = App.build(
+            cache: cache, fetcher: { fetchers[$0]! }, adminToken: token, logger: logger, protection: protection,
+            slotWait: upstreamTimeout, gateClock: gateClock)
         let server = MicroHTTPServer(
-            configuration: MicroHTTPServerConfiguration(host: "127.0.0.1", port: 0, requestTimeout: requestTimeout),
+            configuration: MicroHTTPServerConfiguration(
+                host: "127.0.0.1", port: 0, requestTimeout: requestTimeout, requestIDs: true),
             responder: app.router, logger: logger)
         let port = try server.start()
         let group = ServiceGroup(configuration: .init(services: [server], logger: logger))

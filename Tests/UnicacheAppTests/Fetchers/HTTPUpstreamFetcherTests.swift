@@ -129,7 +129,7 @@ import UnifiedCache
         }
     }
 
-    @Test func connectionRefusedIsUnavailable() async throws {
+    @Test func connectionRefusedIsUnreachable() async throws {
         let upstream = TestUpstream()
         let port = try await upstream.start()
         await upstream.shutdown()
@@ -139,8 +139,8 @@ import UnifiedCache
             do throws(FetchError) { return .success(try await fetcher.fetch(Self.request("/x"))) } catch { return .failure(error) }
         }()
         await client.shutdown()
-        guard case .failure(.unavailable) = result else {
-            Issue.record("expected .unavailable, got \(result)")
+        guard case .failure(.unreachable) = result else {
+            Issue.record("expected .unreachable, got \(result)")
             return
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPRouting
 import Logging
 import Testing
 import UnicacheApp
@@ -110,13 +111,28 @@ import UnicacheApp
         }
     }
 
+    @Test func theRequestIDOfTheRunningHandlerIsWrittenAtTheTopAndInTheMetadata() throws {
+        let collector = LineCollector()
+        let log = Logger(label: "unicache.test") { label in
+            JSONLogHandler(
+                label: label, output: collector.output, metadataProvider: LoggingBootstrap.requestID, now: { Self.fixedDate })
+        }
+        log.info("outside")
+        RequestID.$current.withValue(RequestID(validating: "req-1")) { log.info("inside", metadata: ["k": "v"]) }
+        #expect(
+            collector.lines == [
+                #"{"timestamp":"2026-11-18T11:06:40.500Z","level":"info","label":"unicache.test","message":"outside","metadata":{}}"#,
+                #"{"timestamp":"2026-11-18T11:06:40.500Z","level":"info","label":"unicache.test","message":"inside","requestId":"req-1","metadata":{"k":"v","requestId":"req-1"}}"#,
+            ])
+    }
+
     @Test func bootstrapFactoryFollowsTheSettings() {
         let collector = LineCollector()
         let json = LoggingBootstrap.handlerFactory(for: LogSettings(level: .debug, format: .json), output: collector.output)
-        let handler = json("x")
+        let handler = json("x", nil)
         #expect(handler is JSONLogHandler)
         #expect(handler.logLevel == .debug)
-        let text = LoggingBootstrap.handlerFactory(for: LogSettings(level: .error, format: .text), output: collector.output)("y")
+        let text = LoggingBootstrap.handlerFactory(for: LogSettings(level: .error, format: .text), output: collector.output)("y", nil)
         #expect(text is StreamLogHandler)
         #expect(text.logLevel == .error)
     }

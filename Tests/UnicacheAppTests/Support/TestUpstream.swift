@@ -17,7 +17,10 @@ final class TestUpstream: Sendable {
         var behaviors: [String: Behavior] = [:]
         var counts: [String: Int] = [:]
         var targets: [String] = []
-        var countWaiters: [(path: String, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        /// The headers of the latest request per path.
+        var headers: [String: HTTPHeaders] = [:]
+        var countWaiters: [(id: Int, path: String, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var nextWaiter = 0
         var server: Task<Void, Never>?
     }
 
@@ -71,18 +74,34 @@ final class TestUpstream: Sendable {
         state.withLockedValue { $0.counts[path, default: 0] }
     }
 
+    /// The headers of the latest request for `path`.
+    func lastHeaders(_ path: String) -> HTTPHeaders? {
+        state.withLockedValue { $0.headers[path] }
+    }
+
     /// Every request target (path and query, as received), in arrival order.
     var requestTargets: [String] { state.withLockedValue { $0.targets } }
 
-    /// Returns once `path` has received at least `count` requests.
+    /// Returns once `path` has received at least `count` requests, or the task is cancelled (a test's time limit).
     func waitForRequests(_ path: String, count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let reached = state.withLockedValue { state in
-                if state.counts[path, default: 0] >= count { return true }
-                state.countWaiters.append((path, count, continuation))
-                return false
+        let id = state.withLockedValue { state in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let reached = state.withLockedValue { state in
+                    if state.counts[path, default: 0] >= count || Task.isCancelled { return true }
+                    state.countWaiters.append((id, path, count, continuation))
+                    return false
+                }
+                if reached { continuation.resume() }
             }
-            if reached { continuation.resume() }
+        } onCancel: {
+            let waiter = state.withLockedValue { state in
+                state.countWaiters.firstIndex { $0.id == id }.map { state.countWaiters.remove(at: $0) }
+            }
+            waiter?.continuation.resume()
         }
     }
 
@@ -110,7 +129,7 @@ final class TestUpstream: Sendable {
                 case .end:
                     guard let requestHead = head else { continue }
                     head = nil
-                    let reply = try await answer(requestHead.uri)
+                    let reply = try await answer(requestHead.uri, headers: requestHead.headers)
                     var headers = HTTPHeaders(reply.headers.map { ($0.name, $0.value) })
                     headers.replaceOrAdd(name: "Content-Length", value: String(reply.body.count))
                     let status = HTTPResponseStatus(statusCode: reply.status)
@@ -123,10 +142,11 @@ final class TestUpstream: Sendable {
     }
 
     /// Records the request, then produces (or withholds) its answer.
-    private func answer(_ target: String) async throws -> Reply {
+    private func answer(_ target: String, headers: HTTPHeaders) async throws -> Reply {
         let path = String(target.prefix { $0 != "?" })
         let (behavior, count, ready) = state.withLockedValue { state in
             state.targets.append(target)
+            state.headers[path] = headers
             state.counts[path, default: 0] += 1
             let count = state.counts[path, default: 0]
             let ready = state.countWaiters.filter { $0.path == path && $0.count <= count }.map(\.continuation)

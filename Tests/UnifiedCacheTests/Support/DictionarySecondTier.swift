@@ -5,6 +5,8 @@ import UnifiedCache
 final class DictionarySecondTier: SecondTier {
     private let entries = NIOLockedValueBox([String: CacheEntry]())
     private let storeCalls = NIOLockedValueBox(0)
+    /// While set, every store fails (a full disk): the key's previous entry is dropped, as the disk tier does.
+    let refusesWrites = NIOLockedValueBox(false)
 
     init(_ initial: [CacheEntry] = []) {
         entries.withLockedValue { dict in for entry in initial { dict[entry.key] = entry } }
@@ -17,8 +19,9 @@ final class DictionarySecondTier: SecondTier {
 
     func store(_ entry: CacheEntry) async -> Bool {
         storeCalls.withLockedValue { $0 += 1 }
-        entries.withLockedValue { $0[entry.key] = entry }
-        return true
+        let refuse = refusesWrites.withLockedValue { $0 }
+        entries.withLockedValue { $0[entry.key] = refuse ? nil : entry }
+        return !refuse
     }
 
     func remove(_ key: String) async -> Bool { entries.withLockedValue { $0.removeValue(forKey: key) != nil } }
@@ -44,5 +47,5 @@ final class DictionarySecondTier: SecondTier {
         }
     }
 
-    func health() -> String? { nil }
+    func health() -> String? { refusesWrites.withLockedValue { $0 } ? "no space left on device" : nil }
 }

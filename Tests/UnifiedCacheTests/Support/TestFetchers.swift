@@ -33,8 +33,8 @@ final class ScriptedFetcher: Fetcher {
     }
 }
 
-/// A fetcher that blocks every call until the test opens the gate; reports each call as it starts.
-final class GatedFetcher: Fetcher {
+/// A fetcher that holds every call until the test opens it; reports each call as it starts.
+final class HeldFetcher: Fetcher {
     private struct State {
         var open = false
         var waiting: [CheckedContinuation<Void, Never>] = []

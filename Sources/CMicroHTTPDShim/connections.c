@@ -1,0 +1,217 @@
+#define _GNU_SOURCE
+#include "connections.h"
+
+#include <linux/sockios.h>
+/* linux/tcp.h, not netinet/tcp.h: glibc's struct tcp_info stops before tcpi_bytes_received. */
+#include <linux/tcp.h>
+#include <netinet/in.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+
+/* What a connection is doing. The phase and the time it began share one word, so that the polling thread and
+   the acceptor's thread each replace both at once, without a lock on the request path. */
+enum phase {
+    IDLE_NEW = 0,   /* connected, no byte seen yet; since: when MHD took it */
+    IDLE_KEPT = 1,  /* kept alive, no byte of a next request seen yet; since: when the last request was done */
+    STARTED = 2,    /* a request's line and headers are arriving; since: its first byte (or a bit later) */
+    BUSY = 3        /* its headers are complete: no header deadline, never drained */
+};
+
+#define PHASE(word) ((enum phase)((word) & 3u))
+#define SINCE(word) ((word) >> 2)
+
+static uint64_t phase_word(enum phase phase, uint64_t since) {
+    return since << 2 | (uint64_t)phase;
+}
+
+struct unicache_connection {
+    _Atomic uint64_t phase;
+    /* The rest under the list's lock. */
+    int fd;
+    /* Shut down by the shim; MHD has yet to notice and close it. */
+    int closing;
+    struct unicache_connection *previous;
+    struct unicache_connection *next;
+};
+
+/* The kernel keeps the time of the last data segment in jiffies (1–10 ms) and we compare it with
+   CLOCK_MONOTONIC: within two jiffies of a request's end, bytes count as that request's. */
+static const uint64_t jiffy_ms = 10;
+
+uint64_t unicache_now_ms(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
+}
+
+void unicache_connections_init(struct unicache_connections *connections, uint64_t header_timeout_ms) {
+    memset(connections, 0, sizeof *connections);
+    pthread_mutex_init(&connections->lock, NULL);
+    connections->header_timeout_ms = header_timeout_ms;
+}
+
+void unicache_connections_destroy(struct unicache_connections *connections) {
+    /* MHD has announced every connection's close by now (the daemon is stopped). */
+    pthread_mutex_destroy(&connections->lock);
+}
+
+void unicache_connections_opened(struct unicache_connections *connections, struct MHD_Connection *connection,
+                                 void **socket_context) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    /* Without a record (no memory) the connection is simply not watched. */
+    struct unicache_connection *record = info == NULL ? NULL : calloc(1, sizeof *record);
+    *socket_context = record;
+    if (record == NULL) return;
+    record->fd = info->connect_fd;
+    atomic_init(&record->phase, phase_word(IDLE_NEW, unicache_now_ms()));
+    pthread_mutex_lock(&connections->lock);
+    record->previous = connections->tail;
+    if (connections->tail != NULL) connections->tail->next = record;
+    else connections->head = record;
+    connections->tail = record;
+    pthread_mutex_unlock(&connections->lock);
+}
+
+void unicache_connections_closed(struct unicache_connections *connections, void **socket_context) {
+    struct unicache_connection *record = *socket_context;
+    *socket_context = NULL;
+    if (record == NULL) return;
+    pthread_mutex_lock(&connections->lock);
+    if (record->previous != NULL) record->previous->next = record->next;
+    else connections->head = record->next;
+    if (record->next != NULL) record->next->previous = record->previous;
+    else connections->tail = record->previous;
+    pthread_mutex_unlock(&connections->lock);
+    free(record);
+}
+
+/* The record MHD keeps as the connection's socket context (NULL when it is not watched). */
+static struct unicache_connection *record_of(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info == NULL ? NULL : info->socket_context;
+}
+
+void unicache_connection_request_line(struct MHD_Connection *connection) {
+    struct unicache_connection *record = record_of(connection);
+    if (record == NULL) return;
+    uint64_t seen = atomic_load_explicit(&record->phase, memory_order_relaxed);
+    if (PHASE(seen) == STARTED) return;  /* the acceptor saw its first bytes earlier */
+    /* Fails only if the acceptor's thread marked it STARTED meanwhile, which is as good. */
+    atomic_compare_exchange_strong_explicit(&record->phase, &seen, phase_word(STARTED, unicache_now_ms()),
+                                            memory_order_relaxed, memory_order_relaxed);
+}
+
+void unicache_connection_headers_complete(struct MHD_Connection *connection) {
+    struct unicache_connection *record = record_of(connection);
+    if (record == NULL) return;
+    if (PHASE(atomic_load_explicit(&record->phase, memory_order_relaxed)) != BUSY) {
+        atomic_store_explicit(&record->phase, phase_word(BUSY, 0), memory_order_relaxed);
+    }
+}
+
+void unicache_connection_request_done(struct MHD_Connection *connection) {
+    struct unicache_connection *record = record_of(connection);
+    if (record == NULL) return;
+    atomic_store_explicit(&record->phase, phase_word(IDLE_KEPT, unicache_now_ms()), memory_order_relaxed);
+}
+
+/* Whether bytes of a request have reached an idle connection although MHD has not seen its line complete:
+   bytes waiting unread, any byte ever on a new connection, or a data segment after the last request's end.
+   *latest is when the latest data segment arrived, rounded up by a jiffy: no earlier than the request's first
+   byte, so a deadline counted from it is never early (and at most a check late). Nor earlier than the phase's
+   start: bytes that waited in the listen backlog (or behind the last request) count from when MHD took them up,
+   as nginx starts its header timer at accept. Under the list's lock (the descriptor). */
+static int request_arriving(const struct unicache_connection *record, uint64_t word, uint64_t now,
+                            uint64_t *latest) {
+    struct tcp_info info;
+    socklen_t length = sizeof info;
+    memset(&info, 0, sizeof info);
+    if (getsockopt(record->fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return 0;
+    uint64_t arrived = now > info.tcpi_last_data_recv ? now - info.tcpi_last_data_recv : 0;
+    *latest = arrived + jiffy_ms < now ? arrived + jiffy_ms : now;
+    if (*latest < SINCE(word)) *latest = SINCE(word);
+    int unread = 0;
+    if (ioctl(record->fd, SIOCINQ, &unread) == 0 && unread > 0) return 1;
+    if (PHASE(word) == IDLE_NEW) {
+        return length >= offsetof(struct tcp_info, tcpi_bytes_received) + sizeof info.tcpi_bytes_received
+            && info.tcpi_bytes_received > 0;
+    }
+    return arrived > SINCE(word) + 2 * jiffy_ms;
+}
+
+/* An idle connection is idle still (returns 1), or is marked STARTED from its latest bytes (returns 0). */
+static int still_idle(struct unicache_connection *record, uint64_t word, uint64_t now) {
+    uint64_t latest = 0;
+    if (!request_arriving(record, word, now, &latest)) return 1;
+    /* Fails only if its polling thread moved it on meanwhile: not idle either way. */
+    atomic_compare_exchange_strong_explicit(&record->phase, &word, phase_word(STARTED, latest),
+                                            memory_order_relaxed, memory_order_relaxed);
+    return 0;
+}
+
+/* MHD sees the end of input on its polling thread and closes the connection as if the client had. The
+   descriptor is the connection's own: MHD closes it only after unregistering, which waits for the lock. */
+static void close_connection(struct unicache_connection *record) {
+    shutdown(record->fd, SHUT_RDWR);
+    record->closing = 1;
+}
+
+unsigned int unicache_connections_enforce_header_timeout(struct unicache_connections *connections, uint64_t now) {
+    unsigned int closed = 0;
+    if (connections->header_timeout_ms == 0) return 0;
+    pthread_mutex_lock(&connections->lock);
+    for (struct unicache_connection *record = connections->head; record != NULL; record = record->next) {
+        if (record->closing) continue;
+        uint64_t word = atomic_load_explicit(&record->phase, memory_order_relaxed);
+        enum phase phase = PHASE(word);
+        if ((phase == IDLE_NEW || phase == IDLE_KEPT) && !still_idle(record, word, now)) {
+            word = atomic_load_explicit(&record->phase, memory_order_relaxed);
+            phase = PHASE(word);
+        }
+        if (phase == STARTED && now >= SINCE(word) + connections->header_timeout_ms) {
+            close_connection(record);
+            closed++;
+        }
+    }
+    pthread_mutex_unlock(&connections->lock);
+    return closed;
+}
+
+int unicache_connections_drain_one(struct unicache_connections *connections, uint64_t now) {
+    int drained = 0;
+    pthread_mutex_lock(&connections->lock);
+    /* A connection shut down here that MHD has not closed yet frees a slot soon: wait for it rather than close
+       another (under ThreadSanitizer a close took over 100 ms to be noticed, and a second idle one was drained). */
+    for (struct unicache_connection *record = connections->head; record != NULL; record = record->next) {
+        if (record->closing) {
+            pthread_mutex_unlock(&connections->lock);
+            return 0;
+        }
+    }
+    /* A few tries: a candidate may turn out to have a request arriving (it is then marked STARTED). */
+    for (int attempt = 0; attempt < 4 && !drained; attempt++) {
+        struct unicache_connection *oldest = NULL;
+        uint64_t oldest_word = 0;
+        for (struct unicache_connection *record = connections->head; record != NULL; record = record->next) {
+            uint64_t word = atomic_load_explicit(&record->phase, memory_order_relaxed);
+            int idle = PHASE(word) == IDLE_NEW || PHASE(word) == IDLE_KEPT;
+            /* Strictly older: of equals, the one connected first (the list is in connecting order). */
+            if (idle && !record->closing && (oldest == NULL || SINCE(word) < SINCE(oldest_word))) {
+                oldest = record;
+                oldest_word = word;
+            }
+        }
+        if (oldest == NULL) break;
+        if (still_idle(oldest, oldest_word, now)) {
+            close_connection(oldest);
+            drained = 1;
+        }
+    }
+    pthread_mutex_unlock(&connections->lock);
+    return drained;
+}

@@ -1,0 +1,44 @@
+#pragma once
+/* The daemon's open connections as the shim sees them (private to the shim): for each, whether it is idle
+   (connected, no request in progress) or has started a request whose line and headers are not complete yet.
+   libmicrohttpd 0.9.75 has neither defence this serves: a header deadline from a request's first byte (its
+   connection timeout restarts with every byte, so a client trickling one byte at a time holds a slot for
+   ever; nginx's client_header_timeout) and closing idle connections at the connection limit to admit new
+   ones (nginx's ngx_drain_connections). The acceptor's thread calls both; MHD's callbacks keep the states. */
+#include "include/CMicroHTTPDShim.h"
+#include <pthread.h>
+
+struct unicache_connection;
+
+struct unicache_connections {
+    /* Guards the list and every record's `fd` and `closing`; MHD unregisters a connection (NOTIFY_CLOSED)
+       under it before it closes the descriptor, so a descriptor read under it is the connection's own. */
+    pthread_mutex_t lock;
+    struct unicache_connection *head;
+    struct unicache_connection *tail;
+    uint64_t header_timeout_ms;
+};
+
+/** Milliseconds of CLOCK_MONOTONIC. */
+uint64_t unicache_now_ms(void);
+
+void unicache_connections_init(struct unicache_connections *connections, uint64_t header_timeout_ms);
+void unicache_connections_destroy(struct unicache_connections *connections);
+
+/* On the connection's polling thread (MHD_OPTION_NOTIFY_CONNECTION). */
+void unicache_connections_opened(struct unicache_connections *connections, struct MHD_Connection *connection,
+                                 void **socket_context);
+void unicache_connections_closed(struct unicache_connections *connections, void **socket_context);
+
+/* On the connection's polling thread, per request: the request line is complete (URI log callback), the
+   headers are (the access handler's first call), the request is done (MHD_OPTION_NOTIFY_COMPLETED). */
+void unicache_connection_request_line(struct MHD_Connection *connection);
+void unicache_connection_headers_complete(struct MHD_Connection *connection);
+void unicache_connection_request_done(struct MHD_Connection *connection);
+
+/** Closes every connection whose request line and headers are overdue; returns how many it closed. */
+unsigned int unicache_connections_enforce_header_timeout(struct unicache_connections *connections, uint64_t now);
+
+/** Closes the connection idle the longest (returns 1), or finds none idle or one it closed still open (returns 0):
+    one slot at a time, so that a close MHD has yet to notice does not make a second connection go for nothing. */
+int unicache_connections_drain_one(struct unicache_connections *connections, uint64_t now);

@@ -1,0 +1,81 @@
+/// How one domain's upstream is protected and called (CONTRACT §7).
+public struct UpstreamProtection: Sendable, Equatable {
+    public static let defaultConcurrency = 64
+
+    /// `--upstream-rate`: none, one, or several of different windows (each must allow a request).
+    public var budgets: [RequestBudget]
+    /// `--upstream-concurrency`.
+    public var concurrency: Int
+    /// `--upstream-header`, sent with every request to the upstream.
+    public var headers: [UpstreamHeader]
+
+    public init(budgets: [RequestBudget] = [], concurrency: Int = defaultConcurrency, headers: [UpstreamHeader] = []) {
+        self.budgets = budgets
+        self.concurrency = concurrency
+        self.headers = headers
+    }
+}
+
+/// At most `requests` in any window of `window` (`200/15m`).
+public struct RequestBudget: Sendable, Equatable, CustomStringConvertible {
+    public var requests: Int
+    public var window: Duration
+
+    public init(requests: Int, window: Duration) {
+        self.requests = requests
+        self.window = window
+    }
+
+    /// `N/DURATION`, N ≥ 1 and DURATION above zero; nil otherwise.
+    init?(text: String) {
+        let parts = text.trimmingWhitespace().split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let requests = ValueSyntax.wholeNumber(parts[0]), requests >= 1,
+            let window = ValueSyntax.duration(String(parts[1])), window > .zero
+        else { return nil }
+        self.init(requests: requests, window: window)
+    }
+
+    public var description: String { "\(requests)/\(ValueSyntax.text(of: window))" }
+
+    /// Budgets separated by commas (`200/15m,2000/1d`); nil when one of them is not valid.
+    static func list(text: String) -> [RequestBudget]? {
+        var budgets: [RequestBudget] = []
+        for item in text.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let budget = RequestBudget(text: String(item)) else { return nil }
+            budgets.append(budget)
+        }
+        return budgets
+    }
+}
+
+/// A header sent to an upstream (a service credential). Its value is never shown: descriptions and mirrors name
+/// the header only.
+public struct UpstreamHeader: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
+    public var name: String
+    public var value: String
+
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+
+    /// `NAME:VALUE`: NAME an HTTP token (RFC 9110 §5.6.2), VALUE printable ASCII (spaces and tabs inside),
+    /// both trimmed; nil otherwise.
+    init?(text: String) {
+        guard let colon = text.firstIndex(of: ":") else { return nil }
+        let name = text[..<colon].trimmingWhitespace()
+        let value = text[text.index(after: colon)...].trimmingWhitespace()
+        let tokenSymbols = Set("!#$%&'*+-.^_`|~".utf8)
+        guard !name.isEmpty,
+            name.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || tokenSymbols.contains($0) }),
+            value.utf8.allSatisfy({ ($0 >= 0x20 && $0 < 0x7F) || $0 == 0x09 })
+        else { return nil }
+        self.init(name: name, value: value)
+    }
+
+    public var description: String { "\(name): <redacted>" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["name": name, "value": "<redacted>"]) }
+}

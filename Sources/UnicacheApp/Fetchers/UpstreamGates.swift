@@ -1,0 +1,30 @@
+import UnifiedCache
+
+/// One upstream gate per domain (CONTRACT §7), built from each domain's protection settings; demo fetchers
+/// stand behind theirs too, so `make run` shows budgets and the circuit at work.
+struct UpstreamGates: Sendable {
+    private let gates: PerDomain<UpstreamGate>
+
+    /// `slotWait`: how long a request waits for a slot under the concurrency cap (the upstream timeout).
+    init(
+        protection: [UpstreamDomain: UpstreamProtection], slotWait: Duration, clock: any GateClock = SystemGateClock()
+    ) {
+        gates = PerDomain { domain in
+            let settings = protection[domain] ?? UpstreamProtection()
+            return UpstreamGate(
+                configuration: .init(concurrency: settings.concurrency, slotWait: slotWait),
+                budget: settings.budgets.isEmpty
+                    ? nil : SlidingWindowCounter(windows: settings.budgets.map { RateWindow(limit: $0.requests, window: $0.window) }),
+                clock: clock)
+        }
+    }
+
+    subscript(domain: UpstreamDomain) -> UpstreamGate { gates[domain] }
+
+    /// Each domain's gate as `/stats` and `/metrics` show it.
+    func snapshots() async -> [(domain: UpstreamDomain, snapshot: UpstreamGateSnapshot)] {
+        var result: [(domain: UpstreamDomain, snapshot: UpstreamGateSnapshot)] = []
+        for domain in UpstreamDomain.allCases { result.append((domain, await gates[domain].snapshot())) }
+        return result
+    }
+}

@@ -1,0 +1,5 @@
+/// Why a raw `put` was not acknowledged.
+public enum PutError: Error, Sendable, Equatable {
+    /// The second tier (disk) could not write the entry; nothing is stored under its key.
+    case notStored(reason: String)
+}

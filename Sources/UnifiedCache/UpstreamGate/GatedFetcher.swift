@@ -1,0 +1,27 @@
+/// A fetcher behind its domain's upstream gate: every fetch is let through (or refused) by the gate and reports
+/// its outcome to it.
+public struct GatedFetcher: Fetcher {
+    public let base: any Fetcher
+    public let gate: UpstreamGate
+
+    public init(_ base: any Fetcher, gate: UpstreamGate) {
+        self.base = base
+        self.gate = gate
+    }
+
+    public func fetch(_ request: FetchRequest) async throws(FetchError) -> FetchedValue {
+        let pass = try await gate.admit(background: request.background)
+        do throws(FetchError) {
+            let value = try await base.fetch(request)
+            gate.finish(pass, .answered)
+            return value
+        } catch {
+            switch error {
+            case .notFound: gate.finish(pass, .answered)
+            case .rateLimited(let retryAfter): gate.finish(pass, .rateLimited(retryAfter: retryAfter))
+            case .unavailable, .unreachable, .timeout, .refused: gate.finish(pass, .failed)
+            }
+            throw error
+        }
+    }
+}

@@ -1,0 +1,149 @@
+import NIOConcurrencyHelpers
+
+/// What stands between the cache and one domain's upstream (CONTRACT §7): a 429 pause, a circuit breaker, a cap
+/// on requests in flight and a request budget, asked in that order, so that refusals cost no waiting. The budget
+/// is spent only once a slot is held, right before the request is sent: the upstream never sees more than the
+/// budget in any window. No HTTP here: fetchers report what happened as an `UpstreamGate.Outcome`.
+public final class UpstreamGate: Sendable {
+    public struct Configuration: Sendable {
+        /// At most this many requests in flight.
+        public var concurrency: Int
+        /// The longest a request waits for a slot (the request's deadline); then it fails as a timeout.
+        public var slotWait: Duration
+        /// A 429 without `Retry-After` pauses the domain this long; none pauses it longer than `maximumPause`.
+        public var defaultPause: Duration = .seconds(60)
+        public var maximumPause: Duration = .seconds(3600)
+        public var breaker = CircuitBreaker()
+
+        public init(concurrency: Int = 64, slotWait: Duration) {
+            self.concurrency = concurrency
+            self.slotWait = slotWait
+        }
+    }
+
+    /// A request let through: it must be finished once, whatever happens.
+    public struct Pass: Sendable {
+        let probe: Bool
+    }
+
+    /// What became of a request that was let through.
+    public enum Outcome: Sendable, Equatable {
+        /// The upstream answered (a 404 included).
+        case answered
+        /// The upstream said 429; whole seconds of its `Retry-After` when it sent one.
+        case rateLimited(retryAfter: Int?)
+        /// A refused connection, a timeout or a 5xx.
+        case failed
+    }
+
+    private struct State {
+        var breaker: CircuitBreaker
+        var pausedUntil: Duration = .zero
+        var rejected: [UpstreamRefusal.Reason: Int] = [:]
+    }
+
+    public let configuration: Configuration
+    public let budget: (any UpstreamRateCounter)?
+    private let clock: any GateClock
+    private let jitter: @Sendable () -> Double
+    private let slots: ConcurrencyLimiter
+    private let state: NIOLockedValueBox<State>
+
+    /// `jitter`: a number in 0..<1 for each back-off (random unless a test fixes it).
+    public init(
+        configuration: Configuration, budget: (any UpstreamRateCounter)?, clock: any GateClock = SystemGateClock(),
+        jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+    ) {
+        self.configuration = configuration
+        self.budget = budget
+        self.clock = clock
+        self.jitter = jitter
+        slots = ConcurrencyLimiter(limit: configuration.concurrency)
+        state = NIOLockedValueBox(State(breaker: configuration.breaker))
+    }
+
+    /// Lets a request through, or refuses it (`FetchError.refused`) or gives up waiting for a slot
+    /// (`FetchError.timeout`). Background work yields to foreground requests and leaves them the last tenth of
+    /// the budget.
+    public func admit(background: Bool = false) async throws(FetchError) -> Pass {
+        let now = clock.now()
+        let probe = try admitPausedAndCircuit(at: now)
+        if let budget, case .refused(let retryAfter) = await budget.check(at: now, background: background) {
+            throw refuse(.rate, retryAfter: retryAfter, probe: probe)
+        }
+        guard await slots.acquire(background: background, deadline: now + configuration.slotWait, clock: clock) else {
+            if probe { state.withLockedValue { $0.breaker.probeAbandoned() } }
+            throw .timeout
+        }
+        if let budget, case .refused(let retryAfter) = await budget.take(at: clock.now(), background: background) {
+            slots.release()
+            throw refuse(.rate, retryAfter: retryAfter, probe: probe)
+        }
+        return Pass(probe: probe)
+    }
+
+    /// Ends a request that was let through: frees its slot and learns from its outcome.
+    public func finish(_ pass: Pass, _ outcome: Outcome) {
+        slots.release()
+        let now = clock.now()
+        state.withLockedValue { state in
+            switch outcome {
+            case .answered:
+                state.breaker.succeeded()
+            case .rateLimited(let retryAfter):
+                state.breaker.succeeded()
+                let pause = min(retryAfter.map { .seconds(max(0, $0)) } ?? configuration.defaultPause,
+                                configuration.maximumPause)
+                state.pausedUntil = max(state.pausedUntil, now + pause)
+            case .failed:
+                state.breaker.failed(at: now, probe: pass.probe, jitter: jitter())
+            }
+        }
+    }
+
+    public func snapshot() async -> UpstreamGateSnapshot {
+        let now = clock.now()
+        let (rejected, circuit) = state.withLockedValue { ($0.rejected, $0.breaker.state(at: now)) }
+        return UpstreamGateSnapshot(
+            inFlight: slots.inFlight, budgetRemaining: await budget?.remaining(at: now), rejected: rejected,
+            circuit: circuit)
+    }
+
+    /// The refusals that need no waiting: a 429 pause, then the circuit. Returns whether this is the probe.
+    private func admitPausedAndCircuit(at now: Duration) throws(FetchError) -> Bool {
+        let verdict = state.withLockedValue { state -> Result<Bool, UpstreamRefusal> in
+            if now < state.pausedUntil {
+                state.rejected[.paused, default: 0] += 1
+                return .failure(UpstreamRefusal(.paused, retryAfter: state.pausedUntil - now))
+            }
+            switch state.breaker.admit(at: now) {
+            case .pass: return .success(false)
+            case .probe: return .success(true)
+            case .refused(let retryAfter):
+                state.rejected[.circuit, default: 0] += 1
+                return .failure(UpstreamRefusal(.circuit, retryAfter: retryAfter))
+            }
+        }
+        switch verdict {
+        case .success(let probe): return probe
+        case .failure(let refusal): throw .refused(refusal)
+        }
+    }
+
+    private func refuse(_ reason: UpstreamRefusal.Reason, retryAfter: Duration, probe: Bool) -> FetchError {
+        state.withLockedValue { state in
+            state.rejected[reason, default: 0] += 1
+            if probe { state.breaker.probeAbandoned() }
+        }
+        return .refused(UpstreamRefusal(reason, retryAfter: retryAfter))
+    }
+}
+
+/// What `/stats` shows of a domain's gate.
+public struct UpstreamGateSnapshot: Sendable, Equatable {
+    public var inFlight: Int
+    /// Nil without a budget.
+    public var budgetRemaining: Int?
+    public var rejected: [UpstreamRefusal.Reason: Int]
+    public var circuit: CircuitBreaker.State
+}

@@ -1,0 +1,83 @@
+import Glibc
+import HTTPRouting
+import Testing
+@testable import MicroHTTPServer
+
+/// `headerTimeout` (contract §1, `--header-timeout`): a request whose line and headers are not complete that long
+/// after its first byte is closed, however slowly they trickle in; libmicrohttpd's own timeout restarts with every
+/// byte. The clock starts at the first byte: a client that thinks before it sends is not hurried. Both listening
+/// paths: one polling thread and a pool.
+@Suite(.serialized) struct HeaderTimeoutTests {
+    /// 250 bytes of request line and headers: 25 s at 100 ms a byte.
+    static let slowRequest = "GET /now HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: \(String(repeating: "a", count: 210))\r\n\r\n"
+
+    static var router: Router {
+        var router = Router()
+        router.getNow()
+        return router
+    }
+
+    @Test(arguments: [1, 2])
+    func aRequestTricklingInIsClosedAtTheHeaderTimeoutWhileOthersAreServed(pollingThreads: Int) async throws {
+        let configuration = MicroHTTPServerConfiguration.test(pollingThreads: pollingThreads, headerTimeout: .seconds(1))
+        try await withLiveServer(configuration, router: Self.router) { port, _ in
+            async let trickle = RawHTTPClient.trickle(port: port, Self.slowRequest, pace: .milliseconds(100))
+            let normal = try await RawHTTPClient.get(port: port, "/now")
+            #expect(normal.status == 200)
+            let seen = try await trickle
+            // Closed without an answer while the client was still sending, and not before the timeout.
+            #expect(seen.received.isEmpty)
+            #expect(seen.sent < Self.slowRequest.utf8.count)
+            let closedAfter = try #require(seen.closedAfter)
+            #expect(closedAfter >= .seconds(1))
+        }
+    }
+
+    @Test(arguments: [1, 2])
+    func headersThatArriveWithinTheTimeoutAreServed(pollingThreads: Int) async throws {
+        let configuration = MicroHTTPServerConfiguration.test(pollingThreads: pollingThreads, headerTimeout: .seconds(5))
+        try await withLiveServer(configuration, router: Self.router) { port, _ in
+            // About 1.8 s of trickling, within the 5 s.
+            let seen = try await RawHTTPClient.trickle(
+                port: port, "GET /now HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", pace: .milliseconds(50))
+            #expect(seen.closedAfter == nil)
+            #expect(String(decoding: seen.received, as: UTF8.self).hasPrefix("HTTP/1.1 200 "))
+        }
+    }
+
+    /// A request that waits in the listen backlog (the only connection slot is taken) does not spend its time there:
+    /// the clock starts when the server takes the connection up, as nginx starts its header timer at accept.
+    @Test(arguments: [1, 2])
+    func timeInTheListenBacklogDoesNotCount(pollingThreads: Int) async throws {
+        let configuration = MicroHTTPServerConfiguration.test(
+            pollingThreads: pollingThreads, maxConnections: 1, headerTimeout: .seconds(1))
+        try await withLiveServer(configuration, router: Self.router) { port, _ in
+            // Holds the only slot with a request under way until the header timeout closes it, after a second.
+            let holder = try RawHTTPClient.connect(port: port)
+            defer { close(holder) }
+            try RawHTTPClient.send(holder, Array("GET /now HTTP/1.1\r\nHost: 127".utf8))
+            // Its first bytes (not yet a request line) wait in the backlog for that second; the rest comes half a
+            // second after it.
+            let waited = try await RawHTTPClient.exchange(
+                port: port, first: "GET /n", answered: false, pause: .milliseconds(1500),
+                then: "ow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            #expect(waited.status == 200)
+        }
+    }
+
+    /// Idle time is the idle timeout's, before the first request and between requests.
+    @Test(arguments: [1, 2])
+    func theClockStartsAtTheFirstByteNotWhenTheConnectionFellIdle(pollingThreads: Int) async throws {
+        let configuration = MicroHTTPServerConfiguration.test(
+            pollingThreads: pollingThreads, headerTimeout: .milliseconds(500))
+        try await withLiveServer(configuration, router: Self.router) { port, _ in
+            let request = "GET /now HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+            let afterThinking = try await RawHTTPClient.exchange(
+                port: port, first: nil, pause: .milliseconds(1500), then: request)
+            #expect(afterThinking.status == 200)
+            let nextAfterThinking = try await RawHTTPClient.exchange(
+                port: port, first: request, pause: .milliseconds(1500), then: request)
+            #expect(nextAfterThinking.status == 200)
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import HTTPRouting
+import Logging
+import Testing
+@testable import MicroHTTPServer
+
+/// CONTRACT §7.4 at the server: every answer carries the request's id, the client's when valid.
+@Suite(.serialized) struct RequestIDServingTests {
+    static func configuration() -> MicroHTTPServerConfiguration {
+        var configuration = MicroHTTPServerConfiguration.test(maxBodyBytes: 16)
+        configuration.requestIDs = true
+        return configuration
+    }
+
+    /// A reusable response on both paths, and an async route that answers with the id it saw, as the request
+    /// and as the task-local value its log lines read.
+    static func router() -> Router {
+        let shared = Response(status: 200, headers: ["X-Shared": "yes"], body: Array(#"{"n":1}"#.utf8)).reusable()
+        var router = Router()
+        router.get("/shared", immediate: { _ in shared }) { _ in shared }
+        router.get("/async-shared") { _ in shared }
+        router.get("/seen") { request in
+            .text("\(request.id?.value ?? "-") \(RequestID.current?.value ?? "-")")
+        }
+        router.get("/seen-now", immediate: { request in
+            .text("\(request.id?.value ?? "-") \(RequestID.current?.value ?? "-")")
+        }) { _ in .text("later") }
+        return router
+    }
+
+    static func get(_ port: Int, _ path: String, id: String? = nil) async throws -> RawResponse {
+        let header = id.map { "X-Request-ID: \($0)\r\n" } ?? ""
+        return try await RawHTTPClient.exchange(port: port, "GET \(path) HTTP/1.1\r\nHost: a\r\n\(header)\r\n")
+    }
+
+    @Test func aValidClientIDIsEchoedOnEveryPathAndSeenByTheHandler() async throws {
+        try await withLiveServer(Self.configuration(), router: Self.router()) { port, _ in
+            for path in ["/shared", "/async-shared", "/shared", "/missing"] {
+                let response = try await Self.get(port, path, id: "client-7")
+                #expect(response.headers["X-Request-ID"] == "client-7", "\(path)")
+            }
+            #expect(try await Self.get(port, "/seen", id: "abc").text == "abc abc")
+            #expect(try await Self.get(port, "/seen-now", id: "def").text == "def def")
+        }
+    }
+
+    @Test func copiesOfOneReusableResponseCarryTheirOwnIDsAndTheSameBody() async throws {
+        try await withLiveServer(Self.configuration(), router: Self.router()) { port, _ in
+            var ids: Set<String> = []
+            for path in ["/shared", "/async-shared", "/shared", "/async-shared"] {
+                let response = try await Self.get(port, path)
+                #expect(response.status == 200 && response.text == #"{"n":1}"#)
+                #expect(response.headers["X-Shared"] == "yes" && response.headers["Content-Length"] == "7")
+                let id = try #require(response.headers["X-Request-ID"])
+                #expect(RequestID(validating: id) != nil)
+                ids.insert(id)
+            }
+            #expect(ids.count == 4)
+        }
+    }
+
+    @Test(arguments: ["has space", String(repeating: "x", count: 129), "caf\u{E9}"])
+    func anInvalidClientIDIsReplaced(value: String) async throws {
+        try await withLiveServer(Self.configuration(), router: Self.router()) { port, _ in
+            let response = try await Self.get(port, "/seen", id: value)
+            let id = try #require(response.headers["X-Request-ID"])
+            #expect(id != value && RequestID(validating: id) != nil)
+            #expect(response.text == "\(id) \(id)")
+        }
+    }
+
+    @Test func theServersOwnAnswersCarryTheIDToo() async throws {
+        let store = CapturingLogHandler.Store()
+        let logger = Logger(label: "test") { _ in CapturingLogHandler(store: store) }
+        try await withLiveServer(Self.configuration(), router: Self.router(), logger: logger) { port, _ in
+            // 413 before the body: answered by the server, not the router.
+            let tooLarge = try await RawHTTPClient.exchange(
+                port: port,
+                "POST /seen HTTP/1.1\r\nHost: a\r\nX-Request-ID: big-1\r\nContent-Length: 100\r\n\r\n")
+            #expect(tooLarge.status == 413)
+            #expect(tooLarge.headers["X-Request-ID"] == "big-1")
+        }
+        // And the server's own log line about it.
+        let lines = store.requestIDs.withLock { $0 }
+        #expect(lines.contains { $0.message == "rejected before the body" && $0.requestID == "big-1" })
+    }
+
+    @Test func withoutRequestIDsNoHeaderIsAdded() async throws {
+        try await withLiveServer(.test(), router: Self.router()) { port, _ in
+            for path in ["/shared", "/async-shared"] {
+                let response = try await Self.get(port, path, id: "client-7")
+                #expect(response.headers["X-Request-ID"] == nil)
+            }
+            #expect(try await Self.get(port, "/seen", id: "abc").text == "- -")
+        }
+    }
+}

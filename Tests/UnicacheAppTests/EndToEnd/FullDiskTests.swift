@@ -1,0 +1,120 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Testing
+
+/// A small tmpfs mounted for one test (root only; the suite is skipped where mounting is not allowed).
+struct Tmpfs {
+    let path: String
+
+    static let canMount: Bool = {
+        guard getuid() == 0, let probe = try? Tmpfs(size: "64k") else { return false }
+        probe.unmount()
+        return true
+    }()
+
+    init(size: String) throws {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("unicache-tmpfs-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        guard Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", path]) == 0 else {
+            try? FileManager.default.removeItem(atPath: path)
+            throw CocoaError(.fileWriteNoPermission)
+        }
+    }
+
+    func unmount() {
+        _ = Self.run("/bin/umount", [path])
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    private static func run(_ tool: String, _ arguments: [String]) -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return -1 }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
+
+/// CONTRACT §4: a raw PUT is acknowledged only once written to the disk tier; on a full disk it answers 507
+/// problem+json and stores nothing. After kill -9 and a restart every acknowledged PUT is there, no refused one.
+@Suite(
+    .serialized, .timeLimit(.minutes(2)),
+    .enabled(if: BuiltExecutable.url != nil, "the unicache executable is not built"),
+    .enabled(if: Tmpfs.canMount, "mounting a tmpfs needs root"))
+struct FullDiskTests {
+    static let token = "full-disk-token"
+
+    struct Answer {
+        var status: Int
+        var contentType: String?
+        var body: [UInt8]
+    }
+
+    static func send(
+        _ client: HTTPClient, port: Int, _ method: NIOHTTP1.HTTPMethod, key: String, body: [UInt8]? = nil
+    ) async throws -> Answer {
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/cache/\(key)")
+        request.method = method
+        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
+        let response = try await client.execute(request, timeout: .seconds(30))
+        let collected = try await response.body.collect(upTo: 2 << 20)
+        return Answer(
+            status: Int(response.status.code), contentType: response.headers.first(name: "Content-Type"),
+            body: Array(collected.readableBytesView))
+    }
+
+    static func body(_ index: Int) -> [UInt8] {
+        (0..<(48 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) }
+    }
+
+    @Test func aFullDiskRefusesWithProblemJSONAndLosesNoAcknowledgedWriteAcrossKill9() async throws {
+        let disk = try Tmpfs(size: "1m")
+        defer { disk.unmount() }
+        let client = HTTPClient.shared
+        let arguments = [
+            "--data-dir", disk.path, "--disk-limit", "1GiB", "--admin-token", Self.token,
+        ]
+
+        let service = try ExecutableTests.Service(arguments)
+        let port = try #require(service.port, "no start-up line in: \(service.log)")
+        var acknowledged: [Int] = []
+        var refused: [Int] = []
+        for index in 0..<40 {
+            let answer = try await Self.send(client, port: port, .PUT, key: "full:\(index)", body: Self.body(index))
+            switch answer.status {
+            case 201: acknowledged.append(index)
+            case 507:
+                refused.append(index)
+                #expect(answer.contentType == "application/problem+json")
+                let problem = try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any]
+                #expect(problem?["status"] as? Int == 507)
+            default: Issue.record("PUT full:\(index) answered \(answer.status)")
+            }
+        }
+        #expect(acknowledged.count >= 5)  // 1 MiB holds about twenty 48 KiB entries
+        #expect(refused.count >= 10)
+        for index in refused {
+            #expect(try await Self.send(client, port: port, .GET, key: "full:\(index)").status == 404)
+        }
+        kill(service.process.processIdentifier, SIGKILL)
+        service.process.waitUntilExit()
+
+        var restarted = try ExecutableTests.Service(arguments)
+        let newPort = try #require(restarted.port, "no start-up line in: \(restarted.log)")
+        for index in acknowledged {
+            let answer = try await Self.send(client, port: newPort, .GET, key: "full:\(index)")
+            #expect(answer.status == 200, "acknowledged PUT full:\(index) lost")
+            #expect(answer.body == Self.body(index))
+        }
+        for index in refused {
+            #expect(try await Self.send(client, port: newPort, .GET, key: "full:\(index)").status == 404)
+        }
+        #expect(restarted.stop() == 0)
+    }
+}

@@ -1,4 +1,0 @@
-import Testing
-@testable import UnicacheApp
-
-@Test func moduleLinks() { #expect(Bool(true)) }

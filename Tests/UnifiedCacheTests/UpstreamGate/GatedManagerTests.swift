@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+@testable import UnifiedCache
+
+/// The manager behind a gated fetcher (CONTRACT §7.1): a stampede spends one request of the budget, a refusal
+/// serves a stored copy with its reason or fails with the refusal, and a refused fetch is not counted as one.
+struct GatedManagerTests {
+    static func gate(budget: Int, clock: ManualGateClock) -> UpstreamGate {
+        UpstreamGate(
+            configuration: .init(slotWait: .seconds(5)),
+            budget: SlidingWindowCounter(limit: budget, window: .seconds(10)), clock: clock, jitter: { 0 })
+    }
+
+    @Test func aStampedeOfOneKeySpendsOneRequestOfTheBudget() async throws {
+        let cache = makeManager()
+        let held = HeldFetcher(body: "shared")
+        let gate = Self.gate(budget: 5, clock: ManualGateClock())
+        let fetcher = GatedFetcher(held, gate: gate)
+        try await withThrowingTaskGroup(of: CacheResult.self) { group in
+            for _ in 0..<200 {
+                group.addTask { try await cache.get(request("cold"), policy: .ttl(60), fetcher: fetcher) }
+            }
+            await held.waitForStarts(1)
+            await waitForWaiters(cache, key: "cold", count: 199)
+            held.open()
+            for try await result in group { #expect(text(result.entry) == "shared") }
+        }
+        #expect(await gate.snapshot().budgetRemaining == 4)
+    }
+
+    @Test func aRefusalServesTheStoredCopyWithItsReasonOrFailsWithIt() async throws {
+        let wall = ManualWallClock(instant("2026-06-01T12:00:00Z"))
+        let cache = makeManager(clock: wall)
+        let gate = Self.gate(budget: 1, clock: ManualGateClock())
+        let fetcher = GatedFetcher(ScriptedFetcher(body: "v1"), gate: gate)
+        var policy = FreshnessPolicy.ttl(60)
+        policy.staleIfError = 3600
+        _ = try await cache.get(request("k"), policy: policy, fetcher: fetcher)
+        wall.advance(by: 61)
+        let stale = try await cache.get(request("k"), policy: policy, fetcher: fetcher)
+        #expect(stale.outcome == .stale(reason: .upstreamRefused(.rate)) && text(stale.entry) == "v1")
+        await #expect(throws: CacheError.refused(UpstreamRefusal(.rate, retryAfter: .seconds(10)))) {
+            try await cache.get(request("other"), policy: policy, fetcher: fetcher)
+        }
+        let stats = cache.statistics()
+        #expect(stats.upstream.fetches == 1 && stats.upstream.failures == 0)
+        #expect(stats.requests.stale == 1 && stats.requests.misses == 2)
+    }
+
+    @Test func refreshAheadIsBackgroundWorkAtTheGate() async throws {
+        let clock = ManualWallClock(instant("2026-03-02T09:00:00Z"))  // Monday 10:00 CET
+        let cache = makeManager(clock: clock)
+        let rule = RefreshAheadRule(timeZone: zone("Europe/Berlin"), weekday: 2)
+        let policy = FreshnessPolicy.ttl(30 * 86400).refreshingAhead(rule)
+        let key = request("health:avg:alice:2")
+        let fetcher = ScriptedFetcher { request, _ in FetchedValue(body: Array("background=\(request.background)".utf8)) }
+        _ = try await cache.get(key, policy: policy, fetcher: fetcher)
+        clock.set(instant("2026-03-09T07:00:00Z"))  // next Monday 08:00 CET: refreshed ahead
+        let stale = try await cache.get(key, policy: policy, fetcher: fetcher)
+        #expect(stale.outcome == .stale(reason: .backgroundRefresh) && text(stale.entry) == "background=false")
+        await cache.waitForPendingLoads()
+        #expect(text(try await cache.get(key, policy: policy, fetcher: fetcher).entry) == "background=true")
+    }
+}
