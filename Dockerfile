@@ -5,10 +5,11 @@
 
 # ---- build: the official Swift image on Debian 12 (same Swift as CI: 6.3.1) -------------------------------
 FROM swift:6.3.1-bookworm AS build
-# libmicrohttpd's headers, and pkg-config, without which SwiftPM cannot find Debian's multiarch .pc file.
+# libmicrohttpd's and hiredis's headers, and pkg-config, without which SwiftPM cannot find Debian's multiarch .pc file.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       libmicrohttpd-dev=0.9.75-6 \
+      libhiredis-dev=0.14.1-3 \
       pkg-config=1.8.1-1 \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
@@ -19,7 +20,7 @@ COPY Sources ./Sources
 COPY Tests ./Tests
 # Package.swift names the HTTP benchmark server's folder: the manifest does not load without it.
 COPY Benchmarks/HTTPBenchServer ./Benchmarks/HTTPBenchServer
-# The Swift runtime and Foundation are linked statically; libmicrohttpd (LGPL) stays a shared library.
+# The Swift runtime and Foundation are linked statically; libmicrohttpd (LGPL) and hiredis stay shared libraries.
 # SwiftPM resource bundles (*.resources), if a target ever has some, must sit next to the executable.
 RUN swift build -c release --static-swift-stdlib --product unicache \
  && bin="$(swift build -c release --static-swift-stdlib --show-bin-path)" \
@@ -34,6 +35,7 @@ FROM debian:bookworm-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       libmicrohttpd12=0.9.75-6 \
+      libhiredis0.14=0.14.1-3 \
       libstdc++6=12.2.0-14+deb12u1 \
       libgcc-s1=12.2.0-14+deb12u1 \
       zlib1g=1:1.2.13.dfsg-1 \

@@ -1,12 +1,12 @@
 # The two set-up commands of the README are `make run` and `make test`; each installs the Debian packages
 # it needs (when missing) and then calls SwiftPM. `make check` is what CI runs after `make test`.
 SHELL := /bin/bash
-APT_PACKAGES := libmicrohttpd-dev pkg-config
+APT_PACKAGES := libmicrohttpd-dev libhiredis-dev redis-server pkg-config
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # The release binary the conformance and Docker checks share (same flags as the Dockerfile).
 RELEASE_FLAGS := -c release --static-swift-stdlib --product unicache --scratch-path .build-release
 
-.PHONY: deps run test build release check tsan openapi conformance docker-check bench-http bench-cache
+.PHONY: deps run test build release check tsan openapi conformance docker-check bench-http bench-cache bench-shared
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -47,3 +47,8 @@ bench-http:
 
 bench-cache:
 	bash scripts/bench-cache.sh
+
+# The shared Redis tier (needs redis-server, which `deps` installs): L1 misses from Redis vs disk, a fleet
+# stampede, a dead Redis.
+bench-shared: deps
+	bash scripts/bench-shared.sh

@@ -32,6 +32,11 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
+        // hiredis as Debian ships it (libhiredis-dev 0.14, RESP2): the reference Redis client, behind RedisClient
+        // only. Not through pkg-config: its `-D_FILE_OFFSET_BITS=64` is a flag SwiftPM refuses with a warning.
+        .systemLibrary(name: "CHiredis"),
+        // The only Swift module that touches hiredis: pooled command contexts and a subscriber thread.
+        .target(name: "RedisClient", dependencies: ["CHiredis"], swiftSettings: strict),
         // glibc's <malloc.h> (mallopt, malloc_trim, mallinfo2): the service bounds what the allocator keeps.
         .systemLibrary(name: "CMalloc"),
         // Non-variadic C wrappers for what Swift cannot call directly.
@@ -76,11 +81,20 @@ let package = Package(
             dependencies: ["DiskTier", "UnifiedCache", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
+        // The fleet's shared tier on Redis, plugged into UnifiedCache's shared-tier hook.
+        .target(
+            name: "RedisTier",
+            dependencies: [
+                "RedisClient", "UnifiedCache", "DiskTier", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
         // Resource table, fetchers, admin and stats routes, configuration.
         .target(
             name: "UnicacheApp",
             dependencies: [
-                "CMalloc", "UnifiedCache", "DiskTier", "HTTPRouting", "MicroHTTPServer",
+                "CMalloc", "UnifiedCache", "DiskTier", "RedisTier", "RedisClient", "HTTPRouting", "MicroHTTPServer",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -110,6 +124,9 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // Starts a real redis-server on a free loopback port for the tests that need one (never shipped).
+        .target(name: "RedisTestSupport", dependencies: ["RedisClient"], path: "Tests/RedisTestSupport", swiftSettings: strict),
+        .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "RedisTestSupport"], swiftSettings: strict),
         .testTarget(name: "HTTPRoutingTests", dependencies: ["HTTPRouting"], swiftSettings: strict),
         .testTarget(
             name: "MicroHTTPServerTests",
@@ -134,7 +151,7 @@ let package = Package(
         .testTarget(
             name: "UnicacheAppTests",
             dependencies: [
-                "UnicacheApp", "UnifiedCache", "DiskTier", "HTTPRouting", "MicroHTTPServer",
+                "UnicacheApp", "UnifiedCache", "DiskTier", "HTTPRouting", "MicroHTTPServer", "RedisClient", "RedisTier", "RedisTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

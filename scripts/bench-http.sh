@@ -22,6 +22,7 @@ BASE_PORT=${BASE_PORT:-18080}
 BASELINE_BIN=$ROOT/Benchmarks/mhd-baseline/mhd-baseline
 BENCH_BIN=$ROOT/.build/release/HTTPBenchServer
 DATA_DIR=$(mktemp -d /tmp/unicache-bench-XXXXXX)
+REDIS_PORT=$((BASE_PORT + 90))
 
 TARGETS=(
   "baseline|$BASELINE_BIN {port}|/"
@@ -31,12 +32,14 @@ TARGETS=(
   "swift-async|$BENCH_BIN --port {port}|/async"
   # The full stack: a warm read-through resource (fresh memory hit, answered on the MHD thread).
   "unicache-warm|$ROOT/.build/release/unicache --port {port} --data-dir $DATA_DIR --log-level warning|/v1/users/alice/subscription"
+  # The same with the shared Redis tier configured (CONTRACT §6): a fresh memory hit never asks Redis.
+  "warm-redis|$ROOT/.build/release/unicache --port {port} --data-dir $DATA_DIR/redis --log-level warning --redis redis://127.0.0.1:$REDIS_PORT|/v1/users/alice/subscription"
   # A cold key while its domain's circuit is open (CONTRACT §7): the upstream refuses connections (nothing listens on
   # port 1), the first five failures open the circuit and every answer after is its 502, decided at the gate.
   "circuit-open|$ROOT/.build/release/unicache --port {port} --data-dir $DATA_DIR/open --log-level error --upstream subscription=http://127.0.0.1:1|/v1/users/alice/subscription"
 )
 
-for tool in wrk taskset curl cc pkg-config; do
+for tool in wrk taskset curl cc pkg-config redis-server; do
   command -v "$tool" >/dev/null || { echo "bench-http: missing $tool" >&2; exit 1; }
 done
 
@@ -53,6 +56,8 @@ cleanup() {
   rm -rf "$DATA_DIR"
 }
 trap cleanup EXIT
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --daemonize no >/dev/null 2>&1 &
+SERVER_PID[redis]=$!
 
 # Starts (once per command) the server of a target; sets PID and PORT.
 start_server() {
@@ -127,4 +132,4 @@ for target in "${TARGETS[@]}"; do
     "$(awk -v a="${RPS[$name]}" -v b="${RPS[baseline]}" 'BEGIN {print a / b}')" \
     "$(awk -v a="${CPU[$name]}" -v b="${CPU[baseline]}" 'BEGIN {print a / b}')"
 done
-echo "targets: sync >= 0.85 rps/base and <= 1.25 cpu/base; async <= 2.5 cpu/base; circuit-open: its p99 is the answer time of a refused fetch"
+echo "targets: sync, unicache-warm and warm-redis >= 0.85 rps/base and <= 1.25 cpu/base; async <= 2.5 cpu/base; circuit-open: its p99 is the answer time of a refused fetch"

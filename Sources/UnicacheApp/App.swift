@@ -20,14 +20,15 @@ extension App {
     ///   - protection: each domain's budget and cap (CONTRACT §7); every domain has a circuit breaker.
     ///   - slotWait: how long a fetch waits for a slot under its domain's cap (the upstream timeout).
     ///   - gateClock: the upstream gates' clock.
+    ///   - rateCounter: builds each budget's counter (fleet-wide with `--redis`); local sliding logs without.
     public static func build(
         cache: UnifiedCacheManager, fetcher: (UpstreamDomain) -> any Fetcher, clock: any WallClock = SystemWallClock(),
         ttlOverrides: [String: Duration] = [:], adminToken: String?, logger: Logger,
         protection: [UpstreamDomain: UpstreamProtection] = [:], slotWait: Duration = .seconds(5),
-        gateClock: any GateClock = SystemGateClock()
+        gateClock: any GateClock = SystemGateClock(), rateCounter: RateCounterFactory? = nil
     ) -> App {
         let metrics = ServiceMetrics()
-        let gates = UpstreamGates(protection: protection, slotWait: slotWait, clock: gateClock)
+        let gates = UpstreamGates(protection: protection, slotWait: slotWait, clock: gateClock, counter: rateCounter)
         // The gate outside the timing: a fetch it refuses never reached the upstream.
         let fetchers = FetcherSet { domain in
             GatedFetcher(

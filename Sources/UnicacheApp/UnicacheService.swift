@@ -2,6 +2,7 @@ import DiskTier
 import Foundation
 import Logging
 import MicroHTTPServer
+import RedisTier
 import ServiceLifecycle
 import UnifiedCache
 
@@ -11,10 +12,11 @@ public enum UnicacheService {
         MemoryReclaimer.limitArenas(logger: logger)
         let clock = SystemWallClock()
         let disk = try await openDiskTier(configuration.cache, clock: clock, logger: logger)
+        let shared = sharedTier(configuration, logger: logger)
         let cache = UnifiedCacheManager(
             configuration: MemoryTierConfiguration(
                 maxBytes: configuration.cache.memoryLimitBytes, maxEntries: configuration.cache.memoryEntries),
-            secondTier: disk, clock: clock, logger: logger)
+            secondTier: disk, sharedTier: shared, clock: clock, logger: logger)
         let protection = configuration.upstreams.protection
         let upstream = UpstreamClient(
             timeout: configuration.upstreams.timeout,
@@ -25,7 +27,8 @@ public enum UnicacheService {
         let app = App.build(
             cache: cache, fetcher: { fetchers[$0] ?? DemoFetcher(latency: configuration.upstreams.demoLatency, clock: clock) }, clock: clock, ttlOverrides: configuration.cache.ttlOverrides,
             adminToken: configuration.admin.token, logger: logger, protection: protection,
-            slotWait: configuration.upstreams.timeout)
+            slotWait: configuration.upstreams.timeout,
+            rateCounter: fleetBudgets(shared))
 
         let server = MicroHTTPServer(configuration: configuration.server, responder: app.router, logger: logger)
         // The server binds (and logs `listening on …`) inside the group, after the group has trapped
@@ -43,9 +46,27 @@ public enum UnicacheService {
         var failure: (any Error)?
         do { try await group.run() } catch { failure = error }
         await cache.flush()
+        await cache.stopSharedTier()
         await upstream.shutdown()
         if let failure { throw failure }
         logger.info("unicache stopped")
+    }
+
+    /// The shared Redis tier with `--redis`; it connects lazily, so an unreachable Redis never stops start-up.
+    /// A fill lease lasts the upstream timeout and a second, then a waiting instance fetches itself.
+    static func sharedTier(_ configuration: UnicacheConfiguration, logger: Logger) -> RedisSharedTier? {
+        guard let endpoint = configuration.shared.redis else { return nil }
+        return RedisSharedTier(
+            configuration: RedisTierConfiguration(
+                endpoint: endpoint, timeout: configuration.shared.timeout, prefix: configuration.shared.prefix,
+                leaseTime: configuration.upstreams.timeout + .seconds(1)),
+            logger: logger)
+    }
+
+    /// With a shared tier the `--upstream-rate` budgets count the fleet's requests (CONTRACT §6.3).
+    static func fleetBudgets(_ shared: RedisSharedTier?) -> RateCounterFactory? {
+        guard let shared else { return nil }
+        return { domain, windows in FleetRateCounter(domain: domain.rawValue, windows: windows, tier: shared) }
     }
 
     /// The disk tier, or `nil` with `--disk-limit 0`; an unusable data dir stops start-up with a one-line error.

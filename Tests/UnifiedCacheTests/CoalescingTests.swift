@@ -98,7 +98,7 @@ func waitForWaiters(_ cache: UnifiedCacheManager, key: String, count: Int) async
         let fetcher = HeldFetcher(body: "outdated")
         let pending = Task { try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher) }
         await fetcher.waitForStarts(1)
-        #expect(await cache.invalidate(key: "k") == false)
+        #expect(try await cache.invalidate(key: "k") == false)
         fetcher.open()
         let result = try await pending.value
         #expect(result.outcome == .miss && text(result.entry) == "outdated" && !result.stored)
@@ -114,7 +114,7 @@ func waitForWaiters(_ cache: UnifiedCacheManager, key: String, count: Int) async
         let fetcher = HeldFetcher(body: "outdated")
         let pending = Task { try await cache.get(request("k", user: "bob"), policy: .ttl(60), fetcher: fetcher) }
         await fetcher.waitForStarts(1)
-        #expect(await cache.erase(user: "bob") == 0)
+        #expect(try await cache.erase(user: "bob") == 0)
         // A request after the erasure does not join the outdated load.
         let fresh = ScriptedFetcher(body: "current")
         let after = try await cache.get(request("k", user: "bob"), policy: .ttl(60), fetcher: fresh)

@@ -44,8 +44,8 @@ import Testing
         #expect(await cache.peek("raw1").map(text) == "hello2")
         clock.advance(by: 60)
         #expect(await cache.peek("raw1") == nil)  // never served stale
-        #expect(await cache.remove("raw1"))
-        #expect(await !cache.remove("raw1"))
+        #expect(try await cache.remove("raw1"))
+        #expect(try await !cache.remove("raw1"))
         #expect(disk.stored.isEmpty)
     }
 
@@ -70,12 +70,12 @@ import Testing
         _ = try await cache.get(subscription, policy: .ttl(60), fetcher: fetcher)
         _ = try await cache.get(streak, policy: .ttl(60), fetcher: fetcher)
         await cache.flush()
-        let removed = await cache.invalidate(
+        let removed = try await cache.invalidate(
             namespaces: ["subscription", "progress.today", "progress.streak", "progress.any"], user: "alice")
         #expect(removed == 3)
         #expect(disk.stored.keys.sorted() == ["progress:any:bob"])
         #expect(cache.statistics().memory.entries == 0)
-        #expect(await cache.erase(user: "bob") == 1)
+        #expect(try await cache.erase(user: "bob") == 1)
         #expect(disk.stored.isEmpty)
     }
 
@@ -88,9 +88,9 @@ import Testing
         #expect(listing.map(\.key) == ["a:1", "a:2", "a:3"])
         #expect(listing.map(\.tier) == [.memory, .disk, .memory])
         #expect(await cache.list(prefix: "", limit: 2).count == 2)
-        #expect(await cache.invalidate(prefix: "a:") == 3)
+        #expect(try await cache.invalidate(prefix: "a:") == 3)
         #expect(await cache.list(prefix: "a:").isEmpty)
-        #expect(await cache.removeAll() == 1)
+        #expect(try await cache.removeAll() == 1)
         #expect(disk.stored.isEmpty)
     }
 

@@ -37,7 +37,7 @@ private struct YieldingFetcher: Fetcher {
             // The dictionary tier never refuses a write: a put that threw would read as `false` and fail the model check.
             return .flag((try? await cache.put(key: key, body: ModelOperation.putBody(key, size: size), ttl: 3600))?.created ?? false)
         case .invalidate(let key):
-            return .flag(await cache.invalidate(key: key))
+            return .flag((try? await cache.invalidate(key: key)) ?? false)
         }
     }
 

@@ -54,9 +54,9 @@ private final class SlowStoreTier: SecondTier {
         #expect(result.outcome == .miss && result.stored)  // answered before the disk write finished
         var started = tier.storesStarted.makeAsyncIterator()
         #expect(await started.next() == "k")  // the write-through is in progress, parked
-        let invalidation = Task { await cache.invalidate(key: "k") }
+        let invalidation = Task { try await cache.invalidate(key: "k") }
         tier.open()
-        #expect(await invalidation.value)
+        #expect(try await invalidation.value)
         #expect(tier.inner.stored["k"] == nil)
         #expect(await cache.peek("k") == nil)
     }
@@ -80,10 +80,10 @@ private final class SlowStoreTier: SecondTier {
         var started = tier.storesStarted.makeAsyncIterator()
         #expect(await started.next() == "raw")
         #expect(await cache.peek("raw") == nil)  // not acknowledged yet: not served from memory either
-        let invalidation = Task { await cache.invalidate(key: "raw") }
+        let invalidation = Task { try await cache.invalidate(key: "raw") }
         tier.open()
         _ = try await put.value
-        _ = await invalidation.value
+        _ = try await invalidation.value
         #expect(await cache.peek("raw") == nil)
         #expect(tier.inner.stored["raw"] == nil)
     }

@@ -14,7 +14,9 @@ import UnifiedCache
 ///     key, namespace, user, ETag, content type          (each: u32 length + UTF-8)
 ///     SHA-256 of every header byte before it (32)
 ///     body
-enum EntryFormat {
+///
+/// The shared tier stores its values in this format too (CONTRACT §6.2: the same verification as a disk file).
+public enum EntryFormat {
     static let magic: [UInt8] = Array("UCDT".utf8)
     static let version: UInt16 = 1
     /// Bytes before the variable strings.
@@ -26,7 +28,7 @@ enum EntryFormat {
     static let typicalHeaderRead = 4096
 
     /// The complete file for `entry`.
-    static func encode(_ entry: CacheEntry) -> [UInt8] {
+    public static func encode(_ entry: CacheEntry) -> [UInt8] {
         var strings = ByteWriter()
         strings.string(entry.key)
         strings.string(entry.namespace)
@@ -92,6 +94,11 @@ enum EntryFormat {
             bodyDigest: bodyDigest)
     }
 
+    /// Parses and verifies a whole value stored for `key` (its length is the value's).
+    public static func decode(_ bytes: [UInt8], key: String) throws(EntryFormatError) -> CacheEntry {
+        try decode(bytes, fileSize: bytes.count, key: key)
+    }
+
     /// Parses and verifies a whole file read for `key`.
     static func decode(_ bytes: [UInt8], fileSize: Int, key: String) throws(EntryFormatError) -> CacheEntry {
         let header = try decodeHeader(bytes)
@@ -119,7 +126,7 @@ struct EntryHeader: Sendable, Equatable {
 }
 
 /// Why a file is not a valid entry. Every case means: delete it, count it, treat as a miss.
-enum EntryFormatError: Error, Sendable, Equatable {
+public enum EntryFormatError: Error, Sendable, Equatable {
     case badMagic
     case unsupportedVersion(UInt16)
     /// Fewer bytes than the header needs; `needed` is how many to read to decide.

@@ -28,13 +28,16 @@ struct AdminRoutes: Sendable {
                 detail: "Unknown event type \"\(type)\"; known types: \(EventRules.knownTypes.joined(separator: ", ")).",
                 type: Problem.typeURI("unknown-event"), members: [Problem.Member("knownTypes", .strings(EventRules.knownTypes))])
         }
-        let count = await cache.invalidate(namespaces: namespaces, user: user)
+        let count = try await FleetProblem.map { () throws(SharedTierUnavailable) in
+            try await cache.invalidate(namespaces: namespaces, user: user)
+        }
         return .json(#"{"invalidated":\#(count)}"#)
     }
 
     func erase(_ request: Request) async throws(Problem) -> Response {
         try auth.check(request)
-        let count = await cache.erase(user: try Self.user(request))
+        let user = try Self.user(request)
+        let count = try await FleetProblem.map { () throws(SharedTierUnavailable) in try await cache.erase(user: user) }
         return .json(#"{"erased":\#(count)}"#)
     }
 

@@ -34,6 +34,8 @@ struct RawCacheRoutes: Sendable {
             case .notStored(let reason):
                 throw Problem.insufficientStorage(
                     detail: "Not stored: the disk tier could not write the entry (\(reason)). Nothing is kept under this key; retry once the disk has room.")
+            case .sharedTierUnavailable(let unavailable):
+                throw FleetProblem.problem(unavailable, action: "Not stored")
             }
         }
         var response = Response.json(
@@ -63,7 +65,8 @@ struct RawCacheRoutes: Sendable {
     func delete(_ request: Request) async throws(Problem) -> Response {
         try auth.check(request)
         let key = try Self.key(request)
-        guard await cache.remove(key) else { throw Self.notStored(key) }
+        let removed = try await FleetProblem.map { () throws(SharedTierUnavailable) in try await cache.remove(key) }
+        guard removed else { throw Self.notStored(key) }
         return Response(status: 204)
     }
 
@@ -82,13 +85,19 @@ struct RawCacheRoutes: Sendable {
     func deleteMany(_ request: Request) async throws(Problem) -> Response {
         try auth.check(request)
         let all = try Self.input { () throws(InputError) in try InputValidation.boolean(request.query.first("all"), name: "all") }
-        if all { return .json(#"{"invalidated":\#(await cache.removeAll())}"#) }
+        if all {
+            let count = try await FleetProblem.map { () throws(SharedTierUnavailable) in try await cache.removeAll() }
+            return .json(#"{"invalidated":\#(count)}"#)
+        }
         guard let prefix = try Self.prefix(request), !prefix.isEmpty else {
             throw Problem.badRequest(
                 detail: "Name what to invalidate: ?prefix=P, or ?all=true to clear everything.",
                 type: Problem.typeURI("invalid-parameter"))
         }
-        return .json(#"{"invalidated":\#(await cache.invalidate(prefix: prefix))}"#)
+        let count = try await FleetProblem.map { () throws(SharedTierUnavailable) in
+            try await cache.invalidate(prefix: prefix)
+        }
+        return .json(#"{"invalidated":\#(count)}"#)
     }
 
     static func key(_ request: Request) throws(Problem) -> String {

@@ -1,3 +1,5 @@
+import RedisClient
+
 extension ServeOptions {
     /// Checks every value (flag, else `UNICACHE_` variable from `environment`, else the default) and builds the configuration.
     public func configuration(environment: [String: String]) throws(ConfigurationError) -> UnicacheConfiguration {
@@ -47,9 +49,35 @@ extension ServeOptions {
         let log = LogSettings(
             level: try resolver.value(logLevel, flag: "--log-level", default: defaults.log.level, format: .logLevel),
             format: try resolver.value(logFormat, flag: "--log-format", default: defaults.log.format, format: .logFormat))
+        let shared = SharedTierSettings(
+            redis: try Self.redisEndpoint(redis, resolver: resolver),
+            timeout: try resolver.value(
+                redisTimeout, flag: "--redis-timeout", default: defaults.shared.timeout,
+                format: .duration(example: "50ms", aboveZero: true)),
+            prefix: try Self.redisPrefix(redisPrefix, resolver: resolver) ?? defaults.shared.prefix)
         return UnicacheConfiguration(
             server: server, cache: cache, upstreams: upstreamSettings,
-            admin: AdminSettings(token: try Self.adminToken(adminToken, resolver: resolver)), log: log)
+            admin: AdminSettings(token: try Self.adminToken(adminToken, resolver: resolver)), log: log, shared: shared)
+    }
+
+    /// `--redis`: the error names the flag and the form, never the password.
+    static func redisEndpoint(_ flagValue: String?, resolver: SettingResolver) throws(ConfigurationError) -> RedisEndpoint? {
+        guard let (text, source) = resolver.text(flag: flagValue, named: "--redis") else { return nil }
+        do {
+            return try RedisEndpoint(url: text.trimmingWhitespace())
+        } catch {
+            throw ConfigurationError(message: "\(source): \(error.message) (expected redis://[:password@]host[:port][/db])")
+        }
+    }
+
+    /// `--redis-prefix`: 1–64 visible ASCII characters.
+    static func redisPrefix(_ flagValue: String?, resolver: SettingResolver) throws(ConfigurationError) -> String? {
+        guard let (text, source) = resolver.text(flag: flagValue, named: "--redis-prefix") else { return nil }
+        guard (1...64).contains(text.utf8.count), text.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw ConfigurationError(
+                message: "\(source): \"\(text)\" is not a key prefix (expected 1–64 visible ASCII characters, e.g. unicache: or shop1:)")
+        }
+        return text
     }
 
     /// The token is never echoed in an error.

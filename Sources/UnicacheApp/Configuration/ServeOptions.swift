@@ -78,6 +78,15 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("request-timeout"), help: ArgumentHelp("Deadline of one request's handling, then 504 (env UNICACHE_REQUEST_TIMEOUT, default 30s).", valueName: "duration"))
     public var requestTimeout: String?
 
+    @Option(name: .customLong("redis"), help: ArgumentHelp("Shared tier: redis://[:password@]host[:port][/db]; instances naming the same Redis and prefix form one fleet (env UNICACHE_REDIS, default none).", valueName: "url"))
+    public var redis: String?
+
+    @Option(name: .customLong("redis-timeout"), help: ArgumentHelp("Bound of one Redis command (env UNICACHE_REDIS_TIMEOUT, default 50ms).", valueName: "duration"))
+    public var redisTimeout: String?
+
+    @Option(name: .customLong("redis-prefix"), help: ArgumentHelp("Prefix of every Redis key and channel (env UNICACHE_REDIS_PREFIX, default unicache:).", valueName: "prefix"))
+    public var redisPrefix: String?
+
     @Option(name: .customLong("log-level"), help: ArgumentHelp("trace, debug, info, notice, warning, error, critical (env UNICACHE_LOG_LEVEL, default info).", valueName: "level"))
     public var logLevel: String?
 

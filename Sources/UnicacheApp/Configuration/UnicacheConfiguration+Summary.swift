@@ -37,6 +37,9 @@ extension UnicacheConfiguration {
             "upstream-protection": .dictionary(protectionMetadata),
             "demo-latency": .string(ValueSyntax.text(of: upstreams.demoLatency)),
             "admin-token": .string(admin.isTokenSet ? "set" : "unset"),
+            "redis": .string(shared.redis.map(\.description) ?? "none"),
+            "redis-timeout": .string(ValueSyntax.text(of: shared.timeout)),
+            "redis-prefix": .string(shared.prefix),
             "log-level": .string(log.level.rawValue),
             "log-format": .string(log.format.rawValue),
         ]

@@ -8,19 +8,22 @@ public struct UnicacheConfiguration: Sendable, Equatable {
     public var upstreams: UpstreamSettings
     public var admin: AdminSettings
     public var log: LogSettings
+    public var shared: SharedTierSettings
 
     public init(
         server: ServerSettings = ServerSettings(requestIDs: true),
         cache: CacheSettings = CacheSettings(),
         upstreams: UpstreamSettings = UpstreamSettings(),
         admin: AdminSettings = AdminSettings(),
-        log: LogSettings = LogSettings()
+        log: LogSettings = LogSettings(),
+        shared: SharedTierSettings = SharedTierSettings()
     ) {
         self.server = server
         self.cache = cache
         self.upstreams = upstreams
         self.admin = admin
         self.log = log
+        self.shared = shared
     }
 
     /// The configuration from `serve`'s command-line `arguments` (without the executable's name; a leading

@@ -2,19 +2,24 @@ import UnifiedCache
 
 /// One upstream gate per domain (CONTRACT §7), built from each domain's protection settings; demo fetchers
 /// stand behind theirs too, so `make run` shows budgets and the circuit at work.
+/// Builds a domain's budget counter from its windows.
+public typealias RateCounterFactory = @Sendable (UpstreamDomain, [RateWindow]) -> any UpstreamRateCounter
+
 struct UpstreamGates: Sendable {
     private let gates: PerDomain<UpstreamGate>
 
     /// `slotWait`: how long a request waits for a slot under the concurrency cap (the upstream timeout).
+    /// `counter`: builds a domain's budget counter (the fleet's, with a shared tier); a local sliding log without.
     init(
-        protection: [UpstreamDomain: UpstreamProtection], slotWait: Duration, clock: any GateClock = SystemGateClock()
+        protection: [UpstreamDomain: UpstreamProtection], slotWait: Duration, clock: any GateClock = SystemGateClock(),
+        counter: RateCounterFactory? = nil
     ) {
         gates = PerDomain { domain in
             let settings = protection[domain] ?? UpstreamProtection()
+            let windows = settings.budgets.map { RateWindow(limit: $0.requests, window: $0.window) }
             return UpstreamGate(
                 configuration: .init(concurrency: settings.concurrency, slotWait: slotWait),
-                budget: settings.budgets.isEmpty
-                    ? nil : SlidingWindowCounter(windows: settings.budgets.map { RateWindow(limit: $0.requests, window: $0.window) }),
+                budget: windows.isEmpty ? nil : counter?(domain, windows) ?? SlidingWindowCounter(windows: windows),
                 clock: clock)
         }
     }

@@ -474,6 +474,7 @@ paths:
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
         '413': {$ref: '#/components/responses/PayloadTooLarge'}
+        '503': {$ref: '#/components/responses/FleetUnavailable'}
 
   /v1/users/{user}:
     parameters:
@@ -498,6 +499,7 @@ paths:
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '503': {$ref: '#/components/responses/FleetUnavailable'}
 
   /v1/users/{user}/health/averages/warm:
     parameters:
@@ -655,6 +657,7 @@ paths:
           content:
             application/problem+json:
               schema: {$ref: '#/components/schemas/Problem'}
+        '503': {$ref: '#/components/responses/FleetUnavailable'}
     delete:
       operationId: deleteRawEntry
       tags: [admin]
@@ -671,6 +674,7 @@ paths:
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '503': {$ref: '#/components/responses/FleetUnavailable'}
 
   /v1/cache:
     parameters:
@@ -736,6 +740,7 @@ paths:
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '503': {$ref: '#/components/responses/FleetUnavailable'}
 
   # ---------------------------------------------------------------- §5 operations
   /healthz:
@@ -778,6 +783,12 @@ paths:
                 required: [status]
                 properties:
                   status: {type: string}
+                  sharedTier:
+                    description: |
+                      With `--redis`: whether the shared tier is reachable and in step with the fleet. A dead Redis
+                      keeps the instance ready (CONTRACT §6.5): it serves from its local tiers and upstreams.
+                    type: string
+                    enum: [connected, unreachable]
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
         '503': {$ref: '#/components/responses/NotReady'}
 
@@ -979,8 +990,8 @@ components:
       description: '`private, max-age=<remaining fresh seconds>`.'
       schema: {type: string, pattern: '^private, max-age=[0-9]+$'}
     XCacheTier:
-      description: The tier a hit was served from.
-      schema: {type: string, enum: [memory, disk]}
+      description: 'The tier a hit was served from (`shared`, the fleet''s Redis tier: CONTRACT §6.1).'
+      schema: {type: string, enum: [memory, disk, shared]}
     Expires:
       required: true
       description: When the entry's TTL ends (HTTP date).
@@ -1077,6 +1088,17 @@ components:
         No stored copy could be served and the upstream may not be asked now: it answered 429 (the domain is paused
         until its `Retry-After`, 60 s without one, at most 1 h), or the domain's request budget is spent
         (`Retry-After`: seconds until the budget allows a request); or the service is overloaded.
+      headers:
+        X-Request-ID: {$ref: '#/components/headers/RequestID'}
+        Retry-After: {$ref: '#/components/headers/RetryAfter'}
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+    FleetUnavailable:
+      description: |
+        With `--redis`, the shared tier cannot be reached, so the other instances would not see this change
+        (CONTRACT §6.5). This instance's own tiers are updated anyway (a raw PUT stores nothing); the operation is
+        idempotent: retry after `Retry-After` seconds.
       headers:
         X-Request-ID: {$ref: '#/components/headers/RequestID'}
         Retry-After: {$ref: '#/components/headers/RetryAfter'}
@@ -1217,7 +1239,7 @@ components:
 
     Stats:
       type: object
-      required: [uptimeSeconds, cache, memory, disk, upstream, namespaces]
+      required: [uptimeSeconds, cache, memory, disk, shared, upstream, namespaces]
       properties:
         uptimeSeconds: {type: number, minimum: 0}
         cache:
@@ -1244,6 +1266,25 @@ components:
               properties:
                 corrupt: {type: integer, minimum: 0}
                 writeErrors: {type: integer, minimum: 0}
+        shared:
+          type: object
+          description: The fleet's shared Redis tier (CONTRACT §6.7); `enabled` is false without `--redis`.
+          required: [enabled, connected, hits, misses, errors, corrupt, invalidationsSent, invalidationsReceived]
+          properties:
+            enabled: {type: boolean}
+            connected: {type: boolean}
+            hits: {type: integer, minimum: 0}
+            misses: {type: integer, minimum: 0}
+            errors: {type: integer, minimum: 0}
+            corrupt: {type: integer, minimum: 0}
+            invalidationsSent: {type: integer, minimum: 0}
+            invalidationsReceived: {type: integer, minimum: 0}
+            instances:
+              description: |
+                Instances the fleet announces (1 without `--redis`); while Redis is unreachable each instance's
+                `--upstream-rate` budgets fall back to their limit divided by this.
+              type: integer
+              minimum: 1
         upstream:
           type: object
           required: [fetches, failures, latencyMs, domains]

@@ -26,7 +26,10 @@ struct OperationsRoutes: Sendable {
         if let reason = cache.health() {
             throw Problem.serviceUnavailable(detail: reason, type: Problem.typeURI("not-ready"))
         }
-        return .json(#"{"status":"ready"}"#)
+        // A dead Redis must not take the fleet out of its load balancer (CONTRACT §6.5): named, still 200.
+        guard let shared = cache.statistics().shared else { return .json(#"{"status":"ready"}"#) }
+        let state = shared.connected ? "connected" : "unreachable"
+        return .json(#"{"status":"ready","sharedTier":"\#(state)"}"#)
     }
 
     func stats(_ request: Request) async -> Response {

@@ -55,6 +55,14 @@ final class ServiceMetrics: Sendable {
         MetricNameDescriptor(metricName: "unicache_upstream_fetch_seconds", unitName: "", helpText: "Duration of upstream fetches, by domain.")
     }
 
+    static var sharedConnected: MetricNameDescriptor {
+        MetricNameDescriptor(metricName: "unicache_shared_connected", unitName: "", helpText: "1 while the shared Redis tier is reachable and its invalidation channel subscribed, else 0.")
+    }
+
+    static var sharedOperations: MetricNameDescriptor {
+        MetricNameDescriptor(metricName: "unicache_shared_operations_total", unitName: "", helpText: "Commands sent to the shared Redis tier, by operation and result.")
+    }
+
     init() {}
 
     /// One answered HTTP request (`route` is the template, never the raw path).
@@ -107,6 +115,12 @@ final class ServiceMetrics: Sendable {
                     carry(total, into: counter, id: "requests\u{0}\(namespace)\u{0}\(result)", exported: &exported)
                 }
             }
+            for (operation, total) in statistics.shared?.operations ?? [:] {
+                let counter = registry.makeCounter(
+                    descriptor: Self.sharedOperations,
+                    labels: [("operation", operation.operation), ("result", operation.result)])
+                carry(total, into: counter, id: "shared\u{0}\(operation.operation)\u{0}\(operation.result)", exported: &exported)
+            }
             let evictions = [("memory", statistics.memory.evictions), ("disk", statistics.secondTier?.evictions ?? 0)]
             for (tier, total) in evictions {
                 let counter = registry.makeCounter(descriptor: Self.evictions, labels: [("tier", tier)])
@@ -120,6 +134,9 @@ final class ServiceMetrics: Sendable {
         for (tier, entries, bytes) in tiers {
             registry.makeGauge(descriptor: Self.entries, labels: [("tier", tier)]).set(Double(entries))
             registry.makeGauge(descriptor: Self.bytes, labels: [("tier", tier)]).set(Double(bytes))
+        }
+        if let shared = statistics.shared {
+            registry.makeGauge(descriptor: Self.sharedConnected, labels: []).set(shared.connected ? 1.0 : 0.0)
         }
         for (domain, snapshot) in gates {
             registry.makeGauge(descriptor: Self.circuitOpen, labels: [("domain", domain.rawValue)])

@@ -28,6 +28,27 @@ struct StatsDocument: Encodable {
         var entries, bytes, limitBytes, evictions, corrupt, writeErrors, readErrors: Int
     }
 
+    /// The fleet's shared tier (CONTRACT §6.7); `enabled` false and zeros without `--redis`.
+    struct Shared: Encodable {
+        var enabled, connected: Bool
+        var hits, misses, errors, corrupt, invalidationsSent, invalidationsReceived: Int
+        /// Instances the fleet announces (the fallback budgets divide by it).
+        var instances: Int
+
+        init(_ statistics: SharedTierStatistics?) {
+            let s = statistics ?? SharedTierStatistics()
+            enabled = statistics != nil
+            connected = s.connected
+            hits = s.hits
+            misses = s.misses
+            errors = s.errors
+            corrupt = s.corrupt
+            invalidationsSent = s.invalidationsSent
+            invalidationsReceived = s.invalidationsReceived
+            instances = s.instances
+        }
+    }
+
     struct Latency: Encodable {
         var p50, p90, p99: Double
     }
@@ -70,6 +91,7 @@ struct StatsDocument: Encodable {
     var cache: Counters
     var memory: Memory
     var disk: Disk
+    var shared: Shared
     var upstream: Upstream
     var namespaces: [String: Counters]
 
@@ -84,6 +106,7 @@ struct StatsDocument: Encodable {
         self.disk = Disk(
             enabled: statistics.secondTier != nil, entries: disk.entries, bytes: disk.bytes, limitBytes: disk.limitBytes,
             evictions: disk.evictions, corrupt: disk.corrupt, writeErrors: disk.writeErrors, readErrors: disk.readErrors)
+        shared = Shared(statistics.shared)
         let up = statistics.upstream
         upstream = Upstream(
             fetches: up.fetches, failures: up.failures,

@@ -15,10 +15,10 @@ enum CacheHeaders {
         }
     }
 
-    static func cacheStatus(_ outcome: CacheOutcome, stored: Bool) -> String {
+    static func cacheStatus(_ outcome: CacheOutcome, stored: Bool, tier: CacheTier? = nil) -> String {
         let storedPart = stored ? "; stored" : ""
         switch outcome {
-        case .hit: return "unicache; hit"
+        case .hit: return tier == .shared ? "unicache; hit; detail=shared" : "unicache; hit"
         case .miss: return "unicache; fwd=miss" + storedPart
         case .coalesced: return "unicache; fwd=miss; collapsed" + storedPart
         case .refresh: return "unicache; fwd=request" + storedPart
@@ -49,7 +49,7 @@ enum CacheHeaders {
         headers.add(name: "Age", value: String(result.ageSeconds))
         headers.add(name: "Cache-Control", value: "private, max-age=\(result.remainingFreshSeconds)")
         headers.add(name: "X-Cache", value: xCache(result.outcome))
-        headers.add(name: "Cache-Status", value: cacheStatus(result.outcome, stored: result.stored))
+        headers.add(name: "Cache-Status", value: cacheStatus(result.outcome, stored: result.stored, tier: result.tier))
         if let tier = result.tier { headers.add(name: "X-Cache-Tier", value: tier.rawValue) }
         return Response(status: 200, headers: headers, body: entry.body)
     }

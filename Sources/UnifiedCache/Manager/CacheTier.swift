@@ -2,4 +2,6 @@
 public enum CacheTier: String, Sendable, Equatable {
     case memory
     case disk
+    /// The fleet's shared tier (Redis).
+    case shared
 }

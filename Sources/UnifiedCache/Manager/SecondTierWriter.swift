@@ -7,7 +7,7 @@ final class SecondTierWriter: Sendable {
         /// A raw put: `settle` runs in queue order with whether the tier stored it, before `done` resumes.
         case put(CacheEntry, settle: @Sendable (Bool) -> Void, done: CheckedContinuation<Bool, Never>)
         case remove(String, CheckedContinuation<Bool, Never>?)
-        case removeAll(KeyScope, CheckedContinuation<[String], Never>)
+        case removeAll(KeyScope, CheckedContinuation<[String], Never>?)
         /// Resumes once everything enqueued before it is done.
         case barrier(CheckedContinuation<Void, Never>)
     }
@@ -56,7 +56,7 @@ final class SecondTierWriter: Sendable {
             done?.resume(returning: removed)
         case .removeAll(let scope, let done):
             let keys = await tier.removeAll { scope.matches($0) }
-            done.resume(returning: keys)
+            done?.resume(returning: keys)
         case .barrier(let done):
             done.resume()
         }

@@ -5,18 +5,26 @@ extension UnifiedCacheManager {
     /// value was replaced. With a second tier the put is acknowledged only once that tier has written it: until
     /// then readers see the previous value, and when the tier cannot write it (full or read-only disk, I/O error)
     /// it throws `PutError.notStored` and the key is left in no tier (the tier dropped its previous file too).
+    /// With a shared tier the value is written there first (which tells the fleet its older copies are gone);
+    /// when it cannot be, `PutError.sharedTierUnavailable` and nothing is stored anywhere.
     public func put(
         key: String, body: [UInt8], contentType: String = "application/octet-stream", ttl: TimeInterval,
         namespace: String = "raw", user: String? = nil
     ) async throws(PutError) -> (created: Bool, entry: CacheEntry) {
         // The memory check happens under the lock, atomically with the store; the second tier is asked before.
-        let onSecondTier = memory.contains(key) ? false : await peekSecondTier(key) != nil
+        var elsewhere = memory.contains(key) ? false : await peekSecondTier(key) != nil
+        if !elsewhere, !memory.contains(key), let entry = await loadShared(key), entry.kind == .value {
+            elsewhere = entry.isFresh(at: clock.now())
+        }
         let now = clock.now()
         let expiresAt = now.addingTimeInterval(max(0, ttl))
         let body = EntryCost.compacted(body)
         let entry = CacheEntry(
             key: key, namespace: namespace, user: user, body: body, contentType: contentType,
             etag: ETag.make(for: body), storedAt: now, expiresAt: expiresAt, staleUntil: expiresAt)
+        if let shared {
+            do throws(SharedTierUnavailable) { try await shared.store(entry) } catch { throw .sharedTierUnavailable(error) }
+        }
         var replacedFresh = false
         let stored: Bool = await withCheckedContinuation { done in
             state.withLockedValue { state in
@@ -33,10 +41,12 @@ extension UnifiedCacheManager {
         }
         guard stored else {
             logger.warning("raw put refused: the disk tier could not write it", metadata: ["bytes": "\(body.count)"])
+            // Nothing may stay stored: the shared tier took it first.
+            if let shared { _ = try? await shared.invalidate(.key(key)) }
             throw .notStored(reason: secondTier?.health() ?? "the disk tier could not write the entry")
         }
         logger.debug("raw put", metadata: ["key": "\(key)", "bytes": "\(body.count)"])
-        return (!(replacedFresh || onSecondTier), entry)
+        return (!(replacedFresh || elsewhere), entry)
     }
 
     /// Runs in the second tier's queue order once it has answered a put: a written entry enters memory unless an
@@ -53,10 +63,13 @@ extension UnifiedCacheManager {
         }
     }
 
-    /// Raw API `GET`: the fresh value for `key`, memory then second tier; never stale, never a "not found" entry.
+    /// Raw API `GET`: the fresh value for `key`, memory, second tier, then shared tier; never stale, never a
+    /// "not found" entry.
     public func peek(_ key: String) async -> CacheEntry? {
         if let entry = memory.entry(for: key), entry.kind == .value, entry.isFresh(at: clock.now()) { return entry }
-        return await peekSecondTier(key)
+        if let entry = await peekSecondTier(key) { return entry }
+        guard let entry = await loadShared(key), entry.kind == .value, entry.isFresh(at: clock.now()) else { return nil }
+        return entry
     }
 
     private func peekSecondTier(_ key: String) async -> CacheEntry? {
@@ -68,13 +81,15 @@ extension UnifiedCacheManager {
 
     /// Raw API `DELETE`: removes `key` from every tier; `true` if some tier held it.
     @discardableResult
-    public func remove(_ key: String) async -> Bool {
-        await invalidate(key: key)
+    public func remove(_ key: String) async throws(SharedTierUnavailable) -> Bool {
+        try await invalidate(key: key)
     }
 
-    /// Removes `key` from memory and the second tier (awaited); a load in flight for it will not store.
+    /// Removes `key` from memory and the second tier (awaited), then from the shared tier and the fleet's local
+    /// tiers; a load in flight for it will not store. Throws, after the local part, when the shared tier cannot
+    /// be asked.
     @discardableResult
-    public func invalidate(key: String) async -> Bool {
+    public func invalidate(key: String) async throws(SharedTierUnavailable) -> Bool {
         let scope = KeyScope(kind: .key(key))
         var inMemory = false
         let onDisk: Bool = await withCheckedContinuation { done in
@@ -87,27 +102,28 @@ extension UnifiedCacheManager {
             }
         }
         logger.debug("invalidated", metadata: ["key": "\(key)"])
-        return inMemory || onDisk
+        let inShared = try await !invalidateShared(scope).isEmpty
+        return inMemory || onDisk || inShared
     }
 
     /// Removes every key starting with `prefix`; returns the number of distinct keys removed across tiers.
-    public func invalidate(prefix: String) async -> Int {
-        await invalidate(KeyScope(kind: .prefix(prefix)))
+    public func invalidate(prefix: String) async throws(SharedTierUnavailable) -> Int {
+        try await invalidate(KeyScope(kind: .prefix(prefix)))
     }
 
     /// Removes `user`'s entries of the given namespaces (event rules); distinct keys removed.
-    public func invalidate(namespaces: Set<String>, user: String) async -> Int {
-        await invalidate(KeyScope(kind: .namespaces(namespaces, user: user)))
+    public func invalidate(namespaces: Set<String>, user: String) async throws(SharedTierUnavailable) -> Int {
+        try await invalidate(KeyScope(kind: .namespaces(namespaces, user: user)))
     }
 
     /// Erases every entry of `user` from every tier; distinct keys removed.
-    public func erase(user: String) async -> Int {
-        await invalidate(KeyScope(kind: .user(user)))
+    public func erase(user: String) async throws(SharedTierUnavailable) -> Int {
+        try await invalidate(KeyScope(kind: .user(user)))
     }
 
     /// Clears every tier; distinct keys removed.
-    public func removeAll() async -> Int {
-        await invalidate(KeyScope(kind: .all))
+    public func removeAll() async throws(SharedTierUnavailable) -> Int {
+        try await invalidate(KeyScope(kind: .all))
     }
 
     /// Stored entries whose key starts with `prefix`, memory and second tier merged (memory wins), by key.
@@ -124,9 +140,16 @@ extension UnifiedCacheManager {
         return rows.values.sorted { $0.key < $1.key }.prefix(max(0, limit)).map { $0 }
     }
 
-    /// A snapshot of every counter, the memory tier and the second tier.
+    /// A snapshot of every counter, the memory tier, the second tier and the shared tier.
     public func statistics() -> CacheStatistics {
-        recorder.snapshot(memory: memory.statistics(), secondTier: secondTier?.statistics())
+        var statistics = recorder.snapshot(memory: memory.statistics(), secondTier: secondTier?.statistics())
+        statistics.shared = shared?.statistics()
+        return statistics
+    }
+
+    /// Stops the shared tier's connections and events (shutdown).
+    public func stopSharedTier() async {
+        await shared?.stop()
     }
 
     /// `nil` when the second tier (if any) is healthy, else its reason.
@@ -134,7 +157,7 @@ extension UnifiedCacheManager {
         secondTier?.health()
     }
 
-    private func invalidate(_ scope: KeyScope) async -> Int {
+    private func invalidate(_ scope: KeyScope) async throws(SharedTierUnavailable) -> Int {
         var inMemory: [String] = []
         let onDisk: [String] = await withCheckedContinuation { done in
             inMemory = state.withLockedValue { state in
@@ -145,9 +168,9 @@ extension UnifiedCacheManager {
                 return removed
             }
         }
-        let count = Set(inMemory).union(onDisk).count
-        logger.debug("invalidated", metadata: ["scope": "\(scope.kind)", "keys": "\(count)"])
-        return count
+        logger.debug("invalidated", metadata: ["scope": "\(scope.kind)", "keys": "\(Set(inMemory).union(onDisk).count)"])
+        let inShared = try await invalidateShared(scope)
+        return Set(inMemory).union(onDisk).union(inShared).count
     }
 }
 

@@ -1,16 +1,15 @@
 import Foundation
 
 extension UnifiedCacheManager {
-    /// The body of a shared load: re-check memory and the second tier (load mode), fetch, then
-    /// store if the load is still current, or fall back to a stale copy when the fetch failed.
+    /// The body of a shared load: re-check memory, the second tier and the shared tier (load mode), take the
+    /// fleet's fill lease or wait for the instance that holds it, fetch, then store if the load is still current
+    /// (locally and in the shared tier), or fall back to a stale copy when the fetch failed.
     func runLoad(
         _ request: FetchRequest, policy: FreshnessPolicy, fetcher: any Fetcher, id: UInt64, mode: InFlightTable.Mode
     ) async -> LoadOutcome {
         let key = request.key
         var staleCopy: (entry: CacheEntry, tier: CacheTier)?
-        var lookedUp = false
         if mode == .load {
-            lookedUp = true
             let now = clock.now()
             if let entry = memory.peek(key) {
                 if entry.isFresh(at: now) {
@@ -28,7 +27,34 @@ extension UnifiedCacheManager {
                 if staleCopy == nil, entry.isServableStale(at: now), entry.kind == .value { staleCopy = (entry, .disk) }
             }
         }
+        var lease: String?
+        if mode == .load, let shared {
+            switch await fleetLookup(key, shared: shared) {
+            case .cached(let entry):
+                _ = complete(id: id, key: key, mode: mode, storing: entry)
+                return .cached(entry, .shared)
+            case .joined(let entry):
+                _ = complete(id: id, key: key, mode: mode, storing: entry)
+                return .joined(entry)
+            case .lead(let token, let stale):
+                lease = token
+                if staleCopy == nil, let stale { staleCopy = (stale, .shared) }
+            }
+        }
+        let outcome = await fetchAndStore(request, policy: policy, fetcher: fetcher, id: id, mode: mode, staleCopy: staleCopy)
+        if let lease, let shared { await shared.releaseFill(key, token: lease) }
+        return outcome
+    }
 
+    /// Fetches, records the fetch, stores the value (memory, write-through, shared tier) if the load is still
+    /// current, or answers from `staleCopy` when the fetch failed.
+    private func fetchAndStore(
+        _ request: FetchRequest, policy: FreshnessPolicy, fetcher: any Fetcher, id: UInt64, mode: InFlightTable.Mode,
+        staleCopy: (entry: CacheEntry, tier: CacheTier)?
+    ) async -> LoadOutcome {
+        let key = request.key
+        var staleCopy = staleCopy
+        let lookedUp = mode == .load
         let started = ContinuousClock.now
         let result: Result<FetchedValue, FetchError>
         do throws(FetchError) {
@@ -56,6 +82,7 @@ extension UnifiedCacheManager {
                 contentType: value.contentType, etag: ETag.make(for: value.body),
                 storedAt: storedAt, expiresAt: expiresAt, staleUntil: staleUntil)
             let stored = complete(id: id, key: key, mode: mode, storing: value.storable ? entry : nil)
+            if stored { await storeShared(entry) }
             return .fetched(entry, stored: stored)
 
         case .failure(.notFound):
@@ -65,7 +92,9 @@ extension UnifiedCacheManager {
                 key: key, namespace: request.namespace, user: request.user, kind: .notFound, body: [],
                 contentType: "application/json", etag: ETag.make(for: []),
                 storedAt: storedAt, expiresAt: expiresAt, staleUntil: staleUntil)
-            _ = complete(id: id, key: key, mode: mode, storing: policy.negativeTTL > 0 ? negative : nil)
+            if complete(id: id, key: key, mode: mode, storing: policy.negativeTTL > 0 ? negative : nil) {
+                await storeShared(negative)
+            }
             logger.debug("upstream not found", metadata: ["key": "\(key)"])
             return .failed(.notFound)
 
@@ -74,9 +103,9 @@ extension UnifiedCacheManager {
             if !lookedUp { staleCopy = await servableCopy(key) }
             let now = clock.now()
             if let copy = staleCopy, copy.entry.isServableStale(at: now) {
-                // Promote a disk copy so the next stale answer does not read the disk again.
+                // Promote a disk or shared copy so the next stale answer does not read that tier again.
                 _ = complete(
-                    id: id, key: key, mode: mode, storing: copy.tier == .disk ? copy.entry : nil, writeThrough: false)
+                    id: id, key: key, mode: mode, storing: copy.tier == .memory ? nil : copy.entry, writeThrough: false)
                 return .stale(copy.entry, copy.tier, Self.staleReason(after: error))
             }
             _ = complete(id: id, key: key, mode: mode, storing: nil)
@@ -100,6 +129,9 @@ extension UnifiedCacheManager {
         }
         if let entry = await secondTier?.load(key), entry.kind == .value, entry.isServableStale(at: clock.now()) {
             return (entry, .disk)
+        }
+        if let entry = await loadShared(key), entry.kind == .value, entry.isServableStale(at: clock.now()) {
+            return (entry, .shared)
         }
         return nil
     }

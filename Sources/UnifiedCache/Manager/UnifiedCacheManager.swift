@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 
-/// The cache core: memory tier → second tier → in-flight table → fetcher.
+/// The cache core: memory tier → second tier → shared tier → in-flight table (and the fleet's fill lease) → fetcher.
 ///
 /// A `final class` with locks inside rather than an actor, so the HTTP thread can answer a fresh
 /// memory hit synchronously (`cachedFresh`). Lock order: the manager's state lock, then the
@@ -16,25 +16,28 @@ public final class UnifiedCacheManager: Sendable {
 
     let memory: MemoryTier
     let writer: SecondTierWriter?
+    let shared: (any SharedTier)?
     let clock: any WallClock
     let logger: Logger
     let recorder = StatisticsRecorder()
     let state = NIOLockedValueBox(State())
 
     public init(
-        configuration: MemoryTierConfiguration, secondTier: (any SecondTier)?, clock: any WallClock = SystemWallClock(),
-        logger: Logger
+        configuration: MemoryTierConfiguration, secondTier: (any SecondTier)?, sharedTier: (any SharedTier)? = nil,
+        clock: any WallClock = SystemWallClock(), logger: Logger
     ) {
         memory = MemoryTier(configuration: configuration)
         writer = secondTier.map { SecondTierWriter(tier: $0) }
+        shared = sharedTier
         self.clock = clock
         self.logger = logger
         logger.info(
             "cache started",
             metadata: [
                 "memoryLimitBytes": "\(configuration.maxBytes)", "memoryEntries": "\(configuration.maxEntries)",
-                "secondTier": "\(secondTier != nil)",
+                "secondTier": "\(secondTier != nil)", "sharedTier": "\(sharedTier != nil)",
             ])
+        sharedTier?.start { [weak self] event in self?.apply(event) }
     }
 
     var secondTier: (any SecondTier)? { writer?.tier }
@@ -106,6 +109,10 @@ public final class UnifiedCacheManager: Sendable {
             recorder.record(.hit, namespace: request.namespace)
             guard entry.kind == .value else { throw .notFound }
             return CacheResult(entry: entry, outcome: .hit, tier: tier, stored: false, now: now)
+        case .joined(let entry):
+            recorder.record(.coalesced, namespace: request.namespace)
+            guard entry.kind == .value else { throw .notFound }
+            return CacheResult(entry: entry, outcome: .coalesced, tier: nil, stored: false, now: now)
         case .fetched(let entry, let stored):
             recorder.record(fetchedOutcome, namespace: request.namespace)
             return CacheResult(entry: entry, outcome: fetchedOutcome, tier: nil, stored: stored, now: now)
@@ -152,6 +159,8 @@ public final class UnifiedCacheManager: Sendable {
             found = (entry, .memory)
         } else if let entry = await secondTier?.load(request.key), entry.isServableStale(at: clock.now()) {
             found = (entry, .disk)
+        } else if let entry = await loadShared(request.key), entry.isServableStale(at: clock.now()) {
+            found = (entry, .shared)
         }
         let now = clock.now()
         guard let (entry, tier) = found else { throw .notCached }

@@ -60,6 +60,8 @@ public struct CacheStatistics: Sendable, Equatable {
     public var memory: MemoryTierStatistics
     /// `nil` without a second tier.
     public var secondTier: SecondTierStatistics?
+    /// `nil` without a shared tier.
+    public var shared: SharedTierStatistics?
 
     public init(
         requests: RequestCounters, namespaces: [String: RequestCounters], upstream: UpstreamStatistics,

@@ -30,6 +30,12 @@ let invalidCases: [InvalidCase] = [
     InvalidCase(arguments: [], environment: ["UNICACHE_UPSTREAM_HEALTH": "ftp://x"], prefix: "UNICACHE_UPSTREAM_HEALTH: ", form: "http://"),
     InvalidCase(arguments: [], environment: ["UNICACHE_UPSTREAM_WEATHER": "http://x"], prefix: "UNICACHE_UPSTREAM_WEATHER: ", form: "HEALTH, ACTIVITIES"),
     InvalidCase(arguments: [], environment: ["UNICACHE_IDLE_TIMEOUT": "30"], prefix: "UNICACHE_IDLE_TIMEOUT: ", form: "ms, s, m, h or d"),
+    // The shared tier (CONTRACT §6); a password in a bad URL is never echoed (checked below).
+    InvalidCase(arguments: ["--redis", "http://cache:6379"], prefix: "--redis: ", form: "redis://[:password@]host[:port][/db]"),
+    InvalidCase(arguments: ["--redis", "redis://:hunter2@cache:port"], prefix: "--redis: ", form: "redis://[:password@]host[:port][/db]"),
+    InvalidCase(arguments: [], environment: ["UNICACHE_REDIS": "redis://cache/x"], prefix: "UNICACHE_REDIS: ", form: "redis://"),
+    InvalidCase(arguments: ["--redis-timeout", "0ms"], prefix: "--redis-timeout: ", form: "50ms"),
+    InvalidCase(arguments: ["--redis-prefix", "has space"], prefix: "--redis-prefix: ", form: "visible ASCII"),
     // Other bad values.
     InvalidCase(arguments: ["--port", "65536"], prefix: "--port: ", form: "0 to 65535"),
     InvalidCase(arguments: ["--port=-1"], prefix: "--port: ", form: "0 to 65535"),
@@ -103,6 +109,17 @@ let invalidCases: [InvalidCase] = [
             try UnicacheConfiguration.parse(arguments: ["--admin-token", "top h4x0r"], environment: [:])
         }
         #expect(error?.message.contains("h4x0r") == false)
+    }
+
+    @Test func aRedisPasswordIsNotEchoed() throws {
+        let error = #expect(throws: ConfigurationError.self) {
+            try UnicacheConfiguration.parse(arguments: ["--redis", "redis://:hunter2@cache:port"], environment: [:])
+        }
+        #expect(error?.message.contains("hunter2") == false)
+        let configuration = try UnicacheConfiguration.parse(arguments: ["--redis", "redis://:hunter2@cache:7000/2"], environment: [:])
+        #expect(configuration.shared.redis?.password == "hunter2")
+        #expect(configuration.shared.redis?.database == 2)
+        #expect(!"\(configuration.logMetadata)".contains("hunter2"))
     }
 
     @Test func dataDirectoryErrorForTheAppsStartUpCheck() {

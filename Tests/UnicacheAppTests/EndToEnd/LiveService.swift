@@ -5,6 +5,8 @@ import Logging
 import MicroHTTPServer
 import NIOCore
 import NIOHTTP1
+import RedisClient
+import RedisTier
 import ServiceLifecycle
 import UnifiedCache
 
@@ -23,6 +25,8 @@ final class LiveService: Sendable {
     let app: App
     let port: Int
     let dataDir: String?
+    /// Whether `stop` shuts the upstream down (an upstream shared by a fleet of test instances is not).
+    private let ownsUpstream: Bool
     private let group: ServiceGroup
     private let running: Task<Void, any Error>
     private let upstreamClient: UpstreamClient
@@ -32,13 +36,16 @@ final class LiveService: Sendable {
 
     /// `protection` and `gateClock`: the upstream gates' settings (CONTRACT §7) and clock; every domain fetches
     /// from the one test upstream, with its domain's service headers. `logger`: the service's, every part of it.
+    /// `upstream`: one shared by several instances (started by the caller); `redis`: the fleet's shared tier.
     static func start(
         dataDir: String? = nil, requestTimeout: Duration = .seconds(30), upstreamTimeout: Duration = .seconds(30),
         protection: [UpstreamDomain: UpstreamProtection] = [:], gateClock: any GateClock = SystemGateClock(),
-        logger: Logger = Logger(label: "live-test")
+        logger: Logger = Logger(label: "live-test"), upstream shared: (TestUpstream, port: Int)? = nil,
+        redis: RedisTierConfiguration? = nil, memory: MemoryTierConfiguration = MemoryTierConfiguration()
     ) async throws -> LiveService {
-        let upstream = TestUpstream()
-        let upstreamPort = try await upstream.start()
+        let upstream = shared?.0 ?? TestUpstream()
+        let upstreamPort: Int
+        if let shared { upstreamPort = shared.port } else { upstreamPort = try await upstream.start() }
         // Generous: no live test is about the upstream timeout, and under ThreadSanitizer on 2 cores a first fetch
         // took longer than the 2 s this used to be.
         let upstreamClient = UpstreamClient(
@@ -54,10 +61,12 @@ final class LiveService: Sendable {
         if let dataDir {
             disk = try await DiskTier.open(DiskTierConfiguration(directory: dataDir, limitBytes: 64 << 20))
         }
-        let cache = UnifiedCacheManager(configuration: MemoryTierConfiguration(), secondTier: disk, logger: logger)
+        let sharedTier = redis.map { RedisSharedTier(configuration: $0, logger: logger) }
+        let rateCounter = UnicacheService.fleetBudgets(sharedTier)
+        let cache = UnifiedCacheManager(configuration: memory, secondTier: disk, sharedTier: sharedTier, logger: logger)
         let app = App.build(
             cache: cache, fetcher: { fetchers[$0]! }, adminToken: token, logger: logger, protection: protection,
-            slotWait: upstreamTimeout, gateClock: gateClock)
+            slotWait: upstreamTimeout, gateClock: gateClock, rateCounter: rateCounter)
         let server = MicroHTTPServer(
             configuration: MicroHTTPServerConfiguration(
                 host: "127.0.0.1", port: 0, requestTimeout: requestTimeout, requestIDs: true),
@@ -69,18 +78,19 @@ final class LiveService: Sendable {
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 256
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         return LiveService(
-            upstream: upstream, app: app, port: port, dataDir: dataDir, group: group, running: running,
-            upstreamClient: upstreamClient, client: client)
+            upstream: upstream, app: app, port: port, dataDir: dataDir, ownsUpstream: shared == nil, group: group,
+            running: running, upstreamClient: upstreamClient, client: client)
     }
 
     private init(
-        upstream: TestUpstream, app: App, port: Int, dataDir: String?, group: ServiceGroup,
+        upstream: TestUpstream, app: App, port: Int, dataDir: String?, ownsUpstream: Bool, group: ServiceGroup,
         running: Task<Void, any Error>, upstreamClient: UpstreamClient, client: HTTPClient
     ) {
         self.upstream = upstream
         self.app = app
         self.port = port
         self.dataDir = dataDir
+        self.ownsUpstream = ownsUpstream
         self.group = group
         self.running = running
         self.upstreamClient = upstreamClient
@@ -110,7 +120,8 @@ final class LiveService: Sendable {
         await group.triggerGracefulShutdown()
         _ = try? await running.value
         await app.cache.flush()
+        await app.cache.stopSharedTier()
         await upstreamClient.shutdown()
-        await upstream.shutdown()
+        if ownsUpstream { await upstream.shutdown() }
     }
 }

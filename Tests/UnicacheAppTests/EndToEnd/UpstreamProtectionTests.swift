@@ -1,3 +1,4 @@
+import RedisTestSupport
 import Foundation
 import Testing
 import UnifiedCache
@@ -113,11 +114,12 @@ import UnifiedCache
         #expect(metrics.body.contains(#"unicache_upstream_circuit_open{domain="subscription"} 0"#))
     }
 
-    /// A stopped upstream refuses the connection: the fetch fails at once, not when the 20 s upstream timeout
+    /// An upstream that refuses the connection: the fetch fails at once, not when the 20 s upstream timeout
     /// runs out (async-http-client retried the connection until then), and counts as a failure, not a fetch.
     @Test func aRefusedConnectionFailsAtOnce() async throws {
-        let live = try await LiveService.start(upstreamTimeout: .seconds(20))
-        await live.upstream.shutdown()
+        let reserved = try ReservedPort()
+        defer { reserved.release() }
+        let live = try await LiveService.start(upstreamTimeout: .seconds(20), upstream: (TestUpstream(), reserved.port))
         let clock = ContinuousClock()
         let start = clock.now
         let answer = try await live.request(.GET, "/v1/users/a/subscription")

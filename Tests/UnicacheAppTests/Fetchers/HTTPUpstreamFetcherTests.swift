@@ -1,3 +1,4 @@
+import RedisTestSupport
 import Foundation
 import Logging
 import Testing
@@ -130,9 +131,9 @@ import UnifiedCache
     }
 
     @Test func connectionRefusedIsUnreachable() async throws {
-        let upstream = TestUpstream()
-        let port = try await upstream.start()
-        await upstream.shutdown()
+        let reserved = try ReservedPort()
+        defer { reserved.release() }
+        let port = reserved.port
         let client = UpstreamClient(timeout: .seconds(2), logger: Self.logger)
         let fetcher = try client.fetcher(baseURL: TestUpstream.baseURL(port: port))
         let result: Result<FetchedValue, FetchError> = await {

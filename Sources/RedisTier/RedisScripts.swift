@@ -1,0 +1,100 @@
+/// The Lua scripts of the shared tier: each change and its announcement are one atomic step in Redis, so an
+/// invalidation's sequence number is taken (`INCR`) exactly when it is published.
+enum RedisScripts {
+    /// KEYS: entry, user index (or the entry again when the entry has no user), sequence.
+    /// ARGV: value, life in ms, cache key, namespace, has-user ("1"/"0"), channel, origin.
+    static let store = """
+        redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+        if ARGV[5] == '1' then
+          redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
+          if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[2], ARGV[2]) end
+        end
+        local s = redis.call('INCR', KEYS[3])
+        redis.call('PUBLISH', ARGV[6], ARGV[7] .. '|' .. s .. '|key|' .. ARGV[3])
+        return s
+        """
+
+    /// KEYS: sequence, then the entries to delete. ARGV: channel, origin, message body (`KIND|PAYLOAD`).
+    /// Returns the number of entries deleted.
+    static let delete = """
+        local n = 0
+        for i = 2, #KEYS do n = n + redis.call('DEL', KEYS[i]) end
+        local s = redis.call('INCR', KEYS[1])
+        redis.call('PUBLISH', ARGV[1], ARGV[2] .. '|' .. s .. '|' .. ARGV[3])
+        return n
+        """
+
+    /// A user's entries (all, or those of some namespaces) through the user's index.
+    /// KEYS: user index, sequence. ARGV: entry prefix, channel, origin, message body, namespaces (`,a,b,` or '').
+    /// Returns the cache keys deleted.
+    static let deleteUser = """
+        local fields = redis.call('HGETALL', KEYS[1])
+        local removed = {}
+        for i = 1, #fields, 2 do
+          local key, ns = fields[i], fields[i + 1]
+          if ARGV[5] == '' or string.find(ARGV[5], ',' .. ns .. ',', 1, true) then
+            if redis.call('DEL', ARGV[1] .. key) == 1 then table.insert(removed, key) end
+            redis.call('HDEL', KEYS[1], key)
+          end
+        end
+        local s = redis.call('INCR', KEYS[2])
+        redis.call('PUBLISH', ARGV[2], ARGV[3] .. '|' .. s .. '|' .. ARGV[4])
+        return removed
+        """
+
+    /// A fleet-wide sliding-log budget in Redis's clock. KEYS: the domain's log. ARGV: mode (`take`, `check`,
+    /// `remaining`), a unique member for a grant, then per window: limit, allowed (the limit, or less for
+    /// background work), window in ms. Returns {granted 1/0, wait ms, remaining (fewest over the windows)}.
+    static let rate = """
+        local t = redis.call('TIME')
+        local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+        local longest = 0
+        for i = 3, #ARGV, 3 do longest = math.max(longest, tonumber(ARGV[i + 2])) end
+        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - longest)
+        local wait = -1
+        local remaining = nil
+        for i = 3, #ARGV, 3 do
+          local limit, allowed, window = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
+          local held = redis.call('ZCOUNT', KEYS[1], '(' .. (now - window), '+inf')
+          remaining = math.min(remaining or (limit - held), limit - held)
+          if held >= allowed then
+            local until_ = window
+            if allowed > 0 then
+              local oldest = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. (now - window), '+inf', 'WITHSCORES', 'LIMIT', held - allowed, 1)
+              until_ = tonumber(oldest[2]) + window - now
+            end
+            wait = math.max(wait, until_)
+          end
+        end
+        if ARGV[1] == 'remaining' then return {0, 0, math.max(0, remaining)} end
+        if wait >= 0 then return {0, wait, math.max(0, remaining)} end
+        if ARGV[1] == 'take' then
+          redis.call('ZADD', KEYS[1], now, ARGV[2])
+          redis.call('PEXPIRE', KEYS[1], longest)
+          remaining = remaining - 1
+        end
+        return {1, 0, math.max(0, remaining)}
+        """
+
+    /// An instance's announcement; returns how many instances are announced. KEYS: instances. ARGV: id, life ms.
+    static let announce = """
+        local t = redis.call('TIME')
+        local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+        redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+        redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+        redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 2)
+        return redis.call('ZCARD', KEYS[1])
+        """
+
+    /// Releases a fill lease only if it is still this holder's. KEYS: lock. ARGV: token.
+    static let release = """
+        if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+        return 0
+        """
+
+    /// The fleet's epoch (set once) and sequence number. KEYS: epoch, sequence. ARGV: a new random epoch.
+    static let position = """
+        redis.call('SET', KEYS[1], ARGV[1], 'NX')
+        return {redis.call('GET', KEYS[1]), redis.call('GET', KEYS[2]) or '0'}
+        """
+}

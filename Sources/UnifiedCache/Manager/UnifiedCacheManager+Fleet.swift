@@ -1,0 +1,104 @@
+import Foundation
+
+/// The manager's side of the shared tier: lookups and the fill lease on a local miss, stores after a fetch,
+/// and the fleet's invalidations applied to the local tiers.
+extension UnifiedCacheManager {
+    enum FleetLookup {
+        /// Fresh in the shared tier.
+        case cached(CacheEntry)
+        /// Another instance fetched it while this one waited on its lease.
+        case joined(CacheEntry)
+        /// Fetch here: with the lease's token when this instance holds it; with a servable stale shared copy.
+        case lead(token: String?, stale: CacheEntry?)
+    }
+
+    /// How many times a follower whose leader gave up without a value claims the lease again before fetching.
+    static let fillClaims = 3
+
+    /// The shared tier's copy of `key`, then its fill lease: lead, or wait for the leader's value.
+    func fleetLookup(_ key: String, shared: any SharedTier) async -> FleetLookup {
+        var stale: CacheEntry?
+        for _ in 0..<Self.fillClaims {
+            if let entry = await loadShared(key) {
+                if entry.isFresh(at: clock.now()) { return .cached(entry) }
+                if entry.kind == .value, entry.isServableStale(at: clock.now()) { stale = entry }
+            }
+            switch await shared.claimFill(key) {
+            case .leader(let token): return .lead(token: token, stale: stale)
+            case .unavailable: return .lead(token: nil, stale: stale)
+            case .follower:
+                if let entry = await shared.awaitFill(key), entry.isFresh(at: clock.now()) { return .joined(entry) }
+            }
+        }
+        return .lead(token: nil, stale: stale)
+    }
+
+    /// The shared tier's verified copy, `nil` when it has none or cannot be asked.
+    func loadShared(_ key: String) async -> CacheEntry? {
+        guard let shared else { return nil }
+        do { return try await shared.load(key) } catch { return nil }
+    }
+
+    /// Writes a fetched value to the shared tier (which tells the fleet that older copies are gone); a shared
+    /// tier that cannot be asked costs the fleet a hit, not this answer.
+    func storeShared(_ entry: CacheEntry) async {
+        guard let shared else { return }
+        do throws(SharedTierUnavailable) {
+            try await shared.store(entry)
+        } catch {
+            logger.debug("shared tier store skipped", metadata: ["key": "\(entry.key)", "reason": "\(error.reason)"])
+        }
+    }
+
+    /// Applies another instance's event to this instance's tiers, at once for memory (the disk removal is
+    /// queued in order with the disk writes). Loads in flight for the keys will not store what they fetched.
+    func apply(_ event: SharedTierEvent) {
+        let scope: KeyScope
+        switch event {
+        case .invalidate(let shared): scope = KeyScope(shared)
+        case .reset: scope = KeyScope(kind: .all)
+        }
+        state.withLockedValue { state in
+            state.inFlight.detach(where: scope)
+            state.invalidations &+= 1
+            _ = memory.removeAll { scope.matches($0) }
+            writer?.enqueue(.removeAll(scope, nil))
+        }
+        if event == .reset {
+            logger.info("shared tier: invalidations may have been missed; local tiers cleared")
+        } else {
+            logger.debug("fleet invalidation", metadata: ["scope": "\(scope.kind)"])
+        }
+    }
+
+    /// Removes what `scope` covers from the shared tier and tells the fleet; throws (after the local part is
+    /// done by the caller) when the shared tier cannot be asked.
+    func invalidateShared(_ scope: KeyScope) async throws(SharedTierUnavailable) -> [String] {
+        guard let shared else { return [] }
+        return try await shared.invalidate(scope.shared)
+    }
+}
+
+extension KeyScope {
+    init(_ scope: SharedScope) {
+        switch scope {
+        case .key(let key): self.init(kind: .key(key))
+        case .prefix(let prefix): self.init(kind: .prefix(prefix))
+        case .namespaces(let namespaces, let user): self.init(kind: .namespaces(namespaces, user: user))
+        case .user(let user): self.init(kind: .user(user))
+        case .all: self.init(kind: .all)
+        }
+    }
+
+    /// The same scope for the fleet. A namespace scope without a user is only ever built for tests of the core.
+    var shared: SharedScope {
+        switch kind {
+        case .key(let key): .key(key)
+        case .prefix(let prefix): .prefix(prefix)
+        case .namespaces(let namespaces, let user?): .namespaces(namespaces, user: user)
+        case .namespaces: .all
+        case .user(let user): .user(user)
+        case .all: .all
+        }
+    }
+}

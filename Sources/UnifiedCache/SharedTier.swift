@@ -1,0 +1,113 @@
+import Foundation
+
+/// The hook for a tier shared by a fleet of instances (Redis), consulted after memory and disk and before a
+/// fetch. Unlike `SecondTier` it is not a write-behind copy of this instance's entries: it is where the fleet
+/// meets, so it also carries the fleet's invalidations and its fill leases (one fetch per key for the fleet).
+///
+/// It is advisory: every method either answers or says it could not (`SharedTierUnavailable`, `.unavailable`),
+/// and the manager then goes on with its local tiers and the upstream.
+public protocol SharedTier: Sendable {
+    /// The verified entry stored for `key`, or `nil`. A stored value that does not verify is deleted, counted and
+    /// reported as `nil`.
+    func load(_ key: String) async throws(SharedTierUnavailable) -> CacheEntry?
+    /// Stores `entry` for its servable life and tells the fleet that any older copy of its key is gone.
+    func store(_ entry: CacheEntry) async throws(SharedTierUnavailable)
+    /// Removes the entries `scope` covers and tells the fleet to drop them; the keys removed from the shared tier.
+    func invalidate(_ scope: SharedScope) async throws(SharedTierUnavailable) -> [String]
+    /// Claims the fleet's fill lease of `key`: the leader fetches, a follower waits for its value.
+    func claimFill(_ key: String) async -> FillClaim
+    /// Gives a lease back (the leader's fetch is over, stored or not).
+    func releaseFill(_ key: String, token: String) async
+    /// Waits until another instance fills `key` and returns its value; `nil` when the lease ended without one,
+    /// the lease expired or the shared tier cannot be asked (the caller then fetches itself).
+    func awaitFill(_ key: String) async -> CacheEntry?
+    /// Starts delivering the fleet's events (other instances' invalidations, and resets after missed ones).
+    func start(events: @escaping @Sendable (SharedTierEvent) -> Void)
+    /// Stops delivering events and closes connections.
+    func stop() async
+    /// Counters for /stats and metrics.
+    func statistics() -> SharedTierStatistics
+}
+
+/// Which entries a fleet-wide invalidation covers.
+public enum SharedScope: Sendable, Equatable {
+    case key(String)
+    case prefix(String)
+    /// `user`'s entries of these namespaces (events).
+    case namespaces(Set<String>, user: String)
+    case user(String)
+    case all
+}
+
+/// What the shared tier tells an instance.
+public enum SharedTierEvent: Sendable, Equatable {
+    /// Another instance changed or removed these entries: drop the local copies.
+    case invalidate(SharedScope)
+    /// Invalidations may have been missed (a reconnection found a gap): no local entry stored before may be
+    /// served without asking the fleet again.
+    case reset
+}
+
+/// The answer to a fill-lease claim.
+public enum FillClaim: Sendable, Equatable {
+    /// This instance fetches; release the lease with `token` afterwards.
+    case leader(token: String)
+    /// Another instance holds the lease: wait for its value.
+    case follower
+    /// The shared tier cannot be asked: fetch locally (still coalesced locally).
+    case unavailable
+}
+
+/// The shared tier could not be asked (down, slow, or its breaker is open).
+public struct SharedTierUnavailable: Error, Sendable, Equatable {
+    public var reason: String
+    /// When to try again (the breaker's back-off), whole seconds, at least 1.
+    public var retryAfterSeconds: Int
+
+    public init(reason: String, retryAfterSeconds: Int = 1) {
+        self.reason = reason
+        self.retryAfterSeconds = max(1, retryAfterSeconds)
+    }
+}
+
+/// The shared tier's counters (CONTRACT §6.7).
+public struct SharedTierStatistics: Sendable, Equatable {
+    public var connected: Bool
+    public var hits: Int
+    public var misses: Int
+    public var errors: Int
+    public var corrupt: Int
+    public var invalidationsSent: Int
+    public var invalidationsReceived: Int
+    /// Commands by operation (`get`, `store`, `invalidate`, `lease`, `publish`…) and result (`ok`, `error`…).
+    public var operations: [Operation: Int]
+    /// `nil` while connected, else why not (never a password).
+    public var state: String?
+    /// Instances the fleet announced when last asked (1 until then).
+    public var instances: Int = 1
+
+    public struct Operation: Sendable, Hashable {
+        public var operation: String
+        public var result: String
+        public init(_ operation: String, _ result: String) {
+            self.operation = operation
+            self.result = result
+        }
+    }
+
+    public init(
+        connected: Bool = false, hits: Int = 0, misses: Int = 0, errors: Int = 0, corrupt: Int = 0,
+        invalidationsSent: Int = 0, invalidationsReceived: Int = 0, operations: [Operation: Int] = [:],
+        state: String? = nil
+    ) {
+        self.connected = connected
+        self.hits = hits
+        self.misses = misses
+        self.errors = errors
+        self.corrupt = corrupt
+        self.invalidationsSent = invalidationsSent
+        self.invalidationsReceived = invalidationsReceived
+        self.operations = operations
+        self.state = state
+    }
+}

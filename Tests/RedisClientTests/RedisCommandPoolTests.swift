@@ -1,0 +1,186 @@
+import RedisClient
+import RedisTestSupport
+import Testing
+
+@Suite struct RedisCommandPoolTests {
+    @Test func binaryValuesRoundTrip() async throws {
+        try await withRedisServer { (server: RedisServerProcess) async throws in
+            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(5))
+            defer { pool.shutdown() }
+            let key: [UInt8] = [0x6B, 0x00, 0xFF, 0x0D, 0x0A]
+            let value: [UInt8] = [0x00, 0xFF, 0x00, 0x0D, 0x0A, 0x24] + (0...255).map { UInt8($0) }
+            #expect(try await pool.command([Array("SET"), key, value]) == .status("OK"))
+            #expect(try await pool.command([Array("GET"), key]) == .string(value))
+            #expect(try await pool.command([Array("STRLEN"), key]) == .integer(value.count))
+            #expect(try await pool.command([Array("SET"), Array("empty"), []]) == .status("OK"))
+            #expect(try await pool.command("GET", "empty") == .string([]))
+        }
+    }
+
+    @Test func replyKindsMapAndAnErrorReplyKeepsTheContext() async throws {
+        try await withRedisServer { (server: RedisServerProcess) async throws in
+            // One context: the error reply and the next command share it.
+            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(5), size: 1)
+            defer { pool.shutdown() }
+            #expect(try await pool.command("PING") == .status("PONG"))
+            #expect(try await pool.command("INCRBY", "n", "-7") == .integer(-7))
+            #expect(try await pool.command("GET", "missing") == .null)
+            #expect(try await pool.command("RPUSH", "list", "a", "b") == .integer(2))
+            #expect(try await pool.command("LRANGE", "list", "0", "-1") == .array([.string(Array("a")), .string(Array("b"))]))
+            #expect(try await pool.command("LRANGE", "nothing", "0", "-1") == .array([]))
+            #expect(
+                try await pool.command("EVAL", "return {1, {'x', false}, redis.status_reply('fine')}", "0")
+                    == .array([.integer(1), .array([.string(Array("x")), .null]), .status("fine")]))
+            let unknown = try await pool.command("NOSUCHCOMMAND", "arg")
+            guard case .error(let message) = unknown else {
+                Issue.record("expected an error reply, got \(unknown)")
+                return
+            }
+            #expect(message.hasPrefix("ERR unknown command"))
+            let wrongType = try await pool.command("INCR", "list")
+            #expect(wrongType == .error("WRONGTYPE Operation against a key holding the wrong kind of value"))
+            #expect(try await pool.command([[UInt8]]()) == .error("ERR empty command"))
+            #expect(try await pool.command("PING") == .status("PONG"))
+            #expect(pool.connectAttempts == 1)
+            #expect(pool.lastError == nil)
+            #expect(pool.isAvailable)
+            #expect(RedisReply.status("OK").text == "OK")
+            #expect(RedisReply.string([0x61]).bytes == [0x61])
+            #expect(RedisReply.integer(1).text == nil)
+        }
+    }
+
+    @Test func authenticatesWithThePassword() async throws {
+        let password = "s3cret-Pw!"
+        try await withRedisServer(password: password) { (server: RedisServerProcess) async throws in
+            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(5))
+            defer { pool.shutdown() }
+            #expect(try await pool.command("SET", "k", "v") == .status("OK"))
+            #expect(try await pool.command("GET", "k") == .string(Array("v")))
+
+            var wrong = server.endpoint
+            wrong.password = "not-the-pw"
+            let refused = RedisCommandPool(endpoint: wrong, timeout: .seconds(5))
+            defer { refused.shutdown() }
+            let error = await #expect(throws: RedisError.self) { try await refused.command("PING") }
+            let message = try #require(reason(error))
+            #expect(message.contains("AUTH"))
+            #expect(message.contains("WRONGPASS"))
+            for text in [message, refused.lastError ?? "", "\(error.map { "\($0)" } ?? "")"] {
+                #expect(!text.contains("not-the-pw"))
+                #expect(!text.contains(password))
+            }
+
+            var none = server.endpoint
+            none.password = nil
+            let anonymous = RedisCommandPool(endpoint: none, timeout: .seconds(5))
+            defer { anonymous.shutdown() }
+            let reply = try await anonymous.command("GET", "k")
+            guard case .error(let noAuth) = reply else {
+                Issue.record("expected NOAUTH, got \(reply)")
+                return
+            }
+            #expect(noAuth.hasPrefix("NOAUTH"))
+        }
+    }
+
+    @Test func selectsTheDatabase() async throws {
+        try await withRedisServer { (server: RedisServerProcess) async throws in
+            let db1 = RedisCommandPool(
+                endpoint: try RedisEndpoint(url: "redis://127.0.0.1:\(server.port)/1"), timeout: .seconds(5))
+            let db0 = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(5))
+            defer {
+                db1.shutdown()
+                db0.shutdown()
+            }
+            #expect(try await db1.command("SET", "only-in-1", "yes") == .status("OK"))
+            #expect(try await db0.command("GET", "only-in-1") == .null)
+            #expect(try await db1.command("GET", "only-in-1") == .string(Array("yes")))
+            #expect(try await db1.command("DBSIZE") == .integer(1))
+            #expect(try await db0.command("DBSIZE") == .integer(0))
+
+            var outOfRange = server.endpoint
+            outOfRange.database = 99
+            let bad = RedisCommandPool(endpoint: outOfRange, timeout: .seconds(5))
+            defer { bad.shutdown() }
+            let error = await #expect(throws: RedisError.self) { try await bad.command("PING") }
+            #expect(reason(error)?.contains("SELECT 99") == true)
+        }
+    }
+
+    @Test func pipelineRepliesComeInOrder() async throws {
+        try await withRedisServer { (server: RedisServerProcess) async throws in
+            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(5))
+            defer { pool.shutdown() }
+            let commands: [[String]] = [
+                ["SET", "p", "1"], ["INCR", "p"], ["GET", "p"], ["BOGUS"], ["GET", "none"], ["INCRBY", "p", "40"],
+            ]
+            let replies = try await pool.pipeline(commands.map { $0.map { Array($0.utf8) } })
+            #expect(replies.count == 6)
+            #expect(replies[0] == .status("OK"))
+            #expect(replies[1] == .integer(2))
+            #expect(replies[2] == .string(Array("2")))
+            if case .error(let message) = replies[3] {
+                #expect(message.hasPrefix("ERR unknown command"))
+            } else {
+                Issue.record("expected an error reply, got \(replies[3])")
+            }
+            #expect(replies[4] == .null)
+            #expect(replies[5] == .integer(42))
+            #expect(try await pool.pipeline([]) == [])
+            let many = try await pool.pipeline((1...100).map { _ in [Array("INCR"), Array("seq")] })
+            #expect(many == (1...100).map { .integer($0) })
+        }
+    }
+
+    @Test func concurrentCommandsAllCount() async throws {
+        try await withRedisServer { (server: RedisServerProcess) async throws in
+            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(10), size: 4)
+            defer { pool.shutdown() }
+            let failures = await withTaskGroup(of: Int.self) { group in
+                for _ in 0..<200 {
+                    group.addTask {
+                        var failures = 0
+                        for _ in 0..<20 {
+                            do {
+                                guard case .integer = try await pool.command("INCR", "counter") else {
+                                    failures += 1
+                                    continue
+                                }
+                            } catch {
+                                failures += 1
+                            }
+                        }
+                        return failures
+                    }
+                }
+                return await group.reduce(0, +)
+            }
+            #expect(failures == 0)
+            #expect(try await pool.command("GET", "counter") == .string(Array("4000")))
+            #expect((1...4).contains(pool.connectAttempts))
+            #expect(pool.isAvailable)
+        }
+    }
+
+    @Test func shutdownIsFinalAndIdempotent() async throws {
+        try await withRedisServer { (server: RedisServerProcess) async throws in
+            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(5))
+            #expect(try await pool.command("PING") == .status("PONG"))
+            pool.shutdown()
+            pool.shutdown()
+            #expect(!pool.isAvailable)
+            let error = await #expect(throws: RedisError.self) { try await pool.command("PING") }
+            #expect(reason(error)?.contains("shut down") == true)
+        }
+    }
+
+    @Test func aPoolThatIsNeverUsedStartsNothing() {
+        let pool = RedisCommandPool(
+            endpoint: RedisEndpoint(host: "127.0.0.1", port: 1), timeout: .milliseconds(50))
+        #expect(pool.isAvailable)
+        #expect(pool.lastError == nil)
+        #expect(pool.connectAttempts == 0)
+        pool.shutdown()
+    }
+}

@@ -1,0 +1,72 @@
+import RedisClient
+import Testing
+
+@Suite struct RedisEndpointTests {
+    @Test(arguments: [
+        ("redis://localhost", RedisEndpoint(host: "localhost", port: 6379)),
+        ("REDIS://cache.internal", RedisEndpoint(host: "cache.internal", port: 6379)),
+        ("redis://127.0.0.1:6380", RedisEndpoint(host: "127.0.0.1", port: 6380)),
+        ("redis://127.0.0.1:6380/", RedisEndpoint(host: "127.0.0.1", port: 6380)),
+        ("redis://h/3", RedisEndpoint(host: "h", port: 6379, database: 3)),
+        ("redis://:s3cret@h:1/2", RedisEndpoint(host: "h", port: 1, password: "s3cret", database: 2)),
+        ("redis://default:s3cret@h", RedisEndpoint(host: "h", port: 6379, password: "s3cret")),
+        ("redis://:p%40ss%2Fw%3a@h:7000", RedisEndpoint(host: "h", port: 7000, password: "p@ss/w:")),
+        ("redis://:p@ss@h", RedisEndpoint(host: "h", port: 6379, password: "p@ss")),
+        ("redis://:@h", RedisEndpoint(host: "h", port: 6379)),
+        ("redis://user@h", RedisEndpoint(host: "h", port: 6379)),
+        ("redis://[::1]:7001/4", RedisEndpoint(host: "::1", port: 7001, database: 4)),
+        ("redis://[::1]", RedisEndpoint(host: "::1", port: 6379)),
+    ])
+    func parsesEveryForm(url: String, expected: RedisEndpoint) throws {
+        #expect(try RedisEndpoint(url: url) == expected)
+    }
+
+    @Test(arguments: [
+        ("http://h", "scheme must be redis:// (got http://)"),
+        ("rediss://h:6380", "scheme must be redis:// (got rediss://)"),
+        ("localhost:6379", "must look like redis://"),
+        ("redis://", "no host"),
+        ("redis://:pw@", "no host"),
+        ("redis://h:0", "port must be a number from 1 to 65535 (got 0)"),
+        ("redis://h:70000", "port must be a number from 1 to 65535 (got 70000)"),
+        ("redis://h:", "port must be a number from 1 to 65535"),
+        ("redis://h:abc", "port must be a number from 1 to 65535"),
+        ("redis://h:+12", "port must be a number from 1 to 65535"),
+        ("redis://h/x", "database must be a number"),
+        ("redis://h/-1", "database must be a number from 0 to 999999999 (got -1)"),
+        ("redis://h/1/2", "database must be a number"),
+        ("redis://h?db=1", "must not have a query"),
+        ("redis://[::1", "unclosed ["),
+        ("redis://:p%zz@h", "invalid percent-encoding"),
+    ])
+    func rejectsBadInput(url: String, expectedMessage: String) {
+        let error = #expect(throws: RedisEndpointError.self) { try RedisEndpoint(url: url) }
+        #expect(error?.message.contains(expectedMessage) == true, "\(error?.message ?? "no error")")
+        #expect(error?.description == error?.message)
+        #expect(error?.message.contains("\n") == false)
+    }
+
+    @Test(arguments: [
+        "redis://:hunter2@h:abc", "redis://user:hunter2@h/xyz", "redis://default:hunter2",
+        "redis://:hunter2@", "redis://:hunter2%zz@h", "redis://:hunter2@h?x",
+    ])
+    func errorsNeverShowThePassword(url: String) {
+        let error = #expect(throws: RedisEndpointError.self) { try RedisEndpoint(url: url) }
+        #expect(error != nil)
+        #expect(error?.message.contains("hunter2") == false, "\(error?.message ?? "")")
+    }
+
+    @Test func descriptionMasksThePassword() throws {
+        let endpoint = try RedisEndpoint(url: "redis://default:hunter2@cache:6380/2")
+        #expect(endpoint.description == "redis://:***@cache:6380/2")
+        #expect(!"\(endpoint)".contains("hunter2"))
+        #expect(RedisEndpoint(host: "h", port: 1).description == "redis://h:1/0")
+        #expect(RedisEndpoint(host: "::1", port: 2, database: 3).description == "redis://[::1]:2/3")
+    }
+
+    @Test func descriptionParsesBackWithoutThePassword() throws {
+        let endpoint = RedisEndpoint(host: "10.0.0.1", port: 6390, password: "x", database: 5)
+        let reparsed = try RedisEndpoint(url: endpoint.description)
+        #expect(reparsed == RedisEndpoint(host: "10.0.0.1", port: 6390, password: "***", database: 5))
+    }
+}

@@ -1,0 +1,154 @@
+import RedisClient
+import RedisTestSupport
+import Testing
+
+@Suite struct RedisFailureTests {
+    /// A loopback port nothing listens on, held for the rest of the process (a port freed by stopping a server
+    /// may be given to a server another test starts).
+    func closedPort() async throws -> Int {
+        try ReservedPort().port
+    }
+
+    @Test func deadRedisFailsFastAndTheBreakerStopsConnecting() async throws {
+        let port = try await closedPort()
+        let endpoint = RedisEndpoint(host: "127.0.0.1", port: port, password: "dead-pw")
+        // A back-off far longer than the test: no probe may run, so every connect is counted.
+        let pool = RedisCommandPool(
+            endpoint: endpoint, timeout: .milliseconds(50),
+            breaker: .init(failureThreshold: 3, initialBackoff: .seconds(600), maxBackoff: .seconds(600)))
+        defer { pool.shutdown() }
+        // No wall-clock bounds here: under ThreadSanitizer, with redis-servers being spawned beside it, a task's
+        // resumption alone once took 9 s. "Fast" is what the breaker's counts show; bench-shared measures the time.
+        let error = await #expect(throws: RedisError.self) { try await pool.command("PING") }
+        #expect(reason(error)?.contains("Connection refused") == true, "\(String(describing: error))")
+        #expect(pool.isAvailable)
+        for _ in 0..<2 {
+            await #expect(throws: RedisError.self) { try await pool.command("PING") }
+        }
+        #expect(pool.connectAttempts == 3)
+        #expect(!pool.isAvailable)
+        guard case .open = pool.breakerState else {
+            Issue.record("breaker not open: \(pool.breakerState)")
+            return
+        }
+
+        for _ in 0..<200 {
+            let error = await #expect(throws: RedisError.self) { try await pool.command("PING") }
+            #expect(reason(error)?.contains("circuit breaker open") == true)
+        }
+        #expect(pool.connectAttempts == 3)
+        let lastError = try #require(pool.lastError)
+        #expect(lastError.contains("Connection refused"))
+        #expect(lastError.contains("redis://:***@127.0.0.1"))
+        #expect(!lastError.contains("dead-pw"))
+    }
+
+    @Test func concurrentCommandsToADeadRedisDoNotAllConnect() async throws {
+        let port = try await closedPort()
+        let pool = RedisCommandPool(
+            endpoint: RedisEndpoint(host: "127.0.0.1", port: port), timeout: .milliseconds(50), size: 2,
+            breaker: .init(failureThreshold: 3, initialBackoff: .seconds(600), maxBackoff: .seconds(600)))
+        defer { pool.shutdown() }
+        let failures = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<100 {
+                group.addTask {
+                    do {
+                        _ = try await pool.command("PING")
+                        return false
+                    } catch {
+                        return true
+                    }
+                }
+            }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(failures == 100)
+        // Queued commands re-check the breaker when a worker takes them: once it opened, they fail
+        // without a connect (each of the 2 workers may have been connecting when it opened).
+        #expect(pool.connectAttempts <= 3 + 2)
+        #expect(!pool.isAvailable)
+    }
+
+    @Test func aCommandTimeoutDiscardsTheContextAndTheNextCommandReconnects() async throws {
+        try await withRedisServer { (server: RedisServerProcess) async throws in
+            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .milliseconds(50), size: 1)
+            let patient = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(30), size: 1)
+            defer {
+                pool.shutdown()
+                patient.shutdown()
+            }
+            #expect(try await pool.command("PING") == .status("PONG"))
+            #expect(pool.connectAttempts == 1)
+
+            let clock = ContinuousClock()
+            let started = clock.now
+            let error = await #expect(throws: RedisError.self) { try await pool.command("DEBUG", "SLEEP", "10") }
+            let elapsed = started.duration(to: clock.now)
+            #expect(reason(error)?.contains("timed out after 50 ms") == true, "\(String(describing: error))")
+            #expect(elapsed < .seconds(8))  // not the 10 s Redis sleeps
+            #expect(pool.lastError?.contains("timed out") == true)
+
+            // The patient pool's PING is answered once Redis woke up.
+            #expect(try await patient.command("PING") == .status("PONG"))
+            #expect(try await pool.command("PING") == .status("PONG"))
+            #expect(pool.connectAttempts == 2)
+            #expect(pool.lastError == nil)
+            #expect(pool.isAvailable)
+        }
+    }
+
+    @Test func killAndRestartRecoverWithoutANewPool() async throws {
+        try await withRedisServer { (server: RedisServerProcess) async throws in
+            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(1), size: 2)
+            defer { pool.shutdown() }
+            #expect(try await pool.command("SET", "before", "1") == .status("OK"))
+
+            await server.kill()
+            let error = await #expect(throws: RedisError.self) { try await pool.command("GET", "before") }
+            #expect(error != nil)
+            // Failures until the breaker opens (connection refused is immediate).
+            var attempts = 0
+            while pool.isAvailable && attempts < 20 {
+                attempts += 1
+                _ = try? await pool.command("PING")
+            }
+            #expect(!pool.isAvailable)
+            #expect(pool.lastError != nil)
+
+            try await server.restart()
+            // The breaker lets a probe through once its back-off (100 ms, then doubling) passed:
+            // retry until it does, bounded (the back-off is inherent, this is not a synchronisation).
+            let deadline = ContinuousClock.now.advanced(by: .seconds(15))
+            var reply: RedisReply?
+            while reply == nil && ContinuousClock.now < deadline {
+                reply = try? await pool.command("PING")
+                if reply == nil { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            #expect(reply == .status("PONG"))
+            #expect(pool.isAvailable)
+            #expect(pool.lastError == nil)
+            // A fresh server: the old key is gone, new ones work on every context.
+            #expect(try await pool.pipeline([[Array("GET"), Array("before")]]) == [.null])
+            for count in 1...10 {
+                #expect(try await pool.command("INCR", "after") == .integer(count))
+            }
+            #expect(try await pool.command("GET", "after") == .string(Array("10")))
+        }
+    }
+
+    @Test func aSuspendedServerTimesOutInsteadOfHanging() async throws {
+        try await withRedisServer { (server: RedisServerProcess) async throws in
+            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .milliseconds(100), size: 1)
+            defer { pool.shutdown() }
+            #expect(try await pool.command("PING") == .status("PONG"))
+            server.suspend()
+            let clock = ContinuousClock()
+            let elapsed = await clock.measure {
+                let error = await #expect(throws: RedisError.self) { try await pool.command("PING") }
+                #expect(reason(error)?.contains("timed out") == true)
+            }
+            server.resume()
+            #expect(elapsed < .seconds(20))  // it timed out: without a timeout it would wait for resume()
+        }
+    }
+}

@@ -1,0 +1,220 @@
+import RedisClient
+import RedisTestSupport
+import Testing
+
+@Suite struct RedisSubscriberTests {
+    typealias Event = RedisSubscriber.Event
+
+    /// A subscriber whose events land in a queue the test awaits with a bound.
+    func makeSubscriber(
+        _ endpoint: RedisEndpoint, channel: String = "invalidations", timeout: Duration = .seconds(2),
+        pingInterval: Duration = .seconds(1)
+    ) -> (RedisSubscriber, AsyncEventQueue<Event>) {
+        let events = AsyncEventQueue<Event>()
+        let subscriber = RedisSubscriber(
+            endpoint: endpoint, channel: channel, timeout: timeout, pingInterval: pingInterval
+        ) { event in
+            events.push(event)
+        }
+        return (subscriber, events)
+    }
+
+    func isDisconnected(_ event: Event) -> Bool {
+        if case .disconnected = event { return true }
+        return false
+    }
+
+    @Test func deliversBinaryMessagesInOrderAndNothingAfterStop() async throws {
+        try await withRedisServer { (server: RedisServerProcess) async throws in
+            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(5))
+            defer { pool.shutdown() }
+            let (subscriber, events) = makeSubscriber(server.endpoint)
+            subscriber.start()
+            subscriber.start()
+            #expect(await events.next() == .subscribed)
+            #expect(subscriber.isConnected)
+
+            let payloads: [[UInt8]] = [[0x00, 0xFF, 0x0D, 0x0A], Array("second"), [], (0...255).map { UInt8($0) }]
+            for payload in payloads {
+                // One receiver: the subscription is confirmed, so Redis counts it.
+                #expect(try await pool.command([Array("PUBLISH"), Array("invalidations"), payload]) == .integer(1))
+            }
+            #expect(try await pool.command("PUBLISH", "another-channel", "x") == .integer(0))
+            for payload in payloads {
+                #expect(await events.next() == .message(payload))
+            }
+
+            let elapsed = ContinuousClock().measure { subscriber.stop() }
+            #expect(elapsed < .seconds(5))
+            subscriber.stop()
+            #expect(!subscriber.isConnected)
+            // Published after stop() returned (the reply proves Redis handled it): never delivered.
+            _ = try await pool.command("PUBLISH", "invalidations", "late")
+            _ = try await pool.command("PING")
+            #expect(events.pending.isEmpty)
+        }
+    }
+
+    @Test func authenticatesAndReportsAWrongPasswordWithoutShowingIt() async throws {
+        try await withRedisServer(password: "sub-Secret") { (server: RedisServerProcess) async throws in
+            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(5))
+            defer { pool.shutdown() }
+            let (subscriber, events) = makeSubscriber(server.endpoint, channel: "c")
+            defer { subscriber.stop() }
+            subscriber.start()
+            #expect(await events.next() == .subscribed)
+            #expect(try await pool.command("PUBLISH", "c", "hello") == .integer(1))
+            #expect(await events.next() == .message(Array("hello")))
+
+            var wrong = server.endpoint
+            wrong.password = "wrong-Secret"
+            let (refused, refusedEvents) = makeSubscriber(wrong, channel: "c")
+            defer { refused.stop() }
+            refused.start()
+            let event = await refusedEvents.next()
+            guard case .disconnected(let reason)? = event else {
+                Issue.record("expected .disconnected, got \(String(describing: event))")
+                return
+            }
+            #expect(reason.contains("WRONGPASS"))
+            #expect(!reason.contains("wrong-Secret"))
+            #expect(!reason.contains("sub-Secret"))
+            #expect(!refused.isConnected)
+        }
+    }
+
+    @Test func reconnectsByItselfAfterTheServerWasKilledAndRestarted() async throws {
+        try await withRedisServer { (server: RedisServerProcess) async throws in
+            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(2))
+            defer { pool.shutdown() }
+            let (subscriber, events) = makeSubscriber(server.endpoint)
+            defer { subscriber.stop() }
+            subscriber.start()
+            #expect(await events.next() == .subscribed)
+
+            await server.kill()
+            let lost = await events.next()
+            #expect(lost.map(isDisconnected) == true, "\(String(describing: lost))")
+            #expect(!subscriber.isConnected)
+
+            try await server.restart()
+            // Only failed reconnects may come between (not reported again): the next event is .subscribed.
+            #expect(await events.next(within: .seconds(20)) == .subscribed)
+            #expect(subscriber.isConnected)
+            // The pool reconnects too (retrying until its breaker lets a probe through).
+            let deadline = ContinuousClock.now.advanced(by: .seconds(15))
+            var published: RedisReply?
+            while published == nil && ContinuousClock.now < deadline {
+                published = try? await pool.command("PUBLISH", "invalidations", "again")
+                if published == nil { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            #expect(published == .integer(1))
+            #expect(await events.next() == .message(Array("again")))
+        }
+    }
+
+    @Test func anIdleHealthyConnectionStaysUpThanksToPings() async throws {
+        try await withRedisServer { (server: RedisServerProcess) async throws in
+            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(5))
+            defer { pool.shutdown() }
+            // 300 ms: a loaded 2-core CI machine (ThreadSanitizer, the whole suite beside it) can hold a thread off
+            // the CPU for a good part of 300 ms, so the three intervals of allowed silence are not shorter.
+            let (subscriber, events) = makeSubscriber(server.endpoint, pingInterval: .milliseconds(300))
+            defer { subscriber.stop() }
+            subscriber.start()
+            #expect(await events.next() == .subscribed)
+            // Seven ping intervals of idleness: unanswered pings would have meant .disconnected after three.
+            let event = await events.next(within: .seconds(2))
+            #expect(event == nil, "\(String(describing: event))")
+            #expect(subscriber.isConnected)
+            let clients = try await pool.command("CLIENT", "LIST").text ?? ""
+            let subscriberLine = clients.split(separator: "\n").first { $0.contains(" sub=1 ") }
+            #expect(subscriberLine?.contains(" cmd=ping ") == true, "\(clients)")
+            #expect(try await pool.command("PUBLISH", "invalidations", "still-here") == .integer(1))
+            #expect(await events.next() == .message(Array("still-here")))
+        }
+    }
+
+    @Test func aPausedServerIsDetectedByPingsAndTheSubscriptionComesBack() async throws {
+        try await withRedisServer { (server: RedisServerProcess) async throws in
+            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(5))
+            defer { pool.shutdown() }
+            let (subscriber, events) = makeSubscriber(
+                server.endpoint, timeout: .milliseconds(500), pingInterval: .milliseconds(200))
+            defer { subscriber.stop() }
+            subscriber.start()
+            #expect(await events.next() == .subscribed)
+
+            let clock = ContinuousClock()
+            let paused = clock.now
+            #expect(try await pool.command("CLIENT", "PAUSE", "15000") == .status("OK"))
+            // Silence for three ping intervals (600 ms) counts as lost, well before the pause ends.
+            let lost = await events.next(within: .seconds(12))
+            #expect(lost.map(isDisconnected) == true, "\(String(describing: lost))")
+            if case .disconnected(let reason)? = lost {
+                #expect(reason.contains("PING"), "\(reason)")
+            }
+            #expect(paused.duration(to: clock.now) < .seconds(12))
+            // Once the pause is over it subscribes again by itself.
+            #expect(await events.next(within: .seconds(30)) == .subscribed)
+            #expect(try await pool.command("PUBLISH", "invalidations", "resumed") == .integer(1))
+            #expect(await events.next() == .message(Array("resumed")))
+        }
+    }
+
+    @Test func aStoppedServerProcessIsDetectedAndReconnectsTimeOut() async throws {
+        try await withRedisServer { (server: RedisServerProcess) async throws in
+            let (subscriber, events) = makeSubscriber(
+                server.endpoint, timeout: .milliseconds(300), pingInterval: .milliseconds(200))
+            defer { subscriber.stop() }
+            subscriber.start()
+            #expect(await events.next() == .subscribed)
+
+            // SIGSTOP: the kernel still accepts connections, so reconnects reach SUBSCRIBE and time out.
+            server.suspend()
+            let lost = await events.next()
+            #expect(lost.map(isDisconnected) == true, "\(String(describing: lost))")
+            server.resume()
+            #expect(await events.next(within: .seconds(20)) == .subscribed)
+            #expect(subscriber.isConnected)
+        }
+    }
+
+    @Test func aDeadServerIsReportedOnceAndStopIsPrompt() async throws {
+        // A port held bound without listening: refused, and no server another test starts can be given it.
+        let reserved = try ReservedPort()
+        defer { reserved.release() }
+        let (subscriber, events) = makeSubscriber(
+            RedisEndpoint(host: "127.0.0.1", port: reserved.port), timeout: .milliseconds(200))
+        subscriber.start()
+        let event = await events.next()
+        guard case .disconnected(let reason)? = event else {
+            Issue.record("expected .disconnected, got \(String(describing: event))")
+            subscriber.stop()
+            return
+        }
+        #expect(reason.contains("Connection refused"), "\(reason)")
+        #expect(!subscriber.isConnected)
+        let elapsed = ContinuousClock().measure { subscriber.stop() }
+        #expect(elapsed < .seconds(5))
+        // Failed reconnects are not reported again.
+        #expect(events.pending.allSatisfy { !isDisconnected($0) })
+    }
+
+    @Test func stopFromTheEventHandlerDoesNotDeadlock() async throws {
+        try await withRedisServer { (server: RedisServerProcess) async throws in
+            let events = AsyncEventQueue<Event>()
+            let holder = Locked<RedisSubscriber?>(nil)
+            let subscriber = RedisSubscriber(endpoint: server.endpoint, channel: "c", timeout: .seconds(2)) { event in
+                events.push(event)
+                if event == .subscribed { holder.withLock { $0 }?.stop() }
+            }
+            holder.withLock { $0 = subscriber }
+            subscriber.start()
+            #expect(await events.next() == .subscribed)
+            subscriber.stop()
+            holder.withLock { $0 = nil }
+            #expect(!subscriber.isConnected)
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import Logging
+import RedisClient
+import RedisTestSupport
+import RedisTier
+import Testing
+import UnifiedCache
+
+@testable import UnicacheApp
+
+/// Several whole services on 127.0.0.1 sharing one real `redis-server` (started on a free port, stopped by its
+/// PID) and one test upstream: a fleet as CONTRACT §6 describes it.
+final class Fleet: Sendable {
+    let redis: RedisServerProcess
+    let upstream: TestUpstream
+    let upstreamPort: Int
+    let instances: [LiveService]
+    let prefix: String
+
+    static func start(
+        instances count: Int, password: String? = nil, timeout: Duration = .milliseconds(200),
+        upstreamTimeout: Duration = .seconds(10), logger: Logger = Logger(label: "fleet-test"),
+        memory: MemoryTierConfiguration = MemoryTierConfiguration(),
+        protection: [UpstreamDomain: UpstreamProtection] = [:]
+    ) async throws -> Fleet {
+        let redis = try await RedisServerProcess.start(password: password)
+        let upstream = TestUpstream()
+        let upstreamPort = try await upstream.start()
+        let prefix = "t\(UInt32.random(in: 0...UInt32.max)):"
+        var instances: [LiveService] = []
+        for _ in 0..<count {
+            instances.append(
+                try await LiveService.start(
+                    upstreamTimeout: upstreamTimeout, protection: protection, logger: logger, upstream: (upstream, upstreamPort),
+                    redis: Self.tierConfiguration(redis.endpoint, timeout: timeout, prefix: prefix, upstreamTimeout: upstreamTimeout),
+                    memory: memory))
+        }
+        let fleet = Fleet(redis: redis, upstream: upstream, upstreamPort: upstreamPort, instances: instances, prefix: prefix)
+        for instance in instances { try await fleet.waitUntilConnected(instance) }
+        return fleet
+    }
+
+    static func tierConfiguration(
+        _ endpoint: RedisEndpoint, timeout: Duration, prefix: String, upstreamTimeout: Duration
+    ) -> RedisTierConfiguration {
+        RedisTierConfiguration(endpoint: endpoint, timeout: timeout, prefix: prefix, leaseTime: upstreamTimeout + .seconds(1))
+    }
+
+    private init(redis: RedisServerProcess, upstream: TestUpstream, upstreamPort: Int, instances: [LiveService], prefix: String) {
+        self.redis = redis
+        self.upstream = upstream
+        self.upstreamPort = upstreamPort
+        self.instances = instances
+        self.prefix = prefix
+    }
+
+    /// One more instance of the fleet (a restart, a scale-up).
+    func startInstance(
+        logger: Logger = Logger(label: "fleet-test"), upstreamTimeout: Duration = .seconds(10)
+    ) async throws -> LiveService {
+        let instance = try await LiveService.start(
+            upstreamTimeout: upstreamTimeout, logger: logger, upstream: (upstream, upstreamPort),
+            redis: Self.tierConfiguration(redis.endpoint, timeout: .milliseconds(200), prefix: prefix, upstreamTimeout: upstreamTimeout))
+        try await waitUntilConnected(instance)
+        return instance
+    }
+
+    func stop() async {
+        for instance in instances { await instance.stop() }
+        await upstream.shutdown()
+        await redis.stop()
+    }
+
+    /// A command of the test's own, on its own pool.
+    func redisCommand(_ arguments: String...) async throws -> RedisReply {
+        let pool = RedisCommandPool(endpoint: redis.endpoint, timeout: .seconds(2), size: 1)
+        defer { pool.shutdown() }
+        return try await pool.command(arguments.map { Array($0.utf8) })
+    }
+
+    static func shared(_ instance: LiveService) -> SharedTierStatistics {
+        instance.app.cache.statistics().shared ?? SharedTierStatistics()
+    }
+
+    /// Waits (bounded) until `condition` holds: the shared tier's state changes on its own threads.
+    func waitUntil(
+        _ what: String, within bound: Duration = .seconds(10), _ condition: () async throws -> Bool
+    ) async throws {
+        let deadline = ContinuousClock.now + bound
+        while try await !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("not within \(bound): \(what)")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    /// Connected and subscribed, and the first position check done (its reset, if any, is behind us).
+    func waitUntilConnected(_ instance: LiveService) async throws {
+        try await waitUntil("the shared tier is connected") { Self.shared(instance).connected }
+    }
+}

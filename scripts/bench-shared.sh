@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Shared-tier benchmark (CONTRACT §6) against the release build and a real redis-server on loopback:
+#   1. an L1 miss answered from Redis (the memory tier holds 1 entry, the key set is 1,000 keys), against an L1
+#      miss answered from the disk tier in the same run: req/s, p50, p99 and server CPU per request (wrk);
+#   2. a fleet stampede: 1,000 cold requests over 2 instances (one curl process, all transfers in parallel) in
+#      front of a demo upstream of DEMO_LATENCY: the fetches the fleet made, and the last client's delay after the
+#      upstream's answer;
+#   3. a dead Redis: L1 misses fetched from a 0 ms demo upstream with --redis pointing at a port nothing listens
+#      on, against the same without --redis: the latency a dead Redis adds to a request.
+# Env: RUNS (3), DURATION (5s), CONNECTIONS (16), SERVER_CPU (0), WRK_CPU (1), BASE_PORT (19080), DEMO_LATENCY (300ms).
+# Targets: shared hit p50 <= 250 us; stampede <= upstream + 30 ms; dead Redis <= 2 ms added.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+RUNS=${RUNS:-3}
+DURATION=${DURATION:-5s}
+CONNECTIONS=${CONNECTIONS:-16}
+SERVER_CPU=${SERVER_CPU:-0}
+WRK_CPU=${WRK_CPU:-1}
+BASE_PORT=${BASE_PORT:-19080}
+DEMO_LATENCY=${DEMO_LATENCY:-300ms}
+KEYS=1000
+
+for tool in wrk taskset curl redis-server redis-cli; do
+  command -v "$tool" >/dev/null || { echo "bench-shared: missing $tool" >&2; exit 1; }
+done
+
+echo "== build"
+swift build -c release --product unicache 2>&1 | tail -1
+BIN=$ROOT/.build/release/unicache
+WORK=$(mktemp -d /tmp/unicache-bench-shared-XXXXXX)
+REDIS_PORT=$((BASE_PORT + 99))
+PIDS=()
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --daemonize no >"$WORK/redis.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.05; done
+
+# start NAME PORT ARGS...: one instance, pinned to SERVER_CPU; sets PID.
+start() {
+  local name=$1 port=$2
+  shift 2
+  taskset -c "$SERVER_CPU" "$BIN" --port "$port" --log-level error --admin-token bench "$@" >"$WORK/$name.log" 2>&1 &
+  PID=$!
+  PIDS+=("$PID")
+  for _ in $(seq 1 100); do
+    [[ $(curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz" 2>/dev/null) == 200 ]] && return 0
+    sleep 0.05
+  done
+  echo "bench-shared: $name did not start" >&2
+  exit 1
+}
+
+# The shared tier reports itself connected once subscribed and in step (its start-up reset done).
+wait_connected() {
+  for _ in $(seq 1 100); do
+    curl -sS "http://127.0.0.1:$1/readyz" | grep -q '"sharedTier":"connected"' && return 0
+    sleep 0.05
+  done
+  echo "bench-shared: the instance on $1 did not connect to Redis" >&2
+  exit 1
+}
+
+# The wrk script: cycles through the key set, one key per request.
+cat >"$WORK/keys.lua" <<EOF
+local n = 0
+request = function()
+  n = n + 1
+  return wrk.format("GET", "/v1/users/u" .. (n % $KEYS) .. "/subscription")
+end
+EOF
+
+warm() {
+  for i in $(seq 0 $((KEYS - 1))); do printf 'url = "http://127.0.0.1:%s/v1/users/u%s/subscription"\noutput = "/dev/null"\n' "$1" "$i"; done >"$WORK/warm.txt"
+  curl -sS --no-progress-meter -Z --parallel-max 32 -K "$WORK/warm.txt"
+}
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+to_us() {
+  awk -v v="$1" 'BEGIN {
+    n = v + 0
+    if (v ~ /us$/) print n; else if (v ~ /ms$/) print n * 1000; else if (v ~ /s$/) print n * 1000000; else print n }'
+}
+median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
+CLK_TCK=$(getconf CLK_TCK)
+
+# measure NAME PID PORT [CONNECTIONS]: RUNS wrk runs over the key set; prints one line per run, stores the medians.
+declare -A RPS=() P50=() P99=() CPU=()
+measure() {
+  local name=$1 pid=$2 port=$3 connections=${4:-$CONNECTIONS} rps_runs="" p50_runs="" p99_runs="" cpu_runs=""
+  for run in $(seq 1 "$RUNS"); do
+    local before after output requests rps p50 p99 cpu
+    before=$(cpu_ticks "$pid")
+    output=$(taskset -c "$WRK_CPU" wrk -t1 -c"$connections" -d"$DURATION" --latency -s "$WORK/keys.lua" "http://127.0.0.1:$port")
+    after=$(cpu_ticks "$pid")
+    requests=$(awk '/requests in/ {print $1}' <<<"$output")
+    rps=$(awk '/Requests\/sec/ {print $2}' <<<"$output")
+    p50=$(to_us "$(awk '$1 == "50%" {print $2}' <<<"$output")")
+    p99=$(to_us "$(awk '$1 == "99%" {print $2}' <<<"$output")")
+    cpu=$(awk -v t=$((after - before)) -v hz="$CLK_TCK" -v n="$requests" 'BEGIN {printf "%.2f", t / hz / n * 1e6}')
+    printf '   %-18s run %d: %9.0f req/s  p50 %7.0f us  p99 %7.0f us  cpu %7s us/req %s\n' "$name" "$run" "$rps" "$p50" "$p99" "$cpu" \
+      "$(awk '/Non-2xx|Socket errors/' <<<"$output")"
+    rps_runs+="$rps " p50_runs+="$p50 " p99_runs+="$p99 " cpu_runs+="$cpu "
+  done
+  RPS[$name]=$(tr ' ' '\n' <<<"$rps_runs" | grep . | median)
+  P50[$name]=$(tr ' ' '\n' <<<"$p50_runs" | grep . | median)
+  P99[$name]=$(tr ' ' '\n' <<<"$p99_runs" | grep . | median)
+  CPU[$name]=$(tr ' ' '\n' <<<"$cpu_runs" | grep . | median)
+}
+
+echo "== 1. L1 misses: shared tier vs disk tier ($KEYS keys, memory tier of 1 entry; wrk -t1 -c$CONNECTIONS -d$DURATION x$RUNS)"
+start disk-hit $((BASE_PORT + 1)) --data-dir "$WORK/disk" --memory-entries 1 --demo-latency 0ms
+DISK_PID=$PID
+start shared-hit $((BASE_PORT + 2)) --disk-limit 0 --memory-entries 1 --demo-latency 0ms --redis "redis://127.0.0.1:$REDIS_PORT" --redis-prefix b1:
+SHARED_PID=$PID
+wait_connected $((BASE_PORT + 2))
+warm $((BASE_PORT + 1))
+warm $((BASE_PORT + 2))
+measure disk-hit "$DISK_PID" $((BASE_PORT + 1))
+measure shared-hit "$SHARED_PID" $((BASE_PORT + 2))
+# One client: the latency of one L1 miss, without queueing behind the others.
+measure disk-hit-c1 "$DISK_PID" $((BASE_PORT + 1)) 1
+measure shared-hit-c1 "$SHARED_PID" $((BASE_PORT + 2)) 1
+sed -n 's/.*"shared":{\([^}]*\)}.*/   shared-hit stats: \1/p' <<<"$(curl -sS "http://127.0.0.1:$((BASE_PORT + 2))/stats")"
+
+echo "== 3. a dead Redis: L1 misses fetched from a 0 ms demo upstream, with and without --redis at a closed port (one client)"
+start miss-local $((BASE_PORT + 3)) --disk-limit 0 --memory-entries 1 --demo-latency 0ms
+LOCAL_PID=$PID
+start miss-dead-redis $((BASE_PORT + 4)) --disk-limit 0 --memory-entries 1 --demo-latency 0ms --redis "redis://127.0.0.1:1"
+DEAD_PID=$PID
+measure miss-local "$LOCAL_PID" $((BASE_PORT + 3)) 1
+measure miss-dead-redis "$DEAD_PID" $((BASE_PORT + 4)) 1
+
+echo "== 2. a fleet stampede: 1,000 cold requests over 2 instances, demo upstream of $DEMO_LATENCY"
+start fleet-a $((BASE_PORT + 5)) --disk-limit 0 --demo-latency "$DEMO_LATENCY" --redis "redis://127.0.0.1:$REDIS_PORT" --redis-prefix b2:
+start fleet-b $((BASE_PORT + 6)) --disk-limit 0 --demo-latency "$DEMO_LATENCY" --redis "redis://127.0.0.1:$REDIS_PORT" --redis-prefix b2:
+wait_connected $((BASE_PORT + 5))
+wait_connected $((BASE_PORT + 6))
+for i in $(seq 0 999); do
+  printf 'url = "http://127.0.0.1:%s/v1/users/crowd/subscription"\noutput = "/dev/null"\n' $((BASE_PORT + 5 + i % 2))
+done >"$WORK/stampede.txt"
+curl -sS --no-progress-meter -Z --parallel-max 1000 --parallel-immediate -K "$WORK/stampede.txt" -w '%{time_total} %{http_code}\n' >"$WORK/stampede.out"
+fetches=0
+for port in $((BASE_PORT + 5)) $((BASE_PORT + 6)); do
+  n=$(curl -sS "http://127.0.0.1:$port/stats" | grep -o '"failures":[0-9]*,"fetches":[0-9]*' | cut -d: -f3)
+  fetches=$((fetches + n))
+done
+latency_ms=$(awk -v v="$DEMO_LATENCY" 'BEGIN { n = v + 0; if (v ~ /ms$/) print n; else print n * 1000 }')
+bad=$(awk '$2 != 200' "$WORK/stampede.out" | wc -l)
+awk '{print $1 * 1000}' "$WORK/stampede.out" | sort -g | awk -v fetches="$fetches" -v upstream="$latency_ms" -v bad="$bad" '
+  { t[NR] = $1 }
+  END {
+    printf "   answers %d (non-200: %d), fleet fetches %d; client time p50 %.1f ms, last %.1f ms; last after the upstream answer: %.1f ms\n",
+      NR, bad, fetches, t[int((NR + 1) / 2)], t[NR], t[NR] - upstream
+  }'
+
+echo
+printf '%-18s %10s %9s %9s %12s\n' target "req/s" "p50(us)" "p99(us)" "cpu us/req"
+for name in disk-hit shared-hit disk-hit-c1 shared-hit-c1 miss-local miss-dead-redis; do
+  printf '%-18s %10.0f %9.0f %9.0f %12.2f\n' "$name" "${RPS[$name]}" "${P50[$name]}" "${P99[$name]}" "${CPU[$name]}"
+done
+printf 'a dead Redis adds %.0f us at p50 and %.0f us at p99 per L1 miss (one client)\n' \
+  "$(awk -v a="${P50[miss-dead-redis]}" -v b="${P50[miss-local]}" 'BEGIN {print a - b}')" \
+  "$(awk -v a="${P99[miss-dead-redis]}" -v b="${P99[miss-local]}" 'BEGIN {print a - b}')"
+echo "targets: shared-hit-c1 p50 <= 250 us; stampede last after the upstream answer <= 30 ms with 1 fetch; dead Redis <= 2 ms added"
