@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RedisClient
+import RedisTestSupport
 import Testing
 import UnifiedCache
 
@@ -233,4 +234,26 @@ import UnifiedCache
         #expect(statuses.filter { $0 == 200 }.count == 6)
     }
 
+
+    /// §6.5: an instance starts with its Redis unreachable and serves: reads from the upstream, fleet-wide writes
+    /// 503, /readyz 200 naming the shared tier as unreachable.
+    @Test func anInstanceStartsAndServesWithRedisUnreachable() async throws {
+        let reserved = try ReservedPort()
+        defer { reserved.release() }
+        let live = try await LiveService.start(
+            redis: Fleet.tierConfiguration(
+                RedisEndpoint(host: "127.0.0.1", port: reserved.port), timeout: .milliseconds(50), prefix: "u:",
+                upstreamTimeout: .seconds(5)))
+        let read = try await live.request(.GET, "/v1/users/alone/subscription")
+        let again = try await live.request(.GET, "/v1/users/alone/subscription")
+        let put = try await live.request(.PUT, "/v1/cache/k", body: "v", admin: true)
+        let ready = try await live.request(.GET, "/readyz")
+        let shared = Fleet.shared(live)
+        await live.stop()
+        #expect(read.status == 200 && read.header("X-Cache") == "MISS")
+        #expect(again.header("X-Cache") == "HIT" && again.header("X-Cache-Tier") == "memory")
+        #expect(put.status == 503 && put.header("Retry-After") != nil)
+        #expect(ready.status == 200 && ready.body.contains(#""sharedTier":"unreachable""#))
+        #expect(!shared.connected && shared.errors > 0)
+    }
 }
