@@ -70,20 +70,25 @@ import UnifiedCache
             let after = try await b.request(.GET, check)
             #expect(after.header("X-Cache") != "HIT" || after.header("X-Cache-Tier") == "shared", "\(what)")
         }
+        // Each change on A is announced to B; a test step waits for its announcement before the next, so that a
+        // late message of an earlier step is never taken for the one awaited.
+        func announced(_ what: String, after change: () async throws -> LiveService.Answer) async throws -> LiveService.Answer {
+            let before = received()
+            let answer = try await change()
+            try await fleet.waitUntil("\(what) reaches B", within: .seconds(10)) { received() > before }
+            return answer
+        }
         // Raw values: B holds v1 in memory; a PUT of v2 on A replaces it everywhere.
-        _ = try await a.request(.PUT, "/v1/cache/k1", body: "v1", admin: true)
+        _ = try await announced("PUT v1") { try await a.request(.PUT, "/v1/cache/k1", body: "v1", admin: true) }
         #expect(try await b.request(.GET, "/v1/cache/k1", admin: true).body == "v1")
-        let before = received()
-        #expect(try await a.request(.PUT, "/v1/cache/k1", body: "v2", admin: true).status == 200)
-        try await fleet.waitUntil("the PUT reaches B", within: .seconds(10)) { received() > before }
+        #expect(try await announced("PUT v2") { try await a.request(.PUT, "/v1/cache/k1", body: "v2", admin: true) }.status == 200)
         #expect(try await b.request(.GET, "/v1/cache/k1", admin: true).body == "v2")
-        #expect(try await a.request(.DELETE, "/v1/cache/k1", admin: true).status == 204)
-        try await fleet.waitUntil("the DELETE reaches B", within: .seconds(10)) { received() > before + 1 }
+        #expect(try await announced("DELETE") { try await a.request(.DELETE, "/v1/cache/k1", admin: true) }.status == 204)
         #expect(try await b.request(.GET, "/v1/cache/k1", admin: true).status == 404)
 
-        // Read-through entries cached by both instances.
+        // Read-through entries cached by both instances (A's fill is announced too: B reads after it).
         for path in ["/v1/users/u1/subscription", "/v1/users/u2/subscription", "/v1/users/u3/profile"] {
-            _ = try await a.request(.GET, path)
+            _ = try await announced("the fill of \(path)") { try await a.request(.GET, path) }
             _ = try await b.request(.GET, path)
             #expect(try await b.request(.GET, path).header("X-Cache-Tier") == "memory")
         }
