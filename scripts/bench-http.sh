@@ -48,7 +48,8 @@ cc -O2 -Wall -Wextra -o "$BASELINE_BIN" Benchmarks/mhd-baseline/mhd-baseline.c $
 swift build -c release --product HTTPBenchServer 2>&1 | tail -1
 swift build -c release --product unicache 2>&1 | tail -1
 
-CLK_TCK=$(getconf CLK_TCK)
+# shellcheck source=scripts/bench-common.sh
+source "$ROOT/scripts/bench-common.sh"
 declare -A SERVER_PID=() SERVER_PORT=()
 cleanup() {
   for pid in "${SERVER_PID[@]}"; do kill "$pid" 2>/dev/null || true; done
@@ -84,16 +85,6 @@ wait_ready() {
   exit 1
 }
 
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-
-# wrk latency like 612.00us / 1.23ms / 1.01s -> microseconds
-to_us() {
-  awk -v v="$1" 'BEGIN {
-    n = v + 0
-    if (v ~ /us$/) print n; else if (v ~ /ms$/) print n * 1000; else if (v ~ /s$/) print n * 1000000; else print n }'
-}
-
-median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 
 echo "== load before: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs); wrk -t1 -c$CONNECTIONS -d$DURATION x$RUNS"
 declare -A RPS=() P99=() CPU=() RPS_RUNS=() P99_RUNS=() CPU_RUNS=()
@@ -111,7 +102,7 @@ for run in $(seq 1 "$RUNS"); do
     rps=$(awk '/Requests\/sec/ {print $2}' <<<"$output")
     p99=$(to_us "$(awk '$1 == "99%" {print $2}' <<<"$output")")
     errors=$(awk '/Non-2xx|Socket errors/' <<<"$output")
-    cpu=$(awk -v t=$((after - before)) -v hz="$CLK_TCK" -v n="$requests" 'BEGIN {printf "%.2f", t / hz / n * 1e6}')
+    cpu=$(cpu_us_per_request $((after - before)) "$requests")
     printf '   %-14s run %d: %10.0f req/s  p99 %8.0f us  cpu %6s us/req %s\n' "$name" "$run" "$rps" "$p99" "$cpu" "$errors"
     RPS_RUNS[$name]+="$rps " P99_RUNS[$name]+="$p99 " CPU_RUNS[$name]+="$cpu "
   done

@@ -82,14 +82,8 @@ warm() {
   curl -sS --no-progress-meter -Z --parallel-max 32 -K "$WORK/warm.txt"
 }
 
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-to_us() {
-  awk -v v="$1" 'BEGIN {
-    n = v + 0
-    if (v ~ /us$/) print n; else if (v ~ /ms$/) print n * 1000; else if (v ~ /s$/) print n * 1000000; else print n }'
-}
-median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
-CLK_TCK=$(getconf CLK_TCK)
+# shellcheck source=scripts/bench-common.sh
+source "$ROOT/scripts/bench-common.sh"
 
 # measure NAME PID PORT [CONNECTIONS]: RUNS wrk runs over the key set; prints one line per run, stores the medians.
 declare -A RPS=() P50=() P99=() CPU=()
@@ -104,7 +98,7 @@ measure() {
     rps=$(awk '/Requests\/sec/ {print $2}' <<<"$output")
     p50=$(to_us "$(awk '$1 == "50%" {print $2}' <<<"$output")")
     p99=$(to_us "$(awk '$1 == "99%" {print $2}' <<<"$output")")
-    cpu=$(awk -v t=$((after - before)) -v hz="$CLK_TCK" -v n="$requests" 'BEGIN {printf "%.2f", t / hz / n * 1e6}')
+    cpu=$(cpu_us_per_request $((after - before)) "$requests")
     printf '   %-18s run %d: %9.0f req/s  p50 %7.0f us  p99 %7.0f us  cpu %7s us/req %s\n' "$name" "$run" "$rps" "$p50" "$p99" "$cpu" \
       "$(awk '/Non-2xx|Socket errors/' <<<"$output")"
     rps_runs+="$rps " p50_runs+="$p50 " p99_runs+="$p99 " cpu_runs+="$cpu "

@@ -1,12 +1,7 @@
 /// Which keys an invalidation covers; applied alike to in-flight loads, memory and disk.
 struct KeyScope: Sendable {
-    enum Kind: Sendable {
-        case key(String)
-        case prefix(String)
-        case namespaces(Set<String>, user: String?)
-        case user(String)
-        case all
-    }
+    /// The fleet's scope is the same: one scope travels from an invalidation here to the shared tier and back.
+    typealias Kind = SharedScope
 
     let kind: Kind
 

@@ -12,10 +12,7 @@ extension UnifiedCacheManager {
         namespace: String = "raw", user: String? = nil
     ) async throws(PutError) -> (created: Bool, entry: CacheEntry) {
         // The memory check happens under the lock, atomically with the store; the second tier is asked before.
-        var elsewhere = memory.contains(key) ? false : await peekSecondTier(key) != nil
-        if !elsewhere, !memory.contains(key), let entry = await loadShared(key), entry.kind == .value {
-            elsewhere = entry.isFresh(at: clock.now())
-        }
+        let elsewhere = memory.contains(key) ? false : await peekBelowMemory(key) != nil
         let now = clock.now()
         let expiresAt = now.addingTimeInterval(max(0, ttl))
         let body = EntryCost.compacted(body)
@@ -67,15 +64,13 @@ extension UnifiedCacheManager {
     /// "not found" entry.
     public func peek(_ key: String) async -> CacheEntry? {
         if let entry = memory.entry(for: key), entry.kind == .value, entry.isFresh(at: clock.now()) { return entry }
-        if let entry = await peekSecondTier(key) { return entry }
-        guard let entry = await loadShared(key), entry.kind == .value, entry.isFresh(at: clock.now()) else { return nil }
-        return entry
+        return await peekBelowMemory(key)
     }
 
-    private func peekSecondTier(_ key: String) async -> CacheEntry? {
-        guard let entry = await secondTier?.load(key), entry.kind == .value, entry.isFresh(at: clock.now()) else {
-            return nil
-        }
+    /// A fresh value from the second tier, else from the shared tier.
+    private func peekBelowMemory(_ key: String) async -> CacheEntry? {
+        if let entry = await secondTier?.load(key), entry.kind == .value, entry.isFresh(at: clock.now()) { return entry }
+        guard let entry = await loadShared(key), entry.kind == .value, entry.isFresh(at: clock.now()) else { return nil }
         return entry
     }
 
@@ -159,15 +154,7 @@ extension UnifiedCacheManager {
 
     private func invalidate(_ scope: KeyScope) async throws(SharedTierUnavailable) -> Int {
         var inMemory: [String] = []
-        let onDisk: [String] = await withCheckedContinuation { done in
-            inMemory = state.withLockedValue { state in
-                state.inFlight.detach(where: scope)
-                state.invalidations &+= 1
-                let removed = memory.removeAll { scope.matches($0) }
-                if let writer { writer.enqueue(.removeAll(scope, done)) } else { done.resume(returning: []) }
-                return removed
-            }
-        }
+        let onDisk: [String] = await withCheckedContinuation { done in inMemory = dropLocally(scope, done: done) }
         logger.debug("invalidated", metadata: ["scope": "\(scope.kind)", "keys": "\(Set(inMemory).union(onDisk).count)"])
         let inShared = try await invalidateShared(scope)
         return Set(inMemory).union(onDisk).union(inShared).count

@@ -55,15 +55,10 @@ extension UnifiedCacheManager {
     func apply(_ event: SharedTierEvent) {
         let scope: KeyScope
         switch event {
-        case .invalidate(let shared): scope = KeyScope(shared)
+        case .invalidate(let shared): scope = KeyScope(kind: shared)
         case .reset: scope = KeyScope(kind: .all)
         }
-        state.withLockedValue { state in
-            state.inFlight.detach(where: scope)
-            state.invalidations &+= 1
-            _ = memory.removeAll { scope.matches($0) }
-            writer?.enqueue(.removeAll(scope, nil))
-        }
+        _ = dropLocally(scope, done: nil)
         if event == .reset {
             logger.info("shared tier: invalidations may have been missed; local tiers cleared")
         } else {
@@ -71,34 +66,22 @@ extension UnifiedCacheManager {
         }
     }
 
+    /// Drops what `scope` covers from this instance, under the lock so that it orders with loads and writes: loads
+    /// in flight are detached, memory entries removed (returned), the disk removal queued (`done` gets its keys).
+    func dropLocally(_ scope: KeyScope, done: CheckedContinuation<[String], Never>?) -> [String] {
+        state.withLockedValue { state in
+            state.inFlight.detach(where: scope)
+            state.invalidations &+= 1
+            let removed = memory.removeAll { scope.matches($0) }
+            if let writer { writer.enqueue(.removeAll(scope, done)) } else { done?.resume(returning: []) }
+            return removed
+        }
+    }
+
     /// Removes what `scope` covers from the shared tier and tells the fleet; throws (after the local part is
     /// done by the caller) when the shared tier cannot be asked.
     func invalidateShared(_ scope: KeyScope) async throws(SharedTierUnavailable) -> [String] {
         guard let shared else { return [] }
-        return try await shared.invalidate(scope.shared)
-    }
-}
-
-extension KeyScope {
-    init(_ scope: SharedScope) {
-        switch scope {
-        case .key(let key): self.init(kind: .key(key))
-        case .prefix(let prefix): self.init(kind: .prefix(prefix))
-        case .namespaces(let namespaces, let user): self.init(kind: .namespaces(namespaces, user: user))
-        case .user(let user): self.init(kind: .user(user))
-        case .all: self.init(kind: .all)
-        }
-    }
-
-    /// The same scope for the fleet. A namespace scope without a user is only ever built for tests of the core.
-    var shared: SharedScope {
-        switch kind {
-        case .key(let key): .key(key)
-        case .prefix(let prefix): .prefix(prefix)
-        case .namespaces(let namespaces, let user?): .namespaces(namespaces, user: user)
-        case .namespaces: .all
-        case .user(let user): .user(user)
-        case .all: .all
-        }
+        return try await shared.invalidate(scope.kind)
     }
 }
