@@ -35,7 +35,7 @@ struct RawCacheRoutes: Sendable {
                 throw Problem.insufficientStorage(
                     detail: "Not stored: the disk tier could not write the entry (\(reason)). Nothing is kept under this key; retry once the disk has room.")
             case .sharedTierUnavailable(let unavailable):
-                throw FleetProblem.problem(unavailable, action: "Not stored")
+                throw FleetProblem.problem(unavailable, outcome: "Nothing is stored under this key")
             }
         }
         var response = Response.json(

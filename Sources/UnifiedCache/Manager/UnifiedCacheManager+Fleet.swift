@@ -59,11 +59,8 @@ extension UnifiedCacheManager {
         case .reset: scope = KeyScope(kind: .all)
         }
         _ = dropLocally(scope, done: nil)
-        if event == .reset {
-            logger.info("shared tier: invalidations may have been missed; local tiers cleared")
-        } else {
-            logger.debug("fleet invalidation", metadata: ["scope": "\(scope.kind)"])
-        }
+        // A reset is logged at info by the shared tier, which knows why.
+        logger.debug("fleet invalidation", metadata: ["scope": "\(scope.kind)"])
     }
 
     /// Drops what `scope` covers from this instance, under the lock so that it orders with loads and writes: loads
