@@ -121,19 +121,22 @@ final class RenderedAnswers: Sendable {
         table.withLockedValue { table in table.second == second ? table.memos[target] : nil }
     }
 
-    /// The remembered answer if it still matches `result`, else a new one, remembered.
+    /// The remembered answer if it still matches `result`, else a new one, remembered. Rendered outside the lock;
+    /// when waiters resumed together rendered it at once, the first one remembered is the one they all answer.
     private func answer(_ result: CacheResult, memo: Memo, target: String, second: Int) -> Response {
         if let rendered = memo.rendered, rendered.matches(result) { return rendered.response }
         let response = CacheHeaders.response(for: result).reusable()
         let renewed = Memo(
             route: memo.route, key: memo.key, policy: memo.policy, rendered: Rendered(result: result, response: response))
-        table.withLockedValue { table in
+        return table.withLockedValue { table in
             if table.second != second || table.memos.count >= capacity {
                 table.second = second
                 table.memos.removeAll(keepingCapacity: true)
+            } else if let current = table.memos[target]?.rendered, current.matches(result) {
+                return current.response
             }
             table.memos[target] = renewed
+            return response
         }
-        return response
     }
 }
