@@ -11,6 +11,7 @@ let package = Package(
         .executable(name: "unicache", targets: ["unicache"]),
         .library(name: "UnifiedCache", targets: ["UnifiedCache"]),
         .library(name: "DiskTier", targets: ["DiskTier"]),
+        .library(name: "UpstreamGate", targets: ["UpstreamGate"]),
         .library(name: "HTTPRouting", targets: ["HTTPRouting"]),
         .library(name: "MicroHTTPServer", targets: ["MicroHTTPServer"]),
         .library(name: "UnicacheApp", targets: ["UnicacheApp"]),
@@ -41,7 +42,8 @@ let package = Package(
         .systemLibrary(name: "CMalloc"),
         // Non-variadic C wrappers for what Swift cannot call directly.
         .target(name: "CMicroHTTPDShim", dependencies: ["CMicroHTTPD"]),
-        // The only Swift module that touches C.
+        // The only Swift module that touches libmicrohttpd (RedisClient confines hiredis; UnicacheApp calls only
+        // glibc's malloc controls through CMalloc).
         .target(
             name: "MicroHTTPServer",
             dependencies: [
@@ -65,6 +67,13 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The upstream gate (CONTRACT §7): budgets, 429 pause, circuit breaker, concurrency cap, as a Fetcher
+        // decorator; the cache core knows only the refusal it reports.
+        .target(
+            name: "UpstreamGate",
+            dependencies: ["UnifiedCache", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            swiftSettings: strict
+        ),
         // The disk tier, plugged into UnifiedCache's second-tier hook.
         .target(
             name: "DiskTier",
@@ -85,7 +94,7 @@ let package = Package(
         .target(
             name: "RedisTier",
             dependencies: [
-                "RedisClient", "UnifiedCache", "DiskTier", .product(name: "Logging", package: "swift-log"),
+                "RedisClient", "UnifiedCache", "UpstreamGate", "DiskTier", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: strict
@@ -94,7 +103,7 @@ let package = Package(
         .target(
             name: "UnicacheApp",
             dependencies: [
-                "CMalloc", "UnifiedCache", "DiskTier", "RedisTier", "RedisClient", "HTTPRouting", "MicroHTTPServer",
+                "CMalloc", "UnifiedCache", "UpstreamGate", "DiskTier", "RedisTier", "RedisClient", "HTTPRouting", "MicroHTTPServer",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -126,6 +135,8 @@ let package = Package(
 
         // Starts a real redis-server on a free loopback port for the tests that need one (never shipped).
         .target(name: "RedisTestSupport", dependencies: ["RedisClient"], path: "Tests/RedisTestSupport", swiftSettings: strict),
+        // A seeded random generator, so that randomised tests replay from their seed.
+        .target(name: "SeededRandom", path: "Tests/SeededRandom", swiftSettings: strict),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "RedisTestSupport"], swiftSettings: strict),
         .testTarget(name: "HTTPRoutingTests", dependencies: ["HTTPRouting"], swiftSettings: strict),
         .testTarget(
@@ -140,7 +151,16 @@ let package = Package(
         ),
         .testTarget(
             name: "UnifiedCacheTests",
-            dependencies: ["UnifiedCache", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            dependencies: [
+                "UnifiedCache", "UpstreamGate", "SeededRandom", .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "UpstreamGateTests",
+            dependencies: [
+                "UpstreamGate", "UnifiedCache", "SeededRandom", .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
@@ -151,7 +171,7 @@ let package = Package(
         .testTarget(
             name: "UnicacheAppTests",
             dependencies: [
-                "UnicacheApp", "UnifiedCache", "DiskTier", "HTTPRouting", "MicroHTTPServer", "RedisClient", "RedisTier", "RedisTestSupport",
+                "UnicacheApp", "UnifiedCache", "UpstreamGate", "DiskTier", "HTTPRouting", "MicroHTTPServer", "RedisClient", "RedisTier", "RedisTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -2,6 +2,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import RedisClient
 import UnifiedCache
+import UpstreamGate
 
 /// A domain's `--upstream-rate` budget counted for the whole fleet (CONTRACT §7 with §6.3): one sliding log per
 /// domain in Redis (a sorted set of grant times, in Redis's own clock), decided by one Lua script so that the

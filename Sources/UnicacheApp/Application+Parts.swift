@@ -2,6 +2,7 @@ import DiskTier
 import Logging
 import RedisTier
 import UnifiedCache
+import UpstreamGate
 
 /// The parts `Application.build` assembles, each from its slice of the configuration.
 extension Application {

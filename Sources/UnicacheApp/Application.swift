@@ -4,6 +4,7 @@ import MicroHTTPServer
 import RedisTier
 import ServiceLifecycle
 import UnifiedCache
+import UpstreamGate
 
 /// The one place that builds the whole service from its configuration (Hummingbird's `buildApplication`):
 /// `unicache serve` runs what it returns, and the live tests build theirs here too, so both wire the same graph.

@@ -6,6 +6,7 @@ import NIOCore
 import NIOHTTP1
 import ServiceLifecycle
 import UnifiedCache
+import UpstreamGate
 
 @testable import UnicacheApp
 
