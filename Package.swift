@@ -96,6 +96,8 @@ let package = Package(
             dependencies: [
                 "RedisClient", "UnifiedCache", "UpstreamGate", "DiskTier", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                // Insecure.SHA1: a script's digest for EVALSHA.
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),

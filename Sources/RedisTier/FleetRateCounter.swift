@@ -47,12 +47,12 @@ public final class FleetRateCounter: UpstreamRateCounter {
     }
 
     private func script(mode: String, background: Bool) async throws(SharedTierUnavailable) -> RedisReply {
-        var arguments = ["EVAL", RedisScripts.rate, "1", key, mode, tier.instanceID + "-" + RedisSharedTier.randomToken()]
+        var arguments = [mode, tier.instanceID + "-" + RedisSharedTier.randomToken()]
         for window in windows {
             let allowed = background ? window.limit - SlidingWindowCounter.backgroundReserve(of: window.limit) : window.limit
             arguments += ["\(window.limit)", "\(allowed)", "\(Self.milliseconds(window.window))"]
         }
-        return try await tier.run("rate", arguments.map(RedisSharedTier.bytes))
+        return try await tier.run("rate", RedisScripts.rate, keys: [key], arguments: arguments)
     }
 
     /// The local budget: each window's limit divided by the fleet size last seen (at least 1).
