@@ -1,7 +1,7 @@
 import RedisClient
 import Testing
 
-@Suite struct RedisBreakerTests {
+@Suite(.timeLimit(.minutes(10))) struct RedisBreakerTests {
     let start = ContinuousClock.now
 
     func at(_ milliseconds: Int) -> ContinuousClock.Instant {

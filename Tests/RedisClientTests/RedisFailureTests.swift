@@ -2,7 +2,7 @@ import RedisClient
 import RedisTestSupport
 import Testing
 
-@Suite struct RedisFailureTests {
+@Suite(.timeLimit(.minutes(10))) struct RedisFailureTests {
     /// A loopback port nothing listens on, held for the rest of the process (a port freed by stopping a server
     /// may be given to a server another test starts).
     func closedPort() async throws -> Int {

@@ -4,7 +4,7 @@ import UnifiedCache
 
 /// CONTRACT §7.3: five consecutive failures open the circuit; the back-off starts at 1 s and doubles up to
 /// 30 s, stretched by up to a fifth; one probe at its end decides.
-struct CircuitBreakerTests {
+@Suite(.timeLimit(.minutes(10))) struct CircuitBreakerTests {
     static func failing(_ breaker: inout CircuitBreaker, times: Int, at now: Duration) {
         for _ in 0..<times { breaker.failed(at: now, probe: false, jitter: 0) }
     }

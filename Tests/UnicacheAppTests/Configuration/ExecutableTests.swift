@@ -46,7 +46,7 @@ enum BuiltExecutable {
     }
 }
 
-@Suite(.serialized, .enabled(if: BuiltExecutable.url != nil, "the unicache executable is not built"))
+@Suite(.timeLimit(.minutes(10)), .serialized, .enabled(if: BuiltExecutable.url != nil, "the unicache executable is not built"))
 struct ExecutableTests {
     @Test(arguments: [
         (["--memory-limit", "12XB"], "error: --memory-limit: \"12XB\" is not a byte size"),
