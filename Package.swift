@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "UnifiedCache", targets: ["UnifiedCache"]),
         .library(name: "DiskTier", targets: ["DiskTier"]),
         .library(name: "UpstreamGate", targets: ["UpstreamGate"]),
+        .library(name: "Breaker", targets: ["Breaker"]),
         .library(name: "HTTPRouting", targets: ["HTTPRouting"]),
         .library(name: "MicroHTTPServer", targets: ["MicroHTTPServer"]),
         .library(name: "UnicacheApp", targets: ["UnicacheApp"]),
@@ -37,7 +38,9 @@ let package = Package(
         // only. Not through pkg-config: its `-D_FILE_OFFSET_BITS=64` is a flag SwiftPM refuses with a warning.
         .systemLibrary(name: "CHiredis"),
         // The only Swift module that touches hiredis: pooled command contexts and a subscriber thread.
-        .target(name: "RedisClient", dependencies: ["CHiredis"], swiftSettings: strict),
+        .target(name: "RedisClient", dependencies: ["CHiredis", "Breaker"], swiftSettings: strict),
+        // One circuit-breaker state machine, configured per dependency (each upstream, Redis).
+        .target(name: "Breaker", swiftSettings: strict),
         // glibc's <malloc.h> (mallopt, malloc_trim, mallinfo2): the service bounds what the allocator keeps.
         .systemLibrary(name: "CMalloc"),
         // Non-variadic C wrappers for what Swift cannot call directly.
@@ -71,7 +74,7 @@ let package = Package(
         // decorator; the cache core knows only the refusal it reports.
         .target(
             name: "UpstreamGate",
-            dependencies: ["UnifiedCache", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            dependencies: ["UnifiedCache", "Breaker", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
             swiftSettings: strict
         ),
         // The disk tier, plugged into UnifiedCache's second-tier hook.
@@ -139,7 +142,8 @@ let package = Package(
         .target(name: "RedisTestSupport", dependencies: ["RedisClient"], path: "Tests/RedisTestSupport", swiftSettings: strict),
         // A seeded random generator, so that randomised tests replay from their seed.
         .target(name: "SeededRandom", path: "Tests/SeededRandom", swiftSettings: strict),
-        .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "RedisTestSupport"], swiftSettings: strict),
+        .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "RedisTestSupport", "Breaker"], swiftSettings: strict),
+        .testTarget(name: "BreakerTests", dependencies: ["Breaker", "UpstreamGate", "RedisClient"], swiftSettings: strict),
         .testTarget(name: "HTTPRoutingTests", dependencies: ["HTTPRouting"], swiftSettings: strict),
         .testTarget(
             name: "MicroHTTPServerTests",
@@ -161,7 +165,8 @@ let package = Package(
         .testTarget(
             name: "UpstreamGateTests",
             dependencies: [
-                "UpstreamGate", "UnifiedCache", "SeededRandom", .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                "UpstreamGate", "UnifiedCache", "Breaker", "SeededRandom",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
