@@ -41,6 +41,24 @@ import UnicacheApp
         #expect(plain.logMetadata["tls"] == "off")
     }
 
+    @Test func theHealthcheckReadsTheServiceCertificate() throws {
+        let files = try Files()
+        let client = try HealthcheckOptions.parse([]).client(environment: ["UNICACHE_TLS_CERT": files.certificate])
+        #expect(client.tls != nil)
+        #expect(try HealthcheckOptions.parse([]).client(environment: [:]).tls == nil)
+        for (arguments, prefix) in [
+            (["--tls-cert", files.garbage], "--tls-cert: \"\(files.garbage)\" holds no PEM certificate"),
+            (["--tls-cert", files.key], "--tls-cert: "), (["--tls-cert", "/nonexistent.pem"], "--tls-cert: cannot read"),
+        ] {
+            #expect {
+                try HealthcheckOptions.parse(arguments).client(environment: [:])
+            } throws: { error in
+                guard let error = error as? ConfigurationError else { return false }
+                return error.message.hasPrefix(prefix) && !error.message.contains("\n")
+            }
+        }
+    }
+
     @Test func badPairsAreOneLineNamingTheFlag() throws {
         let files = try Files()
         let missing = files.certificate + ".missing"
