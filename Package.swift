@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "HTTPRouting", targets: ["HTTPRouting"]),
         .library(name: "MicroHTTPServer", targets: ["MicroHTTPServer"]),
         .library(name: "UnicacheApp", targets: ["UnicacheApp"]),
+        .library(name: "Access", targets: ["Access"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -24,6 +25,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         // UnifiedCache uses only NIOConcurrencyHelpers: a pthread lock ThreadSanitizer understands on Linux.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        // Access: JWS signature verification with the key bound to its algorithm (RS/PS/ES/EdDSA, no HMAC JWKs).
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
     ],
     targets: [
         // libmicrohttpd as Debian ships it (pkg-config finds the multiarch .pc file).
@@ -55,6 +58,15 @@ let package = Package(
         ),
         // Pure Swift: request/response values, router, problem+json.
         .target(name: "HTTPRouting", swiftSettings: strict),
+        // Who may read what (CONTRACT §8): protected mode, bearer JWTs, key sets, remembered tokens. No cache, no C.
+        .target(
+            name: "Access",
+            dependencies: [
+                "HTTPRouting", .product(name: "Logging", package: "swift-log"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ],
+            swiftSettings: strict
+        ),
         // Pure Swift, no HTTP, no C: the cache core.
         .target(
             name: "UnifiedCache",
@@ -94,7 +106,7 @@ let package = Package(
         .target(
             name: "UnicacheApp",
             dependencies: [
-                "CMalloc", "UnifiedCache", "DiskTier", "RedisTier", "RedisClient", "HTTPRouting", "MicroHTTPServer",
+                "CMalloc", "UnifiedCache", "DiskTier", "RedisTier", "RedisClient", "HTTPRouting", "MicroHTTPServer", "Access",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -128,6 +140,20 @@ let package = Package(
         .target(name: "RedisTestSupport", dependencies: ["RedisClient"], path: "Tests/RedisTestSupport", swiftSettings: strict),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "RedisTestSupport"], swiftSettings: strict),
         .testTarget(name: "HTTPRoutingTests", dependencies: ["HTTPRouting"], swiftSettings: strict),
+        // Real keys of every accepted algorithm and the tokens they sign, for the tests of §8 (never shipped).
+        .target(
+            name: "AccessTestSupport",
+            dependencies: [
+                "Access", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            path: "Tests/AccessTestSupport", swiftSettings: strict
+        ),
+        .testTarget(
+            name: "AccessTests",
+            dependencies: ["Access", "AccessTestSupport", "HTTPRouting", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "MicroHTTPServerTests",
             dependencies: [
@@ -152,6 +178,7 @@ let package = Package(
             name: "UnicacheAppTests",
             dependencies: [
                 "UnicacheApp", "UnifiedCache", "DiskTier", "HTTPRouting", "MicroHTTPServer", "RedisClient", "RedisTier", "RedisTestSupport",
+                "Access", "AccessTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

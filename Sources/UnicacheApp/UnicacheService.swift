@@ -1,3 +1,4 @@
+import Access
 import DiskTier
 import Foundation
 import Logging
@@ -23,12 +24,22 @@ public enum UnicacheService {
             connectionsPerUpstream: UpstreamDomain.allCases.map { configuration.upstreams.protection(for: $0).concurrency }.max()
                 ?? UpstreamProtection.defaultConcurrency,
             clock: clock, logger: logger)
-        let fetchers = try makeFetchers(configuration.upstreams, client: upstream, clock: clock)
+        let fetchers: [UpstreamDomain: any Fetcher]
+        let access: AccessControl
+        do {
+            fetchers = try makeFetchers(configuration.upstreams, client: upstream, clock: clock)
+            access = try await AccessStartup.accessControl(
+                configuration.access, adminToken: configuration.admin.token, client: upstream.httpClient,
+                timeout: configuration.upstreams.timeout, logger: logger)
+        } catch {
+            await upstream.shutdown()
+            throw error
+        }
         let app = App.build(
             cache: cache, fetcher: { fetchers[$0] ?? DemoFetcher(latency: configuration.upstreams.demoLatency, clock: clock) }, clock: clock, ttlOverrides: configuration.cache.ttlOverrides,
             adminToken: configuration.admin.token, logger: logger, protection: protection,
             slotWait: configuration.upstreams.timeout,
-            rateCounter: fleetBudgets(shared))
+            rateCounter: fleetBudgets(shared), access: access)
 
         let server = MicroHTTPServer(configuration: configuration.server, responder: app.router, logger: logger)
         // The server binds (and logs `listening on …`) inside the group, after the group has trapped

@@ -1,3 +1,4 @@
+import Access
 import AsyncHTTPClient
 import DiskTier
 import Foundation
@@ -23,6 +24,7 @@ final class LiveService: Sendable {
 
     let upstream: TestUpstream
     let app: App
+    let host: String
     let port: Int
     let dataDir: String?
     /// Whether `stop` shuts the upstream down (an upstream shared by a fleet of test instances is not).
@@ -41,7 +43,8 @@ final class LiveService: Sendable {
         dataDir: String? = nil, requestTimeout: Duration = .seconds(30), upstreamTimeout: Duration = .seconds(30),
         protection: [UpstreamDomain: UpstreamProtection] = [:], gateClock: any GateClock = SystemGateClock(),
         logger: Logger = Logger(label: "live-test"), upstream shared: (TestUpstream, port: Int)? = nil,
-        redis: RedisTierConfiguration? = nil, memory: MemoryTierConfiguration = MemoryTierConfiguration()
+        redis: RedisTierConfiguration? = nil, memory: MemoryTierConfiguration = MemoryTierConfiguration(),
+        access: AccessControl? = nil, host: String = "127.0.0.1", ownsUpstream: Bool? = nil
     ) async throws -> LiveService {
         let upstream = shared?.0 ?? TestUpstream()
         let upstreamPort: Int
@@ -66,10 +69,10 @@ final class LiveService: Sendable {
         let cache = UnifiedCacheManager(configuration: memory, secondTier: disk, sharedTier: sharedTier, logger: logger)
         let app = App.build(
             cache: cache, fetcher: { fetchers[$0]! }, adminToken: token, logger: logger, protection: protection,
-            slotWait: upstreamTimeout, gateClock: gateClock, rateCounter: rateCounter)
+            slotWait: upstreamTimeout, gateClock: gateClock, rateCounter: rateCounter, access: access)
         let server = MicroHTTPServer(
             configuration: MicroHTTPServerConfiguration(
-                host: "127.0.0.1", port: 0, requestTimeout: requestTimeout, requestIDs: true),
+                host: host, port: 0, requestTimeout: requestTimeout, requestIDs: true),
             responder: app.router, logger: logger)
         let port = try server.start()
         let group = ServiceGroup(configuration: .init(services: [server], logger: logger))
@@ -78,16 +81,17 @@ final class LiveService: Sendable {
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 256
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         return LiveService(
-            upstream: upstream, app: app, port: port, dataDir: dataDir, ownsUpstream: shared == nil, group: group,
+            upstream: upstream, app: app, host: host, port: port, dataDir: dataDir, ownsUpstream: ownsUpstream ?? (shared == nil), group: group,
             running: running, upstreamClient: upstreamClient, client: client)
     }
 
     private init(
-        upstream: TestUpstream, app: App, port: Int, dataDir: String?, ownsUpstream: Bool, group: ServiceGroup,
+        upstream: TestUpstream, app: App, host: String, port: Int, dataDir: String?, ownsUpstream: Bool, group: ServiceGroup,
         running: Task<Void, any Error>, upstreamClient: UpstreamClient, client: HTTPClient
     ) {
         self.upstream = upstream
         self.app = app
+        self.host = host
         self.port = port
         self.dataDir = dataDir
         self.ownsUpstream = ownsUpstream
@@ -101,7 +105,7 @@ final class LiveService: Sendable {
         _ method: NIOHTTP1.HTTPMethod = .GET, _ path: String, headers: [(String, String)] = [], body: String? = nil,
         admin: Bool = false
     ) async throws -> Answer {
-        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
+        var request = HTTPClientRequest(url: "http://\(host):\(port)\(path)")
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if admin { request.headers.add(name: "Authorization", value: "Bearer \(Self.token)") }
