@@ -18,8 +18,9 @@ COPY Package.swift ./
 RUN swift package resolve
 COPY Sources ./Sources
 COPY Tests ./Tests
-# Package.swift names the HTTP benchmark server's folder: the manifest does not load without it.
+# Package.swift names the benchmark executables' folders: the manifest does not load without them.
 COPY Benchmarks/HTTPBenchServer ./Benchmarks/HTTPBenchServer
+COPY Benchmarks/AccessBench ./Benchmarks/AccessBench
 # The Swift runtime and Foundation are linked statically; libmicrohttpd (LGPL) and hiredis stay shared libraries.
 # SwiftPM resource bundles (*.resources), if a target ever has some, must sit next to the executable.
 RUN swift build -c release --static-swift-stdlib --product unicache \

@@ -135,6 +135,15 @@ let package = Package(
             path: "Benchmarks/HTTPBenchServer",
             swiftSettings: strict
         ),
+        // `make bench-http`'s cost of an access decision per algorithm: first verification and remembered token.
+        .executableTarget(
+            name: "access-bench",
+            dependencies: [
+                "Access", "AccessTestSupport", "HTTPRouting", .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/AccessBench",
+            swiftSettings: strict
+        ),
 
         // Starts a real redis-server on a free loopback port for the tests that need one (never shipped).
         .target(name: "RedisTestSupport", dependencies: ["RedisClient"], path: "Tests/RedisTestSupport", swiftSettings: strict),
