@@ -10,6 +10,8 @@ final class AccessStatistics: Sendable {
     let protected = Atomic<Int>(0)
     let keyRefreshes = Atomic<Int>(0)
     let keyErrors = Atomic<Int>(0)
+    /// Tokens verified rather than found remembered (not in /stats: for tests and benchmarks).
+    let signatureChecks = Atomic<Int>(0)
 
     func deny(_ reason: DenialReason) {
         switch reason {

@@ -91,8 +91,10 @@ struct KeyRotationTests {
         let token = TokenMinter.mint(old, claims: claims(lifetime: 100))
         #expect(await decide(access, token: token) == nil)
         #expect(access.rememberedCount == 1)
-        // Served from the table: a token remembered keeps working even for a user check...
+        // Served from the table: no second signature check, and the user check still applies...
+        #expect(await decide(access, token: token) == nil)
         #expect(try #require(await decide(access, "/v1/users/bob/profile", token: token)).status == 403)
+        #expect(access.signatureChecks == 1)
         // ...until its exp (plus the leeway).
         clock.advance(100 + 61)
         #expect(try #require(await decide(access, token: token)).challenge.contains("expired"))

@@ -70,7 +70,8 @@ public final class AccessControl: Sendable {
 
     /// Whether the request's bearer token is a valid JWT with the scope `unicache:admin` (never in other modes).
     public func grantsAdmin(_ headers: HTTPHeaders) -> Bool {
-        guard mode == .jwt, let token = BearerToken.from(headers), case .success(let verified) = grant(token, now: clock.now())
+        guard mode == .jwt, let keyRing, let token = BearerToken.from(headers),
+              case .success(let verified) = grant(token, keys: keyRing.keys, now: clock.now())
         else { return false }
         return verified.isAdmin
     }
@@ -97,4 +98,7 @@ public final class AccessControl: Sendable {
 extension AccessControl {
     /// Tokens remembered now (tests and benchmarks).
     public var rememberedCount: Int { remembered.count }
+
+    /// Signature checks made so far: a remembered token makes none (tests and benchmarks).
+    public var signatureChecks: Int { statistics.signatureChecks.load(ordering: .relaxed) }
 }

@@ -43,13 +43,13 @@ final class KeyRing: Sendable {
 
     var keys: KeySet { state.withLock { $0.keys } }
 
-    /// True for the one caller that finds a check due; it then calls `reload()` (a URL in the background, a
-    /// file before deciding).
-    func claimCheck(now: Double) -> Bool {
+    /// The keys, and whether this caller is the one that finds a check due (it then calls `reload()`: a URL in
+    /// the background, a file before deciding). One lock per request.
+    func current(now: Double) -> (keys: KeySet, checkDue: Bool) {
         state.withLock { state in
-            guard now - state.lastCheck >= checkInterval else { return false }
+            guard now - state.lastCheck >= checkInterval else { return (state.keys, false) }
             state.lastCheck = now
-            return true
+            return (state.keys, true)
         }
     }
 
