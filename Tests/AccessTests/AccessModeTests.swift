@@ -69,7 +69,7 @@ struct AccessModeTests {
             _ = try await makeAccess(.jwt, source: garbage)
             Issue.record("a JWKS that is not JSON was accepted")
         } catch {
-            #expect(error.description.hasPrefix("--jwt-jwks"))
+            #expect(String(describing: error).hasPrefix("--jwt-jwks"))
         }
     }
 }

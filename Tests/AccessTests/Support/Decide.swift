@@ -40,3 +40,8 @@ extension Response {
 func address(_ bytes: [UInt8]) -> ClientAddress {
     bytes.withUnsafeBytes { ClientAddress(bytes: $0) }
 }
+
+/// A GET of `target`.
+func decide(_ access: AccessControl, _ target: String, token: String? = nil, peer: ClientAddress = remotePeer) async -> Response? {
+    await decide(access, .get, target, token: token, peer: peer)
+}
