@@ -64,6 +64,8 @@ let package = Package(
             dependencies: [
                 "HTTPRouting", .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                // NIOLockedValueBox: a pthread lock ThreadSanitizer understands on Linux (Synchronization.Mutex it does not).
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
@@ -155,12 +157,16 @@ let package = Package(
             dependencies: [
                 "Access", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             path: "Tests/AccessTestSupport", swiftSettings: strict
         ),
         .testTarget(
             name: "AccessTests",
-            dependencies: ["Access", "AccessTestSupport", "HTTPRouting", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "Access", "AccessTestSupport", "HTTPRouting", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

@@ -10,7 +10,7 @@ final class Count: Sendable {
 }
 
 /// The router's gate: asked before the shortcut and every handler, with the peer's address.
-@Suite struct RouterGateTests {
+@Suite(.timeLimit(.minutes(1))) struct RouterGateTests {
     static func router(gate: @escaping Gate, handled: Count, shortcuts: Count) -> Router {
         var router = Router()
         router.shortcut = { _, target, _ in

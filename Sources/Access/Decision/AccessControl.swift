@@ -44,7 +44,7 @@ public final class AccessControl: Sendable {
                 source: source, refresh: settings.jwksRefresh, clock: clock, statistics: statistics, logger: logger,
                 changed: { remembered.forgetAll() })
         } catch {
-            throw StartError(description: "--jwt-jwks: the JWKS \(error.description)")
+            throw StartError(description: "--jwt-jwks: \(error.description)")
         }
     }
 

@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// A JWKS file, read again only when its inode, size or modification or change time moved (a rotation by
 /// rename or by rewriting in place).
@@ -19,7 +19,7 @@ public final class FileJWKSSource: JWKSSource {
     }
 
     public let path: String
-    private let lastStamp = Mutex<Stamp?>(nil)
+    private let lastStamp = NIOLockedValueBox<Stamp?>(nil)
 
     public init(path: String) {
         self.path = path
@@ -30,15 +30,15 @@ public final class FileJWKSSource: JWKSSource {
     public func read() async throws(KeySetError) -> [UInt8]? {
         var info = stat()
         guard stat(path, &info) == 0 else {
-            throw KeySetError("cannot read \(path): \(String(cString: strerror(errno)))")
+            throw KeySetError("cannot read the JWKS file \(path): \(String(cString: strerror(errno)))")
         }
         let stamp = Stamp(
             inode: UInt64(info.st_ino), size: Int64(info.st_size), modified: info.st_mtim.tv_sec,
             modifiedNanoseconds: info.st_mtim.tv_nsec, changed: info.st_ctim.tv_sec,
             changedNanoseconds: info.st_ctim.tv_nsec)
-        if lastStamp.withLock({ $0 == stamp }) { return nil }
-        guard let data = FileManager.default.contents(atPath: path) else { throw KeySetError("cannot read \(path)") }
-        lastStamp.withLock { $0 = stamp }
+        if lastStamp.withLockedValue({ $0 == stamp }) { return nil }
+        guard let data = FileManager.default.contents(atPath: path) else { throw KeySetError("cannot read the JWKS file \(path)") }
+        lastStamp.withLockedValue { $0 = stamp }
         return Array(data)
     }
 }

@@ -1,5 +1,5 @@
 import Logging
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// The current key set and when to look at its source again (CONTRACT §8.5). Requests read the set without
 /// waiting; a due check is claimed by one request (`claimCheck`), and reloads run one at a time.
@@ -23,14 +23,14 @@ final class KeyRing: Sendable {
     private let statistics: AccessStatistics
     private let logger: Logger
     private let changed: @Sendable () -> Void
-    private let state: Mutex<State>
+    private let state: NIOLockedValueBox<State>
 
     /// Reads the source once: a JWKS that cannot be read or holds no usable key is the error.
     init(
         source: any JWKSSource, refresh: Duration, clock: any AccessClock, statistics: AccessStatistics,
         logger: Logger, changed: @escaping @Sendable () -> Void
     ) async throws(KeySetError) {
-        guard let document = try await source.read() else { throw KeySetError("returned nothing") }
+        guard let document = try await source.read() else { throw KeySetError("the JWKS source returned nothing") }
         let keys = try await KeySet.load(document, generation: 0)
         self.source = source
         self.checkInterval = source.isRemote ? refresh.seconds : Self.fileCheckInterval
@@ -38,15 +38,15 @@ final class KeyRing: Sendable {
         self.statistics = statistics
         self.logger = logger
         self.changed = changed
-        self.state = Mutex(State(keys: keys, lastCheck: clock.now()))
+        self.state = NIOLockedValueBox(State(keys: keys, lastCheck: clock.now()))
     }
 
-    var keys: KeySet { state.withLock { $0.keys } }
+    var keys: KeySet { state.withLockedValue { $0.keys } }
 
     /// The keys, and whether this caller is the one that finds a check due (it then calls `reload()`: a URL in
     /// the background, a file before deciding). One lock per request.
     func current(now: Double) -> (keys: KeySet, checkDue: Bool) {
-        state.withLock { state in
+        state.withLockedValue { state in
             guard now - state.lastCheck >= checkInterval else { return (state.keys, false) }
             state.lastCheck = now
             return (state.keys, true)
@@ -56,7 +56,7 @@ final class KeyRing: Sendable {
     /// True when a URL may be fetched again for an unknown `kid` (at most once per 30 s).
     func claimUnknownKeyFetch(now: Double) -> Bool {
         guard source.isRemote else { return false }
-        return state.withLock { state in
+        return state.withLockedValue { state in
             guard now - state.lastUnknownKeyFetch >= Self.unknownKeyInterval else { return false }
             state.lastUnknownKeyFetch = now
             state.lastCheck = now
@@ -66,7 +66,7 @@ final class KeyRing: Sendable {
 
     /// Reads the source again (joining a reload already running). A failure keeps the keys held.
     func reload() async {
-        let task = state.withLock { state -> Task<Void, Never> in
+        let task = state.withLockedValue { state -> Task<Void, Never> in
             if let running = state.reload { return running }
             let task = Task { await self.readSource() }
             state.reload = task
@@ -76,14 +76,14 @@ final class KeyRing: Sendable {
     }
 
     private func readSource() async {
-        defer { state.withLock { $0.reload = nil } }
+        defer { state.withLockedValue { $0.reload = nil } }
         do throws(KeySetError) {
             guard let document = try await source.read() else { return }
             let current = keys
             statistics.keyRefreshes.add(1, ordering: .relaxed)
             guard document != current.document else { return }
             let next = try await KeySet.load(document, generation: current.generation + 1)
-            state.withLock { $0.keys = next }
+            state.withLockedValue { $0.keys = next }
             changed()
             logger.info("JWKS changed", metadata: ["keys": "\(next.count)", "source": "\(source.isRemote ? "url" : "file")"])
         } catch {

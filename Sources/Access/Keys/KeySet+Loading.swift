@@ -26,14 +26,14 @@ extension KeySet {
     /// curve, with their `alg` (when named) among the ones that fit; the others are skipped.
     static func load(_ document: [UInt8], generation: Int) async throws(KeySetError) -> KeySet {
         guard let set = JSONValue.object(document), case .array(let entries)? = set["keys"] else {
-            throw KeySetError("not a JWK Set (a JSON object with a \"keys\" array)")
+            throw KeySetError("the JWKS is not a JWK Set (a JSON object with a \"keys\" array)")
         }
         var keys: [Key] = []
         for case .object(let jwk) in entries {
             if let key = await usableKey(jwk) { keys.append(key) }
         }
         guard !keys.isEmpty else {
-            throw KeySetError("holds no usable key (RS256, PS256, ES256, ES384 or EdDSA public keys for signatures)")
+            throw KeySetError("the JWKS holds no usable key (RS256, PS256, ES256, ES384 or EdDSA public keys for signatures)")
         }
         return KeySet(keys: keys, generation: generation, document: document)
     }

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Verified tokens (CONTRACT §8.6): a client reusing its token pays a short hash, one table look-up and one
 /// byte comparison under a lock, not a signature check. At most `capacity` tokens, each until its `exp` (plus the
@@ -22,7 +22,7 @@ final class RememberedTokens: Sendable {
     static let defaultCapacity = 10_000
 
     let capacity: Int
-    private let table = Mutex<[Int: Entry]>([:])
+    private let table = NIOLockedValueBox<[Int: Entry]>([:])
 
     init(capacity: Int = defaultCapacity) {
         self.capacity = capacity
@@ -31,7 +31,7 @@ final class RememberedTokens: Sendable {
     /// The remembered grant of `token` if it was verified under key set `generation` and is not past its time.
     func lookup(_ token: Substring, generation: Int, now: Double) -> VerifiedToken? {
         let slot = Self.slot(token)
-        return table.withLock { table in
+        return table.withLockedValue { table in
             guard let entry = table[slot], Self.same(entry.token, token) else { return nil }
             guard entry.generation == generation, now < entry.grant.acceptedUntil else {
                 table[slot] = nil
@@ -44,7 +44,7 @@ final class RememberedTokens: Sendable {
     /// Remembers a grant; when full, expired tokens go first, then an arbitrary one.
     func remember(_ token: String, _ grant: VerifiedToken, generation: Int, now: Double) {
         let slot = Self.slot(Substring(token))
-        table.withLock { table in
+        table.withLockedValue { table in
             if table.count >= capacity, table[slot] == nil {
                 table = table.filter { $0.value.generation == generation && now < $0.value.grant.acceptedUntil }
                 if table.count >= capacity, let any = table.keys.first { table[any] = nil }
@@ -55,10 +55,10 @@ final class RememberedTokens: Sendable {
 
     /// The keys changed: nothing verified under the old ones is used again.
     func forgetAll() {
-        table.withLock { $0.removeAll() }
+        table.withLockedValue { $0.removeAll() }
     }
 
-    var count: Int { table.withLock { $0.count } }
+    var count: Int { table.withLockedValue { $0.count } }
 
     private static func slot(_ token: Substring) -> Int {
         var hasher = Hasher()

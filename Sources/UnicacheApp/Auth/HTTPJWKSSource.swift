@@ -20,13 +20,13 @@ struct HTTPJWKSSource: JWKSSource {
         do {
             let response = try await client.execute(request, timeout: .nanoseconds(UpstreamClient.nanoseconds(timeout)))
             guard response.status.code == 200 else {
-                throw KeySetError("URL answered HTTP \(response.status.code)")
+                throw KeySetError("the JWKS URL answered HTTP \(response.status.code)")
             }
             return Array(try await response.body.collect(upTo: Self.maxBytes).readableBytesView)
         } catch let error as KeySetError {
             throw error
         } catch {
-            throw KeySetError("URL could not be fetched (\(Self.describe(error)))")
+            throw KeySetError("the JWKS URL could not be fetched (\(Self.describe(error)))")
         }
     }
 

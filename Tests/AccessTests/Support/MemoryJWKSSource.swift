@@ -1,6 +1,6 @@
 import Access
 import AccessTestSupport
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// A JWKS held in memory, as a file or a URL would serve it, counting reads; `failing` makes reads fail.
 final class MemoryJWKSSource: JWKSSource {
@@ -11,21 +11,21 @@ final class MemoryJWKSSource: JWKSSource {
     }
 
     let isRemote: Bool
-    private let state: Mutex<State>
+    private let state: NIOLockedValueBox<State>
 
     init(_ document: [UInt8], remote: Bool = true) {
         self.isRemote = remote
-        self.state = Mutex(State(document: document))
+        self.state = NIOLockedValueBox(State(document: document))
     }
 
-    var reads: Int { state.withLock { $0.reads } }
+    var reads: Int { state.withLockedValue { $0.reads } }
 
-    func set(_ document: [UInt8]) { state.withLock { $0.document = document } }
+    func set(_ document: [UInt8]) { state.withLockedValue { $0.document = document } }
 
-    func fail(_ failing: Bool) { state.withLock { $0.failing = failing } }
+    func fail(_ failing: Bool) { state.withLockedValue { $0.failing = failing } }
 
     func read() async throws(KeySetError) -> [UInt8]? {
-        let (document, failing) = state.withLock { state in
+        let (document, failing) = state.withLockedValue { state in
             state.reads += 1
             return (state.document, state.failing)
         }

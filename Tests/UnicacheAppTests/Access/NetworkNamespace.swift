@@ -59,22 +59,11 @@ struct NetworkNamespace {
     /// Runs a command to its end and returns its standard output; a non-zero exit throws (with `check`).
     @discardableResult
     static func run(_ command: [String], check: Bool = true) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = command
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let text = output.fileHandleForReading.readDataToEndOfFile()
-        let errorText = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        if check, process.terminationStatus != 0 {
+        let result = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), command)
+        if check, result.status != 0 {
             throw CommandFailed(
-                description: "\(command.joined(separator: " ")) exited \(process.terminationStatus): "
-                    + String(decoding: errorText, as: UTF8.self))
+                description: "\(command.joined(separator: " ")) exited \(result.status): \(result.standardError)")
         }
-        return String(decoding: text, as: UTF8.self)
+        return result.standardOutput
     }
 }
