@@ -11,6 +11,8 @@ let package = Package(
         .executable(name: "unicache", targets: ["unicache"]),
         .library(name: "UnifiedCache", targets: ["UnifiedCache"]),
         .library(name: "DiskTier", targets: ["DiskTier"]),
+        .library(name: "UpstreamGate", targets: ["UpstreamGate"]),
+        .library(name: "Breaker", targets: ["Breaker"]),
         .library(name: "HTTPRouting", targets: ["HTTPRouting"]),
         .library(name: "MicroHTTPServer", targets: ["MicroHTTPServer"]),
         .library(name: "UnicacheApp", targets: ["UnicacheApp"]),
@@ -27,6 +29,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
         // Access: JWS signature verification with the key bound to its algorithm (RS/PS/ES/EdDSA, no HMAC JWKs).
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
+        // TLS: the healthcheck's HTTPS probe (already in the graph through async-http-client).
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        // Tests only: the certificates the TLS tests make in-process.
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
     ],
     targets: [
         // libmicrohttpd as Debian ships it (pkg-config finds the multiarch .pc file).
@@ -39,12 +45,16 @@ let package = Package(
         // only. Not through pkg-config: its `-D_FILE_OFFSET_BITS=64` is a flag SwiftPM refuses with a warning.
         .systemLibrary(name: "CHiredis"),
         // The only Swift module that touches hiredis: pooled command contexts and a subscriber thread.
-        .target(name: "RedisClient", dependencies: ["CHiredis"], swiftSettings: strict),
+        .target(name: "RedisClient", dependencies: ["CHiredis", "Breaker"], swiftSettings: strict),
+        // One circuit-breaker state machine, configured per dependency (each upstream, Redis).
+        .target(name: "Breaker", swiftSettings: strict),
         // glibc's <malloc.h> (mallopt, malloc_trim, mallinfo2): the service bounds what the allocator keeps.
         .systemLibrary(name: "CMalloc"),
         // Non-variadic C wrappers for what Swift cannot call directly.
-        .target(name: "CMicroHTTPDShim", dependencies: ["CMicroHTTPD"]),
-        // The only Swift module that touches C.
+        // GnuTLS (libmicrohttpd's TLS library, libgnutls28-dev) checks a certificate and key before a TLS daemon starts.
+        .target(name: "CMicroHTTPDShim", dependencies: ["CMicroHTTPD"], linkerSettings: [.linkedLibrary("gnutls")]),
+        // The only Swift module that touches libmicrohttpd (RedisClient confines hiredis; UnicacheApp calls only
+        // glibc's malloc controls through CMalloc).
         .target(
             name: "MicroHTTPServer",
             dependencies: [
@@ -79,6 +89,13 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The upstream gate (CONTRACT §7): budgets, 429 pause, circuit breaker, concurrency cap, as a Fetcher
+        // decorator; the cache core knows only the refusal it reports.
+        .target(
+            name: "UpstreamGate",
+            dependencies: ["UnifiedCache", "Breaker", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            swiftSettings: strict
+        ),
         // The disk tier, plugged into UnifiedCache's second-tier hook.
         .target(
             name: "DiskTier",
@@ -99,8 +116,10 @@ let package = Package(
         .target(
             name: "RedisTier",
             dependencies: [
-                "RedisClient", "UnifiedCache", "DiskTier", .product(name: "Logging", package: "swift-log"),
+                "RedisClient", "UnifiedCache", "UpstreamGate", "DiskTier", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                // Insecure.SHA1: a script's digest for EVALSHA.
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),
@@ -108,7 +127,8 @@ let package = Package(
         .target(
             name: "UnicacheApp",
             dependencies: [
-                "CMalloc", "UnifiedCache", "DiskTier", "RedisTier", "RedisClient", "HTTPRouting", "MicroHTTPServer", "Access",
+                "CMalloc", "UnifiedCache", "UpstreamGate", "DiskTier", "RedisTier", "RedisClient", "HTTPRouting", "MicroHTTPServer",
+                "Access",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -118,6 +138,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                // The healthcheck over HTTPS: a pinned-certificate TLS client.
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: strict
         ),
@@ -149,7 +171,22 @@ let package = Package(
 
         // Starts a real redis-server on a free loopback port for the tests that need one (never shipped).
         .target(name: "RedisTestSupport", dependencies: ["RedisClient"], path: "Tests/RedisTestSupport", swiftSettings: strict),
-        .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "RedisTestSupport"], swiftSettings: strict),
+        // A seeded random generator, so that randomised tests replay from their seed.
+        .target(name: "SeededRandom", path: "Tests/SeededRandom", swiftSettings: strict),
+        // A certificate and key made in-process, and a keep-alive HTTPS client, for the TLS tests (never shipped).
+        .target(
+            name: "TLSTestSupport",
+            dependencies: [
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            path: "Tests/TLSTestSupport", swiftSettings: strict),
+        .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "RedisTestSupport", "Breaker"], swiftSettings: strict),
+        .testTarget(name: "BreakerTests", dependencies: ["Breaker", "UpstreamGate", "RedisClient"], swiftSettings: strict),
         .testTarget(name: "HTTPRoutingTests", dependencies: ["HTTPRouting"], swiftSettings: strict),
         // Real keys of every accepted algorithm and the tokens they sign, for the tests of §8 (never shipped).
         .target(
@@ -172,7 +209,7 @@ let package = Package(
         .testTarget(
             name: "MicroHTTPServerTests",
             dependencies: [
-                "MicroHTTPServer", "HTTPRouting",
+                "MicroHTTPServer", "HTTPRouting", "TLSTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -181,7 +218,17 @@ let package = Package(
         ),
         .testTarget(
             name: "UnifiedCacheTests",
-            dependencies: ["UnifiedCache", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            dependencies: [
+                "UnifiedCache", "UpstreamGate", "SeededRandom", .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "UpstreamGateTests",
+            dependencies: [
+                "UpstreamGate", "UnifiedCache", "Breaker", "SeededRandom",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
@@ -192,7 +239,8 @@ let package = Package(
         .testTarget(
             name: "UnicacheAppTests",
             dependencies: [
-                "UnicacheApp", "UnifiedCache", "DiskTier", "HTTPRouting", "MicroHTTPServer", "RedisClient", "RedisTier", "RedisTestSupport",
+                "UnicacheApp", "UnifiedCache", "UpstreamGate", "DiskTier", "HTTPRouting", "MicroHTTPServer", "RedisClient",
+                "RedisTier", "RedisTestSupport", "TLSTestSupport",
                 "Access", "AccessTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -16,6 +16,8 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "UnifiedCache", package: "unicache"),
+                .product(name: "UpstreamGate", package: "unicache"),
+                .product(name: "Breaker", package: "unicache"),
             ],
             path: "CacheBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

@@ -3,6 +3,7 @@ import Foundation
 import HTTPRouting
 import Logging
 import UnifiedCache
+import UpstreamGate
 
 /// The assembled application: the router with every route of the contract over one cache.
 /// Tests build it directly (`App.build`) and drive it in-process or behind a live server.
@@ -11,6 +12,8 @@ public struct App: Sendable {
     public let cache: UnifiedCacheManager
     let metrics: ServiceMetrics
     let gates: UpstreamGates
+    /// Who may read what (CONTRACT §8); `nil` when built without one (every request admitted).
+    public let access: AccessControl?
 }
 
 extension App {
@@ -55,7 +58,7 @@ extension App {
         AdminRoutes(auth: auth, cache: cache, readThrough: readThrough).register(in: &router)
         RawCacheRoutes(auth: auth, cache: cache, clock: clock).register(in: &router)
         OperationsRoutes(cache: cache, metrics: metrics, gates: gates, startedAt: .now, access: access).register(in: &router)
-        return App(router: router, cache: cache, metrics: metrics, gates: gates)
+        return App(router: router, cache: cache, metrics: metrics, gates: gates, access: access)
     }
 
     /// One debug line and one metrics update per answered request: the route template, never the path (which

@@ -4,7 +4,7 @@ import UnifiedCache
 
 @testable import DiskTier
 
-@Suite struct EntryFormatTests {
+@Suite(.timeLimit(.minutes(10))) struct EntryFormatTests {
     let entry = makeEntry("activities:alice:ride,run:30", body: Array(0..<200), namespace: "activities", user: "alice")
 
     @Test func roundTripsEveryField() throws {

@@ -20,16 +20,15 @@ struct LiveAccessTests {
         let upstream = TestUpstream()
         let port = try await upstream.start()
         upstream.reply("/jwks.json", .json(String(decoding: jwks([key.jwk()]), as: UTF8.self)))
-        let access: AccessControl
+        let settings = AccessSettings(mode: .jwt, jwks: "\(TestUpstream.baseURL(port: port))/jwks.json")
+        let live: LiveService
         do {
-            access = try await AccessStartup.accessControl(
-                AccessSettings(mode: .jwt, jwks: "\(TestUpstream.baseURL(port: port))/jwks.json"),
-                adminToken: LiveService.token, client: .shared, timeout: .seconds(10), logger: logger)
+            live = try await LiveService.start(logger: logger, upstream: (upstream, port), access: settings, ownsUpstream: true)
         } catch {
             await upstream.shutdown()
             throw error
         }
-        let live = try await LiveService.start(logger: logger, upstream: (upstream, port), access: access, ownsUpstream: true)
+        let access = try #require(live.app.access)
         return (live, access, port)
     }
 

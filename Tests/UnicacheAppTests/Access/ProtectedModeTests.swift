@@ -9,12 +9,6 @@ import Testing
 /// pair on 198.18.0.0/15, talks to the service bound on the host end (never 0.0.0.0).
 @Suite("Protected mode", .serialized, .timeLimit(.minutes(3)))
 struct ProtectedModeTests {
-    static func protected() async throws -> AccessControl {
-        try await AccessControl(
-            settings: AccessSettings(), source: nil, adminToken: LiveService.token,
-            logger: Logger(label: "protected", factory: { _ in SwiftLogNoOpLogHandler() }))
-    }
-
     /// `curl` inside the namespace: the status code and the body.
     static func curl(_ namespace: NetworkNamespace, _ url: String, method: String = "GET") throws -> (Int, String) {
         let output = try namespace.run(inside: [
@@ -28,7 +22,7 @@ struct ProtectedModeTests {
     @Test func aRemotePeerGetsOnlyTheOperationsEndpoints() async throws {
         let namespace = try NetworkNamespace.make()
         defer { namespace.remove() }
-        let live = try await LiveService.start(access: try await Self.protected(), host: namespace.hostAddress)
+        let live = try await LiveService.start(host: namespace.hostAddress)
         let base = "http://\(namespace.hostAddress):\(live.port)"
         var answers: [String: (Int, String)] = [:]
         do {
@@ -67,7 +61,7 @@ struct ProtectedModeTests {
     }
 
     @Test func aLoopbackPeerIsServedAsBefore() async throws {
-        let live = try await LiveService.start(access: try await Self.protected())
+        let live = try await LiveService.start()
         let read = try await live.request(.GET, "/v1/users/alice/subscription")
         let admin = try await live.request(.DELETE, "/v1/users/alice", admin: true)
         await live.stop()

@@ -31,7 +31,7 @@ let settingCases: [SettingCase] = [
     SettingCase(flag: "--log-format", variable: "UNICACHE_LOG_FORMAT", first: ("json", "json"), second: ("text", "text")) { $0.log.format.rawValue },
 ]
 
-@Suite struct ConfigurationFlagTests {
+@Suite(.timeLimit(.minutes(10))) struct ConfigurationFlagTests {
     @Test(arguments: settingCases)
     func flagSetsTheValue(_ setting: SettingCase) throws {
         let configuration = try UnicacheConfiguration.parse(arguments: [setting.flag, setting.first.text], environment: [:])

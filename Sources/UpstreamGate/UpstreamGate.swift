@@ -1,4 +1,6 @@
+import Breaker
 import NIOConcurrencyHelpers
+import UnifiedCache
 
 /// What stands between the cache and one domain's upstream (CONTRACT §7): a 429 pause, a circuit breaker, a cap
 /// on requests in flight and a request budget, asked in that order, so that refusals cost no waiting. The budget
@@ -13,7 +15,7 @@ public final class UpstreamGate: Sendable {
         /// A 429 without `Retry-After` pauses the domain this long; none pauses it longer than `maximumPause`.
         public var defaultPause: Duration = .seconds(60)
         public var maximumPause: Duration = .seconds(3600)
-        public var breaker = CircuitBreaker()
+        public var breaker = CircuitBreaker(.upstream)
 
         public init(concurrency: Int = 64, slotWait: Duration) {
             self.concurrency = concurrency
@@ -96,7 +98,7 @@ public final class UpstreamGate: Sendable {
                                 configuration.maximumPause)
                 state.pausedUntil = max(state.pausedUntil, now + pause)
             case .failed:
-                state.breaker.failed(at: now, probe: pass.probe, jitter: jitter())
+                state.breaker.failed(at: now, probe: pass.probe, random: jitter())
             }
         }
     }
