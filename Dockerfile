@@ -19,8 +19,9 @@ COPY Package.swift ./
 RUN swift package resolve
 COPY Sources ./Sources
 COPY Tests ./Tests
-# Package.swift names the HTTP benchmark server's folder: the manifest does not load without it.
+# Package.swift names the benchmark executables' folders: the manifest does not load without them.
 COPY Benchmarks/HTTPBenchServer ./Benchmarks/HTTPBenchServer
+COPY Benchmarks/AccessBench ./Benchmarks/AccessBench
 # The Swift runtime and Foundation are linked statically; libmicrohttpd (LGPL) and hiredis stay shared libraries.
 # SwiftPM resource bundles (*.resources), if a target ever has some, must sit next to the executable.
 RUN swift build -c release --static-swift-stdlib --product unicache \
@@ -48,9 +49,14 @@ RUN apt-get update \
       --shell /usr/sbin/nologin unicache \
  && install -d -o 10001 -g 10001 -m 0750 /data
 COPY --from=build /out/ /usr/local/bin/
+# Access (CONTRACT §8): the image listens on 0.0.0.0, where protected mode would refuse every client outside the
+# container (published ports arrive from the bridge, not loopback). It asks a bearer JWT instead and fails closed:
+# without UNICACHE_JWT_JWKS (a mounted JWKS file or an https URL) it stops at start-up naming --jwt-jwks. On a
+# network where anyone who reaches the port may read everyone's data, choose that with -e UNICACHE_AUTH=none.
 ENV UNICACHE_HOST=0.0.0.0 \
     UNICACHE_PORT=8080 \
-    UNICACHE_DATA_DIR=/data
+    UNICACHE_DATA_DIR=/data \
+    UNICACHE_AUTH=jwt
 VOLUME ["/data"]
 USER 10001:10001
 EXPOSE 8080

@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "HTTPRouting", targets: ["HTTPRouting"]),
         .library(name: "MicroHTTPServer", targets: ["MicroHTTPServer"]),
         .library(name: "UnicacheApp", targets: ["UnicacheApp"]),
+        .library(name: "Access", targets: ["Access"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -26,6 +27,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         // UnifiedCache uses only NIOConcurrencyHelpers: a pthread lock ThreadSanitizer understands on Linux.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        // Access: JWS signature verification with the key bound to its algorithm (RS/PS/ES/EdDSA, no HMAC JWKs).
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
         // TLS: the healthcheck's HTTPS probe (already in the graph through async-http-client).
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         // Tests only: the certificates the TLS tests make in-process.
@@ -65,6 +68,17 @@ let package = Package(
         ),
         // Pure Swift: request/response values, router, problem+json.
         .target(name: "HTTPRouting", swiftSettings: strict),
+        // Who may read what (CONTRACT §8): protected mode, bearer JWTs, key sets, remembered tokens. No cache, no C.
+        .target(
+            name: "Access",
+            dependencies: [
+                "HTTPRouting", .product(name: "Logging", package: "swift-log"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                // NIOLockedValueBox: a pthread lock ThreadSanitizer understands on Linux (Synchronization.Mutex it does not).
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
         // Pure Swift, no HTTP, no C: the cache core.
         .target(
             name: "UnifiedCache",
@@ -114,6 +128,7 @@ let package = Package(
             name: "UnicacheApp",
             dependencies: [
                 "CMalloc", "UnifiedCache", "UpstreamGate", "DiskTier", "RedisTier", "RedisClient", "HTTPRouting", "MicroHTTPServer",
+                "Access",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -144,6 +159,15 @@ let package = Package(
             path: "Benchmarks/HTTPBenchServer",
             swiftSettings: strict
         ),
+        // `make bench-http`'s cost of an access decision per algorithm: first verification and remembered token.
+        .executableTarget(
+            name: "access-bench",
+            dependencies: [
+                "Access", "AccessTestSupport", "HTTPRouting", .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/AccessBench",
+            swiftSettings: strict
+        ),
 
         // Starts a real redis-server on a free loopback port for the tests that need one (never shipped).
         .target(name: "RedisTestSupport", dependencies: ["RedisClient"], path: "Tests/RedisTestSupport", swiftSettings: strict),
@@ -164,6 +188,24 @@ let package = Package(
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "RedisTestSupport", "Breaker"], swiftSettings: strict),
         .testTarget(name: "BreakerTests", dependencies: ["Breaker", "UpstreamGate", "RedisClient"], swiftSettings: strict),
         .testTarget(name: "HTTPRoutingTests", dependencies: ["HTTPRouting"], swiftSettings: strict),
+        // Real keys of every accepted algorithm and the tokens they sign, for the tests of §8 (never shipped).
+        .target(
+            name: "AccessTestSupport",
+            dependencies: [
+                "Access", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            path: "Tests/AccessTestSupport", swiftSettings: strict
+        ),
+        .testTarget(
+            name: "AccessTests",
+            dependencies: [
+                "Access", "AccessTestSupport", "HTTPRouting", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "MicroHTTPServerTests",
             dependencies: [
@@ -199,6 +241,7 @@ let package = Package(
             dependencies: [
                 "UnicacheApp", "UnifiedCache", "UpstreamGate", "DiskTier", "HTTPRouting", "MicroHTTPServer", "RedisClient",
                 "RedisTier", "RedisTestSupport", "TLSTestSupport",
+                "Access", "AccessTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -7,7 +7,8 @@
 #
 # Add a target with one line in TARGETS: "name|server command ({port} is replaced)|path[|base]"; its ratios are to
 # `base` (default: baseline). A command with {cert} and {key} serves HTTPS with the run's certificate (ECDSA P-256,
-# made by openssl) and is measured over https (wrk keeps its TLS connections alive, as with HTTP).
+# made by openssl) and is measured over https (wrk keeps its TLS connections alive, as with HTTP). A fifth field is a
+# request header wrk sends (`name|command|path|base|header`; default `X-Bench: 1`).
 # Targets with the same command share one server process. Every target gets a warm-up request first.
 # Env: RUNS (3), DURATION (10s), CONNECTIONS (64), SERVER_CPU (0), WRK_CPU (1), BASE_PORT (18080),
 # ONLY (names of the targets to run, e.g. ONLY="baseline unicache-warm baseline-tls unicache-tls"; default all).
@@ -27,6 +28,10 @@ BENCH_BIN=$ROOT/.build/release/HTTPBenchServer
 DATA_DIR=$(mktemp -d /tmp/unicache-bench-XXXXXX)
 REDIS_PORT=$((BASE_PORT + 90))
 
+# --auth jwt (CONTRACT §8): an RS256 key pair and one token, reused by every request (a remembered token).
+python3 "$ROOT/scripts/dev-token.py" keygen "$DATA_DIR/keys" >/dev/null
+JWT=$(python3 "$ROOT/scripts/dev-token.py" mint "$DATA_DIR/keys" --sub alice --ttl 86400)
+
 TARGETS=(
   "baseline|$BASELINE_BIN {port}|/"
   "swift-sync|$BENCH_BIN --port {port}|/sync"
@@ -35,6 +40,8 @@ TARGETS=(
   "swift-async|$BENCH_BIN --port {port}|/async"
   # The full stack: a warm read-through resource (fresh memory hit, answered on the MHD thread).
   "unicache-warm|$ROOT/.build/release/unicache --port {port} --data-dir $DATA_DIR --log-level warning|/v1/users/alice/subscription"
+  # The same with --auth jwt and one reused token: the gate's remembered-token look-up on every request.
+  "warm-jwt|$ROOT/.build/release/unicache --port {port} --data-dir $DATA_DIR/jwt --log-level warning --auth jwt --jwt-jwks $DATA_DIR/keys/jwks.json|/v1/users/alice/subscription|baseline|Authorization: Bearer $JWT"
   # The same with the shared Redis tier configured (CONTRACT §6): a fresh memory hit never asks Redis.
   "warm-redis|$ROOT/.build/release/unicache --port {port} --data-dir $DATA_DIR/redis --log-level warning --redis redis://127.0.0.1:$REDIS_PORT|/v1/users/alice/subscription"
   # A cold key while its domain's circuit is open (CONTRACT §7): the upstream refuses connections (nothing listens on
@@ -61,6 +68,7 @@ echo "== build"
 cc -O2 -Wall -Wextra -o "$BASELINE_BIN" Benchmarks/mhd-baseline/mhd-baseline.c $(pkg-config --cflags --libs libmicrohttpd)
 swift build -c release --product HTTPBenchServer 2>&1 | tail -1
 swift build -c release --product unicache 2>&1 | tail -1
+swift build -c release --product access-bench 2>&1 | tail -1
 
 # The TLS targets' certificate: self-signed, for localhost and 127.0.0.1.
 TLS_CERT=$DATA_DIR/tls-cert.pem TLS_KEY=$DATA_DIR/tls-key.pem
@@ -97,10 +105,10 @@ start_server() {
 }
 
 wait_ready() {
-  local url=$1
+  local url=$1 header=${2:-X-Bench: 1}
   for _ in $(seq 1 100); do
     # Any answer will do (the circuit-open target answers 502).
-    [[ $(curl -sSk -o /dev/null -w '%{http_code}' "$url" 2>/dev/null) != 000 ]] && return 0
+    [[ $(curl -sSk -o /dev/null -w '%{http_code}' -H "$header" "$url" 2>/dev/null) != 000 ]] && return 0
     sleep 0.1
   done
   echo "bench-http: $url did not answer" >&2
@@ -113,14 +121,15 @@ declare -A RPS=() P99=() CPU=() RPS_RUNS=() P99_RUNS=() CPU_RUNS=()
 # Runs are interleaved (every target once per round), so drift in the machine's speed touches all targets alike.
 for run in $(seq 1 "$RUNS"); do
   for target in "${TARGETS[@]}"; do
-    IFS='|' read -r name command path _ <<<"$target"
+    IFS='|' read -r name command path _ header <<<"$target"
+    header=${header:-X-Bench: 1}
     start_server "$command"
     scheme=http
     [[ $command == *"{cert}"* ]] && scheme=https
     url="$scheme://127.0.0.1:$PORT$path"
-    [[ $run == 1 ]] && wait_ready "$url"
+    [[ $run == 1 ]] && wait_ready "$url" "$header"
     before=$(cpu_ticks "$PID")
-    output=$(taskset -c "$WRK_CPU" wrk -t1 -c"$CONNECTIONS" -d"$DURATION" --latency "$url")
+    output=$(taskset -c "$WRK_CPU" wrk -t1 -c"$CONNECTIONS" -d"$DURATION" --latency -H "$header" "$url")
     after=$(cpu_ticks "$PID")
     requests=$(awk '/requests in/ {print $1}' <<<"$output")
     rps=$(awk '/Requests\/sec/ {print $2}' <<<"$output")
@@ -148,4 +157,8 @@ for target in "${TARGETS[@]}"; do
     "$(awk -v a="${RPS[$name]}" -v b="${RPS[$base]}" 'BEGIN {print a / b}')" \
     "$(awk -v a="${CPU[$name]}" -v b="${CPU[$base]}" 'BEGIN {print a / b}')" "(to $base)"
 done
-echo "targets: sync, unicache-warm and warm-redis >= 0.85 rps/base and <= 1.25 cpu/base; async <= 2.5 cpu/base; circuit-open: its p99 is the answer time of a refused fetch; unicache-tls >= 0.85 rps/base (to baseline-tls)"
+echo "targets: warm-jwt >= 0.80 rps/base; sync, unicache-warm and warm-redis >= 0.85 rps/base and <= 1.25 cpu/base; async <= 2.5 cpu/base; circuit-open: its p99 is the answer time of a refused fetch; unicache-tls >= 0.85 rps/base (to baseline-tls)"
+
+echo
+echo "== access decision (server CPU $SERVER_CPU)"
+taskset -c "$SERVER_CPU" "$ROOT/.build/release/access-bench"

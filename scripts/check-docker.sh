@@ -56,6 +56,7 @@ swift build -c release --static-swift-stdlib --product unicache
 ^EXPOSE 8080$
 UNICACHE_HOST=0\.0\.0\.0
 UNICACHE_DATA_DIR=/data
+UNICACHE_AUTH=(jwt|none)
 ^STOPSIGNAL SIGTERM$
 ^HEALTHCHECK .*CMD \["unicache", "healthcheck"\]$
 ^ENTRYPOINT \["unicache"\]$

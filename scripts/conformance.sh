@@ -3,10 +3,10 @@
 #   a) schemathesis against openapi.yaml with every default check (not_a_server_error, status_code_conformance,
 #      content_type_conformance, response_headers_conformance, response_schema_conformance,
 #      negative_data_rejection, positive_data_acceptance, missing_required_header, unsupported_method,
-#      ignored_auth, …), the admin bearer token, a bounded number of examples per operation; any finding fails;
+#      ignored_auth, …), --auth jwt with a JWT holding the read and admin scopes, a bounded number of examples per operation; any finding fails;
 #      and /openapi.yaml serves this repository's openapi.yaml byte for byte;
 #   b) `promtool check metrics` on /metrics and on /stats as Prometheus scrapes it, plus the contract's metric names;
-#   c) SIGTERM → exit 0, and the token never appears in the log.
+#   c) SIGTERM → exit 0, and neither the admin token nor the JWT appears in the log.
 # Usage: scripts/conformance.sh   (UNICACHE_BIN=/path/to/unicache skips the build;
 #        CONFORMANCE_EXAMPLES=N examples per operation, default 25; CONFORMANCE_SEED=N, default 20260101)
 set -euo pipefail
@@ -69,9 +69,13 @@ fi
 step "start the service"
 TOKEN="$(python3 -c 'import secrets; print(secrets.token_urlsafe(24))')"
 mkdir -p "$WORK/data"
-# The token goes through the environment, not the command line (which `ps` shows).
-start_service env UNICACHE_ADMIN_TOKEN="$TOKEN" "$BIN" --host 127.0.0.1 --port 0 --data-dir "$WORK/data" \
-  --demo-latency 0ms
+# --auth jwt (CONTRACT §8), so that every operation the document secures is checked with and without a token:
+# one JWT with both scopes reads every user's data and passes every admin endpoint.
+python3 scripts/dev-token.py keygen "$WORK/keys" >/dev/null
+JWT="$(python3 scripts/dev-token.py mint "$WORK/keys" --sub conformance --scope "unicache:read unicache:admin" --ttl 3600)"
+# The tokens go through the environment, not the command line (which `ps` shows).
+start_service env UNICACHE_ADMIN_TOKEN="$TOKEN" UNICACHE_AUTH=jwt UNICACHE_JWT_JWKS="$WORK/keys/jwks.json" \
+  "$BIN" --host 127.0.0.1 --port 0 --data-dir "$WORK/data" --demo-latency 0ms
 BASE="http://127.0.0.1:${SERVICE_PORT}"
 echo "service at ${BASE}"
 
@@ -87,7 +91,7 @@ SPEC="$PWD/openapi.yaml"
 # Run from the temporary folder: schemathesis keeps a replay cache (.schemathesis/) in its working directory.
 (cd "$WORK" && timeout "$SCHEMATHESIS_TIMEOUT" schemathesis run "$SPEC" \
   --url "$BASE" \
-  --header "Authorization: Bearer ${TOKEN}" \
+  --header "Authorization: Bearer ${JWT}" \
   --max-examples "$EXAMPLES" \
   --seed "$SEED" \
   --workers 1 \
@@ -132,5 +136,6 @@ step "SIGTERM"
 stop_service
 echo "exit 0"
 if grep -qF -- "$TOKEN" "$WORK/service.log"; then fail "the admin token appears in the service log"; fi
+if grep -qF -- "${JWT##*.}" "$WORK/service.log"; then fail "the bearer JWT appears in the service log"; fi
 
 printf '\nconformance: OK\n'

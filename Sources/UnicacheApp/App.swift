@@ -1,3 +1,4 @@
+import Access
 import Foundation
 import HTTPRouting
 import Logging
@@ -11,6 +12,8 @@ public struct App: Sendable {
     public let cache: UnifiedCacheManager
     let metrics: ServiceMetrics
     let gates: UpstreamGates
+    /// Who may read what (CONTRACT §8); `nil` when built without one (every request admitted).
+    public let access: AccessControl?
 }
 
 extension App {
@@ -22,11 +25,13 @@ extension App {
     ///   - slotWait: how long a fetch waits for a slot under its domain's cap (the upstream timeout).
     ///   - gateClock: the upstream gates' clock.
     ///   - rateCounter: builds each budget's counter (fleet-wide with `--redis`); local sliding logs without.
+    ///   - access: who may read what (CONTRACT §8), asked before anything else; `nil` admits every request.
     public static func build(
         cache: UnifiedCacheManager, fetcher: (UpstreamDomain) -> any Fetcher, clock: any WallClock = SystemWallClock(),
         ttlOverrides: [String: Duration] = [:], adminToken: String?, logger: Logger,
         protection: [UpstreamDomain: UpstreamProtection] = [:], slotWait: Duration = .seconds(5),
-        gateClock: any GateClock = SystemGateClock(), rateCounter: RateCounterFactory? = nil
+        gateClock: any GateClock = SystemGateClock(), rateCounter: RateCounterFactory? = nil,
+        access: AccessControl? = nil
     ) -> App {
         let metrics = ServiceMetrics()
         let gates = UpstreamGates(protection: protection, slotWait: slotWait, clock: gateClock, counter: rateCounter)
@@ -37,9 +42,11 @@ extension App {
                 gate: gates[domain])
         }
         let readThrough = ReadThrough(cache: cache, fetchers: fetchers, clock: clock, ttl: TTLTable(overrides: ttlOverrides))
-        let auth = AdminAuth(token: adminToken)
+        let auth = AdminAuth(token: adminToken, access: access)
 
         var router = Router(observer: Self.observer(metrics: metrics, logger: logger))
+        // Before the shortcut: a denied request reaches neither the cache nor an upstream, nor a cache counter.
+        router.gate = access?.gate
         router.shortcut = { method, target, headers in readThrough.shortcut(method, target, headers) }
         for resource in ResourceTable.rows {
             router.get(resource.route, immediate: { request in readThrough.immediate(resource, request) }) { request in
@@ -50,8 +57,8 @@ extension App {
         router.get("/v1/users/{user}/health/summary") { request in try await summary.handle(request) }
         AdminRoutes(auth: auth, cache: cache, readThrough: readThrough).register(in: &router)
         RawCacheRoutes(auth: auth, cache: cache, clock: clock).register(in: &router)
-        OperationsRoutes(cache: cache, metrics: metrics, gates: gates, startedAt: .now).register(in: &router)
-        return App(router: router, cache: cache, metrics: metrics, gates: gates)
+        OperationsRoutes(cache: cache, metrics: metrics, gates: gates, startedAt: .now, access: access).register(in: &router)
+        return App(router: router, cache: cache, metrics: metrics, gates: gates, access: access)
     }
 
     /// One debug line and one metrics update per answered request: the route template, never the path (which

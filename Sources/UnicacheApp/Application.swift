@@ -1,3 +1,4 @@
+import Access
 import DiskTier
 import Logging
 import MicroHTTPServer
@@ -40,12 +41,23 @@ public struct Application: Sendable {
             connectionsPerUpstream: UpstreamDomain.allCases.map { upstreams.protection(for: $0).concurrency }.max()
                 ?? UpstreamProtection.defaultConcurrency,
             clock: clock, logger: logger)
-        let fetchers = try Self.makeFetchers(upstreams, client: upstream, clock: clock)
+        let fetchers: [UpstreamDomain: any Fetcher]
+        let access: AccessControl
+        do {
+            fetchers = try Self.makeFetchers(upstreams, client: upstream, clock: clock)
+            // Who may read what (CONTRACT §8): a JWKS that cannot be read stops start-up here, before listening.
+            access = try await AccessStartup.accessControl(
+                configuration.access, adminToken: configuration.admin.token, client: upstream.httpClient,
+                timeout: upstreams.timeout, logger: logger)
+        } catch {
+            await upstream.shutdown()
+            throw error
+        }
         let app = App.build(
             cache: cache, fetcher: { fetchers[$0] ?? DemoFetcher(latency: upstreams.demoLatency, clock: clock) },
             clock: clock, ttlOverrides: configuration.cache.ttlOverrides, adminToken: configuration.admin.token,
             logger: logger, protection: upstreams.protection, slotWait: upstreams.timeout, gateClock: gateClock,
-            rateCounter: Self.fleetBudgets(shared))
+            rateCounter: Self.fleetBudgets(shared), access: access)
         let server = MicroHTTPServer(configuration: configuration.server, responder: app.router, logger: logger)
 
         var indexed: (@Sendable () async -> Void)?

@@ -1,10 +1,54 @@
 extension Router {
-    /// The shortcut first (bodiless requests only), then parsing and routing.
+    /// The gate first, then the shortcut (bodiless requests only), then parsing and routing.
     public func dispatch(
         method: HTTPMethod, target: String, headers: HTTPHeaders, body: [UInt8], clientAddress: ClientAddress,
         requestID: RequestID? = nil
     ) -> Dispatch {
         let start: MonotonicTime? = observer == nil ? nil : .now
+        if let gate {
+            switch gate(method, target, headers, clientAddress) {
+            case .pass: break
+            case .answer(let response):
+                return .immediate(answer(response, method: method, target: target, id: requestID, route: nil, since: start))
+            case .wait(let decide):
+                return .deferred({
+                    if let denial = await decide() {
+                        return answer(denial, method: method, target: target, id: requestID, route: nil, since: start)
+                    }
+                    return await admittedAfterWaiting(
+                        method: method, target: target, headers: headers, body: body, clientAddress: clientAddress,
+                        requestID: requestID, since: start)
+                }, answered: nil)
+            }
+        }
+        return admitted(
+            method: method, target: target, headers: headers, body: body, clientAddress: clientAddress,
+            requestID: requestID, since: start)
+    }
+
+    /// A request its gate admitted after waiting, answered in the same task.
+    private func admittedAfterWaiting(
+        method: HTTPMethod, target: String, headers: HTTPHeaders, body: [UInt8], clientAddress: ClientAddress,
+        requestID: RequestID?, since start: MonotonicTime?
+    ) async -> Response {
+        switch admitted(
+            method: method, target: target, headers: headers, body: body, clientAddress: clientAddress,
+            requestID: requestID, since: start)
+        {
+        case .immediate(let response):
+            return response
+        case .deferred(let work, let answered):
+            let response = await work()
+            answered?(response)
+            return response
+        }
+    }
+
+    /// The shortcut (bodiless requests only), then parsing and routing.
+    private func admitted(
+        method: HTTPMethod, target: String, headers: HTTPHeaders, body: [UInt8], clientAddress: ClientAddress,
+        requestID: RequestID?, since start: MonotonicTime?
+    ) -> Dispatch {
         if let shortcut, body.isEmpty, let (response, route) = shortcut(method, target, headers) {
             return .immediate(answer(response, method: method, target: target, id: requestID, route: route, since: start))
         }

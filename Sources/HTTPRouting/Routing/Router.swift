@@ -27,6 +27,9 @@ public struct Router: HTTPResponder {
     /// Asked first, before the target is parsed and routed (see `Shortcut`).
     public var shortcut: Shortcut?
 
+    /// Asked before everything, the shortcut included (see `Gate`); nil admits every request.
+    public var gate: Gate?
+
     public init(observer: RequestObserver? = nil) {
         self.observer = observer
     }

@@ -58,7 +58,8 @@ extension ServeOptions {
             prefix: try Self.redisPrefix(redisPrefix, resolver: resolver) ?? defaults.shared.prefix)
         return UnicacheConfiguration(
             server: server, cache: cache, upstreams: upstreamSettings,
-            admin: AdminSettings(token: try Self.adminToken(adminToken, resolver: resolver)), log: log, shared: shared)
+            admin: AdminSettings(token: try Self.adminToken(adminToken, resolver: resolver)), log: log, shared: shared,
+            access: try accessSettings(resolver: resolver))
     }
 
     /// `--redis`: the error names the flag and the form, never the password.

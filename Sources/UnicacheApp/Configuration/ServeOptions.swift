@@ -58,6 +58,9 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("admin-token"), help: ArgumentHelp("Bearer token of the admin endpoints (env UNICACHE_ADMIN_TOKEN, default none: they answer 403).", valueName: "token"))
     public var adminToken: String?
 
+    /// `--auth` and the `--jwt-*` flags (CONTRACT §8).
+    @OptionGroup public var access: AccessOptions
+
     @Option(
         name: .customLong("ttl"),
         help: ArgumentHelp("Override a namespace's TTL, e.g. wellness=10m; repeatable.", valueName: "namespace=duration"))

@@ -43,6 +43,7 @@ extension UnicacheConfiguration {
             "redis-prefix": .string(shared.prefix),
             "log-level": .string(log.level.rawValue),
             "log-format": .string(log.format.rawValue),
+            "auth": .string(access.mode.rawValue),
         ]
     }
 

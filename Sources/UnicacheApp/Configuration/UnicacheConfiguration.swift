@@ -1,3 +1,4 @@
+import Access
 import ArgumentParser
 import MicroHTTPServer
 
@@ -9,6 +10,8 @@ public struct UnicacheConfiguration: Sendable, Equatable {
     public var admin: AdminSettings
     public var log: LogSettings
     public var shared: SharedTierSettings
+    /// Who may read what (CONTRACT §8): protected mode unless `--auth` says otherwise.
+    public var access: AccessSettings
 
     public init(
         server: ServerSettings = ServerSettings(requestIDs: true),
@@ -16,7 +19,8 @@ public struct UnicacheConfiguration: Sendable, Equatable {
         upstreams: UpstreamSettings = UpstreamSettings(),
         admin: AdminSettings = AdminSettings(),
         log: LogSettings = LogSettings(),
-        shared: SharedTierSettings = SharedTierSettings()
+        shared: SharedTierSettings = SharedTierSettings(),
+        access: AccessSettings = AccessSettings()
     ) {
         self.server = server
         self.cache = cache
@@ -24,6 +28,7 @@ public struct UnicacheConfiguration: Sendable, Equatable {
         self.admin = admin
         self.log = log
         self.shared = shared
+        self.access = access
     }
 
     /// The configuration from `serve`'s command-line `arguments` (without the executable's name; a leading

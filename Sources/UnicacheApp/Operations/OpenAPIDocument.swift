@@ -7,7 +7,7 @@ info:
   version: 1.0.0
   summary: A read-through cache in front of slow health and fitness upstreams.
   description: |
-    The API that unicache implements (CONTRACT.md §2–§5, §7), served by the service itself at `/openapi.yaml`.
+    The API that unicache implements (CONTRACT.md §2–§5, §7, §8), served by the service itself at `/openapi.yaml`.
 
     Common rules:
     - Every error is an RFC 9457 problem (`application/problem+json`) with `type`, `title`, `status`, `detail`.
@@ -24,7 +24,15 @@ info:
     - Malformed or out-of-range query and path values answer 400 (`days=abc`, `days=0`, weekday `9`,
       an unknown `tz`, a date that is not a real `yyyy-mm-dd` date, `refresh=maybe`).
     - Admin endpoints (tag `admin`) need `Authorization: Bearer <token>`: 401 when it is missing or wrong,
-      403 when the service runs without `--admin-token`.
+      403 when the service runs without `--admin-token`. With `--auth jwt` a bearer JWT with the scope
+      `unicache:admin` is accepted too.
+    - Access (§8): without `--auth` (protected mode) user data and admin endpoints answer only loopback clients;
+      others get 403 saying how to choose `--auth`. `--auth none` asks no token of anyone. `--auth jwt` needs a
+      bearer JWT (RS256, PS256, ES256, ES384 or EdDSA, verified against `--jwt-jwks`) on every user-data request:
+      its user claim (`sub` by default) equal to `{user}`, or the scope `unicache:read`. RFC 6750 answers: 401
+      with `WWW-Authenticate: Bearer realm="unicache"` without a token, with `error="invalid_token"` for a bad
+      one; 403 with `error="insufficient_scope"` for another user's data. The operations endpoints (tag
+      `operations`) answer everyone in every mode.
     - Time zones are IANA names as the service's time zone database knows them (`TimeZoneName`).
     - Upstream protection (§7): each domain's upstream sits behind a request budget (`--upstream-rate`), a cap on
       requests in flight (`--upstream-concurrency`), a pause after a 429 and a circuit breaker. A fetch they keep
@@ -64,6 +72,8 @@ paths:
     get:
       operationId: getHealthToday
       tags: [health]
+      security:
+        - bearerAuth: []
       summary: Today's hourly cumulative active energy in a time zone.
       description: |
         Namespace `health.today`, key `health:today:{user}:{yyyy-mm-dd in tz}`. TTL 15 min and fresh only while the
@@ -77,6 +87,8 @@ paths:
         '200': {$ref: '#/components/responses/Cached'}
         '304': {$ref: '#/components/responses/NotModified'}
         '400': {$ref: '#/components/responses/BadRequest'}
+        '401': {$ref: '#/components/responses/Unauthorized'}
+        '403': {$ref: '#/components/responses/AccessDenied'}
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
         '502': {$ref: '#/components/responses/BadGateway'}
@@ -91,6 +103,8 @@ paths:
     get:
       operationId: getHealthAverages
       tags: [health]
+      security:
+        - bearerAuth: []
       summary: The user's average day for a weekday.
       description: |
         Namespace `health.averages`, key `health:avg:{user}:{weekday number}` (a name and its number are one entry).
@@ -105,6 +119,8 @@ paths:
         '200': {$ref: '#/components/responses/Cached'}
         '304': {$ref: '#/components/responses/NotModified'}
         '400': {$ref: '#/components/responses/BadRequest'}
+        '401': {$ref: '#/components/responses/Unauthorized'}
+        '403': {$ref: '#/components/responses/AccessDenied'}
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
         '502': {$ref: '#/components/responses/BadGateway'}
@@ -118,6 +134,8 @@ paths:
     get:
       operationId: getHealthSummary
       tags: [health]
+      security:
+        - bearerAuth: []
       summary: Today's data composed with the current weekday's average.
       description: |
         Composed from `health.today` and `health.averages` (no entry of its own). `view` is `full` when today's
@@ -142,6 +160,8 @@ paths:
               schema: {$ref: '#/components/schemas/HealthSummary'}
         '304': {$ref: '#/components/responses/NotModified'}
         '400': {$ref: '#/components/responses/BadRequest'}
+        '401': {$ref: '#/components/responses/Unauthorized'}
+        '403': {$ref: '#/components/responses/AccessDenied'}
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
         '502': {$ref: '#/components/responses/BadGateway'}
@@ -163,6 +183,8 @@ paths:
     get:
       operationId: getHealthMetric
       tags: [health]
+      security:
+        - bearerAuth: []
       summary: One daily health metric (HRV, resting heart rate or sleep).
       description: Namespace `health.metrics`, key `health:{metric}:{user}:{date}`; TTL 5 min for today, 24 h for past dates.
       parameters:
@@ -173,6 +195,8 @@ paths:
         '200': {$ref: '#/components/responses/Cached'}
         '304': {$ref: '#/components/responses/NotModified'}
         '400': {$ref: '#/components/responses/BadRequest'}
+        '401': {$ref: '#/components/responses/Unauthorized'}
+        '403': {$ref: '#/components/responses/AccessDenied'}
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
         '502': {$ref: '#/components/responses/BadGateway'}
@@ -186,6 +210,8 @@ paths:
     get:
       operationId: getWellness
       tags: [health]
+      security:
+        - bearerAuth: []
       summary: Wellness over the last N days.
       description: Namespace `wellness`, key `wellness:{user}:{days}`; TTL 10 min.
       parameters:
@@ -201,6 +227,8 @@ paths:
         '200': {$ref: '#/components/responses/Cached'}
         '304': {$ref: '#/components/responses/NotModified'}
         '400': {$ref: '#/components/responses/BadRequest'}
+        '401': {$ref: '#/components/responses/Unauthorized'}
+        '403': {$ref: '#/components/responses/AccessDenied'}
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
         '502': {$ref: '#/components/responses/BadGateway'}
@@ -215,6 +243,8 @@ paths:
     get:
       operationId: getScores
       tags: [health]
+      security:
+        - bearerAuth: []
       summary: The user's scores of a day.
       description: Namespace `scores`, key `scores:{user}:{date}`; TTL 1 h.
       parameters:
@@ -225,6 +255,8 @@ paths:
         '200': {$ref: '#/components/responses/Cached'}
         '304': {$ref: '#/components/responses/NotModified'}
         '400': {$ref: '#/components/responses/BadRequest'}
+        '401': {$ref: '#/components/responses/Unauthorized'}
+        '403': {$ref: '#/components/responses/AccessDenied'}
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
         '502': {$ref: '#/components/responses/BadGateway'}
@@ -238,6 +270,8 @@ paths:
     get:
       operationId: getActivities
       tags: [activities]
+      security:
+        - bearerAuth: []
       summary: Activities of the last N days, optionally of some types, with a heatmap by day.
       description: |
         Namespace `activities`, key `activities:{user}:{types}:{days}` where `types` is normalised (lower-cased,
@@ -265,6 +299,8 @@ paths:
         '200': {$ref: '#/components/responses/Cached'}
         '304': {$ref: '#/components/responses/NotModified'}
         '400': {$ref: '#/components/responses/BadRequest'}
+        '401': {$ref: '#/components/responses/Unauthorized'}
+        '403': {$ref: '#/components/responses/AccessDenied'}
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
         '502': {$ref: '#/components/responses/BadGateway'}
@@ -285,6 +321,8 @@ paths:
     get:
       operationId: getActivityStreams
       tags: [activities]
+      security:
+        - bearerAuth: []
       summary: The data streams (time, heart rate, power or pace…) of one activity.
       description: Namespace `streams`, key `streams:{user}:{id}`; TTL 7 days.
       parameters:
@@ -295,6 +333,8 @@ paths:
         '200': {$ref: '#/components/responses/Cached'}
         '304': {$ref: '#/components/responses/NotModified'}
         '400': {$ref: '#/components/responses/BadRequest'}
+        '401': {$ref: '#/components/responses/Unauthorized'}
+        '403': {$ref: '#/components/responses/AccessDenied'}
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
         '502': {$ref: '#/components/responses/BadGateway'}
@@ -308,6 +348,8 @@ paths:
     get:
       operationId: getSubscription
       tags: [subscription]
+      security:
+        - bearerAuth: []
       summary: Subscription status.
       description: Namespace `subscription`, key `subscription:{user}`; TTL 5 min.
       parameters:
@@ -318,6 +360,8 @@ paths:
         '200': {$ref: '#/components/responses/Cached'}
         '304': {$ref: '#/components/responses/NotModified'}
         '400': {$ref: '#/components/responses/BadRequest'}
+        '401': {$ref: '#/components/responses/Unauthorized'}
+        '403': {$ref: '#/components/responses/AccessDenied'}
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
         '502': {$ref: '#/components/responses/BadGateway'}
@@ -331,6 +375,8 @@ paths:
     get:
       operationId: getProfile
       tags: [progress]
+      security:
+        - bearerAuth: []
       summary: The user's profile.
       description: Namespace `profile`, key `profile:{user}`; TTL 24 h.
       parameters:
@@ -341,6 +387,8 @@ paths:
         '200': {$ref: '#/components/responses/Cached'}
         '304': {$ref: '#/components/responses/NotModified'}
         '400': {$ref: '#/components/responses/BadRequest'}
+        '401': {$ref: '#/components/responses/Unauthorized'}
+        '403': {$ref: '#/components/responses/AccessDenied'}
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
         '502': {$ref: '#/components/responses/BadGateway'}
@@ -354,6 +402,8 @@ paths:
     get:
       operationId: getProgressHistory
       tags: [progress]
+      security:
+        - bearerAuth: []
       summary: The user's progress history.
       description: Namespace `progress.history`, key `progress:history:{user}`; TTL 24 h.
       parameters:
@@ -364,6 +414,8 @@ paths:
         '200': {$ref: '#/components/responses/Cached'}
         '304': {$ref: '#/components/responses/NotModified'}
         '400': {$ref: '#/components/responses/BadRequest'}
+        '401': {$ref: '#/components/responses/Unauthorized'}
+        '403': {$ref: '#/components/responses/AccessDenied'}
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
         '502': {$ref: '#/components/responses/BadGateway'}
@@ -377,6 +429,8 @@ paths:
     get:
       operationId: getProgressStreak
       tags: [progress]
+      security:
+        - bearerAuth: []
       summary: The user's current streak.
       description: Namespace `progress.streak`, key `progress:streak:{user}`; TTL 1 h.
       parameters:
@@ -387,6 +441,8 @@ paths:
         '200': {$ref: '#/components/responses/Cached'}
         '304': {$ref: '#/components/responses/NotModified'}
         '400': {$ref: '#/components/responses/BadRequest'}
+        '401': {$ref: '#/components/responses/Unauthorized'}
+        '403': {$ref: '#/components/responses/AccessDenied'}
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
         '502': {$ref: '#/components/responses/BadGateway'}
@@ -400,6 +456,8 @@ paths:
     get:
       operationId: getProgressAnsweredToday
       tags: [progress]
+      security:
+        - bearerAuth: []
       summary: Whether the user answered today's question (in a time zone).
       description: Namespace `progress.today`, key `progress:today:{user}:{date in tz}`; fresh until local midnight.
       parameters:
@@ -411,6 +469,8 @@ paths:
         '200': {$ref: '#/components/responses/Cached'}
         '304': {$ref: '#/components/responses/NotModified'}
         '400': {$ref: '#/components/responses/BadRequest'}
+        '401': {$ref: '#/components/responses/Unauthorized'}
+        '403': {$ref: '#/components/responses/AccessDenied'}
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
         '502': {$ref: '#/components/responses/BadGateway'}
@@ -424,6 +484,8 @@ paths:
     get:
       operationId: getProgressAnsweredAny
       tags: [progress]
+      security:
+        - bearerAuth: []
       summary: Whether the user ever answered a question.
       description: |
         Namespace `progress.any`, key `progress:any:{user}`. Once the body's `answered` is `true` the entry never
@@ -436,6 +498,8 @@ paths:
         '200': {$ref: '#/components/responses/Cached'}
         '304': {$ref: '#/components/responses/NotModified'}
         '400': {$ref: '#/components/responses/BadRequest'}
+        '401': {$ref: '#/components/responses/Unauthorized'}
+        '403': {$ref: '#/components/responses/AccessDenied'}
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
         '502': {$ref: '#/components/responses/BadGateway'}
@@ -861,7 +925,10 @@ components:
     bearerAuth:
       type: http
       scheme: bearer
-      description: The token given with `--admin-token` / `UNICACHE_ADMIN_TOKEN` (compared in constant time).
+      description: |
+        Admin endpoints: the token given with `--admin-token` / `UNICACHE_ADMIN_TOKEN` (compared in constant time),
+        or with `--auth jwt` a JWT with the scope `unicache:admin`. User data with `--auth jwt`: a JWT whose user
+        claim is `{user}` or with the scope `unicache:read` (no token is needed without `--auth jwt`).
 
   parameters:
     RequestID:
@@ -1040,15 +1107,31 @@ components:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
     Unauthorized:
-      description: Missing or wrong bearer token.
+      description: |
+        Missing or wrong bearer token. With `--auth jwt`: `WWW-Authenticate: Bearer realm="unicache"` without a
+        token, `Bearer realm="unicache", error="invalid_token", error_description="…"` for a malformed, unsigned,
+        wrongly signed, expired or not-yet-valid one, a wrong `iss`/`aud` or an unknown `kid`.
       headers:
         X-Request-ID: {$ref: '#/components/headers/RequestID'}
         WWW-Authenticate: {$ref: '#/components/headers/WWWAuthenticate'}
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
+    AccessDenied:
+      description: |
+        Protected mode (no `--auth`) and a client that is not loopback: the problem says how to choose `--auth`.
+        With `--auth jwt`, a valid token of another user and without the scope `unicache:read`
+        (`WWW-Authenticate: Bearer realm="unicache", error="insufficient_scope", …`).
+      headers:
+        X-Request-ID: {$ref: '#/components/headers/RequestID'}
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
     Forbidden:
-      description: The service runs without an admin token; the problem says how to set one (`--admin-token`).
+      description: |
+        The service runs without an admin token and the request carries no admin JWT (the problem says how to set
+        `--admin-token`); with `--auth jwt`, a valid token without the scope `unicache:admin`; in protected mode, a
+        client that is not loopback.
       headers:
         X-Request-ID: {$ref: '#/components/headers/RequestID'}
       content:
@@ -1241,7 +1324,7 @@ components:
 
     Stats:
       type: object
-      required: [uptimeSeconds, cache, memory, disk, shared, upstream, namespaces]
+      required: [uptimeSeconds, cache, memory, disk, shared, upstream, namespaces, auth]
       properties:
         uptimeSeconds: {type: number, minimum: 0}
         cache:
@@ -1309,6 +1392,38 @@ components:
               description: Each domain's upstream gate (CONTRACT §7.5), keyed by domain.
               propertyNames: {enum: [health, activities, subscription, progress]}
               additionalProperties: {$ref: '#/components/schemas/UpstreamDomainStats'}
+        auth:
+          type: object
+          description: Access (CONTRACT §8.8)
+          required: [mode, allowed, denied, keys, keyRefreshes, keyErrors]
+          properties:
+            mode: {type: string, enum: [protected, none, jwt]}
+            allowed:
+              description: User-data and admin requests let through.
+              type: integer
+              minimum: 0
+            denied:
+              type: object
+              description: Requests refused, by reason.
+              required: [missing, invalid, expired, forbidden, protected]
+              properties:
+                missing: {type: integer, minimum: 0}
+                invalid: {type: integer, minimum: 0}
+                expired: {type: integer, minimum: 0}
+                forbidden: {type: integer, minimum: 0}
+                protected: {type: integer, minimum: 0}
+            keys:
+              description: Usable verification keys held (0 without `--auth jwt`).
+              type: integer
+              minimum: 0
+            keyRefreshes:
+              description: JWKS reads or fetches that succeeded after start-up.
+              type: integer
+              minimum: 0
+            keyErrors:
+              description: JWKS reads or fetches that failed (the last good keys were kept).
+              type: integer
+              minimum: 0
         namespaces:
           type: object
           description: The cache counters per namespace, keyed by namespace.

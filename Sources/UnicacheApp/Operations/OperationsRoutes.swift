@@ -1,3 +1,4 @@
+import Access
 import Foundation
 import HTTPRouting
 import UnifiedCache
@@ -8,6 +9,8 @@ struct OperationsRoutes: Sendable {
     let metrics: ServiceMetrics
     let gates: UpstreamGates
     let startedAt: ContinuousClock.Instant
+    /// `auth.*` of /stats; `nil` (no gate) shows protected mode's zeros.
+    var access: AccessControl? = nil
 
     static let exposition = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -35,12 +38,14 @@ struct OperationsRoutes: Sendable {
     func stats(_ request: Request) async -> Response {
         if Self.prefersExposition(request.headers["Accept"]) { return await prometheus() }
         let uptime = ContinuousClock.now - startedAt
-        let document = StatsDocument(
+        var document = StatsDocument(
             cache.statistics(), gates: await gates.snapshots(), uptimeSeconds: Int(uptime.components.seconds))
+        document.auth = StatsDocument.Auth(access?.snapshot)
         return .json(document.encoded())
     }
 
     func prometheus() async -> Response {
+        metrics.carry(access?.snapshot)
         let body = metrics.exposition(cache.statistics(), gates: await gates.snapshots())
         return Response(status: 200, headers: ["Content-Type": Self.exposition], body: body)
     }

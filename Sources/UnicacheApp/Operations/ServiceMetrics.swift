@@ -15,7 +15,7 @@ final class ServiceMetrics: Sendable {
     // NIOLockedValueBox rather than Synchronization.Mutex: ThreadSanitizer on Linux sees pthread locks only.
     private let httpMetrics = NIOLockedValueBox<[HTTPKey: (count: Counter, duration: DurationHistogram)]>([:])
     /// What the cache counters already carried into Prometheus, per family, namespace and result.
-    private let exported = NIOLockedValueBox<[String: Int]>([:])
+    let exported = NIOLockedValueBox<[String: Int]>([:])
 
     struct HTTPKey: Hashable {
         var route: String
@@ -147,7 +147,7 @@ final class ServiceMetrics: Sendable {
     }
 
     /// Adds what `total` gained since the last scrape, so the counter equals the exact statistic.
-    private func carry(_ total: Int, into counter: Counter, id: String, exported: inout [String: Int]) {
+    func carry(_ total: Int, into counter: Counter, id: String, exported: inout [String: Int]) {
         let delta = total - exported[id, default: 0]
         if delta > 0 { counter.increment(by: Int64(delta)) }
         exported[id] = max(total, exported[id, default: 0])

@@ -95,6 +95,8 @@ struct StatsDocument: Encodable {
     var shared: Shared
     var upstream: Upstream
     var namespaces: [String: Counters]
+    /// Who was let in (CONTRACT §8.8).
+    var auth = Auth(nil)
 
     init(_ statistics: CacheStatistics, gates: [(domain: UpstreamDomain, snapshot: UpstreamGateSnapshot)], uptimeSeconds: Int) {
         self.uptimeSeconds = uptimeSeconds

@@ -1,3 +1,4 @@
+import Access
 import Foundation
 import HTTPRouting
 import Testing
@@ -19,8 +20,8 @@ import Testing
         #expect(missing.header("WWW-Authenticate") == "Bearer")
         let wrong = try await h.send(.delete, "/v1/users/alice", headers: [("Authorization", "Bearer nope")])
         #expect(wrong.status == 401)
-        #expect(AdminAuth.constantTimeEqual(Array("abc".utf8), Array("abc".utf8)))
-        #expect(!AdminAuth.constantTimeEqual(Array("abc".utf8), Array("abcd".utf8)))
+        #expect(AdminToken.equal(Array("abc".utf8), Array("abc".utf8)))
+        #expect(!AdminToken.equal(Array("abc".utf8), Array("abcd".utf8)))
     }
 
     @Test func questionAnsweredInvalidatesSubscriptionAndProgress() async throws {

@@ -20,29 +20,12 @@ enum BuiltExecutable {
 
     struct NotBuilt: Error {}
 
-    struct Result {
-        var status: Int32
-        var standardOutput: String
-        var standardError: String
-    }
+    typealias Result = ChildProcess
 
     static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
-        let process = Process()
         guard let executable = Self.url else { throw NotBuilt() }
-        process.executableURL = executable
-        process.arguments = arguments
-        process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { own, _ in own }
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(
-            status: process.terminationStatus, standardOutput: String(decoding: outputData, as: UTF8.self),
-            standardError: String(decoding: errorData, as: UTF8.self))
+        return try ChildProcess.run(
+            executable, arguments, environment: environment.merging(["PATH": "/usr/bin:/bin"]) { own, _ in own })
     }
 }
 

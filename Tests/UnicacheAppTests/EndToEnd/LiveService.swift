@@ -1,3 +1,4 @@
+import Access
 import AsyncHTTPClient
 import Foundation
 import Logging
@@ -39,14 +40,15 @@ final class LiveService: Sendable {
         dataDir: String? = nil, requestTimeout: Duration = .seconds(30), upstreamTimeout: Duration = .seconds(30),
         protection: [UpstreamDomain: UpstreamProtection] = [:], gateClock: any GateClock = SystemGateClock(),
         logger: Logger = Logger(label: "live-test"), upstream shared: (TestUpstream, port: Int)? = nil,
-        redis: SharedTierSettings? = nil, memory: MemoryTierConfiguration = MemoryTierConfiguration()
+        redis: SharedTierSettings? = nil, memory: MemoryTierConfiguration = MemoryTierConfiguration(),
+        access: AccessSettings = AccessSettings(), host: String = "127.0.0.1", ownsUpstream: Bool? = nil
     ) async throws -> LiveService {
         let upstream = shared?.0 ?? TestUpstream()
         let upstreamPort: Int
         if let shared { upstreamPort = shared.port } else { upstreamPort = try await upstream.start() }
         let baseURL = TestUpstream.baseURL(port: upstreamPort)
         let configuration = UnicacheConfiguration(
-            server: ServerSettings(host: "127.0.0.1", port: 0, requestTimeout: requestTimeout, requestIDs: true),
+            server: ServerSettings(host: host, port: 0, requestTimeout: requestTimeout, requestIDs: true),
             cache: CacheSettings(
                 memoryLimitBytes: memory.maxBytes, memoryEntries: memory.maxEntries, dataDir: dataDir ?? "",
                 diskLimitBytes: dataDir == nil ? 0 : 64 << 20),
@@ -56,7 +58,7 @@ final class LiveService: Sendable {
                 urls: Dictionary(uniqueKeysWithValues: UpstreamDomain.allCases.map { ($0, baseURL) }),
                 timeout: upstreamTimeout, protection: protection),
             admin: AdminSettings(token: token),
-            shared: redis ?? SharedTierSettings())
+            shared: redis ?? SharedTierSettings(), access: access)
         let application = try await Application.build(configuration, logger: logger, gateClock: gateClock)
         let port = try application.server.start()
         let group = application.serviceGroup()
@@ -65,7 +67,7 @@ final class LiveService: Sendable {
         clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 256
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
         return LiveService(
-            upstream: upstream, app: application.app, port: port, dataDir: dataDir, ownsUpstream: shared == nil,
+            upstream: upstream, app: application.app, port: port, dataDir: dataDir, ownsUpstream: ownsUpstream ?? (shared == nil),
             group: group, running: running, client: client)
     }
 

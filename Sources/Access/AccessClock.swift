@@ -1,0 +1,29 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Seconds since the Unix epoch: the time `exp`, `nbf` and `iat` are compared with, and the time the key
+/// ring's checks are spaced by. Injected so tests move time instead of sleeping.
+public protocol AccessClock: Sendable {
+    func now() -> Double
+}
+
+/// The real-time clock (`CLOCK_REALTIME`).
+public struct SystemAccessClock: AccessClock {
+    public init() {}
+
+    public func now() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,83 @@
+import HTTPRouting
+
+extension AccessControl {
+    /// `--auth jwt`: the admin token (admin requests only), else a remembered or freshly verified JWT.
+    func decideBearer(_ scope: RequestScope, headers: HTTPHeaders) -> Admission {
+        guard let token = BearerToken.from(headers) else { return deny(.missing, Denial.missing()) }
+        if case .admin = scope, let adminToken, AdminToken.equal(Array(token.utf8), adminToken) { return allow() }
+        guard let keyRing else { return deny(.invalid, Denial.invalid("no keys")) }
+        let now = clock.now()
+        let (keys, checkDue) = keyRing.current(now: now)
+        if checkDue {
+            guard keyRing.source.isRemote else {
+                // A file: this request looks (a stat, a read when it changed) before it is decided.
+                return .wait { [self] in
+                    await keyRing.reload()
+                    return await answer(decideToken(token, scope: scope, keys: keyRing.keys, now: clock.now(), mayRefetch: true))
+                }
+            }
+            Task { await keyRing.reload() }
+        }
+        return decideToken(token, scope: scope, keys: keys, now: now, mayRefetch: true)
+    }
+
+    /// Verifies (or remembers) the token and authorizes the scope; an unknown `kid` waits for one refetch of a
+    /// URL JWKS when one is allowed.
+    private func decideToken(
+        _ token: Substring, scope: RequestScope, keys: KeySet, now: Double, mayRefetch: Bool
+    ) -> Admission {
+        switch grant(token, keys: keys, now: now) {
+        case .success(let verified):
+            return authorize(verified, scope: scope)
+        case .failure(.unknownKey):
+            if mayRefetch, let keyRing, keyRing.claimUnknownKeyFetch(now: now) {
+                return .wait { [self] in
+                    await keyRing.reload()
+                    return await answer(decideToken(token, scope: scope, keys: keyRing.keys, now: clock.now(), mayRefetch: false))
+                }
+            }
+            return deny(.invalid, Denial.invalid("unknown key (kid)"))
+        case .failure(.expired):
+            return deny(.expired, Denial.invalid("token expired"))
+        case .failure(.invalid(let description)):
+            return deny(.invalid, Denial.invalid(description))
+        }
+    }
+
+    /// A remembered grant under `keys`, else a verification (remembered when it succeeds).
+    func grant(_ token: Substring, keys: KeySet, now: Double) -> Result<VerifiedToken, TokenRejection> {
+        if let remembered = remembered.lookup(token, generation: keys.generation, now: now) { return .success(remembered) }
+        let text = String(token)
+        statistics.signatureChecks.add(1, ordering: .relaxed)
+        let result = verifier.verify(text, keys: keys, now: now)
+        if case .success(let verified) = result {
+            remembered.remember(text, verified, generation: keys.generation, now: now)
+        }
+        return result
+    }
+
+    private func authorize(_ verified: VerifiedToken, scope: RequestScope) -> Admission {
+        switch scope {
+        case .open:
+            return .pass
+        case .read(let user):
+            guard verified.canReadAll || verified.user.map({ $0 == user }) == true else {
+                return deny(.forbidden, Denial.forbidden("another user's data", scope: VerifiedToken.readScope))
+            }
+            return allow()
+        case .admin:
+            guard verified.isAdmin else {
+                return deny(.forbidden, Denial.forbidden("admin endpoints", scope: VerifiedToken.adminScope))
+            }
+            return allow()
+        }
+    }
+
+    private func answer(_ admission: Admission) async -> Response? {
+        switch admission {
+        case .pass: return nil
+        case .answer(let response): return response
+        case .wait(let decide): return await decide()
+        }
+    }
+}

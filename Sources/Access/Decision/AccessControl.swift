@@ -1,0 +1,104 @@
+import HTTPRouting
+import Logging
+
+/// Who may read what (CONTRACT §8): one decision per request, before the cache or an upstream sees it.
+/// Install `gate` as the router's gate; admin handlers ask `grantsAdmin` for a bearer JWT with the admin scope.
+public final class AccessControl: Sendable {
+    public let mode: AccessSettings.Mode
+    let keyRing: KeyRing?
+    let verifier: TokenVerifier
+    let remembered: RememberedTokens
+    let statistics: AccessStatistics
+    let adminToken: [UInt8]?
+    let clock: any AccessClock
+
+    /// A failed start (`--auth jwt` with an unreadable JWKS or one without a usable key), naming the flag.
+    public struct StartError: Error, Sendable, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// - Parameters:
+    ///   - source: the JWKS for `--auth jwt` (required there, ignored otherwise); read once before this returns.
+    ///   - adminToken: `--admin-token`, which admin requests may present instead of an admin JWT.
+    public init(
+        settings: AccessSettings, source: (any JWKSSource)?, adminToken: String?,
+        clock: any AccessClock = SystemAccessClock(), logger: Logger
+    ) async throws(StartError) {
+        let statistics = AccessStatistics()
+        let remembered = RememberedTokens()
+        self.mode = settings.mode
+        self.statistics = statistics
+        self.remembered = remembered
+        self.clock = clock
+        self.adminToken = adminToken.flatMap { $0.isEmpty ? nil : Array($0.utf8) }
+        self.verifier = TokenVerifier(
+            issuer: settings.issuer, audience: settings.audience, userClaim: settings.userClaim,
+            leeway: settings.leeway.seconds)
+        guard settings.mode == .jwt else {
+            self.keyRing = nil
+            return
+        }
+        guard let source else { throw StartError(description: "--jwt-jwks: --auth jwt needs a JWKS file or URL") }
+        do {
+            self.keyRing = try await KeyRing(
+                source: source, refresh: settings.jwksRefresh, clock: clock, statistics: statistics, logger: logger,
+                changed: { remembered.forgetAll() })
+        } catch {
+            throw StartError(description: "--jwt-jwks: \(error.description)")
+        }
+    }
+
+    /// The router's gate.
+    public var gate: Gate {
+        { [self] method, target, headers, clientAddress in
+            decide(method: method, target: target, headers: headers, clientAddress: clientAddress)
+        }
+    }
+
+    public func decide(method: HTTPMethod, target: String, headers: HTTPHeaders, clientAddress: ClientAddress) -> Admission {
+        let scope = RequestScope(method: method, target: target)
+        if case .open = scope { return .pass }
+        switch mode {
+        case .none:
+            return allow()
+        case .protected:
+            return clientAddress.isLoopback ? allow() : deny(.protected, Denial.protected())
+        case .jwt:
+            return decideBearer(scope, headers: headers)
+        }
+    }
+
+    /// Whether the request's bearer token is a valid JWT with the scope `unicache:admin` (never in other modes).
+    public func grantsAdmin(_ headers: HTTPHeaders) -> Bool {
+        guard mode == .jwt, let keyRing, let token = BearerToken.from(headers),
+              case .success(let verified) = grant(token, keys: keyRing.keys, now: clock.now())
+        else { return false }
+        return verified.isAdmin
+    }
+
+    public var snapshot: AccessSnapshot {
+        AccessSnapshot(
+            mode: mode, allowed: statistics.allowed.load(ordering: .relaxed),
+            denied: Dictionary(uniqueKeysWithValues: DenialReason.allCases.map { ($0, statistics.denied($0)) }),
+            keys: keyRing?.keys.count ?? 0, keyRefreshes: statistics.keyRefreshes.load(ordering: .relaxed),
+            keyErrors: statistics.keyErrors.load(ordering: .relaxed))
+    }
+
+    func allow() -> Admission {
+        statistics.allowed.add(1, ordering: .relaxed)
+        return .pass
+    }
+
+    func deny(_ reason: DenialReason, _ response: Response) -> Admission {
+        statistics.deny(reason)
+        return .answer(response)
+    }
+}
+
+extension AccessControl {
+    /// Tokens remembered now (tests and benchmarks).
+    public var rememberedCount: Int { remembered.count }
+
+    /// Signature checks made so far: a remembered token makes none (tests and benchmarks).
+    public var signatureChecks: Int { statistics.signatureChecks.load(ordering: .relaxed) }
+}

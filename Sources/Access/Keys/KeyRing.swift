@@ -1,0 +1,96 @@
+import Logging
+import NIOConcurrencyHelpers
+
+/// The current key set and when to look at its source again (CONTRACT §8.5). Requests read the set without
+/// waiting; a due check is claimed by one request (`claimCheck`), and reloads run one at a time.
+final class KeyRing: Sendable {
+    /// An unknown `kid` fetches a URL JWKS again at most this often (seconds).
+    static let unknownKeyInterval = 30.0
+    /// A file is checked for a change at most this often (seconds).
+    static let fileCheckInterval = 1.0
+
+    private struct State {
+        var keys: KeySet
+        var lastCheck: Double
+        var lastUnknownKeyFetch: Double = -.infinity
+        var reload: Task<Void, Never>?
+    }
+
+    let source: any JWKSSource
+    /// Seconds between checks: a second for a file, `--jwt-jwks-refresh` for a URL.
+    let checkInterval: Double
+    private let clock: any AccessClock
+    private let statistics: AccessStatistics
+    private let logger: Logger
+    private let changed: @Sendable () -> Void
+    private let state: NIOLockedValueBox<State>
+
+    /// Reads the source once: a JWKS that cannot be read or holds no usable key is the error.
+    init(
+        source: any JWKSSource, refresh: Duration, clock: any AccessClock, statistics: AccessStatistics,
+        logger: Logger, changed: @escaping @Sendable () -> Void
+    ) async throws(KeySetError) {
+        guard let document = try await source.read() else { throw KeySetError("the JWKS source returned nothing") }
+        let keys = try await KeySet.load(document, generation: 0)
+        self.source = source
+        self.checkInterval = source.isRemote ? refresh.seconds : Self.fileCheckInterval
+        self.clock = clock
+        self.statistics = statistics
+        self.logger = logger
+        self.changed = changed
+        self.state = NIOLockedValueBox(State(keys: keys, lastCheck: clock.now()))
+    }
+
+    var keys: KeySet { state.withLockedValue { $0.keys } }
+
+    /// The keys, and whether this caller is the one that finds a check due (it then calls `reload()`: a URL in
+    /// the background, a file before deciding). One lock per request.
+    func current(now: Double) -> (keys: KeySet, checkDue: Bool) {
+        state.withLockedValue { state in
+            guard now - state.lastCheck >= checkInterval else { return (state.keys, false) }
+            state.lastCheck = now
+            return (state.keys, true)
+        }
+    }
+
+    /// True when a URL may be fetched again for an unknown `kid` (at most once per 30 s).
+    func claimUnknownKeyFetch(now: Double) -> Bool {
+        guard source.isRemote else { return false }
+        return state.withLockedValue { state in
+            guard now - state.lastUnknownKeyFetch >= Self.unknownKeyInterval else { return false }
+            state.lastUnknownKeyFetch = now
+            state.lastCheck = now
+            return true
+        }
+    }
+
+    /// Reads the source again (joining a reload already running). A failure keeps the keys held.
+    func reload() async {
+        let task = state.withLockedValue { state -> Task<Void, Never> in
+            if let running = state.reload { return running }
+            let task = Task { await self.readSource() }
+            state.reload = task
+            return task
+        }
+        await task.value
+    }
+
+    private func readSource() async {
+        defer { state.withLockedValue { $0.reload = nil } }
+        do throws(KeySetError) {
+            guard let document = try await source.read() else { return }
+            let current = keys
+            statistics.keyRefreshes.add(1, ordering: .relaxed)
+            guard document != current.document else { return }
+            let next = try await KeySet.load(document, generation: current.generation + 1)
+            state.withLockedValue { $0.keys = next }
+            changed()
+            logger.info("JWKS changed", metadata: ["keys": "\(next.count)", "source": "\(source.isRemote ? "url" : "file")"])
+        } catch {
+            statistics.keyErrors.add(1, ordering: .relaxed)
+            logger.warning(
+                "JWKS could not be loaded; keeping the last good keys",
+                metadata: ["reason": "\(error.description)", "keys": "\(keys.count)"])
+        }
+    }
+}

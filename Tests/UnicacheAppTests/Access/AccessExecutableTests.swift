@@ -1,0 +1,41 @@
+import AccessTestSupport
+import Foundation
+import Testing
+import UnicacheApp
+
+/// CONTRACT §8.1 and §8.5 as the executable shows them: the start-up log names the mode, and a JWKS that
+/// cannot be read or holds no usable key stops the service before it listens, with one line naming the flag.
+@Suite(
+    "Access at start-up", .serialized, .timeLimit(.minutes(2)),
+    .enabled(if: BuiltExecutable.url != nil, "the unicache executable is not built"))
+struct AccessExecutableTests {
+    @Test func theStartUpLogNamesTheMode() throws {
+        for (arguments, mode) in [([String](), "protected"), (["--auth", "none"], "none")] {
+            var service = try ExecutableTests.Service(arguments + ["--log-format", "json"])
+            #expect(service.port != nil)
+            #expect(service.log.contains("access mode \(mode)"), "\(service.log)")
+            #expect(service.stop() == 0)
+        }
+    }
+
+    @Test func anUnusableJWKSStopsStartUpNamingTheFlag() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("jwks-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let hmacOnly = folder.appendingPathComponent("hmac.json")
+        try Data(jwks([["kty": "oct", "k": "c2VjcmV0", "kid": "h"]])).write(to: hmacOnly)
+        let usable = folder.appendingPathComponent("usable.json")
+        try Data(jwks([SigningKey.es256().jwk()])).write(to: usable)
+        for jwks in [folder.appendingPathComponent("missing.json").path, hmacOnly.path, "http://127.0.0.1:1/jwks.json"] {
+            let result = try BuiltExecutable.run(["--auth", "jwt", "--jwt-jwks", jwks, "--port", "0", "--disk-limit", "0"])
+            #expect(result.status == 64, "\(jwks)")
+            let lines = result.standardError.split(separator: "\n")
+            #expect(lines.last?.hasPrefix("error: --jwt-jwks: ") == true, "\(result.standardError)")
+            #expect(!result.standardError.contains("listening on"))
+        }
+        var service = try ExecutableTests.Service(["--auth", "jwt", "--jwt-jwks", usable.path, "--log-format", "json"])
+        #expect(service.port != nil)
+        #expect(service.log.contains("access mode jwt"))
+        #expect(service.stop() == 0)
+    }
+}

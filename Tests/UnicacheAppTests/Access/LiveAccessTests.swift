@@ -1,0 +1,135 @@
+import Access
+import AccessTestSupport
+import AsyncHTTPClient
+import Foundation
+import Logging
+import Testing
+import UnifiedCache
+
+@testable import UnicacheApp
+
+/// CONTRACT §8 through the whole service: a JWKS served over HTTP by the test upstream (which counts its
+/// fetches), real tokens, and the cache and upstream untouched by denied requests.
+@Suite("Access through the live service", .serialized, .timeLimit(.minutes(3)))
+struct LiveAccessTests {
+    let key = SigningKey.es256(kid: "k1")
+    let rotated = SigningKey.ed25519(kid: "k2")
+
+    /// The service with `--auth jwt --jwt-jwks http://…/jwks.json` (served by its own test upstream).
+    func start(logger: Logger = Logger(label: "live-access")) async throws -> (LiveService, AccessControl, Int) {
+        let upstream = TestUpstream()
+        let port = try await upstream.start()
+        upstream.reply("/jwks.json", .json(String(decoding: jwks([key.jwk()]), as: UTF8.self)))
+        let settings = AccessSettings(mode: .jwt, jwks: "\(TestUpstream.baseURL(port: port))/jwks.json")
+        let live: LiveService
+        do {
+            live = try await LiveService.start(logger: logger, upstream: (upstream, port), access: settings, ownsUpstream: true)
+        } catch {
+            await upstream.shutdown()
+            throw error
+        }
+        let access = try #require(live.app.access)
+        return (live, access, port)
+    }
+
+    @Test func deniedRequestsTouchNeitherCacheNorUpstream() async throws {
+        let (live, _, _) = try await start()
+        let alice = TokenMinter.mint(key, claims: claims(user: "alice", now: Date().timeIntervalSince1970))
+        let before = live.app.cache.statistics().requests
+        let missing = try await live.request(.GET, "/v1/users/alice/subscription")
+        let other = try await live.request(.GET, "/v1/users/bob/subscription", headers: [("Authorization", "Bearer \(alice)")])
+        let bad = try await live.request(.GET, "/v1/users/alice/subscription", headers: [("Authorization", "Bearer x.y.z")])
+        #expect(live.app.cache.statistics().requests == before)
+        #expect(live.upstream.requestCount("/users/alice/subscription") == 0)
+        #expect(live.upstream.requestCount("/users/bob/subscription") == 0)
+        let own = try await live.request(.GET, "/v1/users/alice/subscription", headers: [("Authorization", "Bearer \(alice)")])
+        // Warm: the shortcut's answer is still behind the gate.
+        let warm = try await live.request(.GET, "/v1/users/alice/subscription", headers: [("Authorization", "Bearer \(alice)")])
+        let warmDenied = try await live.request(.GET, "/v1/users/alice/subscription")
+        let stats = try await live.request(.GET, "/stats")
+        let metrics = try await live.request(.GET, "/metrics")
+        await live.stop()
+
+        #expect(missing.status == 401 && missing.header("WWW-Authenticate") == "Bearer realm=\"unicache\"")
+        #expect(missing.header("Content-Type") == "application/problem+json")
+        #expect(other.status == 403 && other.header("WWW-Authenticate")?.contains("insufficient_scope") == true)
+        #expect(bad.status == 401 && bad.header("WWW-Authenticate")?.contains("invalid_token") == true)
+        #expect(own.status == 200 && own.header("X-Cache") == "MISS")
+        #expect(warm.status == 200 && warm.header("X-Cache") == "HIT")
+        #expect(warmDenied.status == 401)
+        let auth = try #require(try JSONSerialization.jsonObject(with: Data(stats.body.utf8)) as? [String: Any])["auth"]
+            as? [String: Any]
+        #expect(auth?["mode"] as? String == "jwt")
+        #expect(auth?["allowed"] as? Int == 2)
+        #expect(auth?["keys"] as? Int == 1)
+        let denied = auth?["denied"] as? [String: Int]
+        #expect(denied == ["missing": 2, "invalid": 1, "expired": 0, "forbidden": 1, "protected": 0])
+        #expect(metrics.body.contains("unicache_auth_requests_total{result=\"allowed\"} 2"))
+        #expect(metrics.body.contains("unicache_auth_requests_total{result=\"missing\"} 2"))
+        for answer in [missing, other, bad, stats] { #expect(!answer.body.contains(alice)) }
+    }
+
+    @Test func anUnknownKidFetchesTheKeysAgainOnceAndJkuIsNeverFollowed() async throws {
+        let (live, access, port) = try await start()
+        let now = Date().timeIntervalSince1970
+        #expect(live.upstream.requestCount("/jwks.json") == 1)
+        live.upstream.reply("/jwks.json", .json(String(decoding: jwks([key.jwk(), rotated.jwk()]), as: UTF8.self)))
+        let header: [String: Any] = ["alg": "EdDSA", "kid": "k2", "jku": "\(TestUpstream.baseURL(port: port))/attacker.json"]
+        let token = TokenMinter.mint(rotated, claims: claims(user: "alice", now: now), header: header)
+        let first = try await live.request(.GET, "/v1/users/alice/profile", headers: [("Authorization", "Bearer \(token)")])
+        #expect(live.upstream.requestCount("/jwks.json") == 2)
+        // Unknown kids within 30 s: no fetch, whatever their number.
+        let stranger = TokenMinter.mint(SigningKey.ed25519(kid: "k3"), claims: claims(user: "alice", now: now))
+        for _ in 0..<20 {
+            let answer = try await live.request(.GET, "/v1/users/alice/profile", headers: [("Authorization", "Bearer \(stranger)")])
+            #expect(answer.status == 401)
+        }
+        let snapshot = access.snapshot
+        await live.stop()
+        #expect(first.status == 200)
+        #expect(live.upstream.requestCount("/jwks.json") == 2)
+        #expect(live.upstream.requestCount("/attacker.json") == 0)
+        #expect(snapshot.keys == 2 && snapshot.keyRefreshes == 1)
+    }
+
+    @Test func adminByScopeOrToken() async throws {
+        let (live, _, _) = try await start()
+        let now = Date().timeIntervalSince1970
+        let admin = TokenMinter.mint(key, claims: claims(user: "ops", now: now, ["scope": "unicache:admin"]))
+        let reader = TokenMinter.mint(key, claims: claims(user: "svc", now: now, ["scp": ["unicache:read"]]))
+        let event = #"{"type":"health.synced"}"#
+        let byScope = try await live.request(
+            .POST, "/v1/users/alice/events", headers: [("Authorization", "Bearer \(admin)")], body: event)
+        let byToken = try await live.request(.POST, "/v1/users/alice/events", body: event, admin: true)
+        let readerAdmin = try await live.request(
+            .POST, "/v1/users/alice/events", headers: [("Authorization", "Bearer \(reader)")], body: event)
+        let readerReads = try await live.request(.GET, "/v1/users/zoe/profile", headers: [("Authorization", "Bearer \(reader)")])
+        await live.stop()
+        #expect(byScope.status == 200)
+        #expect(byToken.status == 200)
+        #expect(readerAdmin.status == 403)
+        #expect(readerReads.status == 200)
+    }
+
+    @Test func noTokenInAnyLogLine() async throws {
+        let collector = LineCollector()
+        let logger = Logger(label: "unicache") { label in
+            JSONLogHandler(label: label, level: .trace, output: collector.output, metadataProvider: LoggingBootstrap.requestID)
+        }
+        let (live, _, _) = try await start(logger: logger)
+        let now = Date().timeIntervalSince1970
+        let good = TokenMinter.mint(key, claims: claims(user: "alice", now: now))
+        let expired = TokenMinter.mint(key, claims: claims(user: "alice", now: now - 7200))
+        for token in [good, expired, good + "x", "opaque-secret-token"] {
+            _ = try await live.request(.GET, "/v1/users/alice/profile", headers: [("Authorization", "Bearer \(token)")])
+            _ = try await live.request(.DELETE, "/v1/cache/k", headers: [("Authorization", "Bearer \(token)")])
+        }
+        await live.stop()
+        #expect(!collector.lines.isEmpty)
+        for line in collector.lines {
+            for secret in [good, expired, "opaque-secret-token", String(good.split(separator: ".")[2])] {
+                #expect(!line.contains(secret))
+            }
+        }
+    }
+}

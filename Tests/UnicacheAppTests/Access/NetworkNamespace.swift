@@ -1,0 +1,69 @@
+import Foundation
+
+/// A network namespace joined to this one by a veth pair on 198.18.0.0/15 (RFC 2544's benchmarking range,
+/// never routed): the service binds `hostAddress`, a client run with `run(inside:)` comes from `peerAddress`,
+/// a peer that is not loopback. Made with iproute2 (we run as root); `remove()` undoes everything.
+struct NetworkNamespace {
+    struct CommandFailed: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    let name: String
+    let hostInterface: String
+    let hostAddress: String
+    let peerAddress: String
+
+    /// A fresh namespace with a random /30 of 198.18.0.0/15 (so parallel runs do not collide).
+    static func make() throws -> NetworkNamespace {
+        let id = UInt32.random(in: 0..<0x3FFF)
+        let suffix = String(id, radix: 16)
+        let third = Int(id >> 6) & 0xFF
+        let fourth = Int(id & 0x3F) << 2
+        let namespace = NetworkNamespace(
+            name: "unicache-\(suffix)", hostInterface: "ucv\(suffix)a",
+            hostAddress: "198.\(18 + Int(id >> 14)).\(third).\(fourth + 1)",
+            peerAddress: "198.\(18 + Int(id >> 14)).\(third).\(fourth + 2)")
+        let peerInterface = "ucv\(suffix)b"
+        do {
+            try run(["ip", "netns", "add", namespace.name])
+            try run(["ip", "link", "add", namespace.hostInterface, "type", "veth", "peer", "name", peerInterface])
+            try run(["ip", "link", "set", peerInterface, "netns", namespace.name])
+            try run(["ip", "addr", "add", "\(namespace.hostAddress)/30", "dev", namespace.hostInterface])
+            try run(["ip", "link", "set", namespace.hostInterface, "up"])
+            try namespace.run(inside: ["ip", "addr", "add", "\(namespace.peerAddress)/30", "dev", peerInterface])
+            try namespace.run(inside: ["ip", "link", "set", peerInterface, "up"])
+            try namespace.run(inside: ["ip", "link", "set", "lo", "up"])
+        } catch {
+            namespace.remove()
+            throw error
+        }
+        return namespace
+    }
+
+    /// Deletes the namespace (its end of the pair with it, and so the pair) and the host end if it is left.
+    func remove() {
+        _ = try? Self.run(["ip", "netns", "del", name], check: false)
+        _ = try? Self.run(["ip", "link", "del", hostInterface], check: false)
+    }
+
+    /// Whether the namespace still exists (for the test that it was removed).
+    var exists: Bool {
+        (try? Self.run(["ip", "netns", "list"]))?.contains(name) ?? false
+    }
+
+    @discardableResult
+    func run(inside command: [String]) throws -> String {
+        try Self.run(["ip", "netns", "exec", name] + command)
+    }
+
+    /// Runs a command to its end and returns its standard output; a non-zero exit throws (with `check`).
+    @discardableResult
+    static func run(_ command: [String], check: Bool = true) throws -> String {
+        let result = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), command)
+        if check, result.status != 0 {
+            throw CommandFailed(
+                description: "\(command.joined(separator: " ")) exited \(result.status): \(result.standardError)")
+        }
+        return result.standardOutput
+    }
+}

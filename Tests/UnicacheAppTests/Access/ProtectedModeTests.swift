@@ -1,0 +1,71 @@
+import Access
+import Foundation
+import Logging
+import Testing
+
+@testable import UnicacheApp
+
+/// CONTRACT §8.1 with a real peer that is not loopback: a client in its own network namespace, across a veth
+/// pair on 198.18.0.0/15, talks to the service bound on the host end (never 0.0.0.0).
+@Suite("Protected mode", .serialized, .timeLimit(.minutes(3)))
+struct ProtectedModeTests {
+    /// `curl` inside the namespace: the status code and the body.
+    static func curl(_ namespace: NetworkNamespace, _ url: String, method: String = "GET") throws -> (Int, String) {
+        let output = try namespace.run(inside: [
+            "curl", "-s", "--max-time", "20", "-X", method, "-H", "Authorization: Bearer \(LiveService.token)",
+            "-w", "\n%{http_code}", url,
+        ])
+        let lines = output.split(separator: "\n", omittingEmptySubsequences: false)
+        return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
+    }
+
+    @Test func aRemotePeerGetsOnlyTheOperationsEndpoints() async throws {
+        let namespace = try NetworkNamespace.make()
+        defer { namespace.remove() }
+        let live = try await LiveService.start(host: namespace.hostAddress)
+        let base = "http://\(namespace.hostAddress):\(live.port)"
+        var answers: [String: (Int, String)] = [:]
+        do {
+            answers["DELETE /v1/users/alice"] = try Self.curl(namespace, base + "/v1/users/alice", method: "DELETE")
+            for path in ["/v1/users/alice/subscription", "/v1/cache?prefix=a", "/healthz", "/readyz", "/stats", "/metrics",
+                         "/openapi.yaml"] {
+                answers[path] = try Self.curl(namespace, base + path)
+            }
+        } catch {
+            await live.stop()
+            throw error
+        }
+        let fetches = live.upstream.requestCount("/users/alice/subscription")
+        let cache = live.app.cache.statistics().requests
+        await live.stop()
+
+        for path in ["/healthz", "/readyz", "/stats", "/metrics", "/openapi.yaml"] {
+            #expect(answers[path]?.0 == 200, "\(path)")
+        }
+        for path in ["/v1/users/alice/subscription", "/v1/cache?prefix=a", "DELETE /v1/users/alice"] {
+            #expect(answers[path]?.0 == 403, "\(path)")
+            #expect(answers[path]?.1.contains("--auth jwt") == true, "\(path)")
+        }
+        #expect(fetches == 0)
+        #expect(cache.hits + cache.misses + cache.coalesced + cache.stale + cache.refreshes == 0)
+        let stats = try #require(answers["/stats"]?.1)
+        #expect(stats.contains(#""protected":3"#))
+        #expect(stats.contains(#""mode":"protected""#))
+    }
+
+    @Test func theNamespaceIsRemovedAfterwards() throws {
+        let namespace = try NetworkNamespace.make()
+        #expect(namespace.exists)
+        namespace.remove()
+        #expect(!namespace.exists)
+    }
+
+    @Test func aLoopbackPeerIsServedAsBefore() async throws {
+        let live = try await LiveService.start()
+        let read = try await live.request(.GET, "/v1/users/alice/subscription")
+        let admin = try await live.request(.DELETE, "/v1/users/alice", admin: true)
+        await live.stop()
+        #expect(read.status == 200)
+        #expect(admin.status == 200)
+    }
+}
