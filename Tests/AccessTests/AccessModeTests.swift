@@ -73,3 +73,32 @@ struct AccessModeTests {
         }
     }
 }
+
+/// The gate sees a target the way the router will route it: a target that percent-encodes its path or names an
+/// authority (absolute form) is read as the router reads it, so that no spelling of a user's path slips past.
+@Suite("Targets as the router reads them", .timeLimit(.minutes(1)))
+struct TargetSpellingTests {
+    @Test(arguments: [
+        "/%761/users/alice/subscription",  // "v1" percent-encoded
+        "/v%31/users/alice/subscription",
+        "http://unicache/v1/users/alice/subscription",  // absolute form
+        "http://unicache/%761/users/alice/subscription",
+        "/v1/%75sers/alice/subscription",
+    ])
+    func everySpellingOfAUsersPathIsGuarded(target: String) async throws {
+        let protected = try await makeAccess(.protected)
+        #expect(try #require(await decide(protected, .get, target)).status == 403)
+        let jwt = try await makeAccess(.jwt)
+        #expect(try #require(await decide(jwt, .get, target)).status == 401)
+    }
+
+    /// …and the user the gate checks is the user the route will serve.
+    @Test func theUserOfAnAbsoluteOrEncodedTargetIsTheRoutedUser() async throws {
+        let access = try await makeAccess(.jwt)
+        let alice = TokenMinter.mint(SigningKey.all[4], claims: claims(user: "alice"))
+        #expect(await decide(access, "http://unicache/v1/users/alice/subscription", token: alice) == nil)
+        #expect(await decide(access, "/%761/users/alice/subscription", token: alice) == nil)
+        #expect(try #require(await decide(access, "http://unicache/v1/users/bob/subscription", token: alice)).status == 403)
+        #expect(try #require(await decide(access, "/%761/users/bob/subscription", token: alice)).status == 403)
+    }
+}

@@ -14,6 +14,13 @@ enum RequestScope {
         let utf8 = target.utf8
         let end = utf8.firstIndex(of: UInt8(ascii: "?")) ?? utf8.endIndex
         let path = utf8[utf8.startIndex..<end]
+        // The router reads a target through its own parse (percent-decoding, the absolute form's authority
+        // dropped): a target whose raw bytes it would read otherwise is told from that parse, so that no spelling
+        // of a path (`/%761/users/…`, `http://host/v1/users/…`) reaches a route the gate took for another.
+        guard path.first == UInt8(ascii: "/"), !path.contains(UInt8(ascii: "%")) else {
+            self = Self(parsing: method, target)
+            return
+        }
         guard path.starts(with: "/v1/".utf8) else {
             self = .open
             return
@@ -31,16 +38,25 @@ enum RequestScope {
             self = .admin
             return
         }
-        let raw = Substring(utf8[userStart..<userEnd])
-        guard raw.utf8.contains(UInt8(ascii: "%")) else {
-            self = .read(user: raw)
-            return
-        }
-        // Rare: let the router's own parsing decode it, so that both see the same user.
-        guard let request = try? Request(method: method, target: target), request.pathSegments.count > 3 else {
+        self = .read(user: Substring(utf8[userStart..<userEnd]))
+    }
+
+    /// Rare: from the router's own parse of `target`; a target it cannot parse (it answers 400) is guarded.
+    private init(parsing method: HTTPMethod, _ target: String) {
+        guard let request = try? Request(method: method, target: target) else {
             self = .admin
             return
         }
-        self = .read(user: Substring(request.pathSegments[2]))
+        let segments = request.pathSegments
+        guard segments.first == "v1" else {
+            self = .open
+            return
+        }
+        guard method == .get || method == .head, segments.count > 3, segments[1] == "users", !segments[2].isEmpty
+        else {
+            self = .admin
+            return
+        }
+        self = .read(user: Substring(segments[2]))
     }
 }

@@ -43,9 +43,11 @@ import UnifiedCache
                 group.addTask { try await instance.request(.GET, "/v1/users/crowd/subscription") }
             }
             await fleet.upstream.waitForRequests("/users/crowd/subscription", count: 1)
-            // Every instance has its requests waiting: one on the upstream, the others on the fill lease.
-            try await fleet.waitUntil("every instance waits") {
-                fleet.instances.allSatisfy { $0.app.cache.coalescedWaiters(for: "subscription:crowd") > 0 }
+            // Every request has arrived and waits: on each instance one load (on the upstream, or on the fleet's
+            // fill lease) and its other 99 requests joined to it. Opening the gate earlier would let a late request
+            // find the stored value and answer HIT.
+            try await fleet.waitUntil("all 300 requests wait", within: .seconds(60)) {
+                fleet.instances.map { $0.app.cache.coalescedWaiters(for: "subscription:crowd") }.reduce(0, +) == 297
             }
             gate.open()
             return try await group.reduce(into: []) { $0.append($1) }
