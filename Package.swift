@@ -85,7 +85,7 @@ let package = Package(
         .target(
             name: "RedisTier",
             dependencies: [
-                "RedisClient", "UnifiedCache", "DiskTier", .product(name: "Logging", package: "swift-log"),
+                "RedisClient", "UnifiedCache", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: strict

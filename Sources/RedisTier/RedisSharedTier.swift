@@ -1,4 +1,3 @@
-import DiskTier
 import Foundation
 import Logging
 import RedisClient

@@ -1,11 +1,10 @@
 import Foundation
 import Testing
-import UnifiedCache
 
-@testable import DiskTier
+@testable import UnifiedCache
 
 @Suite struct EntryFormatTests {
-    let entry = makeEntry("activities:alice:ride,run:30", body: Array(0..<200), namespace: "activities", user: "alice")
+    let entry = codecEntry("activities:alice:ride,run:30", body: Array(0..<200), namespace: "activities", user: "alice")
 
     @Test func roundTripsEveryField() throws {
         let bytes = EntryFormat.encode(entry)
@@ -52,14 +51,5 @@ import UnifiedCache
         future[4] = 2
         #expect(decode(future) == .unsupportedVersion(2))
         #expect(decode(good, key: "another:key") == .keyMismatch)
-    }
-
-    @Test func layoutIsTwoLevelsOfHexFromTheKeyHash() {
-        let layout = DiskLayout(root: "/data/")
-        let name = DiskLayout.fileName(for: "../../etc/passwd")
-        #expect(DiskLayout.isEntryFileName(name))
-        #expect(layout.path(for: "../../etc/passwd") == "/data/\(name.prefix(1))/\(name.dropFirst().prefix(2))/\(name)")
-        // SHA-256("abc"), a published test vector.
-        #expect(DiskLayout.fileName(for: "abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     }
 }

@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import UnifiedCache
 
 /// The on-disk form of one entry: a self-describing, checksummed header followed by the body,
 /// in one file, so data and metadata can never disagree.
@@ -17,15 +16,15 @@ import UnifiedCache
 ///
 /// The shared tier stores its values in this format too (CONTRACT §6.2: the same verification as a disk file).
 public enum EntryFormat {
-    static let magic: [UInt8] = Array("UCDT".utf8)
-    static let version: UInt16 = 1
+    package static let magic: [UInt8] = Array("UCDT".utf8)
+    package static let version: UInt16 = 1
     /// Bytes before the variable strings.
-    static let fixedLength = 4 + 2 + 1 + 1 + 4 + 8 + 3 * 8 + 32
-    static let digestLength = 32
+    package static let fixedLength = 4 + 2 + 1 + 1 + 4 + 8 + 3 * 8 + 32
+    package static let digestLength = 32
     /// No valid header is longer (keys ≤ 512 bytes, the rest short); anything above is corrupt.
-    static let maxHeaderLength = 64 * 1024
+    package static let maxHeaderLength = 64 * 1024
     /// What the index rebuild reads first; almost every header fits.
-    static let typicalHeaderRead = 4096
+    package static let typicalHeaderRead = 4096
 
     /// The complete file for `entry`.
     public static func encode(_ entry: CacheEntry) -> [UInt8] {
@@ -56,7 +55,7 @@ public enum EntryFormat {
 
     /// Parses and verifies the header at the start of `bytes`. Needs `header.headerLength` bytes:
     /// throws `.truncated(needed:)` with the length to read when `bytes` is shorter.
-    static func decodeHeader(_ bytes: [UInt8]) throws(EntryFormatError) -> EntryHeader {
+    package static func decodeHeader(_ bytes: [UInt8]) throws(EntryFormatError) -> EntryHeader {
         var reader = ByteReader(bytes)
         guard bytes.count >= fixedLength else { throw .truncated(needed: fixedLength) }
         guard reader.take(4) == magic[...] else { throw .badMagic }
@@ -100,7 +99,7 @@ public enum EntryFormat {
     }
 
     /// Parses and verifies a whole file read for `key`.
-    static func decode(_ bytes: [UInt8], fileSize: Int, key: String) throws(EntryFormatError) -> CacheEntry {
+    package static func decode(_ bytes: [UInt8], fileSize: Int, key: String) throws(EntryFormatError) -> CacheEntry {
         let header = try decodeHeader(bytes)
         guard header.metadata.key == key else { throw .keyMismatch }
         guard fileSize == header.fileSize, bytes.count == header.fileSize else { throw .lengthMismatch }
@@ -112,30 +111,4 @@ public enum EntryFormat {
             contentType: header.contentType, etag: header.etag,
             storedAt: m.storedAt, expiresAt: m.expiresAt, staleUntil: m.staleUntil)
     }
-}
-
-/// A verified header: everything about an entry except its body.
-struct EntryHeader: Sendable, Equatable {
-    var metadata: CacheEntryMetadata
-    var etag: String
-    var contentType: String
-    var headerLength: Int
-    var bodyDigest: [UInt8]
-
-    var fileSize: Int { headerLength + metadata.bytes }
-}
-
-/// Why a file is not a valid entry. Every case means: delete it, count it, treat as a miss.
-public enum EntryFormatError: Error, Sendable, Equatable {
-    case badMagic
-    case unsupportedVersion(UInt16)
-    /// Fewer bytes than the header needs; `needed` is how many to read to decide.
-    case truncated(needed: Int)
-    case malformedHeader
-    case headerChecksumMismatch
-    /// The file holds another key (a hash collision or a misplaced file).
-    case keyMismatch
-    /// The file is shorter or longer than header + body.
-    case lengthMismatch
-    case bodyChecksumMismatch
 }
