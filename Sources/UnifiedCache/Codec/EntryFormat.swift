@@ -1,18 +1,21 @@
 import Crypto
 import Foundation
 
-/// The on-disk form of one entry: a self-describing, checksummed header followed by the body,
-/// in one file, so data and metadata can never disagree.
+/// The stored form of one entry (a disk file, a Redis value): a self-describing, checksummed header followed
+/// by the body, in one piece, so data and metadata can never disagree. Two versions, integers little-endian:
 ///
-/// Layout (integers little-endian):
+/// Version 1, plaintext (written without a key ring):
 ///
-///     magic "UCDT" (4) | format version u16 | kind u8 | flags u8 (bit 0: has user)
+///     magic "UCDT" (4) | format version u16 (1) | kind u8 | flags u8 (bit 0: has user)
 ///     header length u32 | body length u64
 ///     stored-at f64 | expires-at f64 | stale-until f64   (seconds since 2001-01-01, exact bit patterns)
 ///     SHA-256 of the body (32)
 ///     key, namespace, user, ETag, content type          (each: u32 length + UTF-8)
 ///     SHA-256 of every header byte before it (32)
 ///     body
+///
+/// Version 2, sealed (written with a key ring, CONTRACT §9; see `SealedEntryFormat`): the same header without the
+/// body's digest, the ETag and the content type, then one AES-256-GCM envelope holding those and the body.
 ///
 /// The shared tier stores its values in this format too (CONTRACT §6.2: the same verification as a disk file).
 public enum EntryFormat {
@@ -26,7 +29,7 @@ public enum EntryFormat {
     /// What the index rebuild reads first; almost every header fits.
     package static let typicalHeaderRead = 4096
 
-    /// The complete file for `entry`.
+    /// The complete plaintext (version 1) form of `entry`.
     public static func encode(_ entry: CacheEntry) -> [UInt8] {
         var strings = ByteWriter()
         strings.string(entry.key)
@@ -53,14 +56,24 @@ public enum EntryFormat {
         return out.bytes
     }
 
-    /// Parses and verifies the header at the start of `bytes`. Needs `header.headerLength` bytes:
-    /// throws `.truncated(needed:)` with the length to read when `bytes` is shorter.
+    /// Parses and verifies the header at the start of `bytes`, of either version. Needs `header.headerLength`
+    /// bytes: throws `.truncated(needed:)` with the length to read when `bytes` is shorter.
     package static func decodeHeader(_ bytes: [UInt8]) throws(EntryFormatError) -> EntryHeader {
-        var reader = ByteReader(bytes)
+        guard bytes.count >= 6 else { throw .truncated(needed: fixedLength) }
+        guard bytes[0..<4] == magic[...] else { throw .badMagic }
+        let version = UInt16(bytes[4]) | UInt16(bytes[5]) << 8
+        switch version {
+        case Self.version: return try decodePlainHeader(bytes)
+        case SealedEntryFormat.version: return try SealedEntryFormat.decodeHeader(bytes)
+        default: throw .unsupportedVersion(version)
+        }
+    }
+
+    /// Version 1's header.
+    private static func decodePlainHeader(_ bytes: [UInt8]) throws(EntryFormatError) -> EntryHeader {
         guard bytes.count >= fixedLength else { throw .truncated(needed: fixedLength) }
-        guard reader.take(4) == magic[...] else { throw .badMagic }
-        let version: UInt16 = try reader.integer()
-        guard version == Self.version else { throw .unsupportedVersion(version) }
+        var reader = ByteReader(bytes)
+        _ = reader.take(6)
         let rawKind: UInt8 = try reader.integer()
         let flags: UInt8 = try reader.integer()
         let headerLength = Int(try reader.integer() as UInt32)
@@ -68,11 +81,7 @@ public enum EntryFormat {
         guard headerLength >= fixedLength + 5 * 4 + digestLength, headerLength <= maxHeaderLength,
             bodyLength64 <= UInt64(Int.max - maxHeaderLength)
         else { throw .malformedHeader }
-        guard bytes.count >= headerLength else { throw .truncated(needed: headerLength) }
-        let checked = headerLength - digestLength
-        guard SHA256.hash(data: bytes[0..<checked]).elementsEqual(bytes[checked..<headerLength]) else {
-            throw .headerChecksumMismatch
-        }
+        try verifyDigest(bytes, headerLength: headerLength)
         guard let kind = CacheEntry.Kind(rawValue: rawKind) else { throw .malformedHeader }
         let storedAt = try reader.date()
         let expiresAt = try reader.date()
@@ -83,32 +92,39 @@ public enum EntryFormat {
         let user = try reader.string()
         let etag = try reader.string()
         let contentType = try reader.string()
-        guard reader.offset == checked else { throw .malformedHeader }
-        let bodyLength = Int(bodyLength64)
+        guard reader.offset == headerLength - digestLength else { throw .malformedHeader }
         let metadata = CacheEntryMetadata(
-            key: key, namespace: namespace, user: flags & 1 == 0 ? nil : user, kind: kind, bytes: bodyLength,
+            key: key, namespace: namespace, user: flags & 1 == 0 ? nil : user, kind: kind, bytes: Int(bodyLength64),
             storedAt: storedAt, expiresAt: expiresAt, staleUntil: staleUntil)
         return EntryHeader(
-            metadata: metadata, etag: etag, contentType: contentType, headerLength: headerLength,
-            bodyDigest: bodyDigest)
+            metadata: metadata, headerLength: headerLength,
+            payload: .plain(etag: etag, contentType: contentType, bodyDigest: bodyDigest))
     }
 
-    /// Parses and verifies a whole value stored for `key` (its length is the value's).
+    /// Checks the header's own digest (its last 32 bytes cover every byte before them).
+    static func verifyDigest(_ bytes: [UInt8], headerLength: Int) throws(EntryFormatError) {
+        guard bytes.count >= headerLength else { throw .truncated(needed: headerLength) }
+        let checked = headerLength - digestLength
+        guard SHA256.hash(data: bytes[0..<checked]).elementsEqual(bytes[checked..<headerLength]) else {
+            throw .headerChecksumMismatch
+        }
+    }
+
+    /// Parses and verifies a whole plaintext value stored for `key` (its length is the value's); a sealed one
+    /// needs `EntryCodec`, which has the key ring.
     public static func decode(_ bytes: [UInt8], key: String) throws(EntryFormatError) -> CacheEntry {
-        try decode(bytes, fileSize: bytes.count, key: key)
+        try EntryCodec().decode(bytes, key: key)
     }
 
-    /// Parses and verifies a whole file read for `key`.
-    package static func decode(_ bytes: [UInt8], fileSize: Int, key: String) throws(EntryFormatError) -> CacheEntry {
-        let header = try decodeHeader(bytes)
-        guard header.metadata.key == key else { throw .keyMismatch }
-        guard fileSize == header.fileSize, bytes.count == header.fileSize else { throw .lengthMismatch }
+    /// A version 1 value whose header is verified: checks the key, the length and the body's digest.
+    static func decodePlain(
+        _ bytes: [UInt8], header: EntryHeader, etag: String, contentType: String, bodyDigest: [UInt8]
+    ) throws(EntryFormatError) -> CacheEntry {
         let body = Array(bytes[header.headerLength...])
-        guard SHA256.hash(data: body).elementsEqual(header.bodyDigest) else { throw .bodyChecksumMismatch }
+        guard SHA256.hash(data: body).elementsEqual(bodyDigest) else { throw .bodyChecksumMismatch }
         let m = header.metadata
         return CacheEntry(
             key: m.key, namespace: m.namespace, user: m.user, kind: m.kind, body: body,
-            contentType: header.contentType, etag: header.etag,
-            storedAt: m.storedAt, expiresAt: m.expiresAt, staleUntil: m.staleUntil)
+            contentType: contentType, etag: etag, storedAt: m.storedAt, expiresAt: m.expiresAt, staleUntil: m.staleUntil)
     }
 }
