@@ -11,6 +11,7 @@ let package = Package(
         .executable(name: "unicache", targets: ["unicache"]),
         .library(name: "UnifiedCache", targets: ["UnifiedCache"]),
         .library(name: "DiskTier", targets: ["DiskTier"]),
+        .library(name: "Sealing", targets: ["Sealing"]),
         .library(name: "HTTPRouting", targets: ["HTTPRouting"]),
         .library(name: "MicroHTTPServer", targets: ["MicroHTTPServer"]),
         .library(name: "UnicacheApp", targets: ["UnicacheApp"]),
@@ -55,10 +56,13 @@ let package = Package(
         ),
         // Pure Swift: request/response values, router, problem+json.
         .target(name: "HTTPRouting", swiftSettings: strict),
+        // Key ring and AES-256-GCM seal/open of values at rest (CONTRACT §9); used by the tiers through the core's codec.
+        .target(name: "Sealing", dependencies: [.product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
         // Pure Swift, no HTTP, no C: the cache core.
         .target(
             name: "UnifiedCache",
             dependencies: [
+                "Sealing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -94,7 +98,7 @@ let package = Package(
         .target(
             name: "UnicacheApp",
             dependencies: [
-                "CMalloc", "UnifiedCache", "DiskTier", "RedisTier", "RedisClient", "HTTPRouting", "MicroHTTPServer",
+                "CMalloc", "UnifiedCache", "DiskTier", "RedisTier", "RedisClient", "HTTPRouting", "MicroHTTPServer", "Sealing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -128,6 +132,7 @@ let package = Package(
         .target(name: "RedisTestSupport", dependencies: ["RedisClient"], path: "Tests/RedisTestSupport", swiftSettings: strict),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "RedisTestSupport"], swiftSettings: strict),
         .testTarget(name: "HTTPRoutingTests", dependencies: ["HTTPRouting"], swiftSettings: strict),
+        .testTarget(name: "SealingTests", dependencies: ["Sealing"], swiftSettings: strict),
         .testTarget(
             name: "MicroHTTPServerTests",
             dependencies: [
@@ -140,18 +145,19 @@ let package = Package(
         ),
         .testTarget(
             name: "UnifiedCacheTests",
-            dependencies: ["UnifiedCache", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            dependencies: ["UnifiedCache", "Sealing", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
             swiftSettings: strict
         ),
         .testTarget(
             name: "DiskTierTests",
-            dependencies: ["DiskTier", "UnifiedCache", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            dependencies: ["DiskTier", "UnifiedCache", "Sealing", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
             swiftSettings: strict
         ),
         .testTarget(
             name: "UnicacheAppTests",
             dependencies: [
                 "UnicacheApp", "UnifiedCache", "DiskTier", "HTTPRouting", "MicroHTTPServer", "RedisClient", "RedisTier", "RedisTestSupport",
+                "Sealing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -3,16 +3,19 @@ import Foundation
 import Logging
 import MicroHTTPServer
 import RedisTier
+import Sealing
 import ServiceLifecycle
 import UnifiedCache
 
 /// Builds the service from its configuration and runs it until SIGINT/SIGTERM.
 public enum UnicacheService {
     public static func run(configuration: UnicacheConfiguration, logger: Logger) async throws {
+        let keyRing = try configuration.encryption.keyRing()
+        let codec = entryCodec(keyRing, logger: logger)
         MemoryReclaimer.limitArenas(logger: logger)
         let clock = SystemWallClock()
-        let disk = try await openDiskTier(configuration.cache, clock: clock, logger: logger)
-        let shared = sharedTier(configuration, logger: logger)
+        let disk = try await openDiskTier(configuration.cache, codec: codec, clock: clock, logger: logger)
+        let shared = sharedTier(configuration, codec: codec, logger: logger)
         let cache = UnifiedCacheManager(
             configuration: MemoryTierConfiguration(
                 maxBytes: configuration.cache.memoryLimitBytes, maxEntries: configuration.cache.memoryEntries),
@@ -28,7 +31,7 @@ public enum UnicacheService {
             cache: cache, fetcher: { fetchers[$0] ?? DemoFetcher(latency: configuration.upstreams.demoLatency, clock: clock) }, clock: clock, ttlOverrides: configuration.cache.ttlOverrides,
             adminToken: configuration.admin.token, logger: logger, protection: protection,
             slotWait: configuration.upstreams.timeout,
-            rateCounter: fleetBudgets(shared))
+            rateCounter: fleetBudgets(shared), encryption: EncryptionStatus(primaryKey: codec.primaryKeyID))
 
         let server = MicroHTTPServer(configuration: configuration.server, responder: app.router, logger: logger)
         // The server binds (and logs `listening on …`) inside the group, after the group has trapped
@@ -54,13 +57,25 @@ public enum UnicacheService {
 
     /// The shared Redis tier with `--redis`; it connects lazily, so an unreachable Redis never stops start-up.
     /// A fill lease lasts the upstream timeout and a second, then a waiting instance fetches itself.
-    static func sharedTier(_ configuration: UnicacheConfiguration, logger: Logger) -> RedisSharedTier? {
+    static func sharedTier(
+        _ configuration: UnicacheConfiguration, codec: EntryCodec, logger: Logger
+    ) -> RedisSharedTier? {
         guard let endpoint = configuration.shared.redis else { return nil }
         return RedisSharedTier(
             configuration: RedisTierConfiguration(
                 endpoint: endpoint, timeout: configuration.shared.timeout, prefix: configuration.shared.prefix,
                 leaseTime: configuration.upstreams.timeout + .seconds(1)),
-            logger: logger)
+            codec: codec, logger: logger)
+    }
+
+    /// How the tiers below memory store entries: sealed under the key ring's primary with `--encryption-keys`.
+    static func entryCodec(_ keyRing: KeyRing?, logger: Logger) -> EntryCodec {
+        if let keyRing {
+            logger.info(
+                "values at rest are sealed with AES-256-GCM",
+                metadata: ["primaryKey": "\(keyRing.primary.id)", "keys": "\(keyRing.keys.count)"])
+        }
+        return EntryCodec(keyRing: keyRing)
     }
 
     /// With a shared tier the `--upstream-rate` budgets count the fleet's requests (CONTRACT §6.3).
@@ -70,12 +85,14 @@ public enum UnicacheService {
     }
 
     /// The disk tier, or `nil` with `--disk-limit 0`; an unusable data dir stops start-up with a one-line error.
-    static func openDiskTier(_ settings: CacheSettings, clock: any WallClock, logger: Logger) async throws -> DiskTier? {
+    static func openDiskTier(
+        _ settings: CacheSettings, codec: EntryCodec, clock: any WallClock, logger: Logger
+    ) async throws -> DiskTier? {
         guard settings.diskTierEnabled else { return nil }
         do {
             return try await DiskTier.open(
-                DiskTierConfiguration(directory: settings.dataDir, limitBytes: settings.diskLimitBytes), clock: clock,
-                logger: logger)
+                DiskTierConfiguration(directory: settings.dataDir, limitBytes: settings.diskLimitBytes), codec: codec,
+                clock: clock, logger: logger)
         } catch {
             if case .dataDirectoryUnusable(let path, let reason) = error {
                 throw ConfigurationError.dataDirectory(path, reason: reason)

@@ -9,6 +9,7 @@ public struct UnicacheConfiguration: Sendable, Equatable {
     public var admin: AdminSettings
     public var log: LogSettings
     public var shared: SharedTierSettings
+    public var encryption: EncryptionSettings
 
     public init(
         server: ServerSettings = ServerSettings(requestIDs: true),
@@ -16,7 +17,8 @@ public struct UnicacheConfiguration: Sendable, Equatable {
         upstreams: UpstreamSettings = UpstreamSettings(),
         admin: AdminSettings = AdminSettings(),
         log: LogSettings = LogSettings(),
-        shared: SharedTierSettings = SharedTierSettings()
+        shared: SharedTierSettings = SharedTierSettings(),
+        encryption: EncryptionSettings = EncryptionSettings()
     ) {
         self.server = server
         self.cache = cache
@@ -24,6 +26,7 @@ public struct UnicacheConfiguration: Sendable, Equatable {
         self.admin = admin
         self.log = log
         self.shared = shared
+        self.encryption = encryption
     }
 
     /// The configuration from `serve`'s command-line `arguments` (without the executable's name; a leading

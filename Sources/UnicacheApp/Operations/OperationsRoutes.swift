@@ -8,6 +8,7 @@ struct OperationsRoutes: Sendable {
     let metrics: ServiceMetrics
     let gates: UpstreamGates
     let startedAt: ContinuousClock.Instant
+    var encryption = EncryptionStatus()
 
     static let exposition = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -36,7 +37,8 @@ struct OperationsRoutes: Sendable {
         if Self.prefersExposition(request.headers["Accept"]) { return await prometheus() }
         let uptime = ContinuousClock.now - startedAt
         let document = StatsDocument(
-            cache.statistics(), gates: await gates.snapshots(), uptimeSeconds: Int(uptime.components.seconds))
+            cache.statistics(), gates: await gates.snapshots(), uptimeSeconds: Int(uptime.components.seconds),
+            encryption: encryption)
         return .json(document.encoded())
     }
 

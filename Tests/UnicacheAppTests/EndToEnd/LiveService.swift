@@ -7,6 +7,7 @@ import NIOCore
 import NIOHTTP1
 import RedisClient
 import RedisTier
+import Sealing
 import ServiceLifecycle
 import UnifiedCache
 
@@ -18,6 +19,8 @@ final class LiveService: Sendable {
         var status: Int
         var headers: [String: String]
         var body: String
+        /// The body as sent (a binary one does not survive `body`).
+        var bytes: [UInt8] = []
         func header(_ name: String) -> String? { headers[name.lowercased()] }
     }
 
@@ -37,11 +40,13 @@ final class LiveService: Sendable {
     /// `protection` and `gateClock`: the upstream gates' settings (CONTRACT §7) and clock; every domain fetches
     /// from the one test upstream, with its domain's service headers. `logger`: the service's, every part of it.
     /// `upstream`: one shared by several instances (started by the caller); `redis`: the fleet's shared tier.
+    /// `keyRing`: seals what the disk and shared tiers store (CONTRACT §9).
     static func start(
         dataDir: String? = nil, requestTimeout: Duration = .seconds(30), upstreamTimeout: Duration = .seconds(30),
         protection: [UpstreamDomain: UpstreamProtection] = [:], gateClock: any GateClock = SystemGateClock(),
         logger: Logger = Logger(label: "live-test"), upstream shared: (TestUpstream, port: Int)? = nil,
-        redis: RedisTierConfiguration? = nil, memory: MemoryTierConfiguration = MemoryTierConfiguration()
+        redis: RedisTierConfiguration? = nil, memory: MemoryTierConfiguration = MemoryTierConfiguration(),
+        keyRing: KeyRing? = nil
     ) async throws -> LiveService {
         let upstream = shared?.0 ?? TestUpstream()
         let upstreamPort: Int
@@ -57,16 +62,18 @@ final class LiveService: Sendable {
             fetchers[domain] = try upstreamClient.fetcher(
                 baseURL: TestUpstream.baseURL(port: upstreamPort), headers: protection[domain]?.headers ?? [])
         }
+        let codec = EntryCodec(keyRing: keyRing)
         var disk: DiskTier?
         if let dataDir {
-            disk = try await DiskTier.open(DiskTierConfiguration(directory: dataDir, limitBytes: 64 << 20))
+            disk = try await DiskTier.open(DiskTierConfiguration(directory: dataDir, limitBytes: 64 << 20), codec: codec)
         }
-        let sharedTier = redis.map { RedisSharedTier(configuration: $0, logger: logger) }
+        let sharedTier = redis.map { RedisSharedTier(configuration: $0, codec: codec, logger: logger) }
         let rateCounter = UnicacheService.fleetBudgets(sharedTier)
         let cache = UnifiedCacheManager(configuration: memory, secondTier: disk, sharedTier: sharedTier, logger: logger)
         let app = App.build(
             cache: cache, fetcher: { fetchers[$0]! }, adminToken: token, logger: logger, protection: protection,
-            slotWait: upstreamTimeout, gateClock: gateClock, rateCounter: rateCounter)
+            slotWait: upstreamTimeout, gateClock: gateClock, rateCounter: rateCounter,
+            encryption: EncryptionStatus(primaryKey: codec.primaryKeyID))
         let server = MicroHTTPServer(
             configuration: MicroHTTPServerConfiguration(
                 host: "127.0.0.1", port: 0, requestTimeout: requestTimeout, requestIDs: true),
@@ -99,20 +106,22 @@ final class LiveService: Sendable {
 
     func request(
         _ method: NIOHTTP1.HTTPMethod = .GET, _ path: String, headers: [(String, String)] = [], body: String? = nil,
-        admin: Bool = false
+        bytes: [UInt8]? = nil, admin: Bool = false
     ) async throws -> Answer {
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if admin { request.headers.add(name: "Authorization", value: "Bearer \(Self.token)") }
         if let body { request.body = .bytes(ByteBuffer(string: body)) }
+        if let bytes { request.body = .bytes(ByteBuffer(bytes: bytes)) }
         let response = try await client.execute(request, timeout: .seconds(30))
         var collected = try await response.body.collect(upTo: 8 << 20)
         var fields: [String: String] = [:]
         for header in response.headers { fields[header.name.lowercased()] = header.value }
+        let bytes = collected.getBytes(at: collected.readerIndex, length: collected.readableBytes) ?? []
         return Answer(
             status: Int(response.status.code), headers: fields,
-            body: collected.readString(length: collected.readableBytes) ?? "")
+            body: collected.readString(length: collected.readableBytes) ?? "", bytes: bytes)
     }
 
     func stop() async {

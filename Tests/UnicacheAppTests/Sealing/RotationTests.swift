@@ -1,0 +1,111 @@
+import Foundation
+import RedisClient
+import RedisTestSupport
+import RedisTier
+import Sealing
+import Testing
+
+@testable import UnicacheApp
+
+/// CONTRACT §9.3 end to end, with restarts over one data folder and one Redis: entries written in the clear, then
+/// under k1, are read after k2 is put first; `POST /v1/admin/rekey` moves them all to k2; then k1 leaves the ring
+/// and everything is still served, from disk and from Redis.
+@Suite(.serialized, .timeLimit(.minutes(3))) struct RotationTests {
+    let prefix = "rot:"
+
+    func start(_ redis: RedisServerProcess, dataDir: String?, ring: KeyRing?) async throws -> LiveService {
+        let service = try await LiveService.start(
+            dataDir: dataDir, redis: RedisTierConfiguration(endpoint: redis.endpoint, timeout: .seconds(1), prefix: prefix),
+            keyRing: ring)
+        try await waitUntil("the shared tier is connected") { service.app.cache.statistics().shared?.connected == true }
+        return service
+    }
+
+    func rekey(_ service: LiveService) async throws -> [String: Int] {
+        let answer = try await service.request(.POST, "/v1/admin/rekey", admin: true)
+        #expect(answer.status == 200, "\(answer.body)")
+        return try JSONDecoder().decode([String: Int].self, from: Data(answer.body.utf8))
+    }
+
+    @Test func aNewPrimaryRekeyAndTheOldKeyLeaving() async throws {
+        let redis = try await RedisServerProcess.start()
+        let dataDir = try AtRest.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dataDir) }
+
+        let plain = try await start(redis, dataDir: dataDir, ring: nil)
+        #expect(try await plain.request(.PUT, "/v1/cache/doc:plain", body: "written in the clear", admin: true).status == 201)
+        await plain.stop()
+
+        let first = try await start(redis, dataDir: dataDir, ring: AtRest.ring("k1"))
+        #expect(try await first.request(.GET, "/v1/cache/doc:plain", admin: true).body == "written in the clear")
+        #expect(try await first.request(.PUT, "/v1/cache/doc:one", body: "sealed under k1", admin: true).status == 201)
+        await first.stop()
+
+        let rotated = try await start(redis, dataDir: dataDir, ring: AtRest.ring("k2", "k1"))
+        #expect(try await rotated.request(.GET, "/v1/cache/doc:one", admin: true).body == "sealed under k1")
+        // Two entries on disk and two in Redis, none under k2 yet.
+        #expect(try await rekey(rotated) == ["rekeyed": 4, "current": 0, "undecryptable": 0])
+        #expect(try await rekey(rotated) == ["rekeyed": 0, "current": 4, "undecryptable": 0])
+        await rotated.stop()
+
+        let onlyNew = try await start(redis, dataDir: dataDir, ring: AtRest.ring("k2"))
+        for (key, body) in [("doc:plain", "written in the clear"), ("doc:one", "sealed under k1")] {
+            let answer = try await onlyNew.request(.GET, "/v1/cache/\(key)", admin: true)
+            #expect(answer.body == body)
+        }
+        #expect(onlyNew.app.cache.statistics().secondTier?.undecryptable == 0)
+        await onlyNew.stop()
+
+        // Redis alone (no disk): the values there were re-sealed too; an instance left with k1 only cannot open them.
+        let sharedOnly = try await start(redis, dataDir: nil, ring: AtRest.ring("k2"))
+        let fromRedis = try await sharedOnly.request(.GET, "/v1/cache/doc:one", admin: true)
+        #expect(fromRedis.body == "sealed under k1")
+        #expect(sharedOnly.app.cache.statistics().shared?.undecryptable == 0)
+        await sharedOnly.stop()
+        let stale = try await start(redis, dataDir: nil, ring: AtRest.ring("k1"))
+        #expect(try await stale.request(.GET, "/v1/cache/doc:plain", admin: true).status == 404)
+        #expect(stale.app.cache.statistics().shared?.undecryptable == 1)
+        await stale.stop()
+        await redis.stop()
+    }
+
+    @Test func rekeyNeedsARingAndTheToken() async throws {
+        let service = try await LiveService.start()
+        let unauthorized = try await service.request(.POST, "/v1/admin/rekey")
+        let withoutRing = try await service.request(.POST, "/v1/admin/rekey", admin: true)
+        await service.stop()
+        #expect(unauthorized.status == 401)
+        #expect(withoutRing.status == 409)
+        #expect(withoutRing.header("Content-Type") == "application/problem+json")
+    }
+
+    @Test func rekeyWhileRedisIsDownDoesTheDiskAndAnswers503() async throws {
+        let redis = try await RedisServerProcess.start()
+        let dataDir = try AtRest.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dataDir) }
+        let service = try await start(redis, dataDir: dataDir, ring: AtRest.ring("k1"))
+        #expect(try await service.request(.PUT, "/v1/cache/doc:a", body: "a", admin: true).status == 201)
+        await redis.kill()
+        let answer = try await service.request(.POST, "/v1/admin/rekey", admin: true)
+        await service.stop()
+        #expect(answer.status == 503)
+        #expect(answer.header("Retry-After") != nil)
+        #expect(answer.body.contains("1 current"))
+    }
+
+    /// Polls `condition` (bounded): the shared tier connects on its own threads.
+    func waitUntil(_ what: String, within bound: Duration = .seconds(10), _ condition: () -> Bool) async throws {
+        try await waitUntilAsync(what, within: bound) { condition() }
+    }
+
+    func waitUntilAsync(_ what: String, within bound: Duration = .seconds(10), _ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + bound
+        while try await !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("not within \(bound): \(what)")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+}
