@@ -60,18 +60,22 @@ enum AtRest {
         return values
     }
 
-    /// An RDB dump taken with `SAVE` into a folder of the test's (uncompressed, so that a plaintext marker shows
-    /// verbatim and the scan is fair), read back whole.
+    /// An RDB dump taken with `SAVE` (uncompressed, so that a plaintext marker shows verbatim and the scan is
+    /// fair), found through `CONFIG GET dir` and `dbfilename` and read back whole. Start the server with a
+    /// `directory` of the test's: Redis 7 refuses to change it at run time.
     static func rdbDump(_ redis: RedisServerProcess) async throws -> [UInt8] {
-        let folder = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        _ = try await command(redis, "CONFIG", "SET", "dir", folder)
         _ = try await command(redis, "CONFIG", "SET", "rdbcompression", "no")
         #expect(try await command(redis, "SAVE") == .status("OK"))
-        guard case .array(let reply) = try await command(redis, "CONFIG", "GET", "dbfilename"), reply.count == 2,
-            case .string(let name) = reply[1]
+        let path = try await configuration(redis, "dir") + "/" + configuration(redis, "dbfilename")
+        #expect(redis.directory.map { path.hasPrefix($0) } == true)
+        return try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    private static func configuration(_ redis: RedisServerProcess, _ name: String) async throws -> String {
+        guard case .array(let reply) = try await command(redis, "CONFIG", "GET", name), reply.count == 2,
+            case .string(let value) = reply[1]
         else { throw RedisServerError("unexpected CONFIG GET reply") }
-        return try [UInt8](Data(contentsOf: URL(fileURLWithPath: folder + "/" + String(decoding: name, as: UTF8.self))))
+        return String(decoding: value, as: UTF8.self)
     }
 }
 

@@ -20,9 +20,13 @@ import Testing
 
     @Test(arguments: [true, false])
     func nothingOfABodyIsReadableAtRest(sealed: Bool) async throws {
-        let redis = try await RedisServerProcess.start()
         let dataDir = try AtRest.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dataDir) }
+        let redisDir = try AtRest.temporaryDirectory()
+        defer {
+            try? FileManager.default.removeItem(atPath: dataDir)
+            try? FileManager.default.removeItem(atPath: redisDir)
+        }
+        let redis = try await RedisServerProcess.start(directory: redisDir)
         let prefix = "rest:"
         let service = try await LiveService.start(
             dataDir: dataDir, redis: RedisTierConfiguration(endpoint: redis.endpoint, timeout: .seconds(1), prefix: prefix),
