@@ -11,6 +11,7 @@ let package = Package(
         .executable(name: "unicache", targets: ["unicache"]),
         .library(name: "UnifiedCache", targets: ["UnifiedCache"]),
         .library(name: "DiskTier", targets: ["DiskTier"]),
+        .library(name: "UpstreamGate", targets: ["UpstreamGate"]),
         .library(name: "Sealing", targets: ["Sealing"]),
         .library(name: "HTTPRouting", targets: ["HTTPRouting"]),
         .library(name: "MicroHTTPServer", targets: ["MicroHTTPServer"]),
@@ -42,7 +43,8 @@ let package = Package(
         .systemLibrary(name: "CMalloc"),
         // Non-variadic C wrappers for what Swift cannot call directly.
         .target(name: "CMicroHTTPDShim", dependencies: ["CMicroHTTPD"]),
-        // The only Swift module that touches C.
+        // The only Swift module that touches libmicrohttpd (RedisClient confines hiredis; UnicacheApp calls only
+        // glibc's malloc controls through CMalloc).
         .target(
             name: "MicroHTTPServer",
             dependencies: [
@@ -69,6 +71,13 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The upstream gate (CONTRACT §7): budgets, 429 pause, circuit breaker, concurrency cap, as a Fetcher
+        // decorator; the cache core knows only the refusal it reports.
+        .target(
+            name: "UpstreamGate",
+            dependencies: ["UnifiedCache", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            swiftSettings: strict
+        ),
         // The disk tier, plugged into UnifiedCache's second-tier hook.
         .target(
             name: "DiskTier",
@@ -89,8 +98,10 @@ let package = Package(
         .target(
             name: "RedisTier",
             dependencies: [
-                "RedisClient", "UnifiedCache", .product(name: "Logging", package: "swift-log"),
+                "RedisClient", "UnifiedCache", "UpstreamGate", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                // Insecure.SHA1: a script's digest for EVALSHA.
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),
@@ -98,7 +109,8 @@ let package = Package(
         .target(
             name: "UnicacheApp",
             dependencies: [
-                "CMalloc", "UnifiedCache", "DiskTier", "RedisTier", "RedisClient", "HTTPRouting", "MicroHTTPServer", "Sealing",
+                "CMalloc", "UnifiedCache", "UpstreamGate", "DiskTier", "RedisTier", "RedisClient", "HTTPRouting", "MicroHTTPServer",
+                "Sealing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -130,6 +142,8 @@ let package = Package(
 
         // Starts a real redis-server on a free loopback port for the tests that need one (never shipped).
         .target(name: "RedisTestSupport", dependencies: ["RedisClient"], path: "Tests/RedisTestSupport", swiftSettings: strict),
+        // A seeded random generator, so that randomised tests replay from their seed.
+        .target(name: "SeededRandom", path: "Tests/SeededRandom", swiftSettings: strict),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "RedisTestSupport"], swiftSettings: strict),
         .testTarget(name: "HTTPRoutingTests", dependencies: ["HTTPRouting"], swiftSettings: strict),
         .testTarget(name: "SealingTests", dependencies: ["Sealing"], swiftSettings: strict),
@@ -145,7 +159,17 @@ let package = Package(
         ),
         .testTarget(
             name: "UnifiedCacheTests",
-            dependencies: ["UnifiedCache", "Sealing", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            dependencies: [
+                "UnifiedCache", "UpstreamGate", "SeededRandom", "Sealing",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "UpstreamGateTests",
+            dependencies: [
+                "UpstreamGate", "UnifiedCache", "SeededRandom", .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
@@ -156,7 +180,7 @@ let package = Package(
         .testTarget(
             name: "UnicacheAppTests",
             dependencies: [
-                "UnicacheApp", "UnifiedCache", "DiskTier", "HTTPRouting", "MicroHTTPServer", "RedisClient", "RedisTier", "RedisTestSupport",
+                "UnicacheApp", "UnifiedCache", "UpstreamGate", "DiskTier", "HTTPRouting", "MicroHTTPServer", "RedisClient", "RedisTier", "RedisTestSupport",
                 "Sealing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

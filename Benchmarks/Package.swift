@@ -16,6 +16,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "UnifiedCache", package: "unicache"),
+                .product(name: "UpstreamGate", package: "unicache"),
             ],
             path: "CacheBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

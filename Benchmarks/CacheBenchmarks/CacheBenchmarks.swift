@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Logging
 import UnifiedCache
+import UpstreamGate
 
 /// A fetcher that answers at once with a fixed body, after `yields` suspensions.
 private struct InstantFetcher: Fetcher {

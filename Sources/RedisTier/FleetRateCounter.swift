@@ -2,6 +2,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import RedisClient
 import UnifiedCache
+import UpstreamGate
 
 /// A domain's `--upstream-rate` budget counted for the whole fleet (CONTRACT §7 with §6.3): one sliding log per
 /// domain in Redis (a sorted set of grant times, in Redis's own clock), decided by one Lua script so that the
@@ -46,12 +47,12 @@ public final class FleetRateCounter: UpstreamRateCounter {
     }
 
     private func script(mode: String, background: Bool) async throws(SharedTierUnavailable) -> RedisReply {
-        var arguments = ["EVAL", RedisScripts.rate, "1", key, mode, tier.instanceID + "-" + RedisSharedTier.randomToken()]
+        var arguments = [mode, tier.instanceID + "-" + RedisSharedTier.randomToken()]
         for window in windows {
             let allowed = background ? window.limit - SlidingWindowCounter.backgroundReserve(of: window.limit) : window.limit
             arguments += ["\(window.limit)", "\(allowed)", "\(Self.milliseconds(window.window))"]
         }
-        return try await tier.run("rate", arguments.map(RedisSharedTier.bytes))
+        return try await tier.run("rate", RedisScripts.rate, keys: [key], arguments: arguments)
     }
 
     /// The local budget: each window's limit divided by the fleet size last seen (at least 1).

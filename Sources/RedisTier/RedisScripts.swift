@@ -3,7 +3,7 @@
 enum RedisScripts {
     /// KEYS: entry, user index (or the entry again when the entry has no user), sequence.
     /// ARGV: value, life in ms, cache key, namespace, has-user ("1"/"0"), channel, origin.
-    static let store = """
+    static let store = RedisScript("""
         redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
         if ARGV[5] == '1' then
           redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
@@ -12,22 +12,22 @@ enum RedisScripts {
         local s = redis.call('INCR', KEYS[3])
         redis.call('PUBLISH', ARGV[6], ARGV[7] .. '|' .. s .. '|key|' .. ARGV[3])
         return s
-        """
+        """)
 
     /// KEYS: sequence, then the entries to delete. ARGV: channel, origin, message body (`KIND|PAYLOAD`).
     /// Returns the number of entries deleted.
-    static let delete = """
+    static let delete = RedisScript("""
         local n = 0
         for i = 2, #KEYS do n = n + redis.call('DEL', KEYS[i]) end
         local s = redis.call('INCR', KEYS[1])
         redis.call('PUBLISH', ARGV[1], ARGV[2] .. '|' .. s .. '|' .. ARGV[3])
         return n
-        """
+        """)
 
     /// A user's entries (all, or those of some namespaces) through the user's index.
     /// KEYS: user index, sequence. ARGV: entry prefix, channel, origin, message body, namespaces (`,a,b,` or '').
     /// Returns the cache keys deleted.
-    static let deleteUser = """
+    static let deleteUser = RedisScript("""
         local fields = redis.call('HGETALL', KEYS[1])
         local removed = {}
         for i = 1, #fields, 2 do
@@ -40,12 +40,12 @@ enum RedisScripts {
         local s = redis.call('INCR', KEYS[2])
         redis.call('PUBLISH', ARGV[2], ARGV[3] .. '|' .. s .. '|' .. ARGV[4])
         return removed
-        """
+        """)
 
     /// A fleet-wide sliding-log budget in Redis's clock. KEYS: the domain's log. ARGV: mode (`take`, `check`,
     /// `remaining`), a unique member for a grant, then per window: limit, allowed (the limit, or less for
     /// background work), window in ms. Returns {granted 1/0, wait ms, remaining (fewest over the windows)}.
-    static let rate = """
+    static let rate = RedisScript("""
         local t = redis.call('TIME')
         local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
         local longest = 0
@@ -74,38 +74,38 @@ enum RedisScripts {
           remaining = remaining - 1
         end
         return {1, 0, math.max(0, remaining)}
-        """
+        """)
 
     /// An instance's announcement; returns how many instances are announced. KEYS: instances. ARGV: id, life ms.
-    static let announce = """
+    static let announce = RedisScript("""
         local t = redis.call('TIME')
         local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
         redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
         redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
         redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 2)
         return redis.call('ZCARD', KEYS[1])
-        """
+        """)
 
     /// Deletes a key only while it holds ARGV[1]: releases a fill lease only if it is still this holder's, deletes a
     /// value that did not verify only if no other was written since. KEYS: the key. ARGV: the value expected.
-    static let release = """
+    static let release = RedisScript("""
         if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
         return 0
-        """
+        """)
 
     /// Replaces a value only while it is still the one read, keeping its expiry (a rekey never overwrites a value
     /// written meanwhile). KEYS: entry. ARGV: the value read, the replacement. Returns 1 when replaced, else 0.
-    static let replace = """
+    static let replace = RedisScript("""
         if redis.call('GET', KEYS[1]) == ARGV[1] then
           redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
           return 1
         end
         return 0
-        """
+        """)
 
     /// The fleet's epoch (set once) and sequence number. KEYS: epoch, sequence. ARGV: a new random epoch.
-    static let position = """
+    static let position = RedisScript("""
         redis.call('SET', KEYS[1], ARGV[1], 'NX')
         return {redis.call('GET', KEYS[1]), redis.call('GET', KEYS[2]) or '0'}
-        """
+        """)
 }

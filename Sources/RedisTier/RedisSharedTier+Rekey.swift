@@ -23,8 +23,7 @@ extension RedisSharedTier {
                 report.current += 1
                 continue
             }
-            let reply = try await run(
-                "rekey", ["EVAL", RedisScripts.replace, "1", name].map(Self.bytes) + [value, resealed])
+            let reply = try await run("rekey", RedisScripts.replace, keys: [name], arguments: [value, resealed])
             if reply == .integer(1) { report.rekeyed += 1 } else { report.current += 1 }
         }
         logger.info(

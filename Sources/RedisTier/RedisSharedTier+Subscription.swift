@@ -80,7 +80,7 @@ extension RedisSharedTier {
             do throws(SharedTierUnavailable) {
                 reply = try await run(
                     "position",
-                    ["EVAL", RedisScripts.position, "2", keys.epoch, keys.sequence, Self.randomToken()].map(Self.bytes))
+                    RedisScripts.position, keys: [keys.epoch, keys.sequence], arguments: [Self.randomToken()])
             } catch {
                 guard subscriberConnected else { return }
                 await waiters.wait(for: "#position", atMost: .milliseconds(100))

@@ -112,7 +112,7 @@ public final class RedisSharedTier: SharedTier {
             counters.corrupt()
             logger.warning("shared tier: a stored value did not verify; deleted", metadata: ["error": "\(reason)"])
         }
-        _ = try? await run("delete", ["EVAL", RedisScripts.release, "1", keys.entry(key)].map(Self.bytes) + [value])
+        _ = try? await run("delete", RedisScripts.release, keys: [keys.entry(key)], arguments: [value])
     }
 
     public func store(_ entry: CacheEntry) async throws(SharedTierUnavailable) {
@@ -121,12 +121,11 @@ public final class RedisSharedTier: SharedTier {
         let life = max(1, Int((entry.staleUntil.timeIntervalSinceNow * 1000).rounded(.up)))
         let userIndex = entry.user.map(keys.userIndex) ?? keys.entry(entry.key)
         let arguments: [[UInt8]] =
-            ["EVAL", RedisScripts.store, "3", keys.entry(entry.key), userIndex, keys.sequence].map(Self.bytes)
-            + [value]
+            [value]
             + [
                 "\(life)", entry.key, entry.namespace, entry.user == nil ? "0" : "1", keys.channel, instanceID,
             ].map(Self.bytes)
-        _ = try await run("store", arguments)
+        _ = try await run("store", RedisScripts.store, keys: [keys.entry(entry.key), userIndex, keys.sequence], arguments: arguments)
         counters.sent()
     }
 
@@ -137,8 +136,7 @@ public final class RedisSharedTier: SharedTier {
         case .key(let key):
             let reply = try await run(
                 "invalidate",
-                ["EVAL", RedisScripts.delete, "2", keys.sequence, keys.entry(key), keys.channel, instanceID, body]
-                    .map(Self.bytes))
+                RedisScripts.delete, keys: [keys.sequence, keys.entry(key)], arguments: [keys.channel, instanceID, body])
             removed = reply == .integer(1) ? [key] : []
         case .user(let user):
             removed = try await deleteUser(user, namespaces: nil, body: body)
@@ -159,8 +157,8 @@ public final class RedisSharedTier: SharedTier {
         let filter = namespaces.map { "," + $0.sorted().joined(separator: ",") + "," } ?? ""
         let reply = try await run(
             "invalidate",
-            ["EVAL", RedisScripts.deleteUser, "2", keys.userIndex(user), keys.sequence, keys.prefix, keys.channel,
-             instanceID, body, filter].map(Self.bytes))
+            RedisScripts.deleteUser, keys: [keys.userIndex(user), keys.sequence],
+            arguments: [keys.prefix, keys.channel, instanceID, body, filter])
         guard case .array(let items) = reply else { return [] }
         return items.compactMap { if case .string(let bytes) = $0 { String(decoding: bytes, as: UTF8.self) } else { nil } }
     }
@@ -176,11 +174,13 @@ public final class RedisSharedTier: SharedTier {
             start += 500
             let isLast = start >= found.count
             // The last batch (or the only, empty one) also announces.
-            let command =
-                isLast
-                ? ["EVAL", RedisScripts.delete, "\(batch.count + 1)", keys.sequence] + batch + [keys.channel, instanceID, body]
-                : ["DEL"] + batch
-            _ = try await run("invalidate", command.map(Self.bytes))
+            if isLast {
+                _ = try await run(
+                    "invalidate", RedisScripts.delete, keys: [keys.sequence] + batch,
+                    arguments: [keys.channel, instanceID, body])
+            } else {
+                _ = try await run("invalidate", (["DEL"] + batch).map(Self.bytes))
+            }
             removed += batch.map { String($0.dropFirst(keys.prefix.count)) }
         } while start < found.count
         return removed
@@ -220,7 +220,7 @@ public final class RedisSharedTier: SharedTier {
     }
 
     public func releaseFill(_ key: String, token: String) async {
-        _ = try? await run("lease", ["EVAL", RedisScripts.release, "1", keys.lock(key), token].map(Self.bytes))
+        _ = try? await run("lease", RedisScripts.release, keys: [keys.lock(key)], arguments: [token])
     }
 
     public func awaitFill(_ key: String) async -> CacheEntry? {
@@ -247,7 +247,7 @@ public final class RedisSharedTier: SharedTier {
                 guard let self else { return }
                 if case .integer(let size)? = try? await self.run(
                     "announce",
-                    ["EVAL", RedisScripts.announce, "1", self.keys.instances, self.instanceID, "3000"].map(Self.bytes))
+                    RedisScripts.announce, keys: [self.keys.instances], arguments: [self.instanceID, "3000"])
                 {
                     self.announcedFleet.withLockedValue { $0 = max(1, size) }
                 }
@@ -268,15 +268,43 @@ public final class RedisSharedTier: SharedTier {
 
     /// One command through the pool, counted; an error reply or a failure is `SharedTierUnavailable`.
     func run(_ operation: String, _ arguments: [[UInt8]]) async throws(SharedTierUnavailable) -> RedisReply {
-        let reply: RedisReply
+        try counted(operation, try await send(operation, arguments))
+    }
+
+    /// `script` over `keys` and `arguments` by its digest; sent once more with its text when Redis answers that
+    /// it does not have it (`NOSCRIPT`: Redis restarted, or its script cache was flushed).
+    func run(
+        _ operation: String, _ script: RedisScript, keys: [String], arguments: [[UInt8]]
+    ) async throws(SharedTierUnavailable) -> RedisReply {
+        let keys = keys.map(Self.bytes)
+        let reply = try await send(operation, script.command(keys: keys, arguments: arguments))
+        if case .error(let message) = reply, message.hasPrefix("NOSCRIPT") {
+            return try await run(operation, script.command(keys: keys, arguments: arguments, loading: true))
+        }
+        return try counted(operation, reply)
+    }
+
+    /// `script` with arguments that are all text.
+    func run(
+        _ operation: String, _ script: RedisScript, keys: [String], arguments: [String]
+    ) async throws(SharedTierUnavailable) -> RedisReply {
+        try await run(operation, script, keys: keys, arguments: arguments.map(Self.bytes))
+    }
+
+    /// The pool's answer; a failure to get one is counted and `SharedTierUnavailable`.
+    private func send(_ operation: String, _ arguments: [[UInt8]]) async throws(SharedTierUnavailable) -> RedisReply {
         do throws(RedisError) {
-            reply = try await pool.command(arguments)
+            return try await pool.command(arguments)
         } catch {
             counters.operation(operation, "error")
             switch error {
             case .unavailable(let reason): throw SharedTierUnavailable(reason: reason)
             }
         }
+    }
+
+    /// Counts `reply`; an error reply is `SharedTierUnavailable`.
+    private func counted(_ operation: String, _ reply: RedisReply) throws(SharedTierUnavailable) -> RedisReply {
         if case .error(let message) = reply {
             counters.operation(operation, "error")
             logger.warning("shared tier: Redis refused a command", metadata: ["operation": "\(operation)", "error": "\(message)"])

@@ -2,6 +2,7 @@ import Foundation
 import HTTPRouting
 import Logging
 import UnifiedCache
+import UpstreamGate
 
 /// The assembled application: the router with every route of the contract over one cache.
 /// Tests build it directly (`App.build`) and drive it in-process or behind a live server.

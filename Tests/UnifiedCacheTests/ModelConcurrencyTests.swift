@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SeededRandom
 import Testing
 @testable import UnifiedCache
 

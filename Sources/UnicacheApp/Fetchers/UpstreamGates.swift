@@ -1,4 +1,5 @@
 import UnifiedCache
+import UpstreamGate
 
 /// One upstream gate per domain (CONTRACT §7), built from each domain's protection settings; demo fetchers
 /// stand behind theirs too, so `make run` shows budgets and the circuit at work.

@@ -2,6 +2,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import Prometheus
 import UnifiedCache
+import UpstreamGate
 
 /// The Prometheus side of /stats and /metrics, on swift-prometheus's registry.
 ///

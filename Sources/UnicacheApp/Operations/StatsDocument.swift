@@ -1,5 +1,6 @@
 import Foundation
 import UnifiedCache
+import UpstreamGate
 
 /// The JSON document of `GET /stats` (CONTRACT §5).
 struct StatsDocument: Encodable {

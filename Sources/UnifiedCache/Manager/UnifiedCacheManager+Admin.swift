@@ -142,6 +142,11 @@ extension UnifiedCacheManager {
         return statistics
     }
 
+    /// Starts the shared tier's connections and the delivery of the fleet's events (start-up).
+    public func startSharedTier() {
+        shared?.start { [weak self] event in self?.apply(event) }
+    }
+
     /// Stops the shared tier's connections and events (shutdown).
     public func stopSharedTier() async {
         await shared?.stop()

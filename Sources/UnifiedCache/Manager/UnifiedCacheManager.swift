@@ -37,7 +37,6 @@ public final class UnifiedCacheManager: Sendable {
                 "memoryLimitBytes": "\(configuration.maxBytes)", "memoryEntries": "\(configuration.maxEntries)",
                 "secondTier": "\(secondTier != nil)", "sharedTier": "\(sharedTier != nil)",
             ])
-        sharedTier?.start { [weak self] event in self?.apply(event) }
     }
 
     var secondTier: (any SecondTier)? { writer?.tier }

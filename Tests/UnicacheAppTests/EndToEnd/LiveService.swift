@@ -1,15 +1,12 @@
 import AsyncHTTPClient
-import DiskTier
 import Foundation
 import Logging
 import MicroHTTPServer
 import NIOCore
 import NIOHTTP1
-import RedisClient
-import RedisTier
-import Sealing
 import ServiceLifecycle
 import UnifiedCache
+import UpstreamGate
 
 @testable import UnicacheApp
 
@@ -32,7 +29,6 @@ final class LiveService: Sendable {
     private let ownsUpstream: Bool
     private let group: ServiceGroup
     private let running: Task<Void, any Error>
-    private let upstreamClient: UpstreamClient
     private let client: HTTPClient
 
     static let token = "live-token"
@@ -40,58 +36,46 @@ final class LiveService: Sendable {
     /// `protection` and `gateClock`: the upstream gates' settings (CONTRACT §7) and clock; every domain fetches
     /// from the one test upstream, with its domain's service headers. `logger`: the service's, every part of it.
     /// `upstream`: one shared by several instances (started by the caller); `redis`: the fleet's shared tier.
-    /// `keyRing`: seals what the disk and shared tiers store (CONTRACT §9).
+    /// The service is built by `Application.build`, as `unicache serve` builds it.
+    /// `keyFile`: the key ring sealing what the disk and shared tiers store (`--encryption-keys`, CONTRACT §9).
     static func start(
         dataDir: String? = nil, requestTimeout: Duration = .seconds(30), upstreamTimeout: Duration = .seconds(30),
         protection: [UpstreamDomain: UpstreamProtection] = [:], gateClock: any GateClock = SystemGateClock(),
         logger: Logger = Logger(label: "live-test"), upstream shared: (TestUpstream, port: Int)? = nil,
-        redis: RedisTierConfiguration? = nil, memory: MemoryTierConfiguration = MemoryTierConfiguration(),
-        keyRing: KeyRing? = nil
+        redis: SharedTierSettings? = nil, memory: MemoryTierConfiguration = MemoryTierConfiguration(),
+        keyFile: String? = nil
     ) async throws -> LiveService {
         let upstream = shared?.0 ?? TestUpstream()
         let upstreamPort: Int
         if let shared { upstreamPort = shared.port } else { upstreamPort = try await upstream.start() }
-        // Generous: no live test is about the upstream timeout, and under ThreadSanitizer on 2 cores a first fetch
-        // took longer than the 2 s this used to be.
-        let upstreamClient = UpstreamClient(
-            timeout: upstreamTimeout,
-            connectionsPerUpstream: protection.values.map(\.concurrency).max() ?? UpstreamProtection.defaultConcurrency,
-            logger: logger)
-        var fetchers: [UpstreamDomain: HTTPUpstreamFetcher] = [:]
-        for domain in UpstreamDomain.allCases {
-            fetchers[domain] = try upstreamClient.fetcher(
-                baseURL: TestUpstream.baseURL(port: upstreamPort), headers: protection[domain]?.headers ?? [])
-        }
-        let codec = EntryCodec(keyRing: keyRing)
-        var disk: DiskTier?
-        if let dataDir {
-            disk = try await DiskTier.open(DiskTierConfiguration(directory: dataDir, limitBytes: 64 << 20), codec: codec)
-        }
-        let sharedTier = redis.map { RedisSharedTier(configuration: $0, codec: codec, logger: logger) }
-        let rateCounter = UnicacheService.fleetBudgets(sharedTier)
-        let cache = UnifiedCacheManager(configuration: memory, secondTier: disk, sharedTier: sharedTier, logger: logger)
-        let app = App.build(
-            cache: cache, fetcher: { fetchers[$0]! }, adminToken: token, logger: logger, protection: protection,
-            slotWait: upstreamTimeout, gateClock: gateClock, rateCounter: rateCounter,
-            encryption: EncryptionStatus(primaryKey: codec.primaryKeyID))
-        let server = MicroHTTPServer(
-            configuration: MicroHTTPServerConfiguration(
-                host: "127.0.0.1", port: 0, requestTimeout: requestTimeout, requestIDs: true),
-            responder: app.router, logger: logger)
-        let port = try server.start()
-        let group = ServiceGroup(configuration: .init(services: [server], logger: logger))
+        let baseURL = TestUpstream.baseURL(port: upstreamPort)
+        let configuration = UnicacheConfiguration(
+            server: ServerSettings(host: "127.0.0.1", port: 0, requestTimeout: requestTimeout, requestIDs: true),
+            cache: CacheSettings(
+                memoryLimitBytes: memory.maxBytes, memoryEntries: memory.maxEntries, dataDir: dataDir ?? "",
+                diskLimitBytes: dataDir == nil ? 0 : 64 << 20),
+            // Generous upstream timeout: no live test is about it, and under ThreadSanitizer on 2 cores a first
+            // fetch took longer than the 2 s this used to be.
+            upstreams: UpstreamSettings(
+                urls: Dictionary(uniqueKeysWithValues: UpstreamDomain.allCases.map { ($0, baseURL) }),
+                timeout: upstreamTimeout, protection: protection),
+            admin: AdminSettings(token: token),
+            shared: redis ?? SharedTierSettings(), encryption: EncryptionSettings(keyFile: keyFile))
+        let application = try await Application.build(configuration, logger: logger, gateClock: gateClock)
+        let port = try application.server.start()
+        let group = application.serviceGroup()
         let running = Task { try await group.run() }
-        var configuration = HTTPClient.Configuration()
-        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 256
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        var clientConfiguration = HTTPClient.Configuration()
+        clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 256
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
         return LiveService(
-            upstream: upstream, app: app, port: port, dataDir: dataDir, ownsUpstream: shared == nil, group: group,
-            running: running, upstreamClient: upstreamClient, client: client)
+            upstream: upstream, app: application.app, port: port, dataDir: dataDir, ownsUpstream: shared == nil,
+            group: group, running: running, client: client)
     }
 
     private init(
         upstream: TestUpstream, app: App, port: Int, dataDir: String?, ownsUpstream: Bool, group: ServiceGroup,
-        running: Task<Void, any Error>, upstreamClient: UpstreamClient, client: HTTPClient
+        running: Task<Void, any Error>, client: HTTPClient
     ) {
         self.upstream = upstream
         self.app = app
@@ -100,7 +84,6 @@ final class LiveService: Sendable {
         self.ownsUpstream = ownsUpstream
         self.group = group
         self.running = running
-        self.upstreamClient = upstreamClient
         self.client = client
     }
 
@@ -128,9 +111,6 @@ final class LiveService: Sendable {
         try? await client.shutdown()
         await group.triggerGracefulShutdown()
         _ = try? await running.value
-        await app.cache.flush()
-        await app.cache.stopSharedTier()
-        await upstreamClient.shutdown()
         if ownsUpstream { await upstream.shutdown() }
     }
 }

@@ -1,7 +1,8 @@
-import RedisTestSupport
 import Foundation
+import RedisTestSupport
 import Testing
 import UnifiedCache
+import UpstreamGate
 @testable import UnicacheApp
 
 /// CONTRACT §7 through the whole service and a real upstream, on a gate clock moved by hand: a storm under a

@@ -32,7 +32,7 @@ final class Fleet: Sendable {
             instances.append(
                 try await LiveService.start(
                     upstreamTimeout: upstreamTimeout, protection: protection, logger: logger, upstream: (upstream, upstreamPort),
-                    redis: Self.tierConfiguration(redis.endpoint, timeout: timeout, prefix: prefix, upstreamTimeout: upstreamTimeout),
+                    redis: Self.tierConfiguration(redis.endpoint, timeout: timeout, prefix: prefix),
                     memory: memory))
         }
         let fleet = Fleet(redis: redis, upstream: upstream, upstreamPort: upstreamPort, instances: instances, prefix: prefix)
@@ -40,10 +40,10 @@ final class Fleet: Sendable {
         return fleet
     }
 
-    static func tierConfiguration(
-        _ endpoint: RedisEndpoint, timeout: Duration, prefix: String, upstreamTimeout: Duration
-    ) -> RedisTierConfiguration {
-        RedisTierConfiguration(endpoint: endpoint, timeout: timeout, prefix: prefix, leaseTime: upstreamTimeout + .seconds(1))
+    /// `--redis`, `--redis-timeout` and `--redis-prefix` of one instance (its fill lease follows from its upstream
+    /// timeout, as `Application.build` derives it).
+    static func tierConfiguration(_ endpoint: RedisEndpoint, timeout: Duration, prefix: String) -> SharedTierSettings {
+        SharedTierSettings(redis: endpoint, timeout: timeout, prefix: prefix)
     }
 
     private init(redis: RedisServerProcess, upstream: TestUpstream, upstreamPort: Int, instances: [LiveService], prefix: String) {
@@ -60,7 +60,7 @@ final class Fleet: Sendable {
     ) async throws -> LiveService {
         let instance = try await LiveService.start(
             upstreamTimeout: upstreamTimeout, logger: logger, upstream: (upstream, upstreamPort),
-            redis: Self.tierConfiguration(redis.endpoint, timeout: .milliseconds(200), prefix: prefix, upstreamTimeout: upstreamTimeout))
+            redis: Self.tierConfiguration(redis.endpoint, timeout: .milliseconds(200), prefix: prefix))
         try await waitUntilConnected(instance)
         return instance
     }

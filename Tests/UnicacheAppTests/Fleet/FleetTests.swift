@@ -246,9 +246,9 @@ import UnifiedCache
         let reserved = try ReservedPort()
         defer { reserved.release() }
         let live = try await LiveService.start(
+            upstreamTimeout: .seconds(5),
             redis: Fleet.tierConfiguration(
-                RedisEndpoint(host: "127.0.0.1", port: reserved.port), timeout: .milliseconds(50), prefix: "u:",
-                upstreamTimeout: .seconds(5)))
+                RedisEndpoint(host: "127.0.0.1", port: reserved.port), timeout: .milliseconds(50), prefix: "u:"))
         let read = try await live.request(.GET, "/v1/users/alone/subscription")
         let again = try await live.request(.GET, "/v1/users/alone/subscription")
         let put = try await live.request(.PUT, "/v1/cache/k", body: "v", admin: true)

@@ -3,15 +3,24 @@ import Foundation
 import RedisClient
 import RedisTestSupport
 import RedisTier
-import Sealing
 import Testing
+
+@testable import UnicacheApp
 
 /// What the data-at-rest tests need: key rings, a folder, and every byte the service left on disk and in Redis.
 enum AtRest {
-    /// A ring of `ids`, the first the primary; each key derived from its ID, so two rings with one ID agree.
-    static func ring(_ ids: String...) -> KeyRing {
-        // Valid by construction: 32-byte keys, distinct IDs of the allowed characters.
-        try! KeyRing(keys: ids.map { ($0, Array(SHA256.hash(data: Array("key of \($0)".utf8)))) })
+    /// A key file (mode 600) of `ids`, the first the primary; each key derived from its ID, so two rings with one
+    /// ID agree. Read once, at start-up: remove it once the service has started (`LiveService.starting`).
+    static func keyFile(_ ids: String...) throws -> String {
+        try keyFile(ids.map { ($0, Array(SHA256.hash(data: Array("key of \($0)".utf8)))) })
+    }
+
+    static func keyFile(_ keys: [(id: String, secret: [UInt8])]) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("keys-\(UUID().uuidString)").path
+        let text = keys.map { "\($0.id):\(Data($0.secret).base64EncodedString())\n" }.joined()
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        return path
     }
 
     static func temporaryDirectory() throws -> String {
@@ -83,5 +92,37 @@ extension Array where Element == UInt8 {
     func contains(subsequence: [UInt8]) -> Bool {
         guard !subsequence.isEmpty, subsequence.count <= count else { return false }
         return (0...(count - subsequence.count)).contains { self[$0..<($0 + subsequence.count)].elementsEqual(subsequence) }
+    }
+}
+
+extension LiveService {
+    /// A service sealing with the key ring `keyFile` (removed once read), or in the clear without one.
+    static func starting(
+        dataDir: String? = nil, redis: RedisServerProcess? = nil, prefix: String, keyFile: String?,
+        upstream: (TestUpstream, port: Int)? = nil
+    ) async throws -> LiveService {
+        defer { if let keyFile { try? FileManager.default.removeItem(atPath: keyFile) } }
+        let service = try await LiveService.start(
+            dataDir: dataDir, upstream: upstream,
+            redis: redis.map { SharedTierSettings(redis: $0.endpoint, timeout: .seconds(1), prefix: prefix) },
+            keyFile: keyFile)
+        if redis != nil {
+            try await AtRest.waitUntil("the shared tier is connected") { service.app.cache.statistics().shared?.connected == true }
+        }
+        return service
+    }
+}
+
+extension AtRest {
+    /// Polls `condition` (bounded): the shared tier connects, and writes behind an answer, on its own threads.
+    static func waitUntil(_ what: String, within bound: Duration = .seconds(10), _ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + bound
+        while try await !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("not within \(bound): \(what)")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
     }
 }

@@ -3,7 +3,6 @@ import Foundation
 import RedisClient
 import RedisTestSupport
 import RedisTier
-import Sealing
 import Testing
 
 @testable import UnicacheApp
@@ -28,9 +27,8 @@ import Testing
         }
         let redis = try await RedisServerProcess.start(directory: redisDir)
         let prefix = "rest:"
-        let service = try await LiveService.start(
-            dataDir: dataDir, redis: RedisTierConfiguration(endpoint: redis.endpoint, timeout: .seconds(1), prefix: prefix),
-            keyRing: sealed ? AtRest.ring("k1") : nil)
+        let service = try await LiveService.starting(
+            dataDir: dataDir, redis: redis, prefix: prefix, keyFile: sealed ? try AtRest.keyFile("k1") : nil)
         let stored = try await store(in: service)
         await service.stop()
 

@@ -2,7 +2,6 @@ import Foundation
 import RedisClient
 import RedisTestSupport
 import RedisTier
-import Sealing
 import Testing
 
 @testable import UnicacheApp
@@ -13,15 +12,8 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(3))) struct RotationTests {
     let prefix = "rot:"
 
-    func start(_ redis: RedisServerProcess?, dataDir: String?, ring: KeyRing?) async throws -> LiveService {
-        let service = try await LiveService.start(
-            dataDir: dataDir,
-            redis: redis.map { RedisTierConfiguration(endpoint: $0.endpoint, timeout: .seconds(1), prefix: prefix) },
-            keyRing: ring)
-        if redis != nil {
-            try await waitUntil("the shared tier is connected") { service.app.cache.statistics().shared?.connected == true }
-        }
-        return service
+    func start(_ redis: RedisServerProcess?, dataDir: String?, ring: String?) async throws -> LiveService {
+        try await LiveService.starting(dataDir: dataDir, redis: redis, prefix: prefix, keyFile: ring)
     }
 
     func rekey(_ service: LiveService) async throws -> [String: Int] {
@@ -37,19 +29,19 @@ import Testing
         #expect(try await plain.request(.PUT, "/v1/cache/doc:plain", body: "written in the clear", admin: true).status == 201)
         await plain.stop()
 
-        let first = try await start(redis, dataDir: dataDir, ring: AtRest.ring("k1"))
+        let first = try await start(redis, dataDir: dataDir, ring: try AtRest.keyFile("k1"))
         #expect(try await first.request(.GET, "/v1/cache/doc:plain", admin: true).body == "written in the clear")
         #expect(try await first.request(.PUT, "/v1/cache/doc:one", body: "sealed under k1", admin: true).status == 201)
         await first.stop()
 
-        let rotated = try await start(redis, dataDir: dataDir, ring: AtRest.ring("k2", "k1"))
+        let rotated = try await start(redis, dataDir: dataDir, ring: try AtRest.keyFile("k2", "k1"))
         #expect(try await rotated.request(.GET, "/v1/cache/doc:one", admin: true).body == "sealed under k1")
         // Two entries, none under k2 yet.
         #expect(try await rekey(rotated) == ["rekeyed": 2, "current": 0, "undecryptable": 0])
         #expect(try await rekey(rotated) == ["rekeyed": 0, "current": 2, "undecryptable": 0])
         await rotated.stop()
 
-        let onlyNew = try await start(redis, dataDir: dataDir, ring: AtRest.ring("k2"))
+        let onlyNew = try await start(redis, dataDir: dataDir, ring: try AtRest.keyFile("k2"))
         for (key, body) in [("doc:plain", "written in the clear"), ("doc:one", "sealed under k1")] {
             let answer = try await onlyNew.request(.GET, "/v1/cache/\(key)", admin: true)
             #expect(answer.body == body)
@@ -60,7 +52,7 @@ import Testing
         await onlyNew.stop()
 
         // An instance left with the old key only cannot open what the rekey re-sealed.
-        let stale = try await start(redis, dataDir: dataDir, ring: AtRest.ring("k1"))
+        let stale = try await start(redis, dataDir: dataDir, ring: try AtRest.keyFile("k1"))
         #expect(try await stale.request(.GET, "/v1/cache/doc:plain", admin: true).status == 404)
         let counted = stale.app.cache.statistics()
         #expect((counted.secondTier?.undecryptable ?? 0) + (counted.shared?.undecryptable ?? 0) == 1)
@@ -96,7 +88,7 @@ import Testing
         let redis = try await RedisServerProcess.start()
         let dataDir = try AtRest.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dataDir) }
-        let service = try await start(redis, dataDir: dataDir, ring: AtRest.ring("k1"))
+        let service = try await start(redis, dataDir: dataDir, ring: try AtRest.keyFile("k1"))
         #expect(try await service.request(.PUT, "/v1/cache/doc:a", body: "a", admin: true).status == 201)
         await redis.kill()
         let answer = try await service.request(.POST, "/v1/admin/rekey", admin: true)
@@ -104,21 +96,5 @@ import Testing
         #expect(answer.status == 503)
         #expect(answer.header("Retry-After") != nil)
         #expect(answer.body.contains("1 current"))
-    }
-
-    /// Polls `condition` (bounded): the shared tier connects on its own threads.
-    func waitUntil(_ what: String, within bound: Duration = .seconds(10), _ condition: () -> Bool) async throws {
-        try await waitUntilAsync(what, within: bound) { condition() }
-    }
-
-    func waitUntilAsync(_ what: String, within bound: Duration = .seconds(10), _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + bound
-        while try await !condition() {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("not within \(bound): \(what)")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(5))
-        }
     }
 }

@@ -2,7 +2,6 @@ import Foundation
 import RedisClient
 import RedisTestSupport
 import RedisTier
-import Sealing
 import Testing
 
 @testable import UnicacheApp
@@ -13,17 +12,13 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(3))) struct SharedSealingTests {
     let prefix = "ss:"
 
-    func start(_ redis: RedisServerProcess, ring: KeyRing?, upstream: (TestUpstream, port: Int)? = nil) async throws -> LiveService {
-        let service = try await LiveService.start(
-            upstream: upstream,
-            redis: RedisTierConfiguration(endpoint: redis.endpoint, timeout: .seconds(1), prefix: prefix), keyRing: ring)
-        try await RotationTests().waitUntil("connected") { service.app.cache.statistics().shared?.connected == true }
-        return service
+    func start(_ redis: RedisServerProcess, ring: String?, upstream: (TestUpstream, port: Int)? = nil) async throws -> LiveService {
+        try await LiveService.starting(redis: redis, prefix: prefix, keyFile: ring, upstream: upstream)
     }
 
     @Test func aValueCopiedToAnotherKeyIsNeverServed() async throws {
         let redis = try await RedisServerProcess.start()
-        let writer = try await start(redis, ring: AtRest.ring("k1"))
+        let writer = try await start(redis, ring: try AtRest.keyFile("k1"))
         #expect(try await writer.request(.PUT, "/v1/cache/acct:a", body: "alice's", admin: true).status == 201)
         #expect(try await writer.request(.PUT, "/v1/cache/acct:b", body: "bob's", admin: true).status == 201)
         await writer.stop()
@@ -34,7 +29,7 @@ import Testing
         _ = try await AtRest.command(redis, [Array("SET".utf8), Array((prefix + "acct:b").utf8), value])
         _ = try await AtRest.command(redis, [Array("SET".utf8), Array((prefix + "acct:c").utf8), value])
 
-        let reader = try await start(redis, ring: AtRest.ring("k1"))
+        let reader = try await start(redis, ring: try AtRest.keyFile("k1"))
         let b = try await reader.request(.GET, "/v1/cache/acct:b", admin: true)
         let c = try await reader.request(.GET, "/v1/cache/acct:c", admin: true)
         let a = try await reader.request(.GET, "/v1/cache/acct:a", admin: true)
@@ -53,16 +48,16 @@ import Testing
         let redis = try await RedisServerProcess.start()
         let upstream = TestUpstream()
         let port = try await upstream.start()
-        let a = try await start(redis, ring: AtRest.ring("fleetA"), upstream: (upstream, port))
+        let a = try await start(redis, ring: try AtRest.keyFile("fleetA"), upstream: (upstream, port))
         // The same key ID with another secret: only the tag can tell.
         let b = try await start(
-            redis, ring: try KeyRing(keys: [("fleetA", Array(repeating: 7, count: 32))]), upstream: (upstream, port))
+            redis, ring: try AtRest.keyFile([("fleetA", Array(repeating: 7, count: 32))]), upstream: (upstream, port))
 
         #expect(try await a.request(.PUT, "/v1/cache/shared:x", body: "from A", admin: true).status == 201)
         #expect(try await b.request(.GET, "/v1/cache/shared:x", admin: true).status == 404)
         let first = try await a.request(.GET, "/v1/users/carol/subscription")
         // A writes its fetch to Redis behind the answer: B must find it there.
-        try await RotationTests().waitUntilAsync("A's value is in Redis") {
+        try await AtRest.waitUntil("A's value is in Redis") {
             try await AtRest.command(redis, "EXISTS", prefix + "subscription:carol") == .integer(1)
         }
         let second = try await b.request(.GET, "/v1/users/carol/subscription")

@@ -1,4 +1,5 @@
 import NIOConcurrencyHelpers
+import UnifiedCache
 
 /// What stands between the cache and one domain's upstream (CONTRACT §7): a 429 pause, a circuit breaker, a cap
 /// on requests in flight and a request budget, asked in that order, so that refusals cost no waiting. The budget

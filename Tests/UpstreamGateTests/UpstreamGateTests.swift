@@ -1,6 +1,7 @@
 import NIOConcurrencyHelpers
 import Testing
-@testable import UnifiedCache
+import UnifiedCache
+@testable import UpstreamGate
 
 /// The gate's rules on a clock moved by hand (CONTRACT §7): refusals with their reason and wait, the 429 pause
 /// in both of `Retry-After`'s meanings, the breaker through the gate, the cap on requests in flight with its

@@ -1,4 +1,5 @@
 import NIOConcurrencyHelpers
+import UnifiedCache
 
 /// The upstream gate's time: a monotonic reading since an arbitrary origin, and sleeping until one. Injectable,
 /// so that budgets, pauses, back-offs and waiting deadlines are tested without sleeping.

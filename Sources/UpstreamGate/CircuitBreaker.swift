@@ -1,3 +1,5 @@
+import UnifiedCache
+
 /// A domain's circuit (CONTRACT §7.3): `threshold` consecutive failures open it; while open, requests are refused
 /// for a back-off that starts at `initialBackoff` and doubles up to `maximumBackoff`, stretched by up to a fifth
 /// at random so that instances do not probe in step; then one probe is let through, whose success closes it and

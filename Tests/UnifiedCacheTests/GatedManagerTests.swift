@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import UnifiedCache
+@testable import UpstreamGate
 
 /// The manager behind a gated fetcher (CONTRACT §7.1): a stampede spends one request of the budget, a refusal
 /// serves a stored copy with its reason or fails with the refusal, and a refused fetch is not counted as one.

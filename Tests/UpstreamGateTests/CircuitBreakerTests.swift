@@ -1,5 +1,6 @@
 import Testing
-@testable import UnifiedCache
+import UnifiedCache
+@testable import UpstreamGate
 
 /// CONTRACT §7.3: five consecutive failures open the circuit; the back-off starts at 1 s and doubles up to
 /// 30 s, stretched by up to a fifth; one probe at its end decides.

@@ -1,4 +1,5 @@
 import NIOConcurrencyHelpers
+import UnifiedCache
 
 /// At most `limit` requests in flight to one upstream; more wait in order until a slot frees or their deadline
 /// passes (never an unbounded wait). Background work yields: a freed slot goes to a waiting foreground request

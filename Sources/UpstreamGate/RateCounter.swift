@@ -1,3 +1,5 @@
+import UnifiedCache
+
 /// A domain's request budget: at most `limit` requests in any window of `window` (the tightest of its windows when
 /// it has several). The gate asks it right before a request is sent. A protocol so that a fleet-wide counter (one
 /// shared store for every instance) can replace the local one.

@@ -1,5 +1,7 @@
+import SeededRandom
 import Testing
-@testable import UnifiedCache
+import UnifiedCache
+@testable import UpstreamGate
 
 /// The local budget is exact: no window of its length, wherever it starts, holds more than the limit.
 struct SlidingWindowCounterTests {

@@ -1,3 +1,5 @@
+import UnifiedCache
+
 /// A fetcher behind its domain's upstream gate: every fetch is let through (or refused) by the gate and reports
 /// its outcome to it.
 public struct GatedFetcher: Fetcher {

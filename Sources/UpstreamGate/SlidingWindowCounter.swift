@@ -1,4 +1,5 @@
 import NIOConcurrencyHelpers
+import UnifiedCache
 
 /// The exact local budget over one or more windows (Strava: 200 per 15 minutes and 2,000 a day): the times of the
 /// requests granted within the longest window (a sliding log), so that no window of any configured length ever

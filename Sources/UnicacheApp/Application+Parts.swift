@@ -1,0 +1,70 @@
+import DiskTier
+import Logging
+import RedisTier
+import UnifiedCache
+import UpstreamGate
+
+/// The parts `Application.build` assembles, each from its slice of the configuration.
+extension Application {
+    /// The shared Redis tier with `--redis`; it connects lazily, so an unreachable Redis never stops start-up.
+    /// A fill lease lasts the upstream timeout and a second, then a waiting instance fetches itself.
+    static func sharedTier(
+        _ configuration: UnicacheConfiguration, codec: EntryCodec, logger: Logger
+    ) -> RedisSharedTier? {
+        guard let endpoint = configuration.shared.redis else { return nil }
+        return RedisSharedTier(
+            configuration: RedisTierConfiguration(
+                endpoint: endpoint, timeout: configuration.shared.timeout, prefix: configuration.shared.prefix,
+                leaseTime: configuration.upstreams.timeout + .seconds(1)),
+            codec: codec, logger: logger)
+    }
+
+    /// How the tiers below memory store entries: sealed under the key ring's primary with `--encryption-keys`
+    /// (CONTRACT §9); a bad ring stops start-up with one line naming the flag.
+    static func entryCodec(_ settings: EncryptionSettings, logger: Logger) throws(ConfigurationError) -> EntryCodec {
+        guard let keyRing = try settings.keyRing() else { return EntryCodec() }
+        logger.info(
+            "values at rest are sealed with AES-256-GCM",
+            metadata: ["primaryKey": "\(keyRing.primary.id)", "keys": "\(keyRing.keys.count)"])
+        return EntryCodec(keyRing: keyRing)
+    }
+
+    /// With a shared tier the `--upstream-rate` budgets count the fleet's requests (CONTRACT §6.3).
+    static func fleetBudgets(_ shared: RedisSharedTier?) -> RateCounterFactory? {
+        guard let shared else { return nil }
+        return { domain, windows in FleetRateCounter(domain: domain.rawValue, windows: windows, tier: shared) }
+    }
+
+    /// The disk tier, or `nil` with `--disk-limit 0`; an unusable data dir stops start-up with a one-line error.
+    static func openDiskTier(
+        _ settings: CacheSettings, codec: EntryCodec, clock: any WallClock, logger: Logger
+    ) async throws -> DiskTier? {
+        guard settings.diskTierEnabled else { return nil }
+        do {
+            return try await DiskTier.open(
+                DiskTierConfiguration(directory: settings.dataDir, limitBytes: settings.diskLimitBytes), codec: codec,
+                clock: clock, logger: logger)
+        } catch {
+            if case .dataDirectoryUnusable(let path, let reason) = error {
+                throw ConfigurationError.dataDirectory(path, reason: reason)
+            }
+            throw ConfigurationError(message: "--disk-limit: \(error.description)")
+        }
+    }
+
+    static func makeFetchers(
+        _ settings: UpstreamSettings, client: UpstreamClient, clock: any WallClock
+    ) throws -> [UpstreamDomain: any Fetcher] {
+        var fetchers: [UpstreamDomain: any Fetcher] = [:]
+        for domain in UpstreamDomain.allCases {
+            if let url = settings.url(for: domain) {
+                do { fetchers[domain] = try client.fetcher(baseURL: url, headers: settings.protection(for: domain).headers) } catch {
+                    throw ConfigurationError(message: "--upstream \(domain.rawValue)=URL: \"\(url)\" is not an http(s) URL")
+                }
+            } else {
+                fetchers[domain] = DemoFetcher(latency: settings.demoLatency, clock: clock)
+            }
+        }
+        return fetchers
+    }
+}

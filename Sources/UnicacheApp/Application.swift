@@ -1,0 +1,97 @@
+import DiskTier
+import Logging
+import MicroHTTPServer
+import RedisTier
+import ServiceLifecycle
+import UnifiedCache
+import UpstreamGate
+
+/// The one place that builds the whole service from its configuration (Hummingbird's `buildApplication`):
+/// `unicache serve` runs what it returns, and the live tests build theirs here too, so both wire the same graph.
+///
+/// Every part that starts or stops is a `Service` of one `ServiceGroup`. The group starts them in the order of
+/// `services` and shuts them down in reverse: the HTTP server drains first, then the disk sweep and the memory
+/// reclaimer stop, and last the cache flushes its pending disk writes and the shared tier disconnects.
+public struct Application: Sendable {
+    /// The router and the cache behind it.
+    public let app: App
+    /// The HTTP server (not started: `run` starts it, or a test calls `server.start()` first to learn its port).
+    public let server: MicroHTTPServer
+    /// In start order; the group stops them in reverse.
+    let services: [any Service]
+    let logger: Logger
+
+    /// - Parameters:
+    ///   - clock: the cache's and the fetchers' wall clock.
+    ///   - gateClock: the upstream gates' clock (CONTRACT §7).
+    public static func build(
+        _ configuration: UnicacheConfiguration, logger: Logger, clock: any WallClock = SystemWallClock(),
+        gateClock: any GateClock = SystemGateClock()
+    ) async throws -> Application {
+        let codec = try Self.entryCodec(configuration.encryption, logger: logger)
+        let disk = try await Self.openDiskTier(configuration.cache, codec: codec, clock: clock, logger: logger)
+        let shared = Self.sharedTier(configuration, codec: codec, logger: logger)
+        let cache = UnifiedCacheManager(
+            configuration: MemoryTierConfiguration(
+                maxBytes: configuration.cache.memoryLimitBytes, maxEntries: configuration.cache.memoryEntries),
+            secondTier: disk, sharedTier: shared, clock: clock, logger: logger)
+        let upstreams = configuration.upstreams
+        let upstream = UpstreamClient(
+            timeout: upstreams.timeout,
+            connectionsPerUpstream: UpstreamDomain.allCases.map { upstreams.protection(for: $0).concurrency }.max()
+                ?? UpstreamProtection.defaultConcurrency,
+            clock: clock, logger: logger)
+        let fetchers = try Self.makeFetchers(upstreams, client: upstream, clock: clock)
+        let app = App.build(
+            cache: cache, fetcher: { fetchers[$0] ?? DemoFetcher(latency: upstreams.demoLatency, clock: clock) },
+            clock: clock, ttlOverrides: configuration.cache.ttlOverrides, adminToken: configuration.admin.token,
+            logger: logger, protection: upstreams.protection, slotWait: upstreams.timeout, gateClock: gateClock,
+            rateCounter: Self.fleetBudgets(shared), encryption: EncryptionStatus(primaryKey: codec.primaryKeyID))
+        let server = MicroHTTPServer(configuration: configuration.server, responder: app.router, logger: logger)
+
+        var indexed: (@Sendable () async -> Void)?
+        if let disk { indexed = { await disk.waitUntilIndexed() } }
+        var services: [any Service] = [
+            CacheLifecycle(cache: cache, upstream: upstream),
+            MemoryReclaimer(
+                cache: cache, memoryLimitBytes: configuration.cache.memoryLimitBytes, indexed: indexed, logger: logger),
+        ]
+        if let disk { services.append(DiskMaintenance(tier: disk)) }
+        services.append(server)
+        return Application(app: app, server: server, services: services, logger: logger)
+    }
+
+    /// The group that runs every service until a graceful shutdown: SIGTERM or SIGINT when `stopsOnSignals`
+    /// (`unicache serve`), else the group's `triggerGracefulShutdown()` (tests).
+    public func serviceGroup(stopsOnSignals: Bool = false) -> ServiceGroup {
+        ServiceGroup(
+            configuration: .init(
+                services: services, gracefulShutdownSignals: stopsOnSignals ? [.sigterm, .sigint] : [], logger: logger))
+    }
+}
+
+/// The cache's own start and stop: the shared tier starts delivering the fleet's events when the group starts;
+/// at shutdown (after the server has drained) pending disk writes are flushed, the shared tier disconnects and
+/// the upstream client closes its connections.
+struct CacheLifecycle: Service {
+    let cache: UnifiedCacheManager
+    let upstream: UpstreamClient
+
+    func run() async throws {
+        cache.startSharedTier()
+        // Until graceful shutdown; a cancelled group stops the same way.
+        try? await gracefulShutdown()
+        await cache.flush()
+        await cache.stopSharedTier()
+        await upstream.shutdown()
+    }
+}
+
+/// The disk tier's periodic sweep, as a service that stops with the others.
+struct DiskMaintenance: Service {
+    let tier: DiskTier
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await tier.run() }
+    }
+}
