@@ -73,29 +73,17 @@ public enum EntryFormat {
     private static func decodePlainHeader(_ bytes: [UInt8]) throws(EntryFormatError) -> EntryHeader {
         guard bytes.count >= fixedLength else { throw .truncated(needed: fixedLength) }
         var reader = ByteReader(bytes)
-        _ = reader.take(6)
-        let rawKind: UInt8 = try reader.integer()
-        let flags: UInt8 = try reader.integer()
-        let headerLength = Int(try reader.integer() as UInt32)
-        let bodyLength64: UInt64 = try reader.integer()
+        let (rawKind, flags, headerLength, bodyLength) = try reader.entryPreamble()
         guard headerLength >= fixedLength + 5 * 4 + digestLength, headerLength <= maxHeaderLength,
-            bodyLength64 <= UInt64(Int.max - maxHeaderLength)
+            bodyLength <= UInt64(Int.max - maxHeaderLength)
         else { throw .malformedHeader }
         try verifyDigest(bytes, headerLength: headerLength)
-        guard let kind = CacheEntry.Kind(rawValue: rawKind) else { throw .malformedHeader }
-        let storedAt = try reader.date()
-        let expiresAt = try reader.date()
-        let staleUntil = try reader.date()
+        let times = try reader.entryTimes()
         let bodyDigest = Array(try reader.take(digestLength, orThrow: .malformedHeader))
-        let key = try reader.string()
-        let namespace = try reader.string()
-        let user = try reader.string()
+        let metadata = try reader.entryMetadata(rawKind: rawKind, flags: flags, bodyLength: bodyLength, times: times)
         let etag = try reader.string()
         let contentType = try reader.string()
         guard reader.offset == headerLength - digestLength else { throw .malformedHeader }
-        let metadata = CacheEntryMetadata(
-            key: key, namespace: namespace, user: flags & 1 == 0 ? nil : user, kind: kind, bytes: Int(bodyLength64),
-            storedAt: storedAt, expiresAt: expiresAt, staleUntil: staleUntil)
         return EntryHeader(
             metadata: metadata, headerLength: headerLength,
             payload: .plain(etag: etag, contentType: contentType, bodyDigest: bodyDigest))

@@ -54,28 +54,16 @@ enum SealedEntryFormat {
     static func decodeHeader(_ bytes: [UInt8]) throws(EntryFormatError) -> EntryHeader {
         guard bytes.count >= fixedLength else { throw .truncated(needed: fixedLength) }
         var reader = ByteReader(bytes)
-        _ = reader.take(6)
-        let rawKind: UInt8 = try reader.integer()
-        let flags: UInt8 = try reader.integer()
-        let headerLength = Int(try reader.integer() as UInt32)
-        let bodyLength: UInt64 = try reader.integer()
+        let (rawKind, flags, headerLength, bodyLength) = try reader.entryPreamble()
         let sealedLength: UInt64 = try reader.integer()
         let limit = UInt64(Int.max - EntryFormat.maxHeaderLength)
         guard headerLength >= fixedLength + 3 * 4 + digestLength, headerLength <= EntryFormat.maxHeaderLength,
             bodyLength <= limit, sealedLength <= limit, sealedLength > bodyLength
         else { throw .malformedHeader }
         try EntryFormat.verifyDigest(bytes, headerLength: headerLength)
-        guard let kind = CacheEntry.Kind(rawValue: rawKind) else { throw .malformedHeader }
-        let storedAt = try reader.date()
-        let expiresAt = try reader.date()
-        let staleUntil = try reader.date()
-        let key = try reader.string()
-        let namespace = try reader.string()
-        let user = try reader.string()
+        let times = try reader.entryTimes()
+        let metadata = try reader.entryMetadata(rawKind: rawKind, flags: flags, bodyLength: bodyLength, times: times)
         guard reader.offset == headerLength - digestLength else { throw .malformedHeader }
-        let metadata = CacheEntryMetadata(
-            key: key, namespace: namespace, user: flags & 1 == 0 ? nil : user, kind: kind, bytes: Int(bodyLength),
-            storedAt: storedAt, expiresAt: expiresAt, staleUntil: staleUntil)
         return EntryHeader(metadata: metadata, headerLength: headerLength, payload: .sealed(length: Int(sealedLength)))
     }
 

@@ -107,22 +107,8 @@ extension LiveService {
             redis: redis.map { SharedTierSettings(redis: $0.endpoint, timeout: .seconds(1), prefix: prefix) },
             keyFile: keyFile)
         if redis != nil {
-            try await AtRest.waitUntil("the shared tier is connected") { service.app.cache.statistics().shared?.connected == true }
+            try await Fleet.waitUntil("the shared tier is connected") { service.app.cache.statistics().shared?.connected == true }
         }
         return service
-    }
-}
-
-extension AtRest {
-    /// Polls `condition` (bounded): the shared tier connects, and writes behind an answer, on its own threads.
-    static func waitUntil(_ what: String, within bound: Duration = .seconds(10), _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + bound
-        while try await !condition() {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("not within \(bound): \(what)")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(5))
-        }
     }
 }

@@ -57,7 +57,7 @@ import Testing
         #expect(try await b.request(.GET, "/v1/cache/shared:x", admin: true).status == 404)
         let first = try await a.request(.GET, "/v1/users/carol/subscription")
         // A writes its fetch to Redis behind the answer: B must find it there.
-        try await AtRest.waitUntil("A's value is in Redis") {
+        try await Fleet.waitUntil("A's value is in Redis") {
             try await AtRest.command(redis, "EXISTS", prefix + "subscription:carol") == .integer(1)
         }
         let second = try await b.request(.GET, "/v1/users/carol/subscription")
