@@ -4,9 +4,9 @@ import Crypto
 /// value; the others still open what they sealed, until a rekey has moved everything to the primary.
 ///
 /// Its descriptions name key IDs only: no byte of a key ever reaches a log line, an error or a document.
-public struct KeyRing: Sendable, CustomStringConvertible {
+public struct KeyRing: Sendable, CustomStringConvertible, CustomReflectable {
     /// One key of the ring: its ID (stored beside every value it seals) and its 256-bit secret.
-    public struct Key: Sendable, CustomStringConvertible {
+    public struct Key: Sendable, CustomStringConvertible, CustomReflectable {
         public let id: String
         let secret: SymmetricKey
         /// The ID as it is written before each sealed value.
@@ -19,6 +19,8 @@ public struct KeyRing: Sendable, CustomStringConvertible {
         }
 
         public var description: String { "key \(id)" }
+        /// `dump` and debuggers see the ID only.
+        public var customMirror: Mirror { Mirror(self, children: ["id": id], displayStyle: .struct) }
     }
 
     /// Every key in the file's order; never empty.
@@ -51,6 +53,7 @@ public struct KeyRing: Sendable, CustomStringConvertible {
     public func key(id: String) -> Key? { byID[id] }
 
     public var description: String { "KeyRing(primary: \(primary.id), keys: \(keys.map(\.id).joined(separator: ", ")))" }
+    public var customMirror: Mirror { Mirror(self, children: ["keys": keys.map(\.id)], displayStyle: .struct) }
 
     /// AES-256: 32 bytes.
     public static let keyLength = 32
