@@ -6,6 +6,7 @@
 # ---- build: the official Swift image on Debian 12 (same Swift as CI: 6.3.1) -------------------------------
 FROM swift:6.3.1-bookworm AS build
 # libmicrohttpd's and hiredis's headers, and pkg-config, without which SwiftPM cannot find Debian's multiarch .pc file.
+# (libmicrohttpd-dev brings libgnutls28-dev, whose GnuTLS the shim calls to check a --tls-cert/--tls-key pair.)
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       libmicrohttpd-dev=0.9.75-6 \
@@ -29,7 +30,8 @@ RUN swift build -c release --static-swift-stdlib --product unicache \
 
 # ---- runtime ----------------------------------------------------------------------------------------------
 FROM debian:bookworm-slim
-# Only what `ldd unicache` needs beyond libc (libmicrohttpd12 brings gnutls & co. as its own dependencies),
+# Only what `ldd unicache` needs beyond libc (libmicrohttpd12 brings gnutls & co. as its own dependencies; HTTPS
+# needs nothing more: libmicrohttpd serves it with that GnuTLS),
 # plus the CA bundle for https upstreams. No tzdata: Foundation's time zones come from the ICU data built into
 # the binary. Versions are bookworm's current ones; check-docker.sh says when a pin no longer matches.
 RUN apt-get update \
@@ -54,6 +56,9 @@ USER 10001:10001
 EXPOSE 8080
 STOPSIGNAL SIGTERM
 # `unicache healthcheck` GETs /healthz with its own socket client (no curl in the image); for host 0.0.0.0
-# it connects to 127.0.0.1.
+# it connects to 127.0.0.1. Plain HTTP by default: TLS belongs to whoever has a certificate for the name clients
+# dial (often a proxy or ingress in front). To serve HTTPS here, mount a certificate and key and name them, e.g.
+#   docker run -v "$PWD/tls:/tls:ro" -e UNICACHE_TLS_CERT=/tls/cert.pem -e UNICACHE_TLS_KEY=/tls/key.pem …
+# (the key readable by uid 10001); the healthcheck reads the same UNICACHE_TLS_CERT and checks over HTTPS.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 CMD ["unicache", "healthcheck"]
 ENTRYPOINT ["unicache"]

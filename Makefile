@@ -1,7 +1,7 @@
 # The two set-up commands of the README are `make run` and `make test`; each installs the Debian packages
 # it needs (when missing) and then calls SwiftPM. `make check` is what CI runs after `make test`.
 SHELL := /bin/bash
-APT_PACKAGES := libmicrohttpd-dev libhiredis-dev redis-server pkg-config
+APT_PACKAGES := libmicrohttpd-dev libhiredis-dev redis-server pkg-config libgnutls28-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # The release binary the conformance and Docker checks share (same flags as the Dockerfile).
 RELEASE_FLAGS := -c release --static-swift-stdlib --product unicache --scratch-path .build-release

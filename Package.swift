@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "UnifiedCache", targets: ["UnifiedCache"]),
         .library(name: "DiskTier", targets: ["DiskTier"]),
         .library(name: "UpstreamGate", targets: ["UpstreamGate"]),
+        .library(name: "Breaker", targets: ["Breaker"]),
         .library(name: "Sealing", targets: ["Sealing"]),
         .library(name: "HTTPRouting", targets: ["HTTPRouting"]),
         .library(name: "MicroHTTPServer", targets: ["MicroHTTPServer"]),
@@ -26,6 +27,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         // UnifiedCache uses only NIOConcurrencyHelpers: a pthread lock ThreadSanitizer understands on Linux.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        // TLS: the healthcheck's HTTPS probe (already in the graph through async-http-client).
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        // Tests only: the certificates the TLS tests make in-process.
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
     ],
     targets: [
         // libmicrohttpd as Debian ships it (pkg-config finds the multiarch .pc file).
@@ -38,11 +43,14 @@ let package = Package(
         // only. Not through pkg-config: its `-D_FILE_OFFSET_BITS=64` is a flag SwiftPM refuses with a warning.
         .systemLibrary(name: "CHiredis"),
         // The only Swift module that touches hiredis: pooled command contexts and a subscriber thread.
-        .target(name: "RedisClient", dependencies: ["CHiredis"], swiftSettings: strict),
+        .target(name: "RedisClient", dependencies: ["CHiredis", "Breaker"], swiftSettings: strict),
+        // One circuit-breaker state machine, configured per dependency (each upstream, Redis).
+        .target(name: "Breaker", swiftSettings: strict),
         // glibc's <malloc.h> (mallopt, malloc_trim, mallinfo2): the service bounds what the allocator keeps.
         .systemLibrary(name: "CMalloc"),
         // Non-variadic C wrappers for what Swift cannot call directly.
-        .target(name: "CMicroHTTPDShim", dependencies: ["CMicroHTTPD"]),
+        // GnuTLS (libmicrohttpd's TLS library, libgnutls28-dev) checks a certificate and key before a TLS daemon starts.
+        .target(name: "CMicroHTTPDShim", dependencies: ["CMicroHTTPD"], linkerSettings: [.linkedLibrary("gnutls")]),
         // The only Swift module that touches libmicrohttpd (RedisClient confines hiredis; UnicacheApp calls only
         // glibc's malloc controls through CMalloc).
         .target(
@@ -75,7 +83,7 @@ let package = Package(
         // decorator; the cache core knows only the refusal it reports.
         .target(
             name: "UpstreamGate",
-            dependencies: ["UnifiedCache", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            dependencies: ["UnifiedCache", "Breaker", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
             swiftSettings: strict
         ),
         // The disk tier, plugged into UnifiedCache's second-tier hook.
@@ -120,6 +128,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                // The healthcheck over HTTPS: a pinned-certificate TLS client.
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: strict
         ),
@@ -144,13 +154,26 @@ let package = Package(
         .target(name: "RedisTestSupport", dependencies: ["RedisClient"], path: "Tests/RedisTestSupport", swiftSettings: strict),
         // A seeded random generator, so that randomised tests replay from their seed.
         .target(name: "SeededRandom", path: "Tests/SeededRandom", swiftSettings: strict),
-        .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "RedisTestSupport"], swiftSettings: strict),
+        // A certificate and key made in-process, and a keep-alive HTTPS client, for the TLS tests (never shipped).
+        .target(
+            name: "TLSTestSupport",
+            dependencies: [
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            path: "Tests/TLSTestSupport", swiftSettings: strict),
+        .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "RedisTestSupport", "Breaker"], swiftSettings: strict),
+        .testTarget(name: "BreakerTests", dependencies: ["Breaker", "UpstreamGate", "RedisClient"], swiftSettings: strict),
         .testTarget(name: "HTTPRoutingTests", dependencies: ["HTTPRouting"], swiftSettings: strict),
         .testTarget(name: "SealingTests", dependencies: ["Sealing"], swiftSettings: strict),
         .testTarget(
             name: "MicroHTTPServerTests",
             dependencies: [
-                "MicroHTTPServer", "HTTPRouting",
+                "MicroHTTPServer", "HTTPRouting", "TLSTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -168,7 +191,8 @@ let package = Package(
         .testTarget(
             name: "UpstreamGateTests",
             dependencies: [
-                "UpstreamGate", "UnifiedCache", "SeededRandom", .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                "UpstreamGate", "UnifiedCache", "Breaker", "SeededRandom",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
@@ -180,8 +204,8 @@ let package = Package(
         .testTarget(
             name: "UnicacheAppTests",
             dependencies: [
-                "UnicacheApp", "UnifiedCache", "UpstreamGate", "DiskTier", "HTTPRouting", "MicroHTTPServer", "RedisClient", "RedisTier", "RedisTestSupport",
-                "Sealing",
+                "UnicacheApp", "UnifiedCache", "UpstreamGate", "DiskTier", "HTTPRouting", "MicroHTTPServer", "RedisClient",
+                "RedisTier", "RedisTestSupport", "TLSTestSupport", "Sealing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

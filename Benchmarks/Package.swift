@@ -17,6 +17,7 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "UnifiedCache", package: "unicache"),
                 .product(name: "UpstreamGate", package: "unicache"),
+                .product(name: "Breaker", package: "unicache"),
             ],
             path: "CacheBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

@@ -5,9 +5,12 @@
 # RUNS times per target (interleaved rounds) and prints the median req/s, p99 latency and server CPU time per request
 # (utime+stime from /proc/PID/stat), with ratios to the baseline.
 #
-# Add a target with one line in TARGETS: "name|server command ({port} is replaced)|path".
+# Add a target with one line in TARGETS: "name|server command ({port} is replaced)|path[|base]"; its ratios are to
+# `base` (default: baseline). A command with {cert} and {key} serves HTTPS with the run's certificate (ECDSA P-256,
+# made by openssl) and is measured over https (wrk keeps its TLS connections alive, as with HTTP).
 # Targets with the same command share one server process. Every target gets a warm-up request first.
-# Env: RUNS (3), DURATION (10s), CONNECTIONS (64), SERVER_CPU (0), WRK_CPU (1), BASE_PORT (18080).
+# Env: RUNS (3), DURATION (10s), CONNECTIONS (64), SERVER_CPU (0), WRK_CPU (1), BASE_PORT (18080),
+# ONLY (names of the targets to run, e.g. ONLY="baseline unicache-warm baseline-tls unicache-tls"; default all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -37,9 +40,20 @@ TARGETS=(
   # A cold key while its domain's circuit is open (CONTRACT §7): the upstream refuses connections (nothing listens on
   # port 1), the first five failures open the circuit and every answer after is its 502, decided at the gate.
   "circuit-open|$ROOT/.build/release/unicache --port {port} --data-dir $DATA_DIR/open --log-level error --upstream subscription=http://127.0.0.1:1|/v1/users/alice/subscription"
+  # Over TLS (CONTRACT §8.7): raw libmicrohttpd with the same TLS settings, and the warm hit, as its ratio.
+  "baseline-tls|$BASELINE_BIN {port} {cert} {key}|/|baseline-tls"
+  "unicache-tls|$ROOT/.build/release/unicache --port {port} --data-dir $DATA_DIR/tls --log-level warning --tls-cert {cert} --tls-key {key}|/v1/users/alice/subscription|baseline-tls"
 )
 
-for tool in wrk taskset curl cc pkg-config redis-server; do
+if [[ -n ${ONLY:-} ]]; then
+  selected=()
+  for target in "${TARGETS[@]}"; do
+    [[ " $ONLY " == *" ${target%%|*} "* ]] && selected+=("$target")
+  done
+  TARGETS=("${selected[@]}")
+fi
+
+for tool in wrk taskset curl cc pkg-config redis-server openssl; do
   command -v "$tool" >/dev/null || { echo "bench-http: missing $tool" >&2; exit 1; }
 done
 
@@ -47,6 +61,11 @@ echo "== build"
 cc -O2 -Wall -Wextra -o "$BASELINE_BIN" Benchmarks/mhd-baseline/mhd-baseline.c $(pkg-config --cflags --libs libmicrohttpd)
 swift build -c release --product HTTPBenchServer 2>&1 | tail -1
 swift build -c release --product unicache 2>&1 | tail -1
+
+# The TLS targets' certificate: self-signed, for localhost and 127.0.0.1.
+TLS_CERT=$DATA_DIR/tls-cert.pem TLS_KEY=$DATA_DIR/tls-key.pem
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=localhost \
+  -addext subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout "$TLS_KEY" -out "$TLS_CERT" 2>/dev/null
 
 # shellcheck source=scripts/bench-common.sh
 source "$ROOT/scripts/bench-common.sh"
@@ -67,8 +86,11 @@ start_server() {
     PID=${SERVER_PID[$command]}; PORT=${SERVER_PORT[$command]}; return
   fi
   PORT=$((BASE_PORT + ${#SERVER_PID[@]}))
+  local line=${command//\{port\}/$PORT}
+  line=${line//\{cert\}/$TLS_CERT}
+  line=${line//\{key\}/$TLS_KEY}
   # shellcheck disable=SC2086
-  taskset -c "$SERVER_CPU" ${command//\{port\}/$PORT} >/dev/null 2>&1 &
+  taskset -c "$SERVER_CPU" $line >/dev/null 2>&1 &
   PID=$!
   SERVER_PID[$command]=$PID
   SERVER_PORT[$command]=$PORT
@@ -78,7 +100,7 @@ wait_ready() {
   local url=$1
   for _ in $(seq 1 100); do
     # Any answer will do (the circuit-open target answers 502).
-    [[ $(curl -sS -o /dev/null -w '%{http_code}' "$url" 2>/dev/null) != 000 ]] && return 0
+    [[ $(curl -sSk -o /dev/null -w '%{http_code}' "$url" 2>/dev/null) != 000 ]] && return 0
     sleep 0.1
   done
   echo "bench-http: $url did not answer" >&2
@@ -91,9 +113,11 @@ declare -A RPS=() P99=() CPU=() RPS_RUNS=() P99_RUNS=() CPU_RUNS=()
 # Runs are interleaved (every target once per round), so drift in the machine's speed touches all targets alike.
 for run in $(seq 1 "$RUNS"); do
   for target in "${TARGETS[@]}"; do
-    IFS='|' read -r name command path <<<"$target"
+    IFS='|' read -r name command path _ <<<"$target"
     start_server "$command"
-    url="http://127.0.0.1:$PORT$path"
+    scheme=http
+    [[ $command == *"{cert}"* ]] && scheme=https
+    url="$scheme://127.0.0.1:$PORT$path"
     [[ $run == 1 ]] && wait_ready "$url"
     before=$(cpu_ticks "$PID")
     output=$(taskset -c "$WRK_CPU" wrk -t1 -c"$CONNECTIONS" -d"$DURATION" --latency "$url")
@@ -118,9 +142,10 @@ echo "== load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 printf '%-14s %12s %10s %12s %10s %10s\n' target "req/s(med)" "p99(us)" "cpu us/req" "rps/base" "cpu/base"
 for target in "${TARGETS[@]}"; do
-  IFS='|' read -r name _ _ <<<"$target"
-  printf '%-14s %12.0f %10.0f %12.2f %10.2f %10.2f\n' "$name" "${RPS[$name]}" "${P99[$name]}" "${CPU[$name]}" \
-    "$(awk -v a="${RPS[$name]}" -v b="${RPS[baseline]}" 'BEGIN {print a / b}')" \
-    "$(awk -v a="${CPU[$name]}" -v b="${CPU[baseline]}" 'BEGIN {print a / b}')"
+  IFS='|' read -r name _ _ base <<<"$target"
+  base=${base:-baseline}
+  printf '%-14s %12.0f %10.0f %12.2f %10.2f %10.2f  %s\n' "$name" "${RPS[$name]}" "${P99[$name]}" "${CPU[$name]}" \
+    "$(awk -v a="${RPS[$name]}" -v b="${RPS[$base]}" 'BEGIN {print a / b}')" \
+    "$(awk -v a="${CPU[$name]}" -v b="${CPU[$base]}" 'BEGIN {print a / b}')" "(to $base)"
 done
-echo "targets: sync, unicache-warm and warm-redis >= 0.85 rps/base and <= 1.25 cpu/base; async <= 2.5 cpu/base; circuit-open: its p99 is the answer time of a refused fetch"
+echo "targets: sync, unicache-warm and warm-redis >= 0.85 rps/base and <= 1.25 cpu/base; async <= 2.5 cpu/base; circuit-open: its p99 is the answer time of a refused fetch; unicache-tls >= 0.85 rps/base (to baseline-tls)"

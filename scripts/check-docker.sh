@@ -5,7 +5,8 @@
 #   3. every shared library `ldd` lists is provided by a package the runtime stage installs, by one of their
 #      dependencies, or by the base image's allow-list (BASE_PACKAGES below);
 #   4. the binary serves as a non-root user with a read-only parent of its data dir: the start-up line,
-#      /healthz 200, `unicache healthcheck` 0 against it and non-zero against a closed port, SIGTERM → exit 0.
+#      /healthz 200, `unicache healthcheck` 0 against it and non-zero against a closed port, SIGTERM → exit 0;
+#   5. the same with a certificate and key (UNICACHE_TLS_CERT/KEY): HTTPS, and the healthcheck healthy over it.
 # Usage: scripts/check-docker.sh   (UNICACHE_BIN=/path/to/unicache skips the build; DOCKERFILE=path checks another file)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -218,6 +219,36 @@ if timeout 30 env -i PATH=/usr/bin:/bin UNICACHE_HOST=127.0.0.1 UNICACHE_PORT="$
 fi
 echo "unicache healthcheck: non-zero against closed port ${closed_port}"
 
+stop_service
+echo "SIGTERM: exit 0"
+
+# ---------------------------------------------------------------------------------------------- 5. HTTPS
+# As the image runs with a mounted certificate and key (UNICACHE_TLS_CERT/KEY): HTTPS on the port, and the
+# HEALTHCHECK, which reads the same UNICACHE_TLS_CERT, still healthy.
+step "HTTPS with a mounted certificate and key"
+command -v openssl >/dev/null || fail "openssl is needed to make the check's certificate"
+mkdir -p "$WORK/tls"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=localhost \
+  -addext subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout "$WORK/tls/key.pem" -out "$WORK/tls/cert.pem" 2>/dev/null
+chown "$RUN_USER" "$WORK/tls/key.pem" 2>/dev/null || true
+chmod 0400 "$WORK/tls/key.pem"
+chmod 0444 "$WORK/tls/cert.pem"
+TLS_ENV=(UNICACHE_TLS_CERT="$WORK/tls/cert.pem" UNICACHE_TLS_KEY="$WORK/tls/key.pem")
+start_service "${AS_USER[@]}" env -i PATH=/usr/bin:/bin HOME=/nonexistent UNICACHE_DATA_DIR="$WORK/root/data" \
+  "${TLS_ENV[@]}" "$BIN" --host 127.0.0.1 --port 0
+port="$SERVICE_PORT"
+[[ "$SERVICE_LINE" == "listening on https://"* ]] || fail "with TLS the start-up line is '${SERVICE_LINE}'"
+echo "start-up line: ${SERVICE_LINE}"
+status="$(curl -sS -o /dev/null -w '%{http_code}' --max-time 10 --cacert "$WORK/tls/cert.pem" \
+  "https://localhost:${port}/healthz")" || fail "GET https://…/healthz did not answer"
+[[ "$status" == 200 ]] || fail "GET https://…/healthz answered ${status}"
+echo "GET https://localhost:${port}/healthz: 200 (verified against the certificate)"
+timeout 30 env -i PATH=/usr/bin:/bin UNICACHE_HOST=0.0.0.0 UNICACHE_PORT="$port" "${TLS_ENV[@]}" "$BIN" healthcheck \
+  || fail "unicache healthcheck exited non-zero against the HTTPS service"
+if timeout 30 env -i PATH=/usr/bin:/bin UNICACHE_HOST=0.0.0.0 UNICACHE_PORT="$port" "$BIN" healthcheck 2>/dev/null; then
+  fail "unicache healthcheck without UNICACHE_TLS_CERT exited 0 against the HTTPS port"
+fi
+echo "unicache healthcheck: 0 with UNICACHE_TLS_CERT (as the image's HEALTHCHECK), non-zero without it"
 stop_service
 echo "SIGTERM: exit 0"
 

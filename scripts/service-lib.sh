@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Sourced by scripts/conformance.sh and scripts/check-docker.sh: run the service in the background, wait for its
-# `listening on http://HOST:PORT` line, stop it with SIGTERM and expect exit 0. The sourcing script defines
+# `listening on http://HOST:PORT` line (https:// with TLS), stop it with SIGTERM and expect exit 0. The sourcing script defines
 # fail() and sets STARTUP_TIMEOUT, STOP_TIMEOUT (seconds) and SERVICE_LOG; its EXIT trap kills $SERVICE_PID.
 
 SERVICE_PID=""
@@ -16,7 +16,7 @@ start_service() {
   SERVICE_PORT=""
   local i
   for ((i = 0; i < STARTUP_TIMEOUT * 10; i++)); do
-    SERVICE_LINE="$(grep -m1 -o 'listening on http://[^ "]*' "$SERVICE_LOG" || true)"
+    SERVICE_LINE="$(grep -m1 -oE 'listening on https?://[^ "]*' "$SERVICE_LOG" || true)"
     if [[ -n "$SERVICE_LINE" ]]; then SERVICE_PORT="$(sed -E 's#.*:([0-9]+)/?$#\1#' <<<"$SERVICE_LINE")"; break; fi
     kill -0 "$SERVICE_PID" 2>/dev/null || { show_service_log; fail "the service exited before its start-up line"; }
     sleep 0.1

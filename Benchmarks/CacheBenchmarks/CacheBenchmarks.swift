@@ -1,4 +1,5 @@
 import Benchmark
+import Breaker
 import Dispatch
 import Foundation
 import Logging
@@ -95,10 +96,10 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("miss, circuit open") { (benchmark: Benchmark, state: (UnifiedCacheManager, GatedFetcher)) async in
         await coldGets(benchmark, state.0, state.1)
     } setup: {
-        var breaker = CircuitBreaker()
-        breaker.initialBackoff = .seconds(3600)  // stays open for the whole run
         var configuration = UpstreamGate.Configuration(slotWait: .seconds(5))
-        configuration.breaker = breaker
+        // Stays open for the whole run.
+        configuration.breaker = CircuitBreaker(
+            .init(threshold: 5, initialBackoff: .seconds(3600), maximumBackoff: .seconds(3600)))
         let open = UpstreamGate(configuration: configuration, budget: nil)
         for _ in 0..<5 { if let pass = try? await open.admit() { open.finish(pass, .failed) } }
         return (makeCache(entries: 10_000), GatedFetcher(InstantFetcher(body: body, yields: 0), gate: open))

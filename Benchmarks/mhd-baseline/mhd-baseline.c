@@ -2,7 +2,9 @@
  * The raw libmicrohttpd baseline for scripts/bench-http.sh: serves a fixed ~1 KB JSON body from memory
  * on every path, with the same threading mode as MicroHTTPServer (internal polling thread + epoll) and
  * the response queued on the second access-handler call, as a well-written C server would.
- * Usage: mhd-baseline PORT
+ * With CERT and KEY (PEM files) it serves HTTPS with unicache's TLS settings: MHD_USE_TLS, the PEM in memory,
+ * and the same GnuTLS priority string (TLS 1.3 and 1.2 only; see unicache_mhd_tls_priorities in the shim).
+ * Usage: mhd-baseline PORT [CERT KEY]
  */
 #include <microhttpd.h>
 #include <signal.h>
@@ -10,6 +12,29 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* The same as unicache_mhd_tls_priorities (Sources/CMicroHTTPDShim/tls.c). */
+static const char tls_priorities[] = "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2";
+
+/* The whole file, NUL-terminated (MHD reads PEM as a C string); exits on failure. */
+static char *read_file(const char *path) {
+    FILE *file = fopen(path, "rb");
+    if (file == NULL) {
+        perror(path);
+        exit(1);
+    }
+    size_t capacity = 1 << 16, length = 0;
+    char *text = malloc(capacity);
+    size_t count;
+    while (text != NULL && (count = fread(text + length, 1, capacity - 1 - length, file)) > 0) {
+        length += count;
+        if (length == capacity - 1) text = realloc(text, capacity *= 2);
+    }
+    fclose(file);
+    if (text == NULL) exit(1);
+    text[length] = '\0';
+    return text;
+}
 
 #define PADDING 1000
 
@@ -45,16 +70,26 @@ int main(int argc, char **argv) {
     offset += snprintf(body + offset, sizeof body - (size_t)offset, "\"}");
     body_length = (size_t)offset;
 
+    int tls = argc > 3;
+    struct MHD_OptionItem tls_options[] = {
+        {MHD_OPTION_HTTPS_MEM_CERT, 0, tls ? read_file(argv[2]) : NULL},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, tls ? read_file(argv[3]) : NULL},
+        {MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)tls_priorities},
+        {MHD_OPTION_END, 0, NULL},
+    };
     struct MHD_Daemon *daemon = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, (uint16_t)port, NULL, NULL, handle, NULL,
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | (tls ? MHD_USE_TLS : 0), (uint16_t)port,
+        NULL, NULL, handle, NULL,
         MHD_OPTION_CONNECTION_LIMIT, 4096u,
         MHD_OPTION_CONNECTION_TIMEOUT, 30u,
+        MHD_OPTION_ARRAY, tls ? tls_options : &tls_options[3],
         MHD_OPTION_END);
     if (daemon == NULL) {
         fprintf(stderr, "mhd-baseline: cannot start on port %u\n", port);
         return 1;
     }
-    fprintf(stderr, "mhd-baseline: listening on http://127.0.0.1:%u (%zu-byte body)\n", port, body_length);
+    fprintf(stderr, "mhd-baseline: listening on %s://127.0.0.1:%u (%zu-byte body)\n", tls ? "https" : "http", port,
+            body_length);
     sigset_t signals;
     sigemptyset(&signals);
     sigaddset(&signals, SIGINT);

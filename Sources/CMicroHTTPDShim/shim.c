@@ -104,6 +104,21 @@ struct unicache_mhd_server *unicache_mhd_start(unsigned int flags,
         ((struct sockaddr_in *)&address)->sin_port = htons(port);
     }
 
+    /* TLS through MHD itself (GnuTLS), on either path: MHD_add_connection sets up a TLS session for each
+       connection the acceptor hands over to a TLS daemon, as MHD's own accept does. */
+    int tls = options->tls_certificate_pem != NULL && options->tls_key_pem != NULL;
+    if (tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+        *error = UNICACHE_MHD_TLS_UNAVAILABLE;
+        return NULL;
+    }
+    struct MHD_OptionItem tls_options[] = {
+        {MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)options->tls_certificate_pem},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)options->tls_key_pem},
+        {MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)unicache_mhd_tls_priorities},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    if (tls) flags |= MHD_USE_TLS;
+
     struct unicache_mhd_server *server = calloc(1, sizeof *server);
     if (server == NULL) {
         *system_error = errno;
@@ -143,6 +158,8 @@ struct unicache_mhd_server *unicache_mhd_start(unsigned int flags,
         MHD_OPTION_NOTIFY_COMPLETED, unicache_mhd_completed_trampoline, (void *)options,
         MHD_OPTION_URI_LOG_CALLBACK, unicache_mhd_uri_log_trampoline, (void *)options,
         MHD_OPTION_NOTIFY_CONNECTION, unicache_acceptor_notified, (void *)server->acceptor,
+        /* Without TLS the array is skipped: it starts with its end. */
+        MHD_OPTION_ARRAY, tls ? tls_options : &tls_options[3],
         MHD_OPTION_END);
     /* MHD may fail without setting errno: a NULL daemon is a failure whatever errno says. */
     int started = server->daemon != NULL;

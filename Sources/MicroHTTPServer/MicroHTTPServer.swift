@@ -73,11 +73,13 @@ public final class MicroHTTPServer: Service, Sendable {
                 Unmanaged.passUnretained(core).toOpaque(), &error, &systemError)
             guard let daemon else {
                 if error == Int32(UNICACHE_MHD_BAD_HOST) { return .failure(.invalidHost(configuration.host)) }
+                if error == Int32(UNICACHE_MHD_TLS_UNAVAILABLE) { return .failure(.tlsUnavailable) }
                 return .failure(.startFailed(host: configuration.host, port: configuration.port, errno: systemError))
             }
             let port = Int(unicache_mhd_port(daemon))
             phase = .listening(DaemonHandle(pointer: daemon), port: port)
-            core.logger.info("listening on http://\(authority(host: configuration.host, port: port))", metadata: [
+            let scheme = configuration.tls == nil ? "http" : "https"
+            core.logger.info("listening on \(scheme)://\(authority(host: configuration.host, port: port))", metadata: [
                 "maxConnections": "\(configuration.maxConnections)",
                 "pollingThreads": "\(configuration.effectivePollingThreads)",
                 "openFileLimit": "\(limit.map(String.init) ?? "unknown")",

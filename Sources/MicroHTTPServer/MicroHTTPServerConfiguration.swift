@@ -39,6 +39,8 @@ public struct MicroHTTPServerConfiguration: Sendable, Equatable {
     /// Give every request an id (`X-Request-ID`: the client's when valid, else a generated one), pass it to the
     /// responder and echo it on every answer, the server's own (413, 503, 504) included.
     public var requestIDs: Bool
+    /// HTTPS only (TLS 1.3 and 1.2, through libmicrohttpd and GnuTLS) with this certificate chain and key; `nil`: HTTP.
+    public var tls: TLSCredentials?
 
     public init(
         host: String = "127.0.0.1",
@@ -53,7 +55,8 @@ public struct MicroHTTPServerConfiguration: Sendable, Equatable {
         connectionMemoryLimit: Int = 8 << 10,
         shutdownTimeout: Duration = .seconds(10),
         pollingThreads: Int = MicroHTTPServerConfiguration.availableProcessors(),
-        requestIDs: Bool = false
+        requestIDs: Bool = false,
+        tls: TLSCredentials? = nil
     ) {
         self.host = host
         self.port = port
@@ -68,5 +71,6 @@ public struct MicroHTTPServerConfiguration: Sendable, Equatable {
         self.shutdownTimeout = shutdownTimeout
         self.pollingThreads = pollingThreads
         self.requestIDs = requestIDs
+        self.tls = tls
     }
 }

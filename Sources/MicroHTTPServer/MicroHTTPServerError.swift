@@ -12,6 +12,8 @@ public enum MicroHTTPServerError: Error, Sendable, Equatable, CustomStringConver
     case startFailed(host: String, port: Int, errno: Int32)
     /// `start()` after the server has stopped.
     case stopped
+    /// TLS credentials were given and this libmicrohttpd is built without TLS.
+    case tlsUnavailable
 
     public var description: String {
         switch self {
@@ -21,6 +23,7 @@ public enum MicroHTTPServerError: Error, Sendable, Equatable, CustomStringConver
             "cannot listen on \(authority(host: host, port: port))"
                 + (errno == 0 ? "" : ": \(String(cString: strerror(errno))) (errno \(errno))")
         case .stopped: "the server has stopped"
+        case .tlsUnavailable: "cannot serve HTTPS: this libmicrohttpd is built without TLS"
         }
     }
 }

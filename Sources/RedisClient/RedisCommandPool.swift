@@ -1,9 +1,11 @@
+import Breaker
+
 /// A small pool of blocking hiredis contexts, each owned by its own thread, so no Redis call ever
 /// runs on the caller's thread: callers suspend until their reply.
 ///
 /// Commands wait in one queue; whichever worker thread is free takes the next. Each worker has one
 /// context, connected lazily (on its first command) and discarded after any failure; the next
-/// command on that worker reconnects (AUTH and SELECT included). A ``RedisBreaker`` guards the
+/// command on that worker reconnects (AUTH and SELECT included). A ``CircuitBreaker`` (``CircuitBreaker/Configuration/redis``) guards the
 /// pool: while it is open, commands fail at once without reaching a thread.
 public final class RedisCommandPool: Sendable {
     public let endpoint: RedisEndpoint
@@ -15,12 +17,12 @@ public final class RedisCommandPool: Sendable {
     /// Connects lazily, so creating a pool never fails and never blocks.
     public init(
         endpoint: RedisEndpoint, timeout: Duration, size: Int = 4,
-        breaker: RedisBreaker.Configuration = .init()
+        breaker: CircuitBreaker.Configuration = .redis
     ) {
         self.endpoint = endpoint
         self.timeout = timeout
         self.size = max(size, 1)
-        shared = PoolShared(endpoint: endpoint, timeout: timeout, breaker: RedisBreaker(configuration: breaker))
+        shared = PoolShared(endpoint: endpoint, timeout: timeout, breaker: CircuitBreaker(breaker))
     }
 
     deinit {
@@ -59,8 +61,9 @@ public final class RedisCommandPool: Sendable {
     }
 
     /// The breaker's state now.
-    public var breakerState: RedisBreaker.State {
-        shared.state.withLock { $0.breaker.state }
+    public var breakerState: CircuitBreaker.State {
+        let now = shared.now
+        return shared.state.withLock { $0.breaker.state(at: now) }
     }
 
     /// Why the latest command failed; nil when it succeeded. Never contains the password.
@@ -102,12 +105,13 @@ public final class RedisCommandPool: Sendable {
     }
 
     private func run(_ commands: [[[UInt8]]]) async throws(RedisError) -> [RedisReply] {
+        let now = shared.now
         let admission = shared.state.withLock { state -> Result<Bool, RedisError> in
             if state.isShutDown { return .failure(.unavailable("the Redis pool is shut down")) }
-            switch state.breaker.admit(now: .now) {
-            case .rejected: return .failure(.unavailable(state.rejection))
+            switch state.breaker.admit(at: now) {
+            case .refused: return .failure(.unavailable(state.rejection))
             case .probe: return .success(true)
-            case .admitted: return .success(false)
+            case .pass: return .success(false)
             }
         }
         let isProbe = try admission.get()
@@ -129,7 +133,7 @@ struct PoolJob: Sendable {
 }
 
 struct PoolState: Sendable {
-    var breaker: RedisBreaker
+    var breaker: CircuitBreaker
     var jobs: [PoolJob] = []
     var lastError: String?
     var isShutDown = false
@@ -148,8 +152,13 @@ final class PoolShared: Sendable {
     let endpoint: RedisEndpoint
     let timeout: Duration
     let state: Locked<PoolState>
+    /// The breaker's time origin.
+    private let origin = ContinuousClock.now
 
-    init(endpoint: RedisEndpoint, timeout: Duration, breaker: RedisBreaker) {
+    /// The breaker's time: since the pool was made.
+    var now: Duration { origin.duration(to: .now) }
+
+    init(endpoint: RedisEndpoint, timeout: Duration, breaker: CircuitBreaker) {
         self.endpoint = endpoint
         self.timeout = timeout
         state = Locked(PoolState(breaker: breaker))
@@ -171,7 +180,7 @@ final class PoolShared: Sendable {
                 }
                 if state.threads.isEmpty {
                     // Counts as a failure, and must settle a probe (or the breaker stays half-open).
-                    state.breaker.record(success: false, probe: job.isProbe, now: .now)
+                    state.breaker.failed(at: now, probe: job.isProbe)
                     return .unavailable(state.lastError ?? "cannot start a thread")
                 }
             }
@@ -197,10 +206,10 @@ final class PoolShared: Sendable {
                 var job = state.jobs.removeFirst()
                 // The breaker may have opened while the job waited: then it fails without a connect.
                 if !job.isProbe {
-                    switch state.breaker.admit(now: .now) {
-                    case .rejected: return .reject(job, state.rejection)
+                    switch state.breaker.admit(at: now) {
+                    case .refused: return .reject(job, state.rejection)
                     case .probe: job.isProbe = true
-                    case .admitted: break
+                    case .pass: break
                     }
                 }
                 return .run(job)
@@ -218,10 +227,10 @@ final class PoolShared: Sendable {
                     switch result {
                     case .success:
                         state.lastError = nil
-                        state.breaker.record(success: true, probe: job.isProbe, now: .now)
+                        state.breaker.succeeded()
                     case .failure(.unavailable(let reason)):
                         state.lastError = reason
-                        state.breaker.record(success: false, probe: job.isProbe, now: .now)
+                        state.breaker.failed(at: now, probe: job.isProbe)
                     }
                 }
                 job.continuation.resume(returning: result)

@@ -1,3 +1,4 @@
+import Breaker
 import NIOConcurrencyHelpers
 import UnifiedCache
 
@@ -14,7 +15,7 @@ public final class UpstreamGate: Sendable {
         /// A 429 without `Retry-After` pauses the domain this long; none pauses it longer than `maximumPause`.
         public var defaultPause: Duration = .seconds(60)
         public var maximumPause: Duration = .seconds(3600)
-        public var breaker = CircuitBreaker()
+        public var breaker = CircuitBreaker(.upstream)
 
         public init(concurrency: Int = 64, slotWait: Duration) {
             self.concurrency = concurrency
@@ -97,7 +98,7 @@ public final class UpstreamGate: Sendable {
                                 configuration.maximumPause)
                 state.pausedUntil = max(state.pausedUntil, now + pause)
             case .failed:
-                state.breaker.failed(at: now, probe: pass.probe, jitter: jitter())
+                state.breaker.failed(at: now, probe: pass.probe, random: jitter())
             }
         }
     }

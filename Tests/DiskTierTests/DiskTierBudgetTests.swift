@@ -4,7 +4,7 @@ import UnifiedCache
 
 @testable import DiskTier
 
-@Suite struct DiskTierBudgetTests {
+@Suite(.timeLimit(.minutes(10))) struct DiskTierBudgetTests {
     @Test func theByteBudgetHoldsAfterTenTimesItsSizeIsWritten() async throws {
         try await withTemporaryDirectory { dir in
             let limit = 64 * 1024

@@ -4,7 +4,7 @@ import UnifiedCache
 
 @testable import DiskTier
 
-@Suite struct DiskTierCorruptionTests {
+@Suite(.timeLimit(.minutes(10))) struct DiskTierCorruptionTests {
     enum Damage: CaseIterable {
         case truncated, flippedBodyByte, zeroedHeader, emptied, appended
     }

@@ -7,7 +7,7 @@ import UnifiedCache
 /// A child process (`disktier-crash-writer`) stores entries in a loop and is killed with SIGKILL at a random
 /// point of its progress; a new tier on the folder then serves only complete values, including every value
 /// the child acknowledged, and its start-up sweep leaves no temporary file.
-@Suite struct DiskTierCrashTests {
+@Suite(.timeLimit(.minutes(10))) struct DiskTierCrashTests {
     /// Copy of the writer's `CrashWriterBody.make`.
     static func expectedBody(_ version: Int) -> [UInt8] {
         let count = 1 + (version &* 7919) % 262_144

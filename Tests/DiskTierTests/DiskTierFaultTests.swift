@@ -4,7 +4,7 @@ import UnifiedCache
 
 @testable import DiskTier
 
-@Suite struct DiskTierFaultTests {
+@Suite(.timeLimit(.minutes(10))) struct DiskTierFaultTests {
     @Test func diskFullDegradesStoresAndRecovers() async throws {
         try await withTemporaryDirectory { dir in
             let fileSystem = FaultyFileSystem()

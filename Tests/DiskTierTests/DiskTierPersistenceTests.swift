@@ -4,7 +4,7 @@ import UnifiedCache
 
 @testable import DiskTier
 
-@Suite struct DiskTierPersistenceTests {
+@Suite(.timeLimit(.minutes(10))) struct DiskTierPersistenceTests {
     @Test func entriesSurviveARestartIdentical() async throws {
         try await withTemporaryDirectory { dir in
             let entries = (0..<60).map { i in

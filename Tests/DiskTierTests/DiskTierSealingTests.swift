@@ -8,7 +8,7 @@ import UnifiedCache
 
 /// CONTRACT §9 in the disk tier: every file sealed with a key ring, what does not open deleted and counted as
 /// undecryptable (never served), rotation and rekey in the tier's own write order.
-@Suite(.timeLimit(.minutes(2))) struct DiskTierSealingTests {
+@Suite(.timeLimit(.minutes(10))) struct DiskTierSealingTests {
     static func codec(_ ids: String...) -> EntryCodec {
         // Valid by construction: 32-byte keys, distinct IDs of the allowed characters.
         EntryCodec(keyRing: try! KeyRing(keys: ids.map { ($0, Array(SHA256.hash(data: Array($0.utf8)))) }))

@@ -6,7 +6,7 @@ import UnifiedCache
 
 /// Many tasks at once, racing the start-up rebuild: the tier's index, its counters and the files agree
 /// at the end, and a load only ever returns a complete value of the key asked for.
-@Suite struct DiskTierStressTests {
+@Suite(.timeLimit(.minutes(10))) struct DiskTierStressTests {
     static func body(for key: String) -> [UInt8] {
         Array(String(repeating: key, count: 1 + key.utf8.count * 13 % 200).utf8)
     }

@@ -3,7 +3,7 @@ import UnifiedCache
 
 @testable import DiskTier
 
-@Suite struct LRUIndexTests {
+@Suite(.timeLimit(.minutes(10))) struct LRUIndexTests {
     func indexed(_ key: String, size: Int) -> IndexedEntry {
         IndexedEntry(metadata: makeEntry(key).metadata, fileSize: size)
     }

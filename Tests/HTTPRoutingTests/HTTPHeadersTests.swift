@@ -1,7 +1,7 @@
 import Testing
 @testable import HTTPRouting
 
-@Suite struct HTTPHeadersTests {
+@Suite(.timeLimit(.minutes(10))) struct HTTPHeadersTests {
     @Test func lookupIsCaseInsensitiveAndOrdered() {
         var headers = HTTPHeaders()
         headers.add(name: "X-Cache", value: "HIT")

@@ -1,7 +1,7 @@
 import Testing
 @testable import HTTPRouting
 
-@Suite struct ProblemTests {
+@Suite(.timeLimit(.minutes(10))) struct ProblemTests {
     @Test func rendersProblemJSONWithStandardMembersFirst() {
         let problem = Problem(
             type: Problem.typeURI("unknown-event"), status: 400, detail: "Unknown \"type\".\n",

@@ -1,7 +1,7 @@
 import Testing
 @testable import HTTPRouting
 
-@Suite struct RequestIDTests {
+@Suite(.timeLimit(.minutes(10))) struct RequestIDTests {
     @Test(arguments: ["a", "req-42", String(repeating: "x", count: 128), "!~{}[]<>\"\\", "0a1b2c3d-4e5f"])
     func visibleASCIIOfOneTo128CharactersIsAccepted(value: String) throws {
         #expect(try #require(RequestID(validating: value)).value == value)

@@ -1,7 +1,7 @@
 import Testing
 @testable import HTTPRouting
 
-@Suite struct RequestParsingTests {
+@Suite(.timeLimit(.minutes(10))) struct RequestParsingTests {
     @Test func splitsAndDecodesPathSegments() throws {
         let request = try Request(method: .get, target: "/v1/cache/a%20b/c%3Ad")
         #expect(request.pathSegments == ["v1", "cache", "a b", "c:d"])

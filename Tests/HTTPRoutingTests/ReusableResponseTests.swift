@@ -3,7 +3,7 @@ import Testing
 
 private final class Form {}
 
-@Suite struct ReusableResponseTests {
+@Suite(.timeLimit(.minutes(10))) struct ReusableResponseTests {
     @Test func reusableCopiesShareOneSlotAndTheFirstFormWins() throws {
         let response = Response.json(#"{"a":1}"#).reusable()
         let copy = response

@@ -24,7 +24,7 @@ func bodyText(_ response: Response) -> String {
 
 struct Boom: Error {}
 
-@Suite struct RouterTests {
+@Suite(.timeLimit(.minutes(10))) struct RouterTests {
     static func makeRouter() -> Router {
         var router = Router()
         router.get("/v1/users/{user}/health/averages/{weekday}") { request in

@@ -6,7 +6,7 @@ import Testing
 /// At `maxConnections` (contract §1) the connection idle the longest is closed to admit a new one (nginx's
 /// ngx_drain_connections); idle means connected with no request in progress: kept alive after an answer, or
 /// never having sent a byte. A connection with a request under way is never chosen. Both listening paths.
-@Suite(.serialized) struct ConnectionDrainTests {
+@Suite(.timeLimit(.minutes(10)), .serialized) struct ConnectionDrainTests {
     static var router: Router {
         var router = Router()
         router.getNow()

@@ -7,7 +7,7 @@ import Testing
 /// after its first byte is closed, however slowly they trickle in; libmicrohttpd's own timeout restarts with every
 /// byte. The clock starts at the first byte: a client that thinks before it sends is not hurried. Both listening
 /// paths: one polling thread and a pool.
-@Suite(.serialized) struct HeaderTimeoutTests {
+@Suite(.timeLimit(.minutes(10)), .serialized) struct HeaderTimeoutTests {
     /// 250 bytes of request line and headers: 25 s at 100 ms a byte.
     static let slowRequest = "GET /now HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: \(String(repeating: "a", count: 210))\r\n\r\n"
 

@@ -58,7 +58,7 @@ let libraryAnswers: [LibraryAnswer] = [
         status: 400, title: "Request malformed"),
 ]
 
-@Suite struct LibraryAnswersTests {
+@Suite(.timeLimit(.minutes(10))) struct LibraryAnswersTests {
     static var router: Router {
         var router = Router()
         router.getNow()

@@ -3,7 +3,7 @@ import NIOCore
 import Testing
 @testable import MicroHTTPServer
 
-@Suite struct PollingThreadsTests {
+@Suite(.timeLimit(.minutes(10))) struct PollingThreadsTests {
     /// The CPUs in the `Cpus_allowed` mask of /proc/self/status (hex words separated by commas).
     static func cpusAllowedByProc() throws -> Int {
         let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)

@@ -4,7 +4,7 @@ import Testing
 @testable import MicroHTTPServer
 
 /// CONTRACT §7.4 at the server: every answer carries the request's id, the client's when valid.
-@Suite(.serialized) struct RequestIDServingTests {
+@Suite(.timeLimit(.minutes(10)), .serialized) struct RequestIDServingTests {
     static func configuration() -> MicroHTTPServerConfiguration {
         var configuration = MicroHTTPServerConfiguration.test(maxBodyBytes: 16)
         configuration.requestIDs = true

@@ -4,7 +4,7 @@ import Logging
 import Testing
 @testable import MicroHTTPServer
 
-@Suite(.serialized) struct ServerBasicsTests {
+@Suite(.timeLimit(.minutes(10)), .serialized) struct ServerBasicsTests {
     static func router() -> Router {
         var router = Router()
         router.get("/healthz", immediate: { _ in .json(#"{"status":"ok"}"#) }) { _ in .text("slow") }
@@ -94,7 +94,7 @@ import Testing
     }
 }
 
-@Suite struct ServerStartTests {
+@Suite(.timeLimit(.minutes(10))) struct ServerStartTests {
     @Test func invalidHostIsReported() {
         let server = MicroHTTPServer(
             configuration: MicroHTTPServerConfiguration(host: "no-such-host.invalid", port: 0),
@@ -122,7 +122,7 @@ import Testing
     }
 }
 
-@Suite(.serialized) struct ReusableResponseServingTests {
+@Suite(.timeLimit(.minutes(10)), .serialized) struct ReusableResponseServingTests {
     @Test func aReusableResponseIsSentIdenticallyEveryTimeOnBothPaths() async throws {
         let shared = Response(
             status: 200, headers: ["Content-Type": "application/json", "X-Shared": "yes"], body: Array(#"{"n":1}"#.utf8)
@@ -145,7 +145,7 @@ import Testing
     }
 }
 
-@Suite(.serialized) struct PollingThreadPoolTests {
+@Suite(.timeLimit(.minutes(10)), .serialized) struct PollingThreadPoolTests {
     @Test func aPoolOfPollingThreadsAnswersBothPathsAndDrains() async throws {
         let gate = Gate()
         var router = Router()

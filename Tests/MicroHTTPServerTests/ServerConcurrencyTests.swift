@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 @testable import MicroHTTPServer
 
-@Suite(.serialized) struct ServerConcurrencyTests {
+@Suite(.timeLimit(.minutes(10)), .serialized) struct ServerConcurrencyTests {
     @Test func slowAsyncRequestsRunConcurrentlyWhileSyncRequestsAnswerAtOnce() async throws {
         let started = Signals()
         let gate = Gate()
@@ -121,7 +121,7 @@ import Testing
     }
 }
 
-@Suite(.serialized) struct ServerStressTests {
+@Suite(.timeLimit(.minutes(10)), .serialized) struct ServerStressTests {
     /// Many keep-alive connections alternate sync and async requests: every suspended connection is
     /// resumed exactly once and answered in order.
     @Test func keepAliveConnectionsMixSyncAndAsyncRequests() async throws {

@@ -4,7 +4,7 @@ import Logging
 import Testing
 @testable import MicroHTTPServer
 
-@Suite(.serialized) struct ServerLimitsTests {
+@Suite(.timeLimit(.minutes(10)), .serialized) struct ServerLimitsTests {
     static func router(handlerRan: Signals = Signals()) -> Router {
         var router = Router()
         router.post("/upload") { request in
@@ -194,7 +194,7 @@ import Testing
 
 /// The router's observer sees the answer the client got, once: the server's 504 or 503 when the server answered
 /// instead of the handler, never a handler's late answer.
-@Suite(.serialized) struct ObservedAnswerTests {
+@Suite(.timeLimit(.minutes(10)), .serialized) struct ObservedAnswerTests {
     final class Records: Sendable {
         let all = Locked<[RequestRecord]>([])
         var statuses: [Int] { all.withLock { $0.map(\.status).sorted() } }

@@ -2,7 +2,7 @@ import RedisClient
 import RedisTestSupport
 import Testing
 
-@Suite struct RedisCommandPoolTests {
+@Suite(.timeLimit(.minutes(10))) struct RedisCommandPoolTests {
     @Test func binaryValuesRoundTrip() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
             let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(5))

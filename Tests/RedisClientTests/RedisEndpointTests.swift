@@ -1,7 +1,7 @@
 import RedisClient
 import Testing
 
-@Suite struct RedisEndpointTests {
+@Suite(.timeLimit(.minutes(10))) struct RedisEndpointTests {
     @Test(arguments: [
         ("redis://localhost", RedisEndpoint(host: "localhost", port: 6379)),
         ("REDIS://cache.internal", RedisEndpoint(host: "cache.internal", port: 6379)),

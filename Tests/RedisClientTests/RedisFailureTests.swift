@@ -1,8 +1,9 @@
+import Breaker
 import RedisClient
 import RedisTestSupport
 import Testing
 
-@Suite struct RedisFailureTests {
+@Suite(.timeLimit(.minutes(10))) struct RedisFailureTests {
     /// A loopback port nothing listens on, held for the rest of the process (a port freed by stopping a server
     /// may be given to a server another test starts).
     func closedPort() async throws -> Int {
@@ -15,7 +16,7 @@ import Testing
         // A back-off far longer than the test: no probe may run, so every connect is counted.
         let pool = RedisCommandPool(
             endpoint: endpoint, timeout: .milliseconds(50),
-            breaker: .init(failureThreshold: 3, initialBackoff: .seconds(600), maxBackoff: .seconds(600)))
+            breaker: .init(threshold: 3, initialBackoff: .seconds(600), maximumBackoff: .seconds(600)))
         defer { pool.shutdown() }
         // No wall-clock bounds here: under ThreadSanitizer, with redis-servers being spawned beside it, a task's
         // resumption alone once took 9 s. "Fast" is what the breaker's counts show; bench-shared measures the time.
@@ -47,7 +48,7 @@ import Testing
         let port = try await closedPort()
         let pool = RedisCommandPool(
             endpoint: RedisEndpoint(host: "127.0.0.1", port: port), timeout: .milliseconds(50), size: 2,
-            breaker: .init(failureThreshold: 3, initialBackoff: .seconds(600), maxBackoff: .seconds(600)))
+            breaker: .init(threshold: 3, initialBackoff: .seconds(600), maximumBackoff: .seconds(600)))
         defer { pool.shutdown() }
         let failures = await withTaskGroup(of: Bool.self) { group in
             for _ in 0..<100 {

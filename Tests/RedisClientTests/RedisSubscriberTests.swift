@@ -2,7 +2,7 @@ import RedisClient
 import RedisTestSupport
 import Testing
 
-@Suite struct RedisSubscriberTests {
+@Suite(.timeLimit(.minutes(10))) struct RedisSubscriberTests {
     typealias Event = RedisSubscriber.Event
 
     /// A subscriber whose events land in a queue the test awaits with a bound.

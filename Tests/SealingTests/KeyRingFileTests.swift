@@ -5,7 +5,7 @@ import Testing
 
 /// The key file itself: missing, unreadable, readable by group or others (refused like an OpenSSH private key),
 /// not a regular file.
-@Suite(.timeLimit(.minutes(1))) struct KeyRingFileTests {
+@Suite(.timeLimit(.minutes(10))) struct KeyRingFileTests {
     static let key = Data((0..<32).map { UInt8($0 * 3) }).base64EncodedString()
 
     @discardableResult

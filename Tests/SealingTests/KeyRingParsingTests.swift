@@ -5,7 +5,7 @@ import Testing
 
 /// CONTRACT §9's key file: `ID:BASE64` lines, the first the primary, `#` comments and blank lines ignored; every
 /// bad ring refused with an error that names the line, never a key.
-@Suite(.timeLimit(.minutes(1))) struct KeyRingParsingTests {
+@Suite(.timeLimit(.minutes(10))) struct KeyRingParsingTests {
     static let keyA = Data((0..<32).map { UInt8($0) }).base64EncodedString()
     static let keyB = Data((0..<32).map { UInt8(255 - $0) }).base64EncodedString()
 

@@ -7,7 +7,7 @@ func waitForWaiters(_ cache: UnifiedCacheManager, key: String, count: Int) async
     while cache.coalescedWaiters(for: key) < count { await Task.yield() }
 }
 
-@Suite struct CoalescingTests {
+@Suite(.timeLimit(.minutes(10))) struct CoalescingTests {
     static let stampede = 1000
 
     @Test func stampedeOfOneColdKeyMakesOneFetch() async throws {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import UnifiedCache
 
-@Suite struct FreshnessPolicyTests {
+@Suite(.timeLimit(.minutes(10))) struct FreshnessPolicyTests {
     let berlin = zone("Europe/Berlin")
     let newYork = zone("America/New_York")
 

@@ -5,7 +5,7 @@ import Testing
 
 /// The manager behind a gated fetcher (CONTRACT §7.1): a stampede spends one request of the budget, a refusal
 /// serves a stored copy with its reason or fails with the refusal, and a refused fetch is not counted as one.
-struct GatedManagerTests {
+@Suite(.timeLimit(.minutes(10))) struct GatedManagerTests {
     static func gate(budget: Int, clock: ManualGateClock) -> UpstreamGate {
         UpstreamGate(
             configuration: .init(slotWait: .seconds(5)),

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import UnifiedCache
 
-@Suite struct ManagerReadThroughTests {
+@Suite(.timeLimit(.minutes(10))) struct ManagerReadThroughTests {
     @Test func missThenHitThenExpiry() async throws {
         let clock = ManualWallClock(instant("2026-06-01T12:00:00Z"))
         let cache = makeManager(clock: clock)

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import UnifiedCache
 
-@Suite struct ManagerTierTests {
+@Suite(.timeLimit(.minutes(10))) struct ManagerTierTests {
     @Test func memoryMissIsServedAndPromotedFromTheSecondTier() async throws {
         let disk = DictionarySecondTier([entry("k", body: "from-disk", ttl: 600)])
         let cache = makeManager(secondTier: disk)

@@ -1,7 +1,7 @@
 import Testing
 @testable import UnifiedCache
 
-@Suite struct LRUListTests {
+@Suite(.timeLimit(.minutes(10))) struct LRUListTests {
     @Test func evictsLeastRecentlyUsedAndKeepsOrder() {
         var list = LRUList<String, Int>()
         list.set(1, for: "a")
@@ -31,7 +31,7 @@ import Testing
     }
 }
 
-@Suite struct MemoryTierTests {
+@Suite(.timeLimit(.minutes(10))) struct MemoryTierTests {
     @Test func entryBudgetHolds() {
         let tier = MemoryTier(configuration: .init(maxBytes: 1 << 20, maxEntries: 2))
         tier.insert(entry("a"))

@@ -12,7 +12,7 @@ private struct YieldingFetcher: Fetcher {
     }
 }
 
-@Suite struct ModelConcurrencyTests {
+@Suite(.timeLimit(.minutes(10))) struct ModelConcurrencyTests {
     static let histories = 10_000
     static let keys = ["1", "2", "3", "4", "5"]
 

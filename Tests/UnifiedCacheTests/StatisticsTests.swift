@@ -1,7 +1,7 @@
 import Testing
 @testable import UnifiedCache
 
-@Suite struct StatisticsTests {
+@Suite(.timeLimit(.minutes(10))) struct StatisticsTests {
     @Test func percentilesAndHistogram() {
         var latency = LatencyRecorder()
         for ms in 1...100 { latency.record(seconds: Double(ms) / 1000) }

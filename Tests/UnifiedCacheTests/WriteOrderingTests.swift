@@ -46,7 +46,7 @@ private final class SlowStoreTier: SecondTier {
     func health() -> String? { nil }
 }
 
-@Suite struct WriteOrderingTests {
+@Suite(.timeLimit(.minutes(10))) struct WriteOrderingTests {
     @Test func aQueuedWriteThroughCannotResurrectAnInvalidatedKey() async throws {
         let tier = SlowStoreTier()
         let cache = makeManager(secondTier: tier)
@@ -89,7 +89,7 @@ private final class SlowStoreTier: SecondTier {
     }
 }
 
-@Suite struct RefusedPutTests {
+@Suite(.timeLimit(.minutes(10))) struct RefusedPutTests {
     @Test func aPutTheSecondTierRefusesIsAnErrorAndLeavesTheKeyInNoTier() async throws {
         let disk = DictionarySecondTier()
         let cache = makeManager(secondTier: disk)

@@ -4,7 +4,7 @@ import UnifiedCache
 @testable import UpstreamGate
 
 /// The local budget is exact: no window of its length, wherever it starts, holds more than the limit.
-struct SlidingWindowCounterTests {
+@Suite(.timeLimit(.minutes(10))) struct SlidingWindowCounterTests {
     @Test func aBurstGetsTheLimitAndTheRestLearnWhenToComeBack() {
         let counter = SlidingWindowCounter(limit: 5, window: .seconds(10))
         let decisions = (0..<8).map { _ in counter.take(at: .seconds(3), background: false) }

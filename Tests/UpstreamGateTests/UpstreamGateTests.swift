@@ -6,7 +6,7 @@ import UnifiedCache
 /// The gate's rules on a clock moved by hand (CONTRACT §7): refusals with their reason and wait, the 429 pause
 /// in both of `Retry-After`'s meanings, the breaker through the gate, the cap on requests in flight with its
 /// deadline, and background work yielding.
-struct UpstreamGateTests {
+@Suite(.timeLimit(.minutes(10))) struct UpstreamGateTests {
     static func gate(
         concurrency: Int = 64, slotWait: Duration = .seconds(5), budget: (any UpstreamRateCounter)? = nil,
         clock: ManualGateClock

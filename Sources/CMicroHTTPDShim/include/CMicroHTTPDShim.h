@@ -26,14 +26,44 @@ struct unicache_mhd_options {
     void *uri_log_cls;
     unicache_mhd_log_callback log;
     void *log_cls;
+    /** HTTPS only (TLS 1.2 and 1.3, unicache_mhd_tls_priorities) with this PEM certificate chain and private key,
+        NUL-terminated, read only while the daemon starts; both NULL: plain HTTP. Check them first (tls.h). */
+    const char *tls_certificate_pem;
+    const char *tls_key_pem;
 };
 
 /** Error codes of unicache_mhd_start_daemon. */
 enum {
     UNICACHE_MHD_OK = 0,
     UNICACHE_MHD_BAD_HOST = 1,
-    UNICACHE_MHD_START_FAILED = 2
+    UNICACHE_MHD_START_FAILED = 2,
+    /** TLS was asked for and this libmicrohttpd is built without it. */
+    UNICACHE_MHD_TLS_UNAVAILABLE = 3
 };
+
+/** Verdicts of unicache_mhd_tls_check. */
+enum {
+    UNICACHE_MHD_TLS_OK = 0,
+    /** libmicrohttpd is built without TLS (MHD_FEATURE_TLS). */
+    UNICACHE_MHD_TLS_UNSUPPORTED = 1,
+    /** The certificate chain is not PEM GnuTLS can read (or holds no certificate). */
+    UNICACHE_MHD_TLS_BAD_CERTIFICATE = 2,
+    /** The private key is not an unencrypted PEM key GnuTLS can read. */
+    UNICACHE_MHD_TLS_BAD_KEY = 3,
+    /** Both read, but the key is not the certificate's (or GnuTLS refuses the pair for another reason). */
+    UNICACHE_MHD_TLS_MISMATCH = 4
+};
+
+/** The GnuTLS priority string of a TLS daemon: GnuTLS's defaults, limited to TLS 1.3 and 1.2. */
+extern const char *const unicache_mhd_tls_priorities;
+
+/**
+ * Checks a PEM certificate chain and private key (NUL-terminated) as libmicrohttpd will load them (GnuTLS's
+ * gnutls_certificate_set_x509_key_mem2, which also checks that the key is the certificate's), and the priority
+ * string. Returns a UNICACHE_MHD_TLS_ verdict; on failure writes GnuTLS's reason (never key material) into
+ * reason[reason_size].
+ */
+int unicache_mhd_tls_check(const char *certificate_pem, const char *key_pem, char *reason, size_t reason_size);
 
 /**
  * A running daemon: MHD's polling threads, and an acceptor thread of the shim. With a pool of polling threads

@@ -1,16 +1,25 @@
 import CMicroHTTPD
 import CMicroHTTPDShim
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The C options struct handed to the shim; MHD's logger reads it for the daemon's lifetime.
 ///
 /// `@unchecked Sendable`: the pointee is written once in init and only read afterwards (by MHD).
 final class DaemonOptions: @unchecked Sendable {
     let pointer: UnsafeMutablePointer<unicache_mhd_options>
+    /// C copies of the TLS certificate chain and key (MHD reads them while it starts); the key is wiped in deinit.
+    private let certificatePEM: UnsafeMutablePointer<CChar>?
+    private let keyPEM: UnsafeMutablePointer<CChar>?
 
     init(configuration: MicroHTTPServerConfiguration, core: ServerCore) {
         let cls = Unmanaged.passUnretained(core).toOpaque()
         let idleSeconds = configuration.idleTimeout.components.seconds
             + (configuration.idleTimeout.components.attoseconds > 0 ? 1 : 0)
+        certificatePEM = configuration.tls.flatMap { strdup($0.certificateChainPEM) }
+        keyPEM = configuration.tls.flatMap { strdup($0.privateKeyPEM) }
         pointer = .allocate(capacity: 1)
         pointer.initialize(to: unicache_mhd_options(
             connection_limit: UInt32(clamping: configuration.maxConnections),
@@ -27,7 +36,9 @@ final class DaemonOptions: @unchecked Sendable {
             uri_log: { cls, uri, connection in MHDCallbacks.requestStarted(cls, uri, connection) },
             uri_log_cls: cls,
             log: { cls, message in MHDCallbacks.log(cls, message) },
-            log_cls: cls
+            log_cls: cls,
+            tls_certificate_pem: certificatePEM,
+            tls_key_pem: keyPEM
         ))
     }
 
@@ -41,6 +52,9 @@ final class DaemonOptions: @unchecked Sendable {
     }
 
     deinit {
+        if let keyPEM { explicit_bzero(keyPEM, strlen(keyPEM)) }
+        free(keyPEM)
+        free(certificatePEM)
         pointer.deinitialize(count: 1)
         pointer.deallocate()
     }

@@ -11,6 +11,9 @@ public struct HealthcheckOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("timeout"), help: "Give up after this long: ms, s, m, h, d (default 2s).")
     public var timeout: String?
 
+    @Option(name: .customLong("tls-cert"), help: "The service's --tls-cert: check over HTTPS, accepting only this certificate (env UNICACHE_TLS_CERT, default none: HTTP).")
+    public var tlsCert: String?
+
     public init() {}
 
     /// The client for `GET /healthz` on the configured address.
@@ -27,6 +30,18 @@ public struct HealthcheckOptions: ParsableArguments, Sendable {
             port: port,
             timeout: try timeout.map { text throws(ConfigurationError) in
                 try ValueFormat.duration(example: "2s", aboveZero: true).value(of: text, from: "--timeout")
-            } ?? .seconds(2))
+            } ?? .seconds(2),
+            tls: try Self.tls(tlsCert, resolver: resolver))
+    }
+
+    /// `--tls-cert`: the certificate the service shows (its leaf is pinned, see `HealthcheckTLS`).
+    static func tls(_ flagValue: String?, resolver: SettingResolver) throws(ConfigurationError) -> HealthcheckTLS? {
+        guard let setting = resolver.text(flag: flagValue, named: "--tls-cert") else { return nil }
+        let form = "expected the PEM certificate chain the service runs with"
+        guard let tls = HealthcheckTLS(certificateChainPEM: try ServeOptions.pemFile(setting, form: form)) else {
+            throw ConfigurationError(
+                message: "\(setting.source): \(ConfigurationError.quoted(setting.text)) holds no PEM certificate (\(form))")
+        }
+        return tls
     }
 }

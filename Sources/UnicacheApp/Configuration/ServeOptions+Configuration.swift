@@ -5,7 +5,7 @@ extension ServeOptions {
     public func configuration(environment: [String: String]) throws(ConfigurationError) -> UnicacheConfiguration {
         let resolver = SettingResolver(environment: environment)
         let defaults = UnicacheConfiguration()
-        let server = ServerSettings(
+        var server = ServerSettings(
             host: try resolver.value(host, flag: "--host", default: defaults.server.host, format: .host),
             port: try resolver.value(port, flag: "--port", default: defaults.server.port, format: .port),
             maxConnections: try resolver.value(
@@ -24,6 +24,7 @@ extension ServeOptions {
                 requestTimeout, flag: "--request-timeout", default: defaults.server.requestTimeout,
                 format: .duration(example: "30s", aboveZero: true)),
             requestIDs: defaults.server.requestIDs)
+        server.tls = try Self.tlsCredentials(certificate: tlsCert, key: tlsKey, resolver: resolver)
         let cache = CacheSettings(
             memoryLimitBytes: try resolver.value(
                 memoryLimit, flag: "--memory-limit", default: defaults.cache.memoryLimitBytes,

@@ -78,6 +78,12 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("request-timeout"), help: ArgumentHelp("Deadline of one request's handling, then 504 (env UNICACHE_REQUEST_TIMEOUT, default 30s).", valueName: "duration"))
     public var requestTimeout: String?
 
+    @Option(name: .customLong("tls-cert"), help: ArgumentHelp("PEM certificate chain: the port speaks HTTPS only, TLS 1.2 and 1.3; needs --tls-key (env UNICACHE_TLS_CERT, default none: HTTP).", valueName: "file"))
+    public var tlsCert: String?
+
+    @Option(name: .customLong("tls-key"), help: ArgumentHelp("PEM private key of --tls-cert, unencrypted, never logged (env UNICACHE_TLS_KEY, default none).", valueName: "file"))
+    public var tlsKey: String?
+
     @Option(name: .customLong("redis"), help: ArgumentHelp("Shared tier: redis://[:password@]host[:port][/db]; instances naming the same Redis and prefix form one fleet (env UNICACHE_REDIS, default none).", valueName: "url"))
     public var redis: String?
 

@@ -27,6 +27,7 @@ extension UnicacheConfiguration {
             "idle-timeout": .string(ValueSyntax.text(of: server.idleTimeout)),
             "header-timeout": .string(ValueSyntax.text(of: server.headerTimeout)),
             "request-timeout": .string(ValueSyntax.text(of: server.requestTimeout)),
+            "tls": .string(server.tls == nil ? "off" : "on"),
             "memory-limit-bytes": .stringConvertible(cache.memoryLimitBytes),
             "memory-entries": .stringConvertible(cache.memoryEntries),
             "data-dir": .string(cache.dataDir),

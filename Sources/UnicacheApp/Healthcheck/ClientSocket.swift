@@ -84,7 +84,7 @@ struct ClientSocket {
         systemClose(fileDescriptor)
     }
 
-    private static func contains(_ bytes: [UInt8], _ marker: [UInt8]) -> Bool {
+    static func contains(_ bytes: [UInt8], _ marker: [UInt8]) -> Bool {
         guard bytes.count >= marker.count else { return false }
         return (0...(bytes.count - marker.count)).contains { bytes[$0..<($0 + marker.count)].elementsEqual(marker) }
     }

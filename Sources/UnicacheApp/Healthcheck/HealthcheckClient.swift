@@ -7,6 +7,8 @@ public enum HealthcheckError: Error, Sendable, Equatable, CustomStringConvertibl
     case timeout
     case io(String)
     case malformedResponse
+    /// The TLS handshake failed, or the service showed another certificate than its `--tls-cert`.
+    case tls(String)
 
     public var description: String {
         switch self {
@@ -15,24 +17,30 @@ public enum HealthcheckError: Error, Sendable, Equatable, CustomStringConvertibl
         case .timeout: "no answer in time"
         case .io(let reason): "connection failed: \(reason)"
         case .malformedResponse: "the answer is not HTTP"
+        case .tls(let reason): "TLS failed: \(reason)"
         }
     }
 }
 
 /// A tiny blocking HTTP/1.1 client over POSIX sockets for `unicache healthcheck` (Docker's HEALTHCHECK):
-/// no libcurl, no URLSession. It sends one `GET` and reads only the status line.
+/// no libcurl, no URLSession. It sends one `GET` and reads only the status line; over HTTPS when `tls` is set.
 public struct HealthcheckClient: Sendable {
     public var host: String
     public var port: Int
     public var path: String
     /// For the whole check: connecting, sending and reading the status line.
     public var timeout: Duration
+    /// HTTPS, accepting only the service's own certificate; `nil`: plain HTTP.
+    public var tls: HealthcheckTLS?
 
-    public init(host: String, port: Int, path: String = "/healthz", timeout: Duration = .seconds(2)) {
+    public init(
+        host: String, port: Int, path: String = "/healthz", timeout: Duration = .seconds(2), tls: HealthcheckTLS? = nil
+    ) {
         self.host = host
         self.port = port
         self.path = path
         self.timeout = timeout
+        self.tls = tls
     }
 
     /// Where to connect for a service bound to `host`: a wildcard bind address (`0.0.0.0`, `::`) means loopback.
@@ -49,14 +57,20 @@ public struct HealthcheckClient: Sendable {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         let target = Self.connectHost(forBindAddress: host)
         let socket = try ClientSocket.connect(host: target, port: port, timeout: timeout)
-        defer { socket.close() }
         let request =
             "GET \(path) HTTP/1.1\r\nHost: \(authority(host: target, port: port))\r\nUser-Agent: unicache-healthcheck\r\n"
             + "Accept: application/json\r\nConnection: close\r\n\r\n"
+        if let tls {
+            let head = try tls.exchange(on: socket, request: Array(request.utf8), until: Self.lineEnd, deadline: deadline)
+            return try Self.statusCode(ofResponseHead: head)
+        }
+        defer { socket.close() }
         try socket.send(Array(request.utf8))
-        let head = try socket.receive(until: Array("\r\n".utf8), limit: 8192, deadline: deadline)
+        let head = try socket.receive(until: Self.lineEnd, limit: 8192, deadline: deadline)
         return try Self.statusCode(ofResponseHead: head)
     }
+
+    static let lineEnd = Array("\r\n".utf8)
 
     /// `HTTP/1.1 200 OK\r\n…` → 200.
     static func statusCode(ofResponseHead head: [UInt8]) throws(HealthcheckError) -> Int {

@@ -39,6 +39,8 @@ info:
     identifier: LicenseRef-Proprietary
 servers:
   - url: http://127.0.0.1:8080
+  - url: https://127.0.0.1:8080
+    description: the same port when the service runs with --tls-cert and --tls-key (HTTPS only, TLS 1.3 and 1.2)
 tags:
   - name: health
     description: Read-through resources of the `health` domain.

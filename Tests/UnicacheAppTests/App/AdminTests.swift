@@ -4,7 +4,7 @@ import Testing
 
 @testable import UnicacheApp
 
-@Suite struct AdminTests {
+@Suite(.timeLimit(.minutes(10))) struct AdminTests {
     @Test func withoutATokenAdminIsForbiddenAndSaysHowToEnableIt() async throws {
         let h = AppHarness(adminToken: nil)
         let response = try await h.send(.delete, "/v1/users/alice", admin: true)

@@ -4,7 +4,7 @@ import Testing
 
 @testable import UnicacheApp
 
-@Suite struct OperationsTests {
+@Suite(.timeLimit(.minutes(10))) struct OperationsTests {
     @Test func healthAndReadiness() async throws {
         let h = AppHarness()
         #expect(try h.isImmediate("/healthz"))

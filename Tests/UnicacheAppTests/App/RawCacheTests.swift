@@ -4,7 +4,7 @@ import Testing
 
 @testable import UnicacheApp
 
-@Suite struct RawCacheTests {
+@Suite(.timeLimit(.minutes(10))) struct RawCacheTests {
     @Test func putGetHeadDelete() async throws {
         let h = AppHarness()
         let created = try await h.send(

@@ -5,7 +5,7 @@ import UnifiedCache
 
 @testable import UnicacheApp
 
-@Suite struct ReadThroughTests {
+@Suite(.timeLimit(.minutes(10))) struct ReadThroughTests {
     @Test func missThenHitWithTheContractHeaders() async throws {
         let h = AppHarness()
         let miss = try await h.send(.get, "/v1/users/alice/subscription")

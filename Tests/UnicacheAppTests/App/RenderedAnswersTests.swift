@@ -6,7 +6,7 @@ import UnifiedCache
 @testable import UnicacheApp
 
 /// The fast path's per-second memory of warm targets (RenderedAnswers): reused only while nothing changes.
-@Suite struct RenderedAnswersTests {
+@Suite(.timeLimit(.minutes(10))) struct RenderedAnswersTests {
     let target = "/v1/users/alice/subscription"
 
     @Test func hitsInOneSecondShareOneRenderedAnswerAndTheNextSecondRendersAgain() async throws {
@@ -64,7 +64,7 @@ import UnifiedCache
 }
 
 /// The router's shortcut: only remembered plain targets, and a counted hit is never routed again.
-@Suite struct ShortcutTests {
+@Suite(.timeLimit(.minutes(10))) struct ShortcutTests {
     let target = "/v1/users/alice/subscription"
 
     func shortcut(_ h: AppHarness, _ method: HTTPMethod = .get, headers: HTTPHeaders = HTTPHeaders())
@@ -102,7 +102,7 @@ import UnifiedCache
 }
 
 /// Async answers are remembered too: coalesced waiters share one answer; refreshes are never remembered.
-@Suite struct RenderedAsyncAnswersTests {
+@Suite(.timeLimit(.minutes(10))) struct RenderedAsyncAnswersTests {
     let target = "/v1/users/alice/subscription"
 
     @Test func coalescedWaitersShareOneAnswerAndTheNextRequestIsAHit() async throws {

@@ -2,7 +2,7 @@ import Logging
 import Testing
 import UnicacheApp
 
-@Suite struct ConfigurationDefaultsTests {
+@Suite(.timeLimit(.minutes(10))) struct ConfigurationDefaultsTests {
     @Test func noFlagsAndNoEnvironmentGiveTheContractDefaults() throws {
         let configuration = try UnicacheConfiguration.parse(arguments: [], environment: [:])
         #expect(configuration == UnicacheConfiguration())

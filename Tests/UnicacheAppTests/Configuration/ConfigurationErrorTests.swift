@@ -83,7 +83,7 @@ let invalidCases: [InvalidCase] = [
     InvalidCase(arguments: [], environment: ["UNICACHE_UPSTREAM_CONCURRENCY_HEALTH": "-1"], prefix: "UNICACHE_UPSTREAM_CONCURRENCY_HEALTH: ", form: "at least 1"),
 ]
 
-@Suite struct ConfigurationErrorTests {
+@Suite(.timeLimit(.minutes(10))) struct ConfigurationErrorTests {
     @Test(arguments: invalidCases)
     func invalidInputGivesOneLineNamingTheSourceAndTheForm(_ invalid: InvalidCase) {
         #expect {

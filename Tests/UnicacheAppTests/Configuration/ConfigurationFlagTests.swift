@@ -32,7 +32,7 @@ let settingCases: [SettingCase] = [
     SettingCase(flag: "--encryption-keys", variable: "UNICACHE_ENCRYPTION_KEYS", first: ("/run/secrets/keys", "/run/secrets/keys"), second: ("keys.txt", "keys.txt")) { $0.encryption.keyFile ?? "nil" },
 ]
 
-@Suite struct ConfigurationFlagTests {
+@Suite(.timeLimit(.minutes(10))) struct ConfigurationFlagTests {
     @Test(arguments: settingCases)
     func flagSetsTheValue(_ setting: SettingCase) throws {
         let configuration = try UnicacheConfiguration.parse(arguments: [setting.flag, setting.first.text], environment: [:])

@@ -2,7 +2,7 @@ import Logging
 import Testing
 import UnicacheApp
 
-@Suite struct ConfigurationSecrecyTests {
+@Suite(.timeLimit(.minutes(10))) struct ConfigurationSecrecyTests {
     let configuration: UnicacheConfiguration
 
     init() throws {

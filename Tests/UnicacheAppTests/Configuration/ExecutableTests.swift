@@ -46,7 +46,7 @@ enum BuiltExecutable {
     }
 }
 
-@Suite(.serialized, .enabled(if: BuiltExecutable.url != nil, "the unicache executable is not built"))
+@Suite(.timeLimit(.minutes(10)), .serialized, .enabled(if: BuiltExecutable.url != nil, "the unicache executable is not built"))
 struct ExecutableTests {
     @Test(arguments: [
         (["--memory-limit", "12XB"], "error: --memory-limit: \"12XB\" is not a byte size"),
@@ -110,7 +110,7 @@ struct ExecutableTests {
                 let chunk = standardError.availableData
                 if chunk.isEmpty { break }
                 log += String(decoding: chunk, as: UTF8.self)
-                if let range = log.range(of: #"listening on http://127\.0\.0\.1:[0-9]+"#, options: .regularExpression) {
+                if let range = log.range(of: #"listening on https?://127\.0\.0\.1:[0-9]+"#, options: .regularExpression) {
                     port = Int(log[range].split(separator: ":").last ?? "")
                 }
             }

@@ -1,7 +1,7 @@
 import Testing
 import UnicacheApp
 
-@Suite struct RepeatableOptionTests {
+@Suite(.timeLimit(.minutes(10))) struct RepeatableOptionTests {
     @Test func everyDomainCanHaveAnUpstream() throws {
         let configuration = try UnicacheConfiguration.parse(
             arguments: [

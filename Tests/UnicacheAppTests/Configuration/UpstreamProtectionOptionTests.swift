@@ -3,7 +3,7 @@ import Testing
 
 /// `--upstream-rate`, `--upstream-concurrency`, `--upstream-header` and their variables (CONTRACT §7), whose
 /// names are told apart from `UNICACHE_UPSTREAM_<DOMAIN>` exactly.
-@Suite struct UpstreamProtectionOptionTests {
+@Suite(.timeLimit(.minutes(10))) struct UpstreamProtectionOptionTests {
     @Test func flagsSetBudgetsCapsAndHeadersPerDomain() throws {
         let configuration = try UnicacheConfiguration.parse(
             arguments: [

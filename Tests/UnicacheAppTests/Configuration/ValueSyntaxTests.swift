@@ -1,7 +1,7 @@
 import Testing
 import UnicacheApp
 
-@Suite struct ValueSyntaxTests {
+@Suite(.timeLimit(.minutes(10))) struct ValueSyntaxTests {
     @Test(arguments: [
         ("0", 0), ("1", 1), ("12B", 12), ("1KiB", 1024), ("64MiB", 64 << 20), ("1GiB", 1 << 30),
         ("3GiB", 3 << 30), ("007KiB", 7 << 10), ("0GiB", 0), ("9223372036854775807", Int.max),

@@ -4,7 +4,7 @@ import Testing
 @testable import UnicacheApp
 
 /// The contract end to end: the real server, the real HTTP upstream fetcher, a test upstream on 127.0.0.1.
-@Suite(.serialized) struct LiveServiceTests {
+@Suite(.timeLimit(.minutes(10)), .serialized) struct LiveServiceTests {
     @Test func missThenHitAndTheNormalisedUpstreamRequest() async throws {
         let live = try await LiveService.start()
         let first = try await live.request(.GET, "/v1/users/alice/activities?types=Run,ride,run&days=30")

@@ -5,7 +5,7 @@ import Testing
 
 /// CONTRACT §5 end to end: a scripted sequence of known hits, misses, coalesced, stale and refreshes moves
 /// /stats by exactly those amounts, and `upstream.fetches` equals what the test upstream itself received.
-@Suite(.serialized) struct LiveStatsTests {
+@Suite(.timeLimit(.minutes(10)), .serialized) struct LiveStatsTests {
     @Test func statsDeltasMatchAScriptedSequence() async throws {
         let live = try await LiveService.start()
         let before = try await Self.stats(live)

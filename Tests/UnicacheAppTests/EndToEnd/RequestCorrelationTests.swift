@@ -8,7 +8,7 @@ import UnifiedCache
 
 /// CONTRACT §7.4: a request's id is returned, sent upstream with the fetch it caused (the leader's for a
 /// coalesced fetch) and written in that request's log lines; service credentials are never logged.
-@Suite(.serialized) struct RequestCorrelationTests {
+@Suite(.timeLimit(.minutes(10)), .serialized) struct RequestCorrelationTests {
     /// A debug JSON logger as the service installs it: the request id comes from the handler's task.
     static func jsonLogger(_ collector: LineCollector) -> Logger {
         Logger(label: "unicache") { label in

@@ -5,7 +5,7 @@ import UnifiedCache
 @testable import UnicacheApp
 
 /// The fields the contract names, with plausible values.
-@Suite struct DemoFetcherFieldTests {
+@Suite(.timeLimit(.minutes(10))) struct DemoFetcherFieldTests {
     typealias Subject = DemoFetcherTests
 
     static func fetchJSON(_ namespace: String, _ parameters: [String: String] = [:], at date: Date = Subject.noon) async throws -> [String: Any] {

@@ -5,7 +5,7 @@ import UnifiedCache
 
 @testable import UnicacheApp
 
-@Suite struct DemoFetcherTests {
+@Suite(.timeLimit(.minutes(10))) struct DemoFetcherTests {
     /// 2026-03-10 12:34:56 UTC.
     static let noon = Date(timeIntervalSince1970: 1_773_146_096)
 

@@ -6,7 +6,7 @@ import UnifiedCache
 
 @testable import UnicacheApp
 
-@Suite struct HTTPUpstreamFetcherTests {
+@Suite(.timeLimit(.minutes(10))) struct HTTPUpstreamFetcherTests {
     static let logger: Logger = {
         var logger = Logger(label: "test")
         logger.logLevel = .warning

@@ -4,7 +4,7 @@ import UnifiedCache
 @testable import RedisTier
 
 /// The invalidation channel's messages and the tier's key names, without Redis.
-struct InvalidationMessageTests {
+@Suite(.timeLimit(.minutes(10))) struct InvalidationMessageTests {
     @Test(arguments: [
         SharedScope.key("subscription:alice"), .prefix("health:"), .user("alice"), .all,
         .namespaces(["subscription", "progress.today"], user: "bob"),

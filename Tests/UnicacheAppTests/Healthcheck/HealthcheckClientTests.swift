@@ -1,7 +1,7 @@
 import Testing
 import UnicacheApp
 
-@Suite struct HealthcheckClientTests {
+@Suite(.timeLimit(.minutes(10))) struct HealthcheckClientTests {
     static let ok = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{\"status\":\"ok\"}"
     /// Long enough for a loaded CI machine; only `noAnswerTimesOut` waits for a timeout.
     static let generous = Duration.seconds(10)

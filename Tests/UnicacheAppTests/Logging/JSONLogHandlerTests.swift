@@ -4,7 +4,7 @@ import Logging
 import Testing
 import UnicacheApp
 
-@Suite struct JSONLogHandlerTests {
+@Suite(.timeLimit(.minutes(10))) struct JSONLogHandlerTests {
     static let fixedDate = Date(timeIntervalSince1970: 1_795_000_000.5)
 
     func logger(_ collector: LineCollector, level: Logger.Level = .info) -> Logger {

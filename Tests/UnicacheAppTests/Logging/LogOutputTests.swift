@@ -8,7 +8,7 @@ import Glibc
 import Darwin
 #endif
 
-@Suite struct LogOutputTests {
+@Suite(.timeLimit(.minutes(10))) struct LogOutputTests {
     /// Lines far longer than PIPE_BUF from many tasks at once: without the writer's lock they would interleave.
     @Test func concurrentLongLinesArriveWhole() async throws {
         var ends: [Int32] = [0, 0]

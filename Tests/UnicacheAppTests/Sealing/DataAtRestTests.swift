@@ -11,7 +11,7 @@ import Testing
 /// go through a whole service with a disk tier and a real Redis; once it is stopped, every file of the data folder,
 /// every Redis value under the prefix and an RDB dump are scanned. With a key ring no marker is anywhere; without
 /// one every marker is everywhere, which proves the scan sees them.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct DataAtRestTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct DataAtRestTests {
     struct Stored {
         /// Markers that must not be readable at rest with a key ring: bodies, content type, ETags, body digests.
         var secrets: [(what: String, bytes: [UInt8])] = []

@@ -9,7 +9,7 @@ import Testing
 /// CONTRACT §9.3 end to end, with restarts over one data folder, and over one Redis: entries written in the clear,
 /// then under k1, are read after k2 is put first; `POST /v1/admin/rekey` moves them all to k2; then k1 leaves the
 /// ring and everything is still served.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct RotationTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct RotationTests {
     let prefix = "rot:"
 
     func start(_ redis: RedisServerProcess?, dataDir: String?, ring: String?) async throws -> LiveService {

@@ -9,7 +9,7 @@ import Testing
 /// CONTRACT §9.2 and §9.6 in the shared tier: a value moved to another Redis key is never served, and two
 /// instances with different key rings on one Redis each treat the other's values as misses; `/stats` and
 /// `/metrics` say so, and name the primary key's ID, never a key.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct SharedSealingTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct SharedSealingTests {
     let prefix = "ss:"
 
     func start(_ redis: RedisServerProcess, ring: String?, upstream: (TestUpstream, port: Int)? = nil) async throws -> LiveService {

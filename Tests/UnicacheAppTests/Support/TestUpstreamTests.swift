@@ -6,7 +6,7 @@ import UnifiedCache
 @testable import UnicacheApp
 
 /// The test support itself: gates under contention and an upstream that shuts down mid-request.
-@Suite struct TestUpstreamTests {
+@Suite(.timeLimit(.minutes(10))) struct TestUpstreamTests {
     @Test func manyWaitersAreAllReleasedByOneOpen() async throws {
         let gate = Gate()
         let released = try await withThrowingTaskGroup(of: Int.self) { group in

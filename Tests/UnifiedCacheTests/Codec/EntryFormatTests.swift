@@ -3,7 +3,7 @@ import Testing
 
 @testable import UnifiedCache
 
-@Suite(.timeLimit(.minutes(1))) struct EntryFormatTests {
+@Suite(.timeLimit(.minutes(10))) struct EntryFormatTests {
     let entry = codecEntry("activities:alice:ride,run:30", body: Array(0..<200), namespace: "activities", user: "alice")
 
     @Test func roundTripsEveryField() throws {

@@ -7,7 +7,7 @@ import Testing
 
 /// CONTRACT §9.1 at the codec: with a key ring an entry is stored sealed — metadata readable for the index, but
 /// no byte of the body, its ETag, its content type or a digest of the body in the clear — and bound to its key.
-@Suite(.timeLimit(.minutes(1))) struct SealedEntryFormatTests {
+@Suite(.timeLimit(.minutes(10))) struct SealedEntryFormatTests {
     static func ring(_ ids: String...) -> KeyRing {
         // Valid by construction: 32-byte keys, distinct IDs of the allowed characters.
         try! KeyRing(keys: ids.map { id in (id, Array(SHA256.hash(data: Array(id.utf8)))) })

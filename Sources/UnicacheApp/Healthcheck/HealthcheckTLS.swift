@@ -1,0 +1,106 @@
+import NIOCore
+import NIOPosix
+import NIOSSL
+
+/// How `unicache healthcheck` speaks to a service that runs with `--tls-cert`: HTTPS (swift-nio-ssl) over the
+/// socket `ClientSocket` connected, accepting exactly one certificate, the leaf of the service's own `--tls-cert`.
+///
+/// It is a liveness probe of the local process, usually on loopback, where a certificate's name (a public DNS
+/// name) never matches the address dialled and a self-signed one chains to no trusted root. So instead of chain
+/// and name checks it pins the certificate: the handshake succeeds only if the peer holds the private key of the
+/// very certificate the service was given (TLS proves possession), whoever issued it, self-signed or not, and
+/// whatever its dates (an expired certificate is an operator's alarm, not a dead process).
+public struct HealthcheckTLS: Sendable, Equatable {
+    /// DER of the one certificate accepted.
+    public let pinnedCertificateDER: [UInt8]
+
+    /// The leaf (first certificate) of a PEM chain; `nil` when the text holds no certificate.
+    public init?(certificateChainPEM: String) {
+        guard let leaf = try? NIOSSLCertificate.fromPEMBytes(Array(certificateChainPEM.utf8)).first,
+            let der = try? leaf.toDERBytes()
+        else { return nil }
+        pinnedCertificateDER = der
+    }
+
+    /// Sends `request` over TLS on `socket` (which it takes over and closes) and returns what arrived until
+    /// `marker`, the peer's close, 8 KiB, or `deadline`.
+    func exchange(
+        on socket: ClientSocket, request: [UInt8], until marker: [UInt8], deadline: ContinuousClock.Instant
+    ) throws(HealthcheckError) -> [UInt8] {
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let pinned = pinnedCertificateDER
+        let received = loop.makePromise(of: [UInt8].self)
+        let channel: any Channel
+        do {
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            configuration.minimumTLSVersion = .tlsv12
+            // The pin replaces chain and name checks (NIOSSL would still match a name after the callback).
+            configuration.certificateVerification = .noHostnameVerification
+            let context = try NIOSSLContext(configuration: configuration)
+            channel = try ClientBootstrap(group: loop)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        // Replaces chain and name verification (see the type's comment).
+                        let handler = try NIOSSLClientHandler(context: context, serverHostname: nil) { peer, verdict in
+                            let leaf = peer.first.flatMap { try? $0.toDERBytes() }
+                            verdict.succeed(leaf == pinned ? .certificateVerified : .failed)
+                        }
+                        try channel.pipeline.syncOperations.addHandler(handler)
+                        try channel.pipeline.syncOperations.addHandler(
+                            HeadReader(marker: marker, limit: 8192, received: received))
+                    }
+                }
+                .withConnectedSocket(socket.fileDescriptor).wait()
+        } catch {
+            socket.close()
+            throw .tls("\(error)")
+        }
+        let left = ContinuousClock.now.duration(to: deadline)
+        let timer = channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(left / .nanoseconds(1)))) {
+            received.fail(HealthcheckError.timeout)
+        }
+        // NIOSSL holds the request until the handshake is done.
+        channel.writeAndFlush(ByteBuffer(bytes: request), promise: nil)
+        defer {
+            timer.cancel()
+            channel.close(promise: nil)
+        }
+        do {
+            return try received.futureResult.wait()
+        } catch let error as HealthcheckError {
+            throw error
+        } catch {
+            throw .tls("\(error)")
+        }
+    }
+}
+
+/// Collects the answer's first bytes for `HealthcheckTLS.exchange`; on the channel's event loop only.
+private final class HeadReader: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+
+    let marker: [UInt8]
+    let limit: Int
+    let received: EventLoopPromise<[UInt8]>
+    var bytes: [UInt8] = []
+
+    init(marker: [UInt8], limit: Int, received: EventLoopPromise<[UInt8]>) {
+        self.marker = marker
+        self.limit = limit
+        self.received = received
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        bytes += unwrapInboundIn(data).readableBytesView
+        if bytes.count >= limit || ClientSocket.contains(bytes, marker) { received.succeed(bytes) }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        received.succeed(bytes)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        received.fail(HealthcheckError.tls("\(error)"))
+        context.close(promise: nil)
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import TLSTestSupport
+import Testing
+import UnicacheApp
+
+/// The built executable with `--tls-cert`/`--tls-key`: HTTPS on its port, `listening on https://…`, a bad pair
+/// stopping start-up with one line, and `unicache healthcheck` (Docker's HEALTHCHECK) over TLS.
+@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: BuiltExecutable.url != nil, "the unicache executable is not built"))
+struct TLSServiceTests {
+    @Test func servesHTTPSAndTheHealthcheckPinsItsCertificate() async throws {
+        let pair = try TestCertificate()
+        let files = try pair.write()
+        defer { try? FileManager.default.removeItem(at: files.folder) }
+        var service = try ExecutableTests.Service(["--tls-cert", files.certificate, "--tls-key", files.key])
+        defer { if service.process.isRunning { _ = service.stop() } }
+        let port = try #require(service.port, "no start-up line in: \(service.log)")
+        #expect(service.log.contains("listening on https://127.0.0.1:\(port)"))
+        #expect(!service.log.contains("PRIVATE KEY"))
+
+        let exchange = try await HTTPSTestClient.get(
+            ["/healthz", "/v1/users/alice/subscription", "/healthz"], port: port, trusting: pair.certificatePEM)
+        #expect(exchange.responses.map(\.status) == [200, 200, 200])
+
+        // In-process and as Docker runs it: the same variables as the service.
+        let client = try HealthcheckOptions.parse(["--timeout", "10s"]).client(
+            environment: ["UNICACHE_PORT": "\(port)", "UNICACHE_TLS_CERT": files.certificate, "UNICACHE_TLS_KEY": files.key])
+        #expect(try client.status() == 200)
+        let healthy = try BuiltExecutable.run(
+            ["healthcheck", "--timeout", "10s"],
+            environment: ["UNICACHE_PORT": "\(port)", "UNICACHE_TLS_CERT": files.certificate])
+        #expect(healthy.status == 0, "\(healthy.standardError)")
+
+        // Plain HTTP to an HTTPS port is no answer; another certificate is not this service's.
+        let plain = try BuiltExecutable.run(["healthcheck", "--port", "\(port)", "--timeout", "10s"])
+        #expect(plain.status == 1)
+        #expect(plain.standardError.hasPrefix("unhealthy: "))
+        let other = try TestCertificate().write()
+        defer { try? FileManager.default.removeItem(at: other.folder) }
+        let impostor = try BuiltExecutable.run(
+            ["healthcheck", "--port", "\(port)", "--tls-cert", other.certificate, "--timeout", "10s"])
+        #expect(impostor.status == 1)
+        #expect(impostor.standardError.hasPrefix("unhealthy: 127.0.0.1:\(port): TLS failed"))
+        #expect(service.stop() == 0)
+    }
+
+    @Test func aBadPairStopsStartUpWithOneLine() throws {
+        let files = try TestCertificate().write()
+        let otherKey = try TestCertificate().write()
+        defer {
+            try? FileManager.default.removeItem(at: files.folder)
+            try? FileManager.default.removeItem(at: otherKey.folder)
+        }
+        let cases: [([String], [String: String], String)] = [
+            (["--tls-cert", files.certificate], [:], "error: --tls-cert: given without --tls-key"),
+            (["--tls-cert", files.folder.path + "/none.pem", "--tls-key", files.key], [:], "error: --tls-cert: cannot read"),
+            (["--tls-cert", files.key, "--tls-key", files.key], [:], "error: --tls-cert: "),
+            (["--tls-cert", files.certificate, "--tls-key", files.certificate], [:], "error: --tls-key: "),
+            (["--tls-cert", files.certificate, "--tls-key", otherKey.key], [:], "error: --tls-key: "),
+            ([], ["UNICACHE_TLS_CERT": files.certificate, "UNICACHE_TLS_KEY": otherKey.key], "error: UNICACHE_TLS_KEY: "),
+        ]
+        for (arguments, environment, prefix) in cases {
+            let result = try BuiltExecutable.run(
+                arguments + ["--port", "0", "--disk-limit", "0"], environment: environment)
+            #expect(result.status == 64, "\(arguments)")
+            #expect(result.standardError.hasPrefix(prefix), "\(result.standardError)")
+            #expect(result.standardError.filter { $0 == "\n" }.count == 1)
+            #expect(!result.standardError.contains("listening"))
+            #expect(result.standardOutput.isEmpty)
+        }
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import Testing
+@testable import UnifiedCache
+
+/// The manager's side of the shared tier (CONTRACT §6) against an in-memory one: shared hits, the fill lease and
+/// its retries, fetched values shared, the raw PUT that the disk refused taken back from the fleet, events and
+/// resets applied to the local tiers. Redis itself is tested in the fleet tests.
+@Suite(.timeLimit(.minutes(2))) struct ManagerFleetTests {
+    private func manager(
+        shared: InMemorySharedTier, secondTier: (any SecondTier)? = nil,
+        clock: ManualWallClock = ManualWallClock(instant("2026-06-01T12:00:00Z"))
+    ) -> UnifiedCacheManager {
+        let cache = UnifiedCacheManager(
+            configuration: MemoryTierConfiguration(), secondTier: secondTier, sharedTier: shared, clock: clock,
+            logger: quietLogger())
+        cache.startSharedTier()
+        return cache
+    }
+
+    @Test func aFreshSharedCopyIsAHitKeptLocally() async throws {
+        let shared = InMemorySharedTier([entry("k", body: "fleet", ttl: 600)])
+        let cache = manager(shared: shared)
+        let fetcher = ScriptedFetcher(body: "fetched")
+        let first = try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher)
+        let second = try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher)
+        #expect(first.outcome == .hit && first.tier == .shared && text(first.entry) == "fleet")
+        #expect(second.tier == .memory)
+        #expect(fetcher.count == 0)
+        #expect(shared.state.withLockedValue { $0.claimCount } == 0)
+    }
+
+    @Test func theLeaseHolderFetchesAndSharesTheValue() async throws {
+        let shared = InMemorySharedTier()
+        let cache = manager(shared: shared)
+        let result = try await cache.get(request("k"), policy: .ttl(60), fetcher: ScriptedFetcher(body: "fetched"))
+        #expect(result.outcome == .miss)
+        #expect(shared.state.withLockedValue { $0.entries["k"] }.map(text) == "fetched")
+        #expect(shared.state.withLockedValue { $0.claimCount } == 1)
+    }
+
+    @Test func aFollowerAnswersWithTheLeadersValue() async throws {
+        let shared = InMemorySharedTier()
+        shared.state.withLockedValue { state in
+            state.claims = [.follower]
+            state.fills = [entry("k", body: "leader's", ttl: 600)]
+        }
+        let cache = manager(shared: shared)
+        let fetcher = ScriptedFetcher(body: "fetched")
+        let result = try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher)
+        #expect(result.outcome == .coalesced && text(result.entry) == "leader's")
+        #expect(fetcher.count == 0)
+        #expect(try #require(cache.cachedFresh(key: "k", policy: .ttl(60))).tier == .memory)
+    }
+
+    /// A follower whose leader gives up without a value claims the lease again; after three claims it fetches
+    /// itself, once.
+    @Test func aFollowerClaimsThreeTimesThenFetchesItself() async throws {
+        let shared = InMemorySharedTier()
+        shared.state.withLockedValue { state in state.claims = [.follower, .follower, .follower, .follower] }
+        let cache = manager(shared: shared)
+        let fetcher = ScriptedFetcher(body: "fetched")
+        let result = try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher)
+        #expect(result.outcome == .miss && text(result.entry) == "fetched")
+        #expect(fetcher.count == 1)
+        #expect(shared.state.withLockedValue { $0.claimCount } == UnifiedCacheManager.fillClaims)
+    }
+
+    /// A follower whose second claim makes it the leader fetches then.
+    @Test func aFollowerBecomesTheLeaderWhenTheLeaseIsFree() async throws {
+        let shared = InMemorySharedTier()
+        shared.state.withLockedValue { state in state.claims = [.follower, .leader(token: "mine")] }
+        let cache = manager(shared: shared)
+        let fetcher = ScriptedFetcher(body: "fetched")
+        let result = try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher)
+        #expect(result.outcome == .miss && fetcher.count == 1)
+        #expect(shared.state.withLockedValue { $0.claimCount } == 2)
+    }
+
+    /// A shared tier that cannot be asked costs the fleet a hit, never the answer.
+    @Test func anUnavailableSharedTierFallsBackToTheUpstream() async throws {
+        let shared = InMemorySharedTier()
+        shared.state.withLockedValue { $0.unavailable = true }
+        let cache = manager(shared: shared)
+        let result = try await cache.get(request("k"), policy: .ttl(60), fetcher: ScriptedFetcher(body: "fetched"))
+        #expect(result.outcome == .miss && text(result.entry) == "fetched")
+    }
+
+    /// §4 with §6: a raw PUT goes to the shared tier first; when the disk then refuses it, the shared copy is
+    /// taken back, so that no tier of any instance holds what was not acknowledged.
+    @Test func aRawPutTheDiskRefusedIsTakenBackFromTheFleet() async throws {
+        let shared = InMemorySharedTier()
+        let disk = DictionarySecondTier()
+        disk.refusesWrites.withLockedValue { $0 = true }
+        let cache = manager(shared: shared, secondTier: disk)
+        await #expect(throws: PutError.self) {
+            _ = try await cache.put(key: "raw1", body: bytes("v"), ttl: 60)
+        }
+        #expect(shared.state.withLockedValue { $0.stores } == 1)
+        #expect(shared.state.withLockedValue { $0.entries["raw1"] } == nil)
+        #expect(shared.state.withLockedValue { $0.invalidations } == [.key("raw1")])
+        #expect(await cache.peek("raw1") == nil)
+    }
+
+    /// A raw PUT the fleet cannot be told of stores nothing anywhere.
+    @Test func aRawPutWithoutTheFleetStoresNothing() async throws {
+        let shared = InMemorySharedTier()
+        shared.state.withLockedValue { $0.unavailable = true }
+        let disk = DictionarySecondTier()
+        let cache = manager(shared: shared, secondTier: disk)
+        await #expect(throws: PutError.self) {
+            _ = try await cache.put(key: "raw1", body: bytes("v"), ttl: 60)
+        }
+        await cache.flush()
+        #expect(disk.stores == 0)
+        #expect(await cache.peek("raw1") == nil)
+    }
+
+    /// Another instance's invalidation drops the local copies; a reset (invalidations may have been missed) drops
+    /// every local entry, memory and disk.
+    @Test func eventsAndResetsDropLocalEntries() async throws {
+        let shared = InMemorySharedTier()
+        let disk = DictionarySecondTier()
+        let cache = manager(shared: shared, secondTier: disk)
+        for key in ["a", "b", "c"] {
+            _ = try await cache.get(request(key), policy: .ttl(60), fetcher: ScriptedFetcher(body: key))
+        }
+        await cache.flush()
+        shared.deliver(.invalidate(.key("a")))
+        #expect(cache.cachedFresh(key: "a", policy: .ttl(60)) == nil)
+        #expect(cache.cachedFresh(key: "b", policy: .ttl(60)) != nil)
+        shared.deliver(.reset)
+        await cache.flush()
+        #expect(cache.cachedFresh(key: "b", policy: .ttl(60)) == nil)
+        #expect(cache.cachedFresh(key: "c", policy: .ttl(60)) == nil)
+        #expect(disk.stored.isEmpty)
+    }
+}

@@ -1,0 +1,81 @@
+import NIOConcurrencyHelpers
+import UnifiedCache
+
+/// A shared tier in a dictionary, for the manager's side of the fleet (CONTRACT §6) without Redis: what it holds,
+/// what it was told, and scripted fill-lease answers.
+final class InMemorySharedTier: SharedTier {
+    struct State {
+        var entries: [String: CacheEntry] = [:]
+        var stores = 0
+        var invalidations: [SharedScope] = []
+        /// Answers to `claimFill`, first first; when empty, every claim leads.
+        var claims: [FillClaim] = []
+        var claimCount = 0
+        /// Answers to `awaitFill`, first first; when empty, the lease ends without a value.
+        var fills: [CacheEntry?] = []
+        /// While set, every call that can say so answers "cannot ask".
+        var unavailable = false
+        var handler: (@Sendable (SharedTierEvent) -> Void)?
+    }
+
+    let state = NIOLockedValueBox(State())
+
+    init(_ initial: [CacheEntry] = []) {
+        state.withLockedValue { state in for entry in initial { state.entries[entry.key] = entry } }
+    }
+
+    /// Delivers `event` as another instance (or a reconnection) would.
+    func deliver(_ event: SharedTierEvent) {
+        state.withLockedValue { $0.handler }?(event)
+    }
+
+    private func check() throws(SharedTierUnavailable) {
+        if state.withLockedValue({ $0.unavailable }) { throw SharedTierUnavailable(reason: "test: unavailable") }
+    }
+
+    func load(_ key: String) async throws(SharedTierUnavailable) -> CacheEntry? {
+        try check()
+        return state.withLockedValue { $0.entries[key] }
+    }
+
+    func store(_ entry: CacheEntry) async throws(SharedTierUnavailable) {
+        try check()
+        state.withLockedValue { state in
+            state.entries[entry.key] = entry
+            state.stores += 1
+        }
+    }
+
+    func invalidate(_ scope: SharedScope) async throws(SharedTierUnavailable) -> [String] {
+        try check()
+        return state.withLockedValue { state in
+            state.invalidations.append(scope)
+            guard case .key(let key) = scope else { return [] }
+            return state.entries.removeValue(forKey: key) == nil ? [] : [key]
+        }
+    }
+
+    func claimFill(_ key: String) async -> FillClaim {
+        state.withLockedValue { state in
+            state.claimCount += 1
+            if state.unavailable { return .unavailable }
+            return state.claims.isEmpty ? .leader(token: "t\(state.claimCount)") : state.claims.removeFirst()
+        }
+    }
+
+    func releaseFill(_ key: String, token: String) async {}
+
+    func awaitFill(_ key: String) async -> CacheEntry? {
+        state.withLockedValue { state in state.fills.isEmpty ? nil : state.fills.removeFirst() }
+    }
+
+    func start(events: @escaping @Sendable (SharedTierEvent) -> Void) {
+        state.withLockedValue { $0.handler = events }
+    }
+
+    func stop() async {
+        state.withLockedValue { $0.handler = nil }
+    }
+
+    func statistics() -> SharedTierStatistics { SharedTierStatistics(connected: !state.withLockedValue { $0.unavailable }) }
+}
