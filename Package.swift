@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "DiskTier", targets: ["DiskTier"]),
         .library(name: "UpstreamGate", targets: ["UpstreamGate"]),
         .library(name: "Breaker", targets: ["Breaker"]),
+        .library(name: "Sealing", targets: ["Sealing"]),
         .library(name: "HTTPRouting", targets: ["HTTPRouting"]),
         .library(name: "MicroHTTPServer", targets: ["MicroHTTPServer"]),
         .library(name: "UnicacheApp", targets: ["UnicacheApp"]),
@@ -79,10 +80,13 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Key ring and AES-256-GCM seal/open of values at rest (CONTRACT §9); used by the tiers through the core's codec.
+        .target(name: "Sealing", dependencies: [.product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
         // Pure Swift, no HTTP, no C: the cache core.
         .target(
             name: "UnifiedCache",
             dependencies: [
+                "Sealing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -116,7 +120,7 @@ let package = Package(
         .target(
             name: "RedisTier",
             dependencies: [
-                "RedisClient", "UnifiedCache", "UpstreamGate", "DiskTier", .product(name: "Logging", package: "swift-log"),
+                "RedisClient", "UnifiedCache", "UpstreamGate", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 // Insecure.SHA1: a script's digest for EVALSHA.
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -129,6 +133,7 @@ let package = Package(
             dependencies: [
                 "CMalloc", "UnifiedCache", "UpstreamGate", "DiskTier", "RedisTier", "RedisClient", "HTTPRouting", "MicroHTTPServer",
                 "Access",
+                "Sealing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -206,6 +211,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .testTarget(name: "SealingTests", dependencies: ["Sealing"], swiftSettings: strict),
         .testTarget(
             name: "MicroHTTPServerTests",
             dependencies: [
@@ -219,7 +225,8 @@ let package = Package(
         .testTarget(
             name: "UnifiedCacheTests",
             dependencies: [
-                "UnifiedCache", "UpstreamGate", "SeededRandom", .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                "UnifiedCache", "UpstreamGate", "SeededRandom", "Sealing",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
@@ -233,14 +240,14 @@ let package = Package(
         ),
         .testTarget(
             name: "DiskTierTests",
-            dependencies: ["DiskTier", "UnifiedCache", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            dependencies: ["DiskTier", "UnifiedCache", "Sealing", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
             swiftSettings: strict
         ),
         .testTarget(
             name: "UnicacheAppTests",
             dependencies: [
                 "UnicacheApp", "UnifiedCache", "UpstreamGate", "DiskTier", "HTTPRouting", "MicroHTTPServer", "RedisClient",
-                "RedisTier", "RedisTestSupport", "TLSTestSupport",
+                "RedisTier", "RedisTestSupport", "TLSTestSupport", "Sealing",
                 "Access", "AccessTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -23,11 +23,22 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(
+            name: "SealingBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Sealing", package: "unicache"),
+                .product(name: "UnifiedCache", package: "unicache"),
+            ],
+            path: "SealingBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
             name: "DiskBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "UnifiedCache", package: "unicache"),
                 .product(name: "DiskTier", package: "unicache"),
+                .product(name: "Sealing", package: "unicache"),
             ],
             path: "DiskBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

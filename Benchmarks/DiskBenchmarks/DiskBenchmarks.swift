@@ -3,22 +3,26 @@
 import Benchmark
 import DiskTier
 import Foundation
+import Sealing
 import UnifiedCache
 
 let benchmarks: @Sendable () -> Void = {
-    Benchmark(
-        "disk hit: load of a 1 KB entry",
-        configuration: .init(
-            metrics: [.wallClock, .throughput, .mallocCountTotal], scalingFactor: .kilo, maxDuration: .seconds(10)),
-        closure: { benchmark in
-            let tier = await DiskFixture.shared.hitTier()
-            benchmark.startMeasurement()
-            for i in benchmark.scaledIterations {
-                blackHole(await tier.load(DiskFixture.hitKey(i % DiskFixture.hitKeys)))
-            }
-            benchmark.stopMeasurement()
-        },
-        teardown: { await DiskFixture.shared.removeAll() })
+    // The same hit with and without a key ring (CONTRACT §9), in the same run.
+    for sealed in [false, true] {
+        Benchmark(
+            sealed ? "disk hit: load of a 1 KB sealed entry" : "disk hit: load of a 1 KB entry",
+            configuration: .init(
+                metrics: [.wallClock, .throughput, .mallocCountTotal], scalingFactor: .kilo, maxDuration: .seconds(10)),
+            closure: { benchmark in
+                let tier = await DiskFixture.shared.hitTier(sealed: sealed)
+                benchmark.startMeasurement()
+                for i in benchmark.scaledIterations {
+                    blackHole(await tier.load(DiskFixture.hitKey(i % DiskFixture.hitKeys)))
+                }
+                benchmark.stopMeasurement()
+            },
+            teardown: { await DiskFixture.shared.removeAll() })
+    }
 
     Benchmark(
         "warm restart: index rebuild of 100,000 entries",
@@ -41,17 +45,20 @@ actor DiskFixture {
     static let restartEntries = 100_000
 
     private var folders: [String] = []
-    private var hit: DiskTier?
+    private var hit: [Bool: DiskTier] = [:]
     private var restart: String?
 
     static func hitKey(_ i: Int) -> String { "health.metrics:user\(i):hrv" }
 
-    func hitTier() async -> DiskTier {
-        if let hit { return hit }
-        // Force unwrap as precondition: a fresh temporary folder is writable, or the benchmark cannot run at all.
-        let tier = try! await DiskTier.open(DiskTierConfiguration(directory: newFolder(), limitBytes: 1 << 30))
+    func hitTier(sealed: Bool) async -> DiskTier {
+        if let tier = hit[sealed] { return tier }
+        // Force unwraps as preconditions: a fresh temporary folder is writable and a 32-byte key makes a ring, or the
+        // benchmark cannot run at all.
+        let codec = sealed ? EntryCodec(keyRing: try! KeyRing(keys: [("bench", Array(repeating: 9, count: 32))])) : EntryCodec()
+        let tier = try! await DiskTier.open(
+            DiskTierConfiguration(directory: newFolder(), limitBytes: 1 << 30), codec: codec)
         for i in 0..<Self.hitKeys { await tier.store(entry(Self.hitKey(i), bytes: 1024)) }
-        hit = tier
+        hit[sealed] = tier
         return tier
     }
 
@@ -68,7 +75,7 @@ actor DiskFixture {
     func removeAll() {
         for folder in folders { try? FileManager.default.removeItem(atPath: folder) }
         folders = []
-        hit = nil
+        hit = [:]
         restart = nil
     }
 

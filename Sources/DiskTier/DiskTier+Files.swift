@@ -13,6 +13,23 @@ extension DiskTier {
         }
     }
 
+    /// Writes `key`'s file whole, through a temporary file renamed into place (a reader sees the old file or the
+    /// new one, never a part); the temporary file is removed when that fails.
+    func writeFile(_ bytes: [UInt8], for key: String) throws(FileSystemError) {
+        let name = DiskLayout.fileName(for: key)
+        let folder = layout.directory(forFileName: name)
+        let temporary = "\(folder)/\(temporaryPrefix)\(temporarySequence)"
+        temporarySequence += 1
+        do throws(FileSystemError) {
+            try createFile(temporary, in: folder, bytes: bytes)
+            try fileSystem.rename(temporary, to: "\(folder)/\(name)")
+            if configuration.syncWrites { try fileSystem.syncDirectory(folder) }
+        } catch {
+            try? fileSystem.unlink(temporary)
+            throw error
+        }
+    }
+
     /// `mkdir -p`.
     static func makeDirectories(_ path: String, fileSystem: any DiskFileSystem) throws(FileSystemError) {
         var current = ""
@@ -48,9 +65,15 @@ extension DiskTier {
         if index.remove(key) != nil { publishSize() }
     }
 
+    /// A file that does not verify, or (sealed) does not open, is deleted and counted; never served.
     func discardCorrupt(key: String, reason: any Error) {
-        logger.warning("disk tier: corrupt file deleted", metadata: ["reason": "\(reason)"])
-        counters.addCorrupt(1)
+        if (reason as? EntryFormatError)?.isUndecryptable == true {
+            logger.warning("disk tier: a sealed file that does not open was deleted", metadata: ["reason": "\(reason)"])
+            counters.addUndecryptable(1)
+        } else {
+            logger.warning("disk tier: corrupt file deleted", metadata: ["reason": "\(reason)"])
+            counters.addCorrupt(1)
+        }
         delete(key)
     }
 

@@ -14,6 +14,8 @@ public actor DiskTier: SecondTier {
     let layout: DiskLayout
     let clock: any WallClock
     let logger: Logger
+    /// Seals what the tier writes when there is a key ring; reads both forms.
+    let codec: EntryCodec
     let counters: DiskTierCounters
     /// Marks this instance's temporary files so the start-up sweep never removes a write in progress.
     let temporaryPrefix: String
@@ -31,20 +33,24 @@ public actor DiskTier: SecondTier {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     /// Validates the data dir (creating it if missing), sweeps crash leftovers and rebuilds the index in the
-    /// background; the tier answers at once (a key not yet indexed is looked up by its path).
+    /// background; the tier answers at once (a key not yet indexed is looked up by its path). `codec` seals
+    /// every write under its key ring's primary (CONTRACT §9); the default writes plaintext.
     public static func open(
         _ configuration: DiskTierConfiguration,
+        codec: EntryCodec = EntryCodec(),
         fileSystem: any DiskFileSystem = POSIXFileSystem(),
         clock: any WallClock = SystemWallClock(),
         logger: Logger = Logger(label: "unicache.disk-tier")
     ) async throws(DiskTierError) -> DiskTier {
-        let tier = try DiskTier(configuration: configuration, fileSystem: fileSystem, clock: clock, logger: logger)
+        let tier = try DiskTier(
+            configuration: configuration, codec: codec, fileSystem: fileSystem, clock: clock, logger: logger)
         await tier.startIndexRebuild()
         return tier
     }
 
     private init(
-        configuration: DiskTierConfiguration, fileSystem: any DiskFileSystem, clock: any WallClock, logger: Logger
+        configuration: DiskTierConfiguration, codec: EntryCodec, fileSystem: any DiskFileSystem, clock: any WallClock,
+        logger: Logger
     ) throws(DiskTierError) {
         guard configuration.limitBytes > 0 else { throw .invalidLimit(configuration.limitBytes) }
         var configuration = configuration
@@ -56,6 +62,7 @@ public actor DiskTier: SecondTier {
         self.layout = DiskLayout(root: configuration.directory)
         self.clock = clock
         self.logger = logger
+        self.codec = codec
         self.counters = DiskTierCounters(limitBytes: configuration.limitBytes)
         self.temporaryPrefix = "\(DiskLayout.temporaryPrefix)\(UUID().uuidString.prefix(8))-"
         self.executor = DispatchQueueExecutor(label: "unicache.disk-tier")
@@ -91,7 +98,7 @@ public actor DiskTier: SecondTier {
         counters.readSucceeded()
         let entry: CacheEntry
         do {
-            entry = try EntryFormat.decode(contents.bytes, fileSize: contents.size, key: key)
+            entry = try codec.decode(contents.bytes, fileSize: contents.size, key: key).entry
         } catch {
             discardCorrupt(key: key, reason: error)
             return nil
@@ -112,28 +119,25 @@ public actor DiskTier: SecondTier {
 
     @discardableResult
     public func store(_ entry: CacheEntry) async -> Bool {
-        let bytes = EntryFormat.encode(entry)
         let key = entry.key
         // The previous version goes either way: replaced on success, deleted on failure (never served outdated).
         forget(key)
         noteTouched(key)
+        let bytes: [UInt8]
+        do { bytes = try codec.encode(entry) } catch {
+            delete(key)
+            if counters.writeFailed(error.description) { logger.warning("disk tier degraded: sealing failed") }
+            return false
+        }
         guard bytes.count <= configuration.limitBytes else {
             logger.debug("entry larger than the disk budget, not stored", metadata: ["bytes": "\(bytes.count)"])
             delete(key)
             return false
         }
         makeRoom(for: bytes.count)
-        let name = DiskLayout.fileName(for: key)
-        let folder = layout.directory(forFileName: name)
-        let path = "\(folder)/\(name)"
-        let temporary = "\(folder)/\(temporaryPrefix)\(temporarySequence)"
-        temporarySequence += 1
         do throws(FileSystemError) {
-            try createFile(temporary, in: folder, bytes: bytes)
-            try fileSystem.rename(temporary, to: path)
-            if configuration.syncWrites { try fileSystem.syncDirectory(folder) }
+            try writeFile(bytes, for: key)
         } catch {
-            try? fileSystem.unlink(temporary)
             delete(key)
             if counters.writeFailed(error.description) {
                 logger.warning("disk tier degraded: write failed", metadata: ["error": "\(error)"])

@@ -30,6 +30,7 @@ final class DiskTierCounters: Sendable {
 
     func addEvictions(_ count: Int) { state.withLockedValue { $0.statistics.evictions += count } }
     func addCorrupt(_ count: Int) { state.withLockedValue { $0.statistics.corrupt += count } }
+    func addUndecryptable(_ count: Int) { state.withLockedValue { $0.statistics.undecryptable += count } }
 
     /// Counts a failed write; returns `true` when the tier was healthy until now (log it once).
     @discardableResult

@@ -86,9 +86,20 @@ enum RedisScripts {
         return redis.call('ZCARD', KEYS[1])
         """)
 
-    /// Releases a fill lease only if it is still this holder's. KEYS: lock. ARGV: token.
+    /// Deletes a key only while it holds ARGV[1]: releases a fill lease only if it is still this holder's, deletes a
+    /// value that did not verify only if no other was written since. KEYS: the key. ARGV: the value expected.
     static let release = RedisScript("""
         if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+        return 0
+        """)
+
+    /// Replaces a value only while it is still the one read, keeping its expiry (a rekey never overwrites a value
+    /// written meanwhile). KEYS: entry. ARGV: the value read, the replacement. Returns 1 when replaced, else 0.
+    static let replace = RedisScript("""
+        if redis.call('GET', KEYS[1]) == ARGV[1] then
+          redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+          return 1
+        end
         return 0
         """)
 

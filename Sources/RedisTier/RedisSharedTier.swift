@@ -1,4 +1,3 @@
-import DiskTier
 import Foundation
 import Logging
 import RedisClient
@@ -32,11 +31,13 @@ public struct RedisTierConfiguration: Sendable {
     }
 }
 
-/// The fleet's shared tier on Redis: entries in the disk tier's verified format with an expiry covering their
-/// servable life, invalidations on one channel with a fleet-wide sequence number, and fill leases.
+/// The fleet's shared tier on Redis: entries in the disk tier's verified format (sealed with a key ring, CONTRACT §9)
+/// with an expiry covering their servable life, invalidations on one channel with a fleet-wide sequence number, and fill leases.
 public final class RedisSharedTier: SharedTier {
     let configuration: RedisTierConfiguration
     let keys: RedisKeys
+    /// Seals every value written with a key ring's primary; reads both forms.
+    let codec: EntryCodec
     /// This instance in the fleet's messages (its own are ignored).
     let instanceID: String
     let pool: RedisCommandPool
@@ -74,8 +75,9 @@ public final class RedisSharedTier: SharedTier {
         var generation: UInt64 = 0
     }
 
-    public init(configuration: RedisTierConfiguration, logger: Logger) {
+    public init(configuration: RedisTierConfiguration, codec: EntryCodec = EntryCodec(), logger: Logger) {
         self.configuration = configuration
+        self.codec = codec
         keys = RedisKeys(prefix: configuration.prefix)
         instanceID = Self.randomToken()
         pool = RedisCommandPool(
@@ -92,22 +94,34 @@ public final class RedisSharedTier: SharedTier {
             return nil
         }
         do throws(EntryFormatError) {
-            let entry = try EntryFormat.decode(bytes, key: key)
+            let entry = try codec.decode(bytes, key: key)
             counters.hit()
             return entry
         } catch {
-            counters.corrupt()
-            logger.warning("shared tier: a stored value did not verify; deleted", metadata: ["error": "\(error)"])
-            _ = try? await run("delete", ["DEL", keys.entry(key)].map(Self.bytes))
+            await discard(key, value: bytes, reason: error)
             return nil
         }
     }
 
+    /// Deletes a value that did not verify or open, unless another was written meanwhile, and counts it.
+    func discard(_ key: String, value: [UInt8], reason: EntryFormatError) async {
+        if reason.isUndecryptable {
+            counters.undecryptable()
+            logger.warning("shared tier: a sealed value that does not open was deleted", metadata: ["reason": "\(reason)"])
+        } else {
+            counters.corrupt()
+            logger.warning("shared tier: a stored value did not verify; deleted", metadata: ["error": "\(reason)"])
+        }
+        _ = try? await run("delete", RedisScripts.release, keys: [keys.entry(key)], arguments: [value])
+    }
+
     public func store(_ entry: CacheEntry) async throws(SharedTierUnavailable) {
+        let value: [UInt8]
+        do { value = try codec.encode(entry) } catch { throw SharedTierUnavailable(reason: "the value could not be sealed") }
         let life = max(1, Int((entry.staleUntil.timeIntervalSinceNow * 1000).rounded(.up)))
         let userIndex = entry.user.map(keys.userIndex) ?? keys.entry(entry.key)
         let arguments: [[UInt8]] =
-            [EntryFormat.encode(entry)]
+            [value]
             + [
                 "\(life)", entry.key, entry.namespace, entry.user == nil ? "0" : "1", keys.channel, instanceID,
             ].map(Self.bytes)
@@ -152,19 +166,7 @@ public final class RedisSharedTier: SharedTier {
     /// Prefix and full deletes: SCAN for the entries (never the tier's own keys), delete them in batches, then
     /// announce (the announcement goes out even when nothing was found: other instances may hold copies).
     private func deleteScanned(pattern: String, body: String) async throws(SharedTierUnavailable) -> [String] {
-        var cursor = "0"
-        var found: [String] = []
-        repeat {
-            let reply = try await run("scan", ["SCAN", cursor, "MATCH", pattern, "COUNT", "1000"].map(Self.bytes))
-            guard case .array(let parts) = reply, parts.count == 2, case .string(let next) = parts[0],
-                case .array(let names) = parts[1]
-            else { throw SharedTierUnavailable(reason: "unexpected SCAN reply") }
-            cursor = String(decoding: next, as: UTF8.self)
-            for case .string(let name) in names {
-                let name = String(decoding: name, as: UTF8.self)
-                if !name.hasPrefix(keys.internalPrefix) { found.append(name) }
-            }
-        } while cursor != "0"
+        let found = try await scanEntries(pattern: pattern)
         var removed: [String] = []
         var start = 0
         repeat {
@@ -182,6 +184,24 @@ public final class RedisSharedTier: SharedTier {
             removed += batch.map { String($0.dropFirst(keys.prefix.count)) }
         } while start < found.count
         return removed
+    }
+
+    /// The Redis names of the entries matching `pattern` (SCAN; never the tier's own keys).
+    func scanEntries(pattern: String) async throws(SharedTierUnavailable) -> [String] {
+        var cursor = "0"
+        var found: [String] = []
+        repeat {
+            let reply = try await run("scan", ["SCAN", cursor, "MATCH", pattern, "COUNT", "1000"].map(Self.bytes))
+            guard case .array(let parts) = reply, parts.count == 2, case .string(let next) = parts[0],
+                case .array(let names) = parts[1]
+            else { throw SharedTierUnavailable(reason: "unexpected SCAN reply") }
+            cursor = String(decoding: next, as: UTF8.self)
+            for case .string(let name) in names {
+                let name = String(decoding: name, as: UTF8.self)
+                if !name.hasPrefix(keys.internalPrefix) { found.append(name) }
+            }
+        } while cursor != "0"
+        return found
     }
 
     // MARK: Fill leases

@@ -8,6 +8,7 @@ final class SharedTierCounters: Sendable {
     func hit() { state.withLockedValue { $0.hits += 1 } }
     func miss() { state.withLockedValue { $0.misses += 1 } }
     func corrupt() { state.withLockedValue { $0.corrupt += 1 } }
+    func undecryptable() { state.withLockedValue { $0.undecryptable += 1 } }
     func sent() { state.withLockedValue { $0.invalidationsSent += 1 } }
     func received() { state.withLockedValue { $0.invalidationsReceived += 1 } }
 

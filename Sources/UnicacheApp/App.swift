@@ -26,12 +26,13 @@ extension App {
     ///   - gateClock: the upstream gates' clock.
     ///   - rateCounter: builds each budget's counter (fleet-wide with `--redis`); local sliding logs without.
     ///   - access: who may read what (CONTRACT §8), asked before anything else; `nil` admits every request.
+    ///   - encryption: whether the tiers below memory seal what they store, and the primary key's ID (CONTRACT §9).
     public static func build(
         cache: UnifiedCacheManager, fetcher: (UpstreamDomain) -> any Fetcher, clock: any WallClock = SystemWallClock(),
         ttlOverrides: [String: Duration] = [:], adminToken: String?, logger: Logger,
         protection: [UpstreamDomain: UpstreamProtection] = [:], slotWait: Duration = .seconds(5),
         gateClock: any GateClock = SystemGateClock(), rateCounter: RateCounterFactory? = nil,
-        access: AccessControl? = nil
+        access: AccessControl? = nil, encryption: EncryptionStatus = EncryptionStatus()
     ) -> App {
         let metrics = ServiceMetrics()
         let gates = UpstreamGates(protection: protection, slotWait: slotWait, clock: gateClock, counter: rateCounter)
@@ -57,7 +58,9 @@ extension App {
         router.get("/v1/users/{user}/health/summary") { request in try await summary.handle(request) }
         AdminRoutes(auth: auth, cache: cache, readThrough: readThrough).register(in: &router)
         RawCacheRoutes(auth: auth, cache: cache, clock: clock).register(in: &router)
-        OperationsRoutes(cache: cache, metrics: metrics, gates: gates, startedAt: .now, access: access).register(in: &router)
+        RekeyRoute(auth: auth, cache: cache, encryption: encryption).register(in: &router)
+        OperationsRoutes(cache: cache, metrics: metrics, gates: gates, startedAt: .now, access: access, encryption: encryption)
+            .register(in: &router)
         return App(router: router, cache: cache, metrics: metrics, gates: gates, access: access)
     }
 

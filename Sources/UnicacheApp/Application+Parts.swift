@@ -8,13 +8,25 @@ import UpstreamGate
 extension Application {
     /// The shared Redis tier with `--redis`; it connects lazily, so an unreachable Redis never stops start-up.
     /// A fill lease lasts the upstream timeout and a second, then a waiting instance fetches itself.
-    static func sharedTier(_ configuration: UnicacheConfiguration, logger: Logger) -> RedisSharedTier? {
+    static func sharedTier(
+        _ configuration: UnicacheConfiguration, codec: EntryCodec, logger: Logger
+    ) -> RedisSharedTier? {
         guard let endpoint = configuration.shared.redis else { return nil }
         return RedisSharedTier(
             configuration: RedisTierConfiguration(
                 endpoint: endpoint, timeout: configuration.shared.timeout, prefix: configuration.shared.prefix,
                 leaseTime: configuration.upstreams.timeout + .seconds(1)),
-            logger: logger)
+            codec: codec, logger: logger)
+    }
+
+    /// How the tiers below memory store entries: sealed under the key ring's primary with `--encryption-keys`
+    /// (CONTRACT §9); a bad ring stops start-up with one line naming the flag.
+    static func entryCodec(_ settings: EncryptionSettings, logger: Logger) throws(ConfigurationError) -> EntryCodec {
+        guard let keyRing = try settings.keyRing() else { return EntryCodec() }
+        logger.info(
+            "values at rest are sealed with AES-256-GCM",
+            metadata: ["primaryKey": "\(keyRing.primary.id)", "keys": "\(keyRing.keys.count)"])
+        return EntryCodec(keyRing: keyRing)
     }
 
     /// With a shared tier the `--upstream-rate` budgets count the fleet's requests (CONTRACT §6.3).
@@ -24,12 +36,14 @@ extension Application {
     }
 
     /// The disk tier, or `nil` with `--disk-limit 0`; an unusable data dir stops start-up with a one-line error.
-    static func openDiskTier(_ settings: CacheSettings, clock: any WallClock, logger: Logger) async throws -> DiskTier? {
+    static func openDiskTier(
+        _ settings: CacheSettings, codec: EntryCodec, clock: any WallClock, logger: Logger
+    ) async throws -> DiskTier? {
         guard settings.diskTierEnabled else { return nil }
         do {
             return try await DiskTier.open(
-                DiskTierConfiguration(directory: settings.dataDir, limitBytes: settings.diskLimitBytes), clock: clock,
-                logger: logger)
+                DiskTierConfiguration(directory: settings.dataDir, limitBytes: settings.diskLimitBytes), codec: codec,
+                clock: clock, logger: logger)
         } catch {
             if case .dataDirectoryUnusable(let path, let reason) = error {
                 throw ConfigurationError.dataDirectory(path, reason: reason)

@@ -29,8 +29,9 @@ public struct Application: Sendable {
         _ configuration: UnicacheConfiguration, logger: Logger, clock: any WallClock = SystemWallClock(),
         gateClock: any GateClock = SystemGateClock()
     ) async throws -> Application {
-        let disk = try await Self.openDiskTier(configuration.cache, clock: clock, logger: logger)
-        let shared = Self.sharedTier(configuration, logger: logger)
+        let codec = try Self.entryCodec(configuration.encryption, logger: logger)
+        let disk = try await Self.openDiskTier(configuration.cache, codec: codec, clock: clock, logger: logger)
+        let shared = Self.sharedTier(configuration, codec: codec, logger: logger)
         let cache = UnifiedCacheManager(
             configuration: MemoryTierConfiguration(
                 maxBytes: configuration.cache.memoryLimitBytes, maxEntries: configuration.cache.memoryEntries),
@@ -57,7 +58,8 @@ public struct Application: Sendable {
             cache: cache, fetcher: { fetchers[$0] ?? DemoFetcher(latency: upstreams.demoLatency, clock: clock) },
             clock: clock, ttlOverrides: configuration.cache.ttlOverrides, adminToken: configuration.admin.token,
             logger: logger, protection: upstreams.protection, slotWait: upstreams.timeout, gateClock: gateClock,
-            rateCounter: Self.fleetBudgets(shared), access: access)
+            rateCounter: Self.fleetBudgets(shared), access: access,
+            encryption: EncryptionStatus(primaryKey: codec.primaryKeyID))
         let server = MicroHTTPServer(configuration: configuration.server, responder: app.router, logger: logger)
 
         var indexed: (@Sendable () async -> Void)?

@@ -22,6 +22,14 @@ public protocol SecondTier: Sendable {
     func statistics() -> SecondTierStatistics
     /// `nil` when healthy, else a human-readable reason (for /readyz).
     func health() -> String?
+    /// Re-seals under the key ring's primary every stored entry that is not (CONTRACT §9.3), never overwriting a
+    /// newer value; entries that do not open are deleted.
+    func rekey() async -> RekeyReport
+}
+
+extension SecondTier {
+    /// A tier that stores nothing at rest has nothing to re-seal.
+    public func rekey() async -> RekeyReport { RekeyReport() }
 }
 
 public struct SecondTierStatistics: Sendable, Equatable {
@@ -32,10 +40,12 @@ public struct SecondTierStatistics: Sendable, Equatable {
     public var corrupt: Int
     public var writeErrors: Int
     public var readErrors: Int
+    /// Sealed entries that did not open (CONTRACT §9.2): deleted, never served.
+    public var undecryptable: Int
 
     public init(
         entries: Int = 0, bytes: Int = 0, limitBytes: Int = 0, evictions: Int = 0,
-        corrupt: Int = 0, writeErrors: Int = 0, readErrors: Int = 0
+        corrupt: Int = 0, writeErrors: Int = 0, readErrors: Int = 0, undecryptable: Int = 0
     ) {
         self.entries = entries
         self.bytes = bytes
@@ -44,5 +54,6 @@ public struct SecondTierStatistics: Sendable, Equatable {
         self.corrupt = corrupt
         self.writeErrors = writeErrors
         self.readErrors = readErrors
+        self.undecryptable = undecryptable
     }
 }

@@ -27,6 +27,14 @@ public protocol SharedTier: Sendable {
     func stop() async
     /// Counters for /stats and metrics.
     func statistics() -> SharedTierStatistics
+    /// Re-seals under the key ring's primary every shared entry that is not (CONTRACT §9.3), never overwriting a
+    /// value written meanwhile; entries that do not open are deleted.
+    func rekey() async throws(SharedTierUnavailable) -> RekeyReport
+}
+
+extension SharedTier {
+    /// A shared tier that stores nothing at rest has nothing to re-seal.
+    public func rekey() async throws(SharedTierUnavailable) -> RekeyReport { RekeyReport() }
 }
 
 /// Which entries a fleet-wide invalidation covers.
@@ -77,6 +85,8 @@ public struct SharedTierStatistics: Sendable, Equatable {
     public var misses: Int
     public var errors: Int
     public var corrupt: Int
+    /// Sealed values that did not open (CONTRACT §9.2): deleted, never served.
+    public var undecryptable: Int = 0
     public var invalidationsSent: Int
     public var invalidationsReceived: Int
     /// Commands by operation (`get`, `store`, `invalidate`, `lease`, `publish`…) and result (`ok`, `error`…).

@@ -20,15 +20,18 @@ public struct RedisServerError: Error, Sendable, CustomStringConvertible {
 public final class RedisServerProcess: Sendable {
     public let port: Int
     public let password: String?
+    /// Its working directory (`--dir`), where `SAVE` writes its dump; `nil`: the test process's.
+    public let directory: String?
     private let executable: String
     private let child: Locked<ChildProcess>
 
     /// How long a server may take to say "Ready to accept connections" (a bound, not a wait).
     static let readinessBound = Duration.seconds(20)
 
-    private init(port: Int, password: String?, executable: String, child: ChildProcess) {
+    private init(port: Int, password: String?, directory: String?, executable: String, child: ChildProcess) {
         self.port = port
         self.password = password
+        self.directory = directory
         self.executable = executable
         self.child = Locked(child)
     }
@@ -40,16 +43,19 @@ public final class RedisServerProcess: Sendable {
 
     /// Starts `redis-server` (at /usr/bin/redis-server or on PATH) on a free loopback port and
     /// returns once it accepts connections. Throws when redis-server is missing or never gets ready.
-    public static func start(password: String? = nil) async throws -> RedisServerProcess {
+    /// `directory`: its working directory (`--dir`: Redis 7 refuses to change it at run time), where `SAVE` writes.
+    public static func start(password: String? = nil, directory: String? = nil) async throws -> RedisServerProcess {
         let executable = try findExecutable()
         var lastError = RedisServerError("redis-server did not start")
         // Another process may take the free port before redis-server binds it: then try another.
         for _ in 0..<5 {
             let port = try freeLoopbackPort()
-            let child = try ChildProcess.spawn(executable, arguments: arguments(port: port, password: password))
+            let child = try ChildProcess.spawn(
+                executable, arguments: arguments(port: port, password: password, directory: directory))
             do throws(RedisServerError) {
                 try await child.waitUntilReady(within: readinessBound)
-                return RedisServerProcess(port: port, password: password, executable: executable, child: child)
+                return RedisServerProcess(
+                    port: port, password: password, directory: directory, executable: executable, child: child)
             } catch {
                 child.signal(SIGKILL)
                 await child.waitForExit()
@@ -91,7 +97,8 @@ public final class RedisServerProcess: Sendable {
         let previous = child.withLock { $0 }
         previous.signal(SIGKILL)
         await previous.waitForExit()
-        let next = try ChildProcess.spawn(executable, arguments: Self.arguments(port: port, password: password))
+        let next = try ChildProcess.spawn(
+            executable, arguments: Self.arguments(port: port, password: password, directory: directory))
         child.withLock { $0 = next }
         do {
             try await next.waitUntilReady(within: Self.readinessBound)
@@ -123,12 +130,13 @@ public final class RedisServerProcess: Sendable {
         if !exited { await current.waitForExit() }
     }
 
-    private static func arguments(port: Int, password: String?) -> [String] {
+    private static func arguments(port: Int, password: String?, directory: String?) -> [String] {
         var arguments = [
             "--save", "", "--appendonly", "no", "--bind", "127.0.0.1", "--port", String(port),
             "--daemonize", "no", "--enable-debug-command", "local", "--loglevel", "notice",
         ]
         if let password { arguments += ["--requirepass", password] }
+        if let directory { arguments += ["--dir", directory] }
         return arguments
     }
 

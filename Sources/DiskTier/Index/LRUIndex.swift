@@ -48,6 +48,13 @@ struct LRUIndex {
         linkNewest(slot)
     }
 
+    /// Changes the size of `key`'s file (re-sealed in place) without changing its recency.
+    mutating func resize(_ key: String, fileSize: Int) {
+        guard let slot = slots[key] else { return }
+        totalBytes += fileSize - nodes[slot].value.fileSize
+        nodes[slot].value.fileSize = fileSize
+    }
+
     /// Adds or replaces `key`, as the most recently used one or (for entries found at start-up) the least.
     mutating func insert(_ key: String, _ value: IndexedEntry, leastRecent: Bool = false) {
         if let slot = slots[key] {

@@ -56,10 +56,12 @@ extension ServeOptions {
                 redisTimeout, flag: "--redis-timeout", default: defaults.shared.timeout,
                 format: .duration(example: "50ms", aboveZero: true)),
             prefix: try Self.redisPrefix(redisPrefix, resolver: resolver) ?? defaults.shared.prefix)
+        let keyFile = resolver.text(flag: encryptionKeys, named: "--encryption-keys")
         return UnicacheConfiguration(
             server: server, cache: cache, upstreams: upstreamSettings,
             admin: AdminSettings(token: try Self.adminToken(adminToken, resolver: resolver)), log: log, shared: shared,
-            access: try accessSettings(resolver: resolver))
+            access: try accessSettings(resolver: resolver),
+            encryption: EncryptionSettings(keyFile: keyFile?.text, source: keyFile?.source ?? "--encryption-keys"))
     }
 
     /// `--redis`: the error names the flag and the form, never the password.

@@ -102,5 +102,12 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("log-format"), help: ArgumentHelp("text, or json: one JSON object per line (env UNICACHE_LOG_FORMAT, default text).", valueName: "format"))
     public var logFormat: String?
 
+    @Option(
+        name: .customLong("encryption-keys"),
+        help: ArgumentHelp(
+            "Key ring sealing every value on disk and in Redis with AES-256-GCM: ID:BASE64 lines, the first the primary; mode 600 (env UNICACHE_ENCRYPTION_KEYS, default none).",
+            valueName: "file"))
+    public var encryptionKeys: String?
+
     public init() {}
 }

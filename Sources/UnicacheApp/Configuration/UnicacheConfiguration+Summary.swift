@@ -41,6 +41,7 @@ extension UnicacheConfiguration {
             "redis": .string(shared.redis.map(\.description) ?? "none"),
             "redis-timeout": .string(ValueSyntax.text(of: shared.timeout)),
             "redis-prefix": .string(shared.prefix),
+            "encryption-keys": .string(encryption.keyFile ?? "none"),
             "log-level": .string(log.level.rawValue),
             "log-format": .string(log.format.rawValue),
             "auth": .string(access.mode.rawValue),

@@ -12,6 +12,7 @@ public struct UnicacheConfiguration: Sendable, Equatable {
     public var shared: SharedTierSettings
     /// Who may read what (CONTRACT §8): protected mode unless `--auth` says otherwise.
     public var access: AccessSettings
+    public var encryption: EncryptionSettings
 
     public init(
         server: ServerSettings = ServerSettings(requestIDs: true),
@@ -20,7 +21,8 @@ public struct UnicacheConfiguration: Sendable, Equatable {
         admin: AdminSettings = AdminSettings(),
         log: LogSettings = LogSettings(),
         shared: SharedTierSettings = SharedTierSettings(),
-        access: AccessSettings = AccessSettings()
+        access: AccessSettings = AccessSettings(),
+        encryption: EncryptionSettings = EncryptionSettings()
     ) {
         self.server = server
         self.cache = cache
@@ -29,6 +31,7 @@ public struct UnicacheConfiguration: Sendable, Equatable {
         self.log = log
         self.shared = shared
         self.access = access
+        self.encryption = encryption
     }
 
     /// The configuration from `serve`'s command-line `arguments` (without the executable's name; a leading

@@ -595,6 +595,45 @@ paths:
         '503': {$ref: '#/components/responses/ServiceUnavailable'}
         '504': {$ref: '#/components/responses/GatewayTimeout'}
 
+  /v1/admin/rekey:
+    parameters:
+      - $ref: '#/components/parameters/RequestID'
+    post:
+      operationId: rekey
+      tags: [admin]
+      summary: Re-seal every disk and Redis entry under the key ring's primary key (CONTRACT §9.3).
+      description: |
+        With `--encryption-keys`, re-seals under the primary key every entry of this instance's disk tier and of the
+        shared tier that is not sealed under it yet (plaintext entries from before the key ring included), so the
+        old key can then leave the ring. A value written meanwhile is never overwritten: on disk each file is
+        re-sealed in one step of the disk tier's write order, in Redis by compare-and-set (the value keeps its
+        expiry). Entries that do not open (a key no longer in the ring, edited, moved, another fleet's) or do not
+        verify are deleted and counted in `undecryptable`. The disk tier is done first: while Redis is unreachable
+        the answer is 503 with `Retry-After`, whose detail gives the disk tier's counts; retrying is safe (entries
+        already under the primary count as `current`). Run it on one instance of a fleet for Redis, and on every
+        instance for its own disk.
+      security:
+        - bearerAuth: []
+      responses:
+        '200':
+          description: What was re-sealed, what already was, and what did not open and was deleted.
+          headers:
+            X-Request-ID: {$ref: '#/components/headers/RequestID'}
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/Rekeyed'}
+        '401': {$ref: '#/components/responses/Unauthorized'}
+        '403': {$ref: '#/components/responses/Forbidden'}
+        '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '409':
+          description: 'No key ring (`--encryption-keys`): values are stored in the clear and there is nothing to re-seal.'
+          headers:
+            X-Request-ID: {$ref: '#/components/headers/RequestID'}
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/Problem'}
+        '503': {$ref: '#/components/responses/FleetUnavailable'}
+
   /v1/cache/{key}:
     parameters:
       - $ref: '#/components/parameters/RequestID'
@@ -1256,6 +1295,14 @@ components:
       properties:
         erased: {type: integer, minimum: 0}
 
+    Rekeyed:
+      type: object
+      required: [rekeyed, current, undecryptable]
+      properties:
+        rekeyed: {type: integer, minimum: 0, description: 'Entries re-sealed under the primary key (disk and Redis).'}
+        current: {type: integer, minimum: 0, description: 'Entries already sealed under the primary key.'}
+        undecryptable: {type: integer, minimum: 0, description: 'Entries that did not open or verify; deleted.'}
+
     WarmedKeys:
       type: object
       required: [keys]
@@ -1324,7 +1371,7 @@ components:
 
     Stats:
       type: object
-      required: [uptimeSeconds, cache, memory, disk, shared, upstream, namespaces, auth]
+      required: [uptimeSeconds, cache, memory, disk, shared, encryption, upstream, namespaces, auth]
       properties:
         uptimeSeconds: {type: number, minimum: 0}
         cache:
@@ -1351,6 +1398,10 @@ components:
               properties:
                 corrupt: {type: integer, minimum: 0}
                 writeErrors: {type: integer, minimum: 0}
+                undecryptable:
+                  description: Sealed files that did not open (CONTRACT §9.2); deleted, never served.
+                  type: integer
+                  minimum: 0
         shared:
           type: object
           description: The fleet's shared Redis tier (CONTRACT §6.7); `enabled` is false without `--redis`.
@@ -1364,12 +1415,23 @@ components:
             corrupt: {type: integer, minimum: 0}
             invalidationsSent: {type: integer, minimum: 0}
             invalidationsReceived: {type: integer, minimum: 0}
+            undecryptable:
+              description: 'Sealed values that did not open (another fleet''s key ring, a removed key, edited, moved); deleted, never served.'
+              type: integer
+              minimum: 0
             instances:
               description: |
                 Instances the fleet announces (1 without `--redis`); while Redis is unreachable each instance's
                 `--upstream-rate` budgets fall back to their limit divided by this.
               type: integer
               minimum: 1
+        encryption:
+          type: object
+          description: 'Values at rest (CONTRACT §9.5): `primaryKey` is the primary key''s ID, never a key; null without a key ring.'
+          required: [enabled, primaryKey]
+          properties:
+            enabled: {type: boolean}
+            primaryKey: {type: ['string', 'null'], pattern: '^[A-Za-z0-9_-]{1,32}$'}
         upstream:
           type: object
           required: [fetches, failures, latencyMs, domains]

@@ -11,6 +11,7 @@ struct OperationsRoutes: Sendable {
     let startedAt: ContinuousClock.Instant
     /// `auth.*` of /stats; `nil` (no gate) shows protected mode's zeros.
     var access: AccessControl? = nil
+    var encryption = EncryptionStatus()
 
     static let exposition = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -39,7 +40,8 @@ struct OperationsRoutes: Sendable {
         if Self.prefersExposition(request.headers["Accept"]) { return await prometheus() }
         let uptime = ContinuousClock.now - startedAt
         var document = StatsDocument(
-            cache.statistics(), gates: await gates.snapshots(), uptimeSeconds: Int(uptime.components.seconds))
+            cache.statistics(), gates: await gates.snapshots(), uptimeSeconds: Int(uptime.components.seconds),
+            encryption: encryption)
         document.auth = StatsDocument.Auth(access?.snapshot)
         return .json(document.encoded())
     }

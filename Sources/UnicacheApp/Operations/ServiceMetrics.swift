@@ -64,6 +64,10 @@ final class ServiceMetrics: Sendable {
         MetricNameDescriptor(metricName: "unicache_shared_operations_total", unitName: "", helpText: "Commands sent to the shared Redis tier, by operation and result.")
     }
 
+    static var undecryptable: MetricNameDescriptor {
+        MetricNameDescriptor(metricName: "unicache_undecryptable_total", unitName: "", helpText: "Sealed entries that did not open (removed key, edited, moved, another fleet's key) and were deleted, by tier.")
+    }
+
     init() {}
 
     /// One answered HTTP request (`route` is the template, never the raw path).
@@ -122,10 +126,15 @@ final class ServiceMetrics: Sendable {
                     labels: [("operation", operation.operation), ("result", operation.result)])
                 carry(total, into: counter, id: "shared\u{0}\(operation.operation)\u{0}\(operation.result)", exported: &exported)
             }
-            let evictions = [("memory", statistics.memory.evictions), ("disk", statistics.secondTier?.evictions ?? 0)]
-            for (tier, total) in evictions {
-                let counter = registry.makeCounter(descriptor: Self.evictions, labels: [("tier", tier)])
-                carry(total, into: counter, id: "evictions\u{0}\(tier)", exported: &exported)
+            let perTier: [(MetricNameDescriptor, String, String, Int)] = [
+                (Self.evictions, "evictions", "memory", statistics.memory.evictions),
+                (Self.evictions, "evictions", "disk", statistics.secondTier?.evictions ?? 0),
+                (Self.undecryptable, "undecryptable", "disk", statistics.secondTier?.undecryptable ?? 0),
+                (Self.undecryptable, "undecryptable", "shared", statistics.shared?.undecryptable ?? 0),
+            ]
+            for (descriptor, family, tier, total) in perTier {
+                let counter = registry.makeCounter(descriptor: descriptor, labels: [("tier", tier)])
+                carry(total, into: counter, id: "\(family)\u{0}\(tier)", exported: &exported)
             }
         }
         let tiers = [

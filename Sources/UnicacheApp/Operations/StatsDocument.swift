@@ -27,12 +27,16 @@ struct StatsDocument: Encodable {
     struct Disk: Encodable {
         var enabled: Bool
         var entries, bytes, limitBytes, evictions, corrupt, writeErrors, readErrors: Int
+        /// Sealed files that did not open (CONTRACT §9.2).
+        var undecryptable = 0
     }
 
     /// The fleet's shared tier (CONTRACT §6.7); `enabled` false and zeros without `--redis`.
     struct Shared: Encodable {
         var enabled, connected: Bool
         var hits, misses, errors, corrupt, invalidationsSent, invalidationsReceived: Int
+        /// Sealed values that did not open (CONTRACT §9.2).
+        var undecryptable: Int
         /// Instances the fleet announces (the fallback budgets divide by it).
         var instances: Int
 
@@ -44,9 +48,24 @@ struct StatsDocument: Encodable {
             misses = s.misses
             errors = s.errors
             corrupt = s.corrupt
+            undecryptable = s.undecryptable
             invalidationsSent = s.invalidationsSent
             invalidationsReceived = s.invalidationsReceived
             instances = s.instances
+        }
+    }
+
+    /// Values at rest (CONTRACT §9.5): the primary key's ID (null without a key ring), never a key.
+    struct Encryption: Encodable {
+        var enabled: Bool
+        var primaryKey: String?
+
+        enum CodingKeys: String, CodingKey { case enabled, primaryKey }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(enabled, forKey: .enabled)
+            try container.encode(primaryKey, forKey: .primaryKey)
         }
     }
 
@@ -93,12 +112,16 @@ struct StatsDocument: Encodable {
     var memory: Memory
     var disk: Disk
     var shared: Shared
+    var encryption: Encryption
     var upstream: Upstream
     var namespaces: [String: Counters]
     /// Who was let in (CONTRACT §8.8).
     var auth = Auth(nil)
 
-    init(_ statistics: CacheStatistics, gates: [(domain: UpstreamDomain, snapshot: UpstreamGateSnapshot)], uptimeSeconds: Int) {
+    init(
+        _ statistics: CacheStatistics, gates: [(domain: UpstreamDomain, snapshot: UpstreamGateSnapshot)], uptimeSeconds: Int,
+        encryption: EncryptionStatus = EncryptionStatus()
+    ) {
         self.uptimeSeconds = uptimeSeconds
         cache = Counters(statistics.requests, evictions: statistics.evictions)
         let memory = statistics.memory
@@ -108,8 +131,10 @@ struct StatsDocument: Encodable {
         let disk = statistics.secondTier ?? SecondTierStatistics()
         self.disk = Disk(
             enabled: statistics.secondTier != nil, entries: disk.entries, bytes: disk.bytes, limitBytes: disk.limitBytes,
-            evictions: disk.evictions, corrupt: disk.corrupt, writeErrors: disk.writeErrors, readErrors: disk.readErrors)
+            evictions: disk.evictions, corrupt: disk.corrupt, writeErrors: disk.writeErrors, readErrors: disk.readErrors,
+            undecryptable: disk.undecryptable)
         shared = Shared(statistics.shared)
+        self.encryption = Encryption(enabled: encryption.enabled, primaryKey: encryption.primaryKey)
         let up = statistics.upstream
         upstream = Upstream(
             fetches: up.fetches, failures: up.failures,

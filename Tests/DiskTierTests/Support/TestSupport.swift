@@ -32,11 +32,11 @@ func makeEntry(
 
 func openTier(
     _ directory: String, limit: Int = 1 << 30, fileSystem: any DiskFileSystem = POSIXFileSystem(),
-    clock: any WallClock = ManualWallClock(epoch)
+    clock: any WallClock = ManualWallClock(epoch), codec: EntryCodec = EntryCodec()
 ) async throws -> DiskTier {
     try await DiskTier.open(
-        DiskTierConfiguration(directory: directory, limitBytes: limit), fileSystem: fileSystem, clock: clock,
-        logger: testLogger)
+        DiskTierConfiguration(directory: directory, limitBytes: limit), codec: codec, fileSystem: fileSystem,
+        clock: clock, logger: testLogger)
 }
 
 /// Every regular file under `directory`, recursively, with its size.

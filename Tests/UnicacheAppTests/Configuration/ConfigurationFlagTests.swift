@@ -29,6 +29,7 @@ let settingCases: [SettingCase] = [
     SettingCase(flag: "--request-timeout", variable: "UNICACHE_REQUEST_TIMEOUT", first: ("250ms", "250ms"), second: ("1d", "1d")) { ValueSyntax.text(of: $0.server.requestTimeout) },
     SettingCase(flag: "--log-level", variable: "UNICACHE_LOG_LEVEL", first: ("trace", "trace"), second: ("critical", "critical")) { $0.log.level.rawValue },
     SettingCase(flag: "--log-format", variable: "UNICACHE_LOG_FORMAT", first: ("json", "json"), second: ("text", "text")) { $0.log.format.rawValue },
+    SettingCase(flag: "--encryption-keys", variable: "UNICACHE_ENCRYPTION_KEYS", first: ("/run/secrets/keys", "/run/secrets/keys"), second: ("keys.txt", "keys.txt")) { $0.encryption.keyFile ?? "nil" },
 ]
 
 @Suite(.timeLimit(.minutes(10))) struct ConfigurationFlagTests {

@@ -17,6 +17,8 @@ final class LiveService: Sendable {
         var status: Int
         var headers: [String: String]
         var body: String
+        /// The body as sent (a binary one does not survive `body`).
+        var bytes: [UInt8] = []
         func header(_ name: String) -> String? { headers[name.lowercased()] }
     }
 
@@ -36,12 +38,14 @@ final class LiveService: Sendable {
     /// from the one test upstream, with its domain's service headers. `logger`: the service's, every part of it.
     /// `upstream`: one shared by several instances (started by the caller); `redis`: the fleet's shared tier.
     /// The service is built by `Application.build`, as `unicache serve` builds it.
+    /// `keyFile`: the key ring sealing what the disk and shared tiers store (`--encryption-keys`, CONTRACT §9).
     static func start(
         dataDir: String? = nil, requestTimeout: Duration = .seconds(30), upstreamTimeout: Duration = .seconds(30),
         protection: [UpstreamDomain: UpstreamProtection] = [:], gateClock: any GateClock = SystemGateClock(),
         logger: Logger = Logger(label: "live-test"), upstream shared: (TestUpstream, port: Int)? = nil,
         redis: SharedTierSettings? = nil, memory: MemoryTierConfiguration = MemoryTierConfiguration(),
-        access: AccessSettings = AccessSettings(), host: String = "127.0.0.1", ownsUpstream: Bool? = nil
+        access: AccessSettings = AccessSettings(), host: String = "127.0.0.1", ownsUpstream: Bool? = nil,
+        keyFile: String? = nil
     ) async throws -> LiveService {
         let upstream = shared?.0 ?? TestUpstream()
         let upstreamPort: Int
@@ -58,7 +62,7 @@ final class LiveService: Sendable {
                 urls: Dictionary(uniqueKeysWithValues: UpstreamDomain.allCases.map { ($0, baseURL) }),
                 timeout: upstreamTimeout, protection: protection),
             admin: AdminSettings(token: token),
-            shared: redis ?? SharedTierSettings(), access: access)
+            shared: redis ?? SharedTierSettings(), access: access, encryption: EncryptionSettings(keyFile: keyFile))
         let application = try await Application.build(configuration, logger: logger, gateClock: gateClock)
         let port = try application.server.start()
         let group = application.serviceGroup()
@@ -87,20 +91,22 @@ final class LiveService: Sendable {
 
     func request(
         _ method: NIOHTTP1.HTTPMethod = .GET, _ path: String, headers: [(String, String)] = [], body: String? = nil,
-        admin: Bool = false
+        bytes: [UInt8]? = nil, admin: Bool = false
     ) async throws -> Answer {
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if admin { request.headers.add(name: "Authorization", value: "Bearer \(Self.token)") }
         if let body { request.body = .bytes(ByteBuffer(string: body)) }
+        if let bytes { request.body = .bytes(ByteBuffer(bytes: bytes)) }
         let response = try await client.execute(request, timeout: .seconds(30))
         var collected = try await response.body.collect(upTo: 8 << 20)
         var fields: [String: String] = [:]
         for header in response.headers { fields[header.name.lowercased()] = header.value }
+        let bytes = collected.getBytes(at: collected.readerIndex, length: collected.readableBytes) ?? []
         return Answer(
             status: Int(response.status.code), headers: fields,
-            body: collected.readString(length: collected.readableBytes) ?? "")
+            body: collected.readString(length: collected.readableBytes) ?? "", bytes: bytes)
     }
 
     func stop() async {

@@ -86,6 +86,13 @@ final class Fleet: Sendable {
     func waitUntil(
         _ what: String, within bound: Duration = .seconds(10), _ condition: () async throws -> Bool
     ) async throws {
+        try await Self.waitUntil(what, within: bound, condition)
+    }
+
+    /// The same for a test without a fleet of its own.
+    static func waitUntil(
+        _ what: String, within bound: Duration = .seconds(10), _ condition: () async throws -> Bool
+    ) async throws {
         let deadline = ContinuousClock.now + bound
         while try await !condition() {
             guard ContinuousClock.now < deadline else {

@@ -1,15 +1,14 @@
 import Foundation
 import Testing
-import UnifiedCache
 
-@testable import DiskTier
+@testable import UnifiedCache
 
 @Suite(.timeLimit(.minutes(10))) struct EntryFormatTests {
-    let entry = makeEntry("activities:alice:ride,run:30", body: Array(0..<200), namespace: "activities", user: "alice")
+    let entry = codecEntry("activities:alice:ride,run:30", body: Array(0..<200), namespace: "activities", user: "alice")
 
     @Test func roundTripsEveryField() throws {
         let bytes = EntryFormat.encode(entry)
-        let decoded = try EntryFormat.decode(bytes, fileSize: bytes.count, key: entry.key)
+        let decoded = try EntryCodec().decode(bytes, fileSize: bytes.count, key: entry.key).entry
         #expect(decoded == entry)
         let header = try EntryFormat.decodeHeader(Array(bytes.prefix(bytes.count - entry.body.count)))
         #expect(header.metadata == entry.metadata)
@@ -23,7 +22,7 @@ import UnifiedCache
         withNone.user = nil
         for value in [withEmpty, withNone] {
             let bytes = EntryFormat.encode(value)
-            #expect(try EntryFormat.decode(bytes, fileSize: bytes.count, key: value.key).user == value.user)
+            #expect(try EntryCodec().decode(bytes, fileSize: bytes.count, key: value.key).entry.user == value.user)
         }
     }
 
@@ -31,7 +30,7 @@ import UnifiedCache
         let good = EntryFormat.encode(entry)
         func decode(_ bytes: [UInt8], key: String? = nil) -> EntryFormatError? {
             do {
-                _ = try EntryFormat.decode(bytes, fileSize: bytes.count, key: key ?? entry.key)
+                _ = try EntryCodec().decode(bytes, fileSize: bytes.count, key: key ?? entry.key)
                 return nil
             } catch { return error }
         }
@@ -49,17 +48,8 @@ import UnifiedCache
         for i in 0..<EntryFormat.fixedLength { zeroed[i] = 0 }
         #expect(decode(zeroed) == .badMagic)
         var future = good
-        future[4] = 2
-        #expect(decode(future) == .unsupportedVersion(2))
+        future[4] = 3
+        #expect(decode(future) == .unsupportedVersion(3))
         #expect(decode(good, key: "another:key") == .keyMismatch)
-    }
-
-    @Test func layoutIsTwoLevelsOfHexFromTheKeyHash() {
-        let layout = DiskLayout(root: "/data/")
-        let name = DiskLayout.fileName(for: "../../etc/passwd")
-        #expect(DiskLayout.isEntryFileName(name))
-        #expect(layout.path(for: "../../etc/passwd") == "/data/\(name.prefix(1))/\(name.dropFirst().prefix(2))/\(name)")
-        // SHA-256("abc"), a published test vector.
-        #expect(DiskLayout.fileName(for: "abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     }
 }

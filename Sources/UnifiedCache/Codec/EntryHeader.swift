@@ -1,0 +1,53 @@
+/// A verified header: everything about an entry a listing or an index needs, without its body.
+package struct EntryHeader: Sendable, Equatable {
+    package enum Payload: Sendable, Equatable {
+        /// Version 1: the body follows in the clear.
+        case plain(etag: String, contentType: String, bodyDigest: [UInt8])
+        /// Version 2: one sealed envelope of `length` bytes follows (ETag, content type and body inside).
+        case sealed(length: Int)
+    }
+
+    package var metadata: CacheEntryMetadata
+    package var headerLength: Int
+    package var payload: Payload
+
+    /// The header and what follows it.
+    package var fileSize: Int {
+        switch payload {
+        case .plain: headerLength + metadata.bytes
+        case .sealed(let length): headerLength + length
+        }
+    }
+
+    package var isSealed: Bool {
+        if case .sealed = payload { return true }
+        return false
+    }
+}
+
+/// Why stored bytes are not a valid entry here. Every case means: delete it, count it, treat as a miss.
+public enum EntryFormatError: Error, Sendable, Equatable {
+    case badMagic
+    case unsupportedVersion(UInt16)
+    /// Fewer bytes than the header needs; `needed` is how many to read to decide.
+    case truncated(needed: Int)
+    case malformedHeader
+    case headerChecksumMismatch
+    /// A plaintext value holds another key (a hash collision or a misplaced file).
+    case keyMismatch
+    /// The value is shorter or longer than header + body.
+    case lengthMismatch
+    case bodyChecksumMismatch
+    /// Sealed under a key that is not in the key ring (removed from it, another fleet's, or no ring at all).
+    case unknownKey(String)
+    /// Sealed, and does not open here: edited, or moved from another file or Redis key.
+    case notAuthentic
+
+    /// A sealed value that does not open (`disk.undecryptable`, `shared.undecryptable`), as opposed to damage.
+    public var isUndecryptable: Bool {
+        switch self {
+        case .unknownKey, .notAuthentic: true
+        default: false
+        }
+    }
+}
