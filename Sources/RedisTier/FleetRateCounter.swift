@@ -14,14 +14,16 @@ public final class FleetRateCounter: UpstreamRateCounter {
     public var window: Duration { windows[0].window }
     let windows: [RateWindow]
     let key: String
-    let tier: RedisSharedTier
+    let commands: RedisCommands
+    let membership: FleetMembership
     /// The local fallback, rebuilt when the fleet size changes.
     private let fallback = NIOLockedValueBox<(size: Int, counter: SlidingWindowCounter)?>(nil)
 
-    public init(domain: String, windows: [RateWindow], tier: RedisSharedTier) {
+    public init(domain: String, windows: [RateWindow], commands: RedisCommands, membership: FleetMembership) {
         self.windows = windows.isEmpty ? [RateWindow(limit: 1, window: .seconds(1))] : windows
-        key = tier.keys.rate(domain)
-        self.tier = tier
+        key = commands.keys.rate(domain)
+        self.commands = commands
+        self.membership = membership
     }
 
     public func take(at now: Duration, background: Bool) async -> RateDecision {
@@ -47,17 +49,17 @@ public final class FleetRateCounter: UpstreamRateCounter {
     }
 
     private func script(mode: String, background: Bool) async throws(SharedTierUnavailable) -> RedisReply {
-        var arguments = [mode, tier.instanceID + "-" + RedisSharedTier.randomToken()]
+        var arguments = [mode, commands.instanceID + "-" + RedisCommands.randomToken()]
         for window in windows {
             let allowed = background ? window.limit - SlidingWindowCounter.backgroundReserve(of: window.limit) : window.limit
             arguments += ["\(window.limit)", "\(allowed)", "\(Self.milliseconds(window.window))"]
         }
-        return try await tier.run("rate", RedisScripts.rate, keys: [key], arguments: arguments)
+        return try await commands.run("rate", RedisScripts.rate, keys: [key], arguments: arguments)
     }
 
     /// The local budget: each window's limit divided by the fleet size last seen (at least 1).
     private func local() -> SlidingWindowCounter {
-        let size = max(1, tier.fleetSize)
+        let size = max(1, membership.size)
         return fallback.withLockedValue { fallback in
             if let current = fallback, current.size == size { return current.counter }
             let counter = SlidingWindowCounter(

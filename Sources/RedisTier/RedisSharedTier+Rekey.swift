@@ -11,7 +11,7 @@ extension RedisSharedTier {
         var report = RekeyReport()
         guard codec.keyRing != nil else { return report }
         for name in try await scanEntries(pattern: keys.entryPattern(keyPrefix: "")) {
-            guard case .string(let value) = try await run("get", ["GET", name].map(Self.bytes)) else { continue }
+            guard case .string(let value) = try await commands.run("get", ["GET", name].map(RedisCommands.bytes)) else { continue }
             let key = String(name.dropFirst(keys.prefix.count))
             let resealed: [UInt8]?
             do throws(EntryFormatError) { resealed = try codec.resealed(value, key: key) } catch {
@@ -23,7 +23,7 @@ extension RedisSharedTier {
                 report.current += 1
                 continue
             }
-            let reply = try await run("rekey", RedisScripts.replace, keys: [name], arguments: [value, resealed])
+            let reply = try await commands.run("rekey", RedisScripts.replace, keys: [name], arguments: [value, resealed])
             if reply == .integer(1) { report.rekeyed += 1 } else { report.current += 1 }
         }
         logger.info(

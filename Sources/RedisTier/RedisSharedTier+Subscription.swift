@@ -14,19 +14,18 @@ extension RedisSharedTier {
         }
         if let previous = swapSubscriber(subscriber) { Thread.detachNewThread { previous.stop() } }
         subscriber.start()
-        stopAnnouncing()
-        startAnnouncing()
+        membership.start()
         logger.info(
             "shared tier started",
-            metadata: ["redis": "\(configuration.endpoint)", "prefix": "\(configuration.prefix)", "instance": "\(instanceID)"])
+            metadata: ["redis": "\(configuration.endpoint)", "prefix": "\(configuration.prefix)", "instance": "\(commands.instanceID)"])
     }
 
-    /// Joining the subscriber's thread blocks: done on a thread of its own, never on the cooperative pool.
+    /// Joining the subscriber's thread blocks: done on a thread of its own, never on the cooperative commands.pool.
     public func stop() async {
         sync.withLockedValue { $0.handler = nil }
-        stopAnnouncing()
+        membership.stop()
         let subscriber = swapSubscriber(nil)
-        let pool = pool
+        let pool = commands.pool
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             Thread.detachNewThread {
                 subscriber?.stop()
@@ -41,15 +40,15 @@ extension RedisSharedTier {
         switch event {
         case .message(let bytes):
             guard let message = InvalidationMessage(bytes) else {
-                counters.operation("message", "malformed")
+                commands.counters.operation("message", "malformed")
                 return
             }
             let handler = sync.withLockedValue { state -> (@Sendable (SharedTierEvent) -> Void)? in
                 state.sequence = max(state.sequence, message.sequence)
-                return message.origin == instanceID ? nil : state.handler
+                return message.origin == commands.instanceID ? nil : state.handler
             }
-            if message.origin != instanceID {
-                counters.received()
+            if message.origin != commands.instanceID {
+                commands.counters.received()
                 handler?(.invalidate(message.scope))
             }
             if case .key(let key) = message.scope { waiters.wake(key) } else { waiters.wakeAll() }
@@ -78,9 +77,9 @@ extension RedisSharedTier {
         while sync.withLockedValue({ $0.lost != nil && $0.generation == generation }) {
             let reply: RedisReply
             do throws(SharedTierUnavailable) {
-                reply = try await run(
+                reply = try await commands.run(
                     "position",
-                    RedisScripts.position, keys: [keys.epoch, keys.sequence], arguments: [Self.randomToken()])
+                    RedisScripts.position, keys: [keys.epoch, keys.sequence], arguments: [RedisCommands.randomToken()])
             } catch {
                 guard subscriberConnected else { return }
                 await waiters.wait(for: "#position", atMost: .milliseconds(100))

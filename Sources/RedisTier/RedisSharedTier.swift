@@ -15,7 +15,7 @@ public struct RedisTierConfiguration: Sendable {
     public var leaseTime: Duration
     /// How often a waiter asks Redis when no message came (a lost message costs this much, not a fetch).
     public var fillPollInterval: Duration
-    /// Command contexts in the pool.
+    /// Command contexts in the commands.pool.
     public var connections: Int
 
     public init(
@@ -35,23 +35,17 @@ public struct RedisTierConfiguration: Sendable {
 /// with an expiry covering their servable life, invalidations on one channel with a fleet-wide sequence number, and fill leases.
 public final class RedisSharedTier: SharedTier {
     let configuration: RedisTierConfiguration
+    /// The commands to Redis, counted, and this instance's id in the fleet's messages (its own are ignored).
+    public let commands: RedisCommands
+    /// This instance's announcements and the fleet's size they return.
+    public let membership: FleetMembership
     let keys: RedisKeys
     /// Seals every value written with a key ring's primary; reads both forms.
     let codec: EntryCodec
-    /// This instance in the fleet's messages (its own are ignored).
-    let instanceID: String
-    let pool: RedisCommandPool
-    let counters = SharedTierCounters()
     let waiters = FillWaiters()
     let logger: Logger
     let sync = NIOLockedValueBox(SyncState())
     private let subscriber = NIOLockedValueBox<RedisSubscriber?>(nil)
-    /// Instances announced in the fleet when last asked (1 until then): the fallback budgets divide by it.
-    private let announcedFleet = NIOLockedValueBox(1)
-    private let announcer = NIOLockedValueBox<Task<Void, Never>?>(nil)
-
-    /// The fleet's size as last seen.
-    public var fleetSize: Int { announcedFleet.withLockedValue { $0 } }
 
     var currentSubscriber: RedisSubscriber? { subscriber.withLockedValue { $0 } }
 
@@ -78,24 +72,23 @@ public final class RedisSharedTier: SharedTier {
     public init(configuration: RedisTierConfiguration, codec: EntryCodec = EntryCodec(), logger: Logger) {
         self.configuration = configuration
         self.codec = codec
-        keys = RedisKeys(prefix: configuration.prefix)
-        instanceID = Self.randomToken()
-        pool = RedisCommandPool(
-            endpoint: configuration.endpoint, timeout: configuration.timeout, size: configuration.connections)
+        commands = RedisCommands(configuration: configuration, logger: logger)
+        membership = FleetMembership(commands: commands)
+        keys = commands.keys
         self.logger = logger
     }
 
     // MARK: Entries
 
     public func load(_ key: String) async throws(SharedTierUnavailable) -> CacheEntry? {
-        let reply = try await run("get", ["GET", keys.entry(key)].map(Self.bytes))
+        let reply = try await commands.run("get", ["GET", keys.entry(key)].map(RedisCommands.bytes))
         guard case .string(let bytes) = reply else {
-            counters.miss()
+            commands.counters.miss()
             return nil
         }
         do throws(EntryFormatError) {
             let entry = try codec.decode(bytes, key: key)
-            counters.hit()
+            commands.counters.hit()
             return entry
         } catch {
             await discard(key, value: bytes, reason: error)
@@ -106,13 +99,13 @@ public final class RedisSharedTier: SharedTier {
     /// Deletes a value that did not verify or open, unless another was written meanwhile, and counts it.
     func discard(_ key: String, value: [UInt8], reason: EntryFormatError) async {
         if reason.isUndecryptable {
-            counters.undecryptable()
+            commands.counters.undecryptable()
             logger.warning("shared tier: a sealed value that does not open was deleted", metadata: ["reason": "\(reason)"])
         } else {
-            counters.corrupt()
+            commands.counters.corrupt()
             logger.warning("shared tier: a stored value did not verify; deleted", metadata: ["error": "\(reason)"])
         }
-        _ = try? await run("delete", RedisScripts.release, keys: [keys.entry(key)], arguments: [value])
+        _ = try? await commands.run("delete", RedisScripts.release, keys: [keys.entry(key)], arguments: [value])
     }
 
     public func store(_ entry: CacheEntry) async throws(SharedTierUnavailable) {
@@ -123,10 +116,10 @@ public final class RedisSharedTier: SharedTier {
         let arguments: [[UInt8]] =
             [value]
             + [
-                "\(life)", entry.key, entry.namespace, entry.user == nil ? "0" : "1", keys.channel, instanceID,
-            ].map(Self.bytes)
-        _ = try await run("store", RedisScripts.store, keys: [keys.entry(entry.key), userIndex, keys.sequence], arguments: arguments)
-        counters.sent()
+                "\(life)", entry.key, entry.namespace, entry.user == nil ? "0" : "1", keys.channel, commands.instanceID,
+            ].map(RedisCommands.bytes)
+        _ = try await commands.run("store", RedisScripts.store, keys: [keys.entry(entry.key), userIndex, keys.sequence], arguments: arguments)
+        commands.counters.sent()
     }
 
     public func invalidate(_ scope: SharedScope) async throws(SharedTierUnavailable) -> [String] {
@@ -134,9 +127,9 @@ public final class RedisSharedTier: SharedTier {
         let removed: [String]
         switch scope {
         case .key(let key):
-            let reply = try await run(
+            let reply = try await commands.run(
                 "invalidate",
-                RedisScripts.delete, keys: [keys.sequence, keys.entry(key)], arguments: [keys.channel, instanceID, body])
+                RedisScripts.delete, keys: [keys.sequence, keys.entry(key)], arguments: [keys.channel, commands.instanceID, body])
             removed = reply == .integer(1) ? [key] : []
         case .user(let user):
             removed = try await deleteUser(user, namespaces: nil, body: body)
@@ -147,7 +140,7 @@ public final class RedisSharedTier: SharedTier {
         case .all:
             removed = try await deleteScanned(pattern: keys.entryPattern(keyPrefix: ""), body: body)
         }
-        counters.sent()
+        commands.counters.sent()
         return removed
     }
 
@@ -155,10 +148,10 @@ public final class RedisSharedTier: SharedTier {
         -> [String]
     {
         let filter = namespaces.map { "," + $0.sorted().joined(separator: ",") + "," } ?? ""
-        let reply = try await run(
+        let reply = try await commands.run(
             "invalidate",
             RedisScripts.deleteUser, keys: [keys.userIndex(user), keys.sequence],
-            arguments: [keys.prefix, keys.channel, instanceID, body, filter])
+            arguments: [keys.prefix, keys.channel, commands.instanceID, body, filter])
         guard case .array(let items) = reply else { return [] }
         return items.compactMap { if case .string(let bytes) = $0 { String(decoding: bytes, as: UTF8.self) } else { nil } }
     }
@@ -175,11 +168,11 @@ public final class RedisSharedTier: SharedTier {
             let isLast = start >= found.count
             // The last batch (or the only, empty one) also announces.
             if isLast {
-                _ = try await run(
+                _ = try await commands.run(
                     "invalidate", RedisScripts.delete, keys: [keys.sequence] + batch,
-                    arguments: [keys.channel, instanceID, body])
+                    arguments: [keys.channel, commands.instanceID, body])
             } else {
-                _ = try await run("invalidate", (["DEL"] + batch).map(Self.bytes))
+                _ = try await commands.run("invalidate", (["DEL"] + batch).map(RedisCommands.bytes))
             }
             removed += batch.map { String($0.dropFirst(keys.prefix.count)) }
         } while start < found.count
@@ -191,7 +184,7 @@ public final class RedisSharedTier: SharedTier {
         var cursor = "0"
         var found: [String] = []
         repeat {
-            let reply = try await run("scan", ["SCAN", cursor, "MATCH", pattern, "COUNT", "1000"].map(Self.bytes))
+            let reply = try await commands.run("scan", ["SCAN", cursor, "MATCH", pattern, "COUNT", "1000"].map(RedisCommands.bytes))
             guard case .array(let parts) = reply, parts.count == 2, case .string(let next) = parts[0],
                 case .array(let names) = parts[1]
             else { throw SharedTierUnavailable(reason: "unexpected SCAN reply") }
@@ -207,12 +200,12 @@ public final class RedisSharedTier: SharedTier {
     // MARK: Fill leases
 
     public func claimFill(_ key: String) async -> FillClaim {
-        let token = Self.randomToken()
+        let token = RedisCommands.randomToken()
         let milliseconds = configuration.leaseTime.components.seconds * 1000
             + configuration.leaseTime.components.attoseconds / 1_000_000_000_000_000
         do {
-            let reply = try await run(
-                "lease", ["SET", keys.lock(key), token, "NX", "PX", "\(max(1, milliseconds))"].map(Self.bytes))
+            let reply = try await commands.run(
+                "lease", ["SET", keys.lock(key), token, "NX", "PX", "\(max(1, milliseconds))"].map(RedisCommands.bytes))
             return reply == .status("OK") ? .leader(token: token) : .follower
         } catch {
             return .unavailable
@@ -220,7 +213,7 @@ public final class RedisSharedTier: SharedTier {
     }
 
     public func releaseFill(_ key: String, token: String) async {
-        _ = try? await run("lease", RedisScripts.release, keys: [keys.lock(key)], arguments: [token])
+        _ = try? await commands.run("lease", RedisScripts.release, keys: [keys.lock(key)], arguments: [token])
     }
 
     public func awaitFill(_ key: String) async -> CacheEntry? {
@@ -229,7 +222,7 @@ public final class RedisSharedTier: SharedTier {
             await waiters.wait(for: key, atMost: min(configuration.fillPollInterval, deadline - .now))
             do {
                 if let entry = try await load(key) { return entry }
-                let held = try await run("lease", ["EXISTS", keys.lock(key)].map(Self.bytes))
+                let held = try await commands.run("lease", ["EXISTS", keys.lock(key)].map(RedisCommands.bytes))
                 if held != .integer(1) { return nil }
             } catch {
                 return nil
@@ -238,102 +231,19 @@ public final class RedisSharedTier: SharedTier {
         return nil
     }
 
-    // MARK: Fleet membership
-
-    /// Announces this instance every second (each announcement lives three); the reply is the fleet's size.
-    func startAnnouncing() {
-        let task = Task { [weak self] in
-            while !Task.isCancelled {
-                guard let self else { return }
-                if case .integer(let size)? = try? await self.run(
-                    "announce",
-                    RedisScripts.announce, keys: [self.keys.instances], arguments: [self.instanceID, "3000"])
-                {
-                    self.announcedFleet.withLockedValue { $0 = max(1, size) }
-                }
-                try? await Task.sleep(for: .seconds(1))
-            }
-        }
-        announcer.withLockedValue { $0 = task }
-    }
-
-    func stopAnnouncing() {
-        announcer.withLockedValue { current in
-            current?.cancel()
-            current = nil
-        }
-    }
-
-    // MARK: Commands
-
-    /// One command through the pool, counted; an error reply or a failure is `SharedTierUnavailable`.
-    func run(_ operation: String, _ arguments: [[UInt8]]) async throws(SharedTierUnavailable) -> RedisReply {
-        try counted(operation, try await send(operation, arguments))
-    }
-
-    /// `script` over `keys` and `arguments` by its digest; sent once more with its text when Redis answers that
-    /// it does not have it (`NOSCRIPT`: Redis restarted, or its script cache was flushed).
-    func run(
-        _ operation: String, _ script: RedisScript, keys: [String], arguments: [[UInt8]]
-    ) async throws(SharedTierUnavailable) -> RedisReply {
-        let keys = keys.map(Self.bytes)
-        let reply = try await send(operation, script.command(keys: keys, arguments: arguments))
-        if case .error(let message) = reply, message.hasPrefix("NOSCRIPT") {
-            return try await run(operation, script.command(keys: keys, arguments: arguments, loading: true))
-        }
-        return try counted(operation, reply)
-    }
-
-    /// `script` with arguments that are all text.
-    func run(
-        _ operation: String, _ script: RedisScript, keys: [String], arguments: [String]
-    ) async throws(SharedTierUnavailable) -> RedisReply {
-        try await run(operation, script, keys: keys, arguments: arguments.map(Self.bytes))
-    }
-
-    /// The pool's answer; a failure to get one is counted and `SharedTierUnavailable`.
-    private func send(_ operation: String, _ arguments: [[UInt8]]) async throws(SharedTierUnavailable) -> RedisReply {
-        do throws(RedisError) {
-            return try await pool.command(arguments)
-        } catch {
-            counters.operation(operation, "error")
-            switch error {
-            case .unavailable(let reason): throw SharedTierUnavailable(reason: reason)
-            }
-        }
-    }
-
-    /// Counts `reply`; an error reply is `SharedTierUnavailable`.
-    private func counted(_ operation: String, _ reply: RedisReply) throws(SharedTierUnavailable) -> RedisReply {
-        if case .error(let message) = reply {
-            counters.operation(operation, "error")
-            logger.warning("shared tier: Redis refused a command", metadata: ["operation": "\(operation)", "error": "\(message)"])
-            throw SharedTierUnavailable(reason: "Redis answered an error to \(operation)")
-        }
-        counters.operation(operation, "ok")
-        return reply
-    }
-
-    static func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
-
-    static func randomToken() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return String(generator.next() as UInt64, radix: 36) + String(generator.next() as UInt64, radix: 36)
-    }
-
     // MARK: Statistics
 
     public func statistics() -> SharedTierStatistics {
         // Connected means in step with the fleet: subscribed, and the position checked since.
-        let connected = pool.isAvailable && (currentSubscriber?.isConnected ?? false) && sync.withLockedValue { $0.lost == nil }
-        var statistics = counters.snapshot(connected: connected, state: connected ? nil : unavailableReason)
-        statistics.instances = fleetSize
+        let connected = commands.pool.isAvailable && (currentSubscriber?.isConnected ?? false) && sync.withLockedValue { $0.lost == nil }
+        var statistics = commands.counters.snapshot(connected: connected, state: connected ? nil : unavailableReason)
+        statistics.instances = membership.size
         return statistics
     }
 
     /// Why the tier is not connected (never the password).
     var unavailableReason: String {
-        if let error = pool.lastError { return "unreachable: \(error)" }
+        if let error = commands.pool.lastError { return "unreachable: \(error)" }
         return "unreachable: the invalidation channel is not subscribed"
     }
 }

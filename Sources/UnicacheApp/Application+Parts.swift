@@ -32,7 +32,10 @@ extension Application {
     /// With a shared tier the `--upstream-rate` budgets count the fleet's requests (CONTRACT §6.3).
     static func fleetBudgets(_ shared: RedisSharedTier?) -> RateCounterFactory? {
         guard let shared else { return nil }
-        return { domain, windows in FleetRateCounter(domain: domain.rawValue, windows: windows, tier: shared) }
+        return { domain, windows in
+            FleetRateCounter(
+                domain: domain.rawValue, windows: windows, commands: shared.commands, membership: shared.membership)
+        }
     }
 
     /// The disk tier, or `nil` with `--disk-limit 0`; an unusable data dir stops start-up with a one-line error.

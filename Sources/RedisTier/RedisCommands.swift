@@ -1,0 +1,78 @@
+import Logging
+import RedisClient
+import UnifiedCache
+
+/// What this instance sends to the fleet's Redis, and as whom: the command pool, every command counted by operation
+/// and result, scripts by digest, and this instance's id in the fleet. The shared tier, the fleet's membership and
+/// its rate counters each take this, and nothing of one another.
+public final class RedisCommands: Sendable {
+    let keys: RedisKeys
+    /// This instance in the fleet's messages and announcements.
+    let instanceID: String
+    let pool: RedisCommandPool
+    let counters = SharedTierCounters()
+    let logger: Logger
+
+    init(configuration: RedisTierConfiguration, logger: Logger) {
+        keys = RedisKeys(prefix: configuration.prefix)
+        instanceID = Self.randomToken()
+        pool = RedisCommandPool(
+            endpoint: configuration.endpoint, timeout: configuration.timeout, size: configuration.connections)
+        self.logger = logger
+    }
+
+    /// One command through the pool, counted; an error reply or a failure is `SharedTierUnavailable`.
+    func run(_ operation: String, _ arguments: [[UInt8]]) async throws(SharedTierUnavailable) -> RedisReply {
+        try counted(operation, try await send(operation, arguments))
+    }
+
+    /// `script` over `keys` and `arguments` by its digest; sent once more with its text when Redis answers that
+    /// it does not have it (`NOSCRIPT`: Redis restarted, or its script cache was flushed).
+    func run(
+        _ operation: String, _ script: RedisScript, keys: [String], arguments: [[UInt8]]
+    ) async throws(SharedTierUnavailable) -> RedisReply {
+        let keys = keys.map(Self.bytes)
+        let reply = try await send(operation, script.command(keys: keys, arguments: arguments))
+        if case .error(let message) = reply, message.hasPrefix("NOSCRIPT") {
+            return try await run(operation, script.command(keys: keys, arguments: arguments, loading: true))
+        }
+        return try counted(operation, reply)
+    }
+
+    /// `script` with arguments that are all text.
+    func run(
+        _ operation: String, _ script: RedisScript, keys: [String], arguments: [String]
+    ) async throws(SharedTierUnavailable) -> RedisReply {
+        try await run(operation, script, keys: keys, arguments: arguments.map(Self.bytes))
+    }
+
+    /// The pool's answer; a failure to get one is counted and `SharedTierUnavailable`.
+    private func send(_ operation: String, _ arguments: [[UInt8]]) async throws(SharedTierUnavailable) -> RedisReply {
+        do throws(RedisError) {
+            return try await pool.command(arguments)
+        } catch {
+            counters.operation(operation, "error")
+            switch error {
+            case .unavailable(let reason): throw SharedTierUnavailable(reason: reason)
+            }
+        }
+    }
+
+    /// Counts `reply`; an error reply is `SharedTierUnavailable`.
+    private func counted(_ operation: String, _ reply: RedisReply) throws(SharedTierUnavailable) -> RedisReply {
+        if case .error(let message) = reply {
+            counters.operation(operation, "error")
+            logger.warning("shared tier: Redis refused a command", metadata: ["operation": "\(operation)", "error": "\(message)"])
+            throw SharedTierUnavailable(reason: "Redis answered an error to \(operation)")
+        }
+        counters.operation(operation, "ok")
+        return reply
+    }
+
+    static func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+    static func randomToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return String(generator.next() as UInt64, radix: 36) + String(generator.next() as UInt64, radix: 36)
+    }
+}
