@@ -80,11 +80,16 @@ final class KeyRing: Sendable {
         do throws(KeySetError) {
             guard let document = try await source.read() else { return }
             let current = keys
-            statistics.keyRefreshes.add(1, ordering: .relaxed)
-            guard document != current.document else { return }
+            // Counted once the keys in force are the ones read (and the remembered tokens forgotten): whoever sees
+            // the count sees the new keys.
+            guard document != current.document else {
+                statistics.keyRefreshes.add(1, ordering: .relaxed)
+                return
+            }
             let next = try await KeySet.load(document, generation: current.generation + 1)
             state.withLockedValue { $0.keys = next }
             changed()
+            statistics.keyRefreshes.add(1, ordering: .relaxed)
             logger.info("JWKS changed", metadata: ["keys": "\(next.count)", "source": "\(source.isRemote ? "url" : "file")"])
         } catch {
             statistics.keyErrors.add(1, ordering: .relaxed)
