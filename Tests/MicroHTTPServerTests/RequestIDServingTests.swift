@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import HTTPRouting
 import Logging
 import Testing
@@ -58,7 +61,49 @@ import Testing
         }
     }
 
-    @Test(arguments: ["has space", String(repeating: "x", count: 129), "caf\u{E9}"])
+    /// The copies of a reusable response that carry ids are lent per request and reused once MHD is done with
+    /// them: four keep-alive connections, 50 answers each, every one with its own id (no copy's id leaks into
+    /// another answer), and at most one copy per connection kept afterwards.
+    @Test func copiesAreReusedAndEachAnswerCarriesItsOwnID() async throws {
+        let shared = Response(status: 200, headers: ["X-Shared": "yes"], body: Array(#"{"n":1}"#.utf8)).reusable()
+        var router = Router()
+        router.get("/shared", immediate: { _ in shared }) { _ in shared }
+        try await withLiveServer(Self.configuration(), router: router) { port, _ in
+            let mismatches = await withTaskGroup(of: [String].self) { group in
+                for connection in 0..<4 {
+                    group.addTask {
+                        await RawHTTPClient.onThread {
+                            var mismatches: [String] = []
+                            do {
+                                let socket = try RawHTTPClient.connect(port: port)
+                                defer { close(socket) }
+                                for number in 0..<50 {
+                                    let id = "c\(connection)-\(number)"
+                                    try RawHTTPClient.send(
+                                        socket, Array("GET /shared HTTP/1.1\r\nHost: a\r\nX-Request-ID: \(id)\r\n\r\n".utf8))
+                                    let response = try RawHTTPClient.readResponse(socket, expectBody: true, checkClosed: false)
+                                    let seen = response.headers["X-Request-ID"] ?? "none"
+                                    if seen != id || response.text != #"{"n":1}"# || response.headers["X-Shared"] != "yes" {
+                                        mismatches.append("\(id): \(seen) \(response.text)")
+                                    }
+                                }
+                            } catch {
+                                mismatches.append("c\(connection): \(error)")
+                            }
+                            return mismatches
+                        }
+                    }
+                }
+                return await group.reduce(into: []) { $0 += $1 }
+            }
+            #expect(mismatches.isEmpty, "\(mismatches.prefix(5))")
+        }
+        // The server has stopped: every request completed and gave its copy back.
+        let prepared = try #require(shared.wireForm?.form as? PreparedResponse)
+        #expect((1...4).contains(prepared.spareCount), "\(prepared.spareCount) copies kept for 4 connections")
+    }
+
+
     func anInvalidClientIDIsReplaced(value: String) async throws {
         try await withLiveServer(Self.configuration(), router: Self.router()) { port, _ in
             let response = try await Self.get(port, "/seen", id: value)

@@ -1,7 +1,7 @@
 import HTTPRouting
 
 /// What a request asks for, told from its raw method and target before it is routed (CONTRACT §8.3).
-/// Read on every request: it scans the target once and allocates nothing for a plain one.
+/// Read on every request: it scans the target's bytes in place once and allocates nothing for a plain one.
 enum RequestScope {
     /// Not under `/v1/`: the §5 operations endpoints (and unknown paths, which get their 404): everyone.
     case open
@@ -11,34 +11,41 @@ enum RequestScope {
     case admin
 
     init(method: HTTPMethod, target: String) {
-        let utf8 = target.utf8
-        let end = utf8.firstIndex(of: UInt8(ascii: "?")) ?? utf8.endIndex
-        let path = utf8[utf8.startIndex..<end]
+        // The raw bytes in place (a target from libmicrohttpd is a native string; one that is not is parsed).
+        let scan = target.utf8.withContiguousStorageIfAvailable { Self.scan(method, $0) } ?? .parse
+        switch scan {
+        case .open:
+            self = .open
+        case .admin:
+            self = .admin
+        case .user(let range):
+            let utf8 = target.utf8
+            let start = utf8.index(utf8.startIndex, offsetBy: range.lowerBound)
+            self = .read(user: Substring(utf8[start..<utf8.index(start, offsetBy: range.count)]))
+        case .parse:
+            self = Self(parsing: method, target)
+        }
+    }
+
+    private enum Scan {
+        case open, admin, user(Range<Int>), parse
+    }
+
+    private static func scan(_ method: HTTPMethod, _ bytes: UnsafeBufferPointer<UInt8>) -> Scan {
+        let end = bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.count
+        let path = bytes[..<end]
         // The router reads a target through its own parse (percent-decoding, the absolute form's authority
         // dropped): a target whose raw bytes it would read otherwise is told from that parse, so that no spelling
         // of a path (`/%761/users/…`, `http://host/v1/users/…`) reaches a route the gate took for another.
-        guard path.first == UInt8(ascii: "/"), !path.contains(UInt8(ascii: "%")) else {
-            self = Self(parsing: method, target)
-            return
-        }
-        guard path.starts(with: "/v1/".utf8) else {
-            self = .open
-            return
-        }
+        guard path.first == UInt8(ascii: "/"), !path.contains(UInt8(ascii: "%")) else { return .parse }
+        guard path.starts(with: "/v1/".utf8) else { return .open }
         let prefix = "/v1/users/".utf8
-        guard method == .get || method == .head, path.starts(with: prefix) else {
-            self = .admin
-            return
-        }
-        let userStart = utf8.index(utf8.startIndex, offsetBy: prefix.count)
+        guard method == .get || method == .head, path.starts(with: prefix) else { return .admin }
+        let userStart = prefix.count
         // `{user}` and at least one more segment: `/v1/users/{user}/…`.
-        guard let userEnd = path[userStart...].firstIndex(of: UInt8(ascii: "/")), userStart < userEnd,
-              utf8.index(after: userEnd) < end
-        else {
-            self = .admin
-            return
-        }
-        self = .read(user: Substring(utf8[userStart..<userEnd]))
+        guard let userEnd = path[userStart...].firstIndex(of: UInt8(ascii: "/")), userStart < userEnd, userEnd + 1 < end
+        else { return .admin }
+        return .user(userStart..<userEnd)
     }
 
     /// Rare: from the router's own parse of `target`; a target it cannot parse (it answers 400) is guarded.

@@ -16,11 +16,15 @@ enum MHDCallbacks {
         return Unmanaged.passRetained(context).toOpaque()
     }
 
-    /// MHD_OPTION_NOTIFY_COMPLETED: releases the context retained in `requestStarted`.
+    /// MHD_OPTION_NOTIFY_COMPLETED: gives back the response copy the answer was lent and releases the context
+    /// retained in `requestStarted`.
     static func requestCompleted(_ cls: UnsafeMutableRawPointer?, _ conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) {
         guard let cls, let conCls, let raw = conCls.pointee else { return }
         conCls.pointee = nil
-        Unmanaged<RequestContext>.fromOpaque(raw).release()
+        let context = Unmanaged<RequestContext>.fromOpaque(raw)
+        // MHD no longer reads the answer's response (it drops its reference next): its copy may serve the next one.
+        context.takeUnretainedValue().returnLentResponse()
+        context.release()
         Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue().openRequests.closed()
     }
 
@@ -116,8 +120,7 @@ enum MHDCallbacks {
 
     private static func answer(_ context: RequestContext, with response: Response, core: ServerCore) -> MHD_Result {
         context.phase = .answered
-        return MHDConnection.queue(
-            response, on: context.connection, close: core.draining.load(ordering: .relaxed), requestID: context.requestID)
+        return MHDConnection.queue(response, for: context, close: core.draining.load(ordering: .relaxed))
     }
 
     /// The shim's messages (refused and closed connections) and MHD's (MHD_OPTION_EXTERNAL_LOGGER, prefixed

@@ -4,6 +4,7 @@ import CMicroHTTPDShim
 import Glibc
 #endif
 import HTTPRouting
+import Synchronization
 
 /// The few libmicrohttpd connection operations we use, on an `MHD_Connection *`.
 enum MHDConnection {
@@ -11,30 +12,32 @@ enum MHDConnection {
         MHD_suspend_connection(connection)
     }
 
-    /// Queues `response`, with `X-Request-ID: requestID` when given. MHD sets `Content-Length` and omits the
-    /// body for HEAD. A reusable response is built into an MHD response once (`PreparedResponse`) and then
-    /// queued again as is, or, to carry a request id, copied into a fresh MHD response that shares its body
-    /// bytes (as a C server would build one per request); `close` answers are always built afresh.
-    static func queue(_ response: Response, on connection: OpaquePointer, close: Bool, requestID: RequestID?) -> MHD_Result {
-        let mhdResponse: OpaquePointer?
-        var owner: PreparedResponse?
+    /// Queues `response` on `context`'s connection, with `X-Request-ID` when the request has an id. MHD sets
+    /// `Content-Length` and omits the body for HEAD. A reusable response is built into an MHD response once
+    /// (`PreparedResponse`) and then queued again as is, or, to carry a request id, as one of its copies with the
+    /// id in place, lent to the request until MHD reports it complete (`RequestContext.returnLentResponse`);
+    /// `close` answers are always built afresh.
+    static func queue(_ response: Response, for context: RequestContext, close: Bool) -> MHD_Result {
+        let status = UInt32(clamping: response.status)
         if !close, let slot = response.wireForm,
             let prepared = (slot.form ?? PreparedResponse(response).map(slot.install)) as? PreparedResponse {
-            if let requestID {
-                mhdResponse = prepared.copy(adding: requestID)
-            } else {
-                mhdResponse = prepared.pointer
-                owner = prepared
+            guard let requestID = context.requestID else {
+                return withExtendedLifetime(prepared) { MHD_queue_response(context.connection, status, prepared.pointer) }
             }
-        } else {
-            mhdResponse = make(response, close: close, requestID: requestID)
+            guard let copy = prepared.lend(carrying: requestID) else { return .NO }
+            let result = MHD_queue_response(context.connection, status, copy)
+            let lent = LentResponse(prepared: prepared, spare: Spare(copy: copy, requestID: requestID))
+            if result == .YES {
+                context.lent = lent
+            } else {
+                lent.giveBack()
+            }
+            return result
         }
-        guard let mhdResponse else { return .NO }
-        // MHD takes its own reference when queueing; ours is dropped after (a prepared one by `owner`).
-        defer { if owner == nil { MHD_destroy_response(mhdResponse) } }
-        return withExtendedLifetime(owner) {
-            MHD_queue_response(connection, UInt32(clamping: response.status), mhdResponse)
-        }
+        guard let mhdResponse = make(response, close: close, requestID: context.requestID) else { return .NO }
+        // MHD takes its own reference when queueing; ours is dropped after.
+        defer { MHD_destroy_response(mhdResponse) }
+        return MHD_queue_response(context.connection, status, mhdResponse)
     }
 
     /// An MHD response with `response`'s headers and a copy of its body.
@@ -59,9 +62,11 @@ enum MHDConnection {
         }
     }
 
-    static func add(_ name: String, _ value: String, to mhdResponse: OpaquePointer) {
+    /// false when MHD refuses the header (no memory, or a line break in it).
+    @discardableResult
+    static func add(_ name: String, _ value: String, to mhdResponse: OpaquePointer) -> Bool {
         // withCString: a small Swift string is copied to the stack, not to a heap array.
-        _ = name.withCString { name in value.withCString { value in MHD_add_response_header(mhdResponse, name, value) } }
+        name.withCString { name in value.withCString { value in MHD_add_response_header(mhdResponse, name, value) } } == .YES
     }
 
     /// Every request header, in order, as MHD parsed them.
@@ -90,14 +95,27 @@ enum MHDConnection {
 
 /// A reusable response's MHD form, built once: an MHD response (`pointer`, one reference ours) whose body
 /// is a malloc'd copy freed by MHD when the last reference to it goes, so it may be queued as is on any
-/// number of connections, or copied per request with one more header (`copy(adding:)`).
+/// number of connections; and, for answers that carry a request id, copies of it with one more header
+/// (`X-Request-ID`), each lent to one request at a time and kept for the next once MHD is done with it.
 ///
-/// `@unchecked Sendable`: immutable after `init`; MHD's response reference counting is locked inside
-/// libmicrohttpd, and the template's header list is only read once built.
+/// libmicrohttpd 0.9.75 cannot add a header to a response a connection holds, and building a copy per answer
+/// (an MHD response and three allocations per header) was a third of a warm answer's instructions. A connection
+/// reads a response's headers only while it builds the answer's header block, on its polling thread, between
+/// `MHD_queue_response` and the request's completion (MHD_OPTION_NOTIFY_COMPLETED); after that it only drops
+/// its reference (see `connection_reset` and `MHD_connection_close_` in connection.c). So a copy given back at
+/// completion is no longer read, and its id header may be replaced for the next request, on any thread.
+///
+/// `@unchecked Sendable`: `pointer`, `body` and the template's header list are immutable after `init`; MHD's
+/// reference counting is locked inside libmicrohttpd; a copy's header list is changed only by the one request it
+/// is lent to (before queueing it) or while it sits in `spares`, which a lock guards.
 final class PreparedResponse: @unchecked Sendable {
     let pointer: OpaquePointer
     private let body: UnsafeMutableRawPointer
     private let bodyCount: Int
+    /// Copies no request holds, each with the id it last carried (our reference each).
+    private let spares = Mutex<[Spare]>([])
+    /// The copies kept for reuse at most; more concurrent answers make copies that are destroyed after use.
+    static let sparesKept = 64
 
     /// nil when MHD cannot allocate the response.
     init?(_ response: Response) {
@@ -119,25 +137,70 @@ final class PreparedResponse: @unchecked Sendable {
     }
 
     deinit {
+        // No copy is lent (a lent copy holds `self`); the spares are only ours. The body goes with `pointer`'s
+        // last reference.
+        for spare in spares.withLock({ $0 }) { MHD_destroy_response(spare.copy) }
         MHD_destroy_response(pointer)
     }
 
-    /// A new MHD response (one reference, the caller's) with this one's headers, `X-Request-ID` and the same
-    /// body bytes, which it keeps alive by retaining `self` until MHD destroys it.
-    func copy(adding requestID: RequestID) -> OpaquePointer? {
-        let retained = Unmanaged.passRetained(self).toOpaque()
-        guard let copy = MHD_create_response_from_buffer_with_free_callback_cls(
-            bodyCount, body, { Unmanaged<PreparedResponse>.fromOpaque($0!).release() }, retained)
-        else {
-            Unmanaged<PreparedResponse>.fromOpaque(retained).release()
-            return nil
+    /// The copies kept for the next answers (none is lent).
+    var spareCount: Int { spares.withLock(announcingTo: self) { $0.count } }
+
+    /// A copy carrying `requestID` for one request, to be given back (`giveBack`) once MHD is done with it; nil
+    /// when MHD cannot allocate one.
+    func lend(carrying requestID: RequestID) -> OpaquePointer? {
+        if let spare = spares.withLock(announcingTo: self, { $0.popLast() }) {
+            let replaced = spare.requestID.value.withCString { old in
+                MHD_del_response_header(spare.copy, RequestID.headerName, old)
+            }
+            if replaced == .YES, MHDConnection.add(RequestID.headerName, requestID.value, to: spare.copy) {
+                return spare.copy
+            }
+            MHD_destroy_response(spare.copy)
         }
+        return copy(adding: requestID)
+    }
+
+    /// Takes back a copy `lend` gave once no connection reads it (its request completed, or queueing it failed).
+    func giveBack(_ spare: Spare) {
+        let kept = spares.withLock(announcingTo: self) { spares in
+            guard spares.count < Self.sparesKept else { return false }
+            spares.append(spare)
+            return true
+        }
+        if !kept { MHD_destroy_response(spare.copy) }
+    }
+
+    /// A new MHD response (one reference, the caller's) with this one's headers, `X-Request-ID` and the same body
+    /// bytes (valid while `self` lives: a lent copy's request holds `self`, a spare is destroyed in `deinit`).
+    private func copy(adding requestID: RequestID) -> OpaquePointer? {
+        guard let copy = MHD_create_response_from_buffer(bodyCount, body, .RESPMEM_PERSISTENT) else { return nil }
         _ = MHD_get_response_headers(pointer, { copy, _, name, value in
             guard let copy, let name, let value else { return .YES }
             _ = MHD_add_response_header(OpaquePointer(copy), name, value)
             return .YES
         }, UnsafeMutableRawPointer(copy))
-        MHDConnection.add(RequestID.headerName, requestID.value, to: copy)
+        guard MHDConnection.add(RequestID.headerName, requestID.value, to: copy) else {
+            MHD_destroy_response(copy)
+            return nil
+        }
         return copy
     }
+}
+
+/// A copy of a prepared response and the id it carries.
+///
+/// `@unchecked Sendable`: an MHD response only its holder references (a request it is lent to, or the spares
+/// under their lock), handed between polling threads through that lock.
+struct Spare: @unchecked Sendable {
+    let copy: OpaquePointer
+    let requestID: RequestID
+}
+
+/// A prepared response's copy lent to one request (it keeps the prepared response, and so the body, alive).
+struct LentResponse {
+    let prepared: PreparedResponse
+    let spare: Spare
+
+    func giveBack() { prepared.giveBack(spare) }
 }

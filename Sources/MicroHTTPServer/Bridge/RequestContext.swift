@@ -40,6 +40,8 @@ final class RequestContext: @unchecked Sendable {
     var deadline: ContinuousClock.Instant?
     /// Told the response that won (`complete`'s first call); set before the job is queued, then only read.
     var answered: (@Sendable (Response) -> Void)?
+    /// The prepared response's copy the answer was queued with, until MHD reports the request complete.
+    var lent: LentResponse?
     private let outcome = Mutex(Outcome.waiting)
 
     init(target: String, connection: OpaquePointer) {
@@ -60,6 +62,12 @@ final class RequestContext: @unchecked Sendable {
             answered?(response)
         }
         return won
+    }
+
+    /// On the MHD thread at completion: gives the lent copy back to its prepared response, once.
+    func returnLentResponse() {
+        lent?.giveBack()
+        lent = nil
     }
 
     /// No response stored yet.
