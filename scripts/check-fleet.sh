@@ -21,34 +21,23 @@ HEALTH_CHECK_DEADLINE=15      # seconds for HAProxy to mark a killed instance DO
 REDIS_LOSS_DEADLINE=15        # seconds for an instance to report Redis unreachable
 
 step() { printf '\n== check-fleet: %s\n' "$*"; }
-fail() {
-  printf 'check-fleet: FAIL: %s\n' "$*" >&2
-  if [[ -n "${FLEET_WORK:-}" ]]; then fleet_show_logs; fi
-  exit 1
-}
-
-BIN="${UNICACHE_BIN:-}"
-[[ -n "$BIN" ]] || fail "set UNICACHE_BIN to the unicache executable (\`make fleet-check\` builds the release one and sets it)"
-FLEET_ARGS=(--demo-latency 20ms)
-UNICACHE_ADMIN_TOKEN="$(head -c 18 /dev/urandom | base64 | tr '+/' '-_')"
-export UNICACHE_ADMIN_TOKEN
-
 # python3 (fleet-invalidation.py needs only its standard library), installed when missing.
 # shellcheck source=scripts/python-env.sh
 source scripts/python-env.sh
 
+FLEET_SCRIPT=check-fleet
 FLEET_WORK="$(mktemp -d /tmp/unicache-check-fleet-XXXXXX)"
 # shellcheck source=scripts/service-lib.sh
 source scripts/service-lib.sh
 # shellcheck source=scripts/fleet-lib.sh
 source scripts/fleet-lib.sh
-cleanup() {
-  fleet_stop
-  rm -rf "$FLEET_WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+
+BIN="${UNICACHE_BIN:-}"
+FLEET_ARGS=(--demo-latency 20ms)
+UNICACHE_ADMIN_TOKEN="$(fleet_random_token)"
+export UNICACHE_ADMIN_TOKEN
+
+fleet_stop_on_exit
 
 # request URL [curl args...]: one request (5 s deadline); sets STATUS and HEADERS (the answer's header lines).
 STATUS="" HEADERS=""

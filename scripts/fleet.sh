@@ -11,17 +11,17 @@ cd "$(dirname "$0")/.."
 
 STARTUP_TIMEOUT=60   # seconds for each process to come up
 STOP_TIMEOUT=15      # seconds for each to stop after SIGTERM (an instance drains in-flight requests for up to 10 s)
-fail() {
-  printf 'fleet: FAIL: %s\n' "$*" >&2
-  if [[ -n "${FLEET_WORK:-}" ]]; then fleet_show_logs; fi
-  exit 1
-}
+FLEET_SCRIPT=fleet
+FLEET_WORK="$(mktemp -d /tmp/unicache-fleet-XXXXXX)"
+# shellcheck source=scripts/service-lib.sh
+source scripts/service-lib.sh
+# shellcheck source=scripts/fleet-lib.sh
+source scripts/fleet-lib.sh
 
 BIN="${UNICACHE_BIN:-}"
-[[ -n "$BIN" ]] || fail "set UNICACHE_BIN to the unicache executable (\`make fleet\` builds the release one and sets it)"
 FLEET_ARGS=("$@")
 if [[ -z "${UNICACHE_ADMIN_TOKEN:-}" ]]; then
-  UNICACHE_ADMIN_TOKEN="$(head -c 18 /dev/urandom | base64 | tr '+/' '-_')"
+  UNICACHE_ADMIN_TOKEN="$(fleet_random_token)"
   token_note="random; set UNICACHE_ADMIN_TOKEN to choose it"
   token_shown="$UNICACHE_ADMIN_TOKEN"
 else
@@ -31,19 +31,7 @@ else
 fi
 export UNICACHE_ADMIN_TOKEN
 
-FLEET_WORK="$(mktemp -d /tmp/unicache-fleet-XXXXXX)"
-# shellcheck source=scripts/service-lib.sh
-source scripts/service-lib.sh
-# shellcheck source=scripts/fleet-lib.sh
-source scripts/fleet-lib.sh
-cleanup() {
-  echo "fleet: stopping (pids ${FLEET_PIDS[*]:-none})" >&2
-  fleet_stop
-  rm -rf "$FLEET_WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+fleet_stop_on_exit
 
 fleet_start
 
