@@ -109,8 +109,7 @@ echo "alice through the balancer after the event: MISS (fetched again)"
 
 # ---------------------------------------------------------------------------------------------- 4. lose an instance
 step "kill unicache-b (SIGKILL): the balancer keeps answering"
-kill -KILL "${INSTANCE_PIDS[1]}"
-wait "${INSTANCE_PIDS[1]}" 2>/dev/null || true
+{ kill -KILL "${INSTANCE_PIDS[1]}"; wait "${INSTANCE_PIDS[1]}"; } 2>/dev/null || true   # quietly: bash would report the killed job
 killed_us="$(now_us)"
 served=""
 for i in $(seq 1 10); do   # before the health check has noticed: a refused connection is retried on unicache-a
@@ -133,8 +132,7 @@ echo "4 reads after: all 200 from unicache-a"
 
 # ---------------------------------------------------------------------------------------------- 5. lose Redis
 step "kill Redis (SIGKILL): reads keep answering (§6.5)"
-kill -KILL "$REDIS_PID"
-wait "$REDIS_PID" 2>/dev/null || true
+{ kill -KILL "$REDIS_PID"; wait "$REDIS_PID"; } 2>/dev/null || true   # quietly: bash would report the killed job
 for user in alice bob carol; do   # cached on unicache-a
   request "${LB}/v1/users/${user}/subscription"
   expect "balancer, ${user} with Redis dead" 200
