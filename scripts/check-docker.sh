@@ -91,11 +91,17 @@ for name in ("unicache-a", "unicache-b"):
     volumes.add(data[0])
 if len(volumes) != 2:
     sys.exit("compose.fleet.yaml: the instances share a data volume")
+# The files `make fleet` runs Debian's redis-server and haproxy on are the ones the compose file mounts.
+for name, config in (("redis", "./deploy/redis.conf"), ("balancer", "./deploy/haproxy.cfg")):
+    if not any(v.startswith(config + ":") for v in fleet[name]["volumes"]):
+        sys.exit(f"compose.fleet.yaml: {name} does not mount {config}, the file scripts/fleet-lib.sh uses")
 PY
 echo "compose files: valid (${COMPOSE_FILES[*]}), with their services"
 if ! grep -Eq '^appendonly yes$' deploy/redis.conf || ! grep -Eq '^appendfsync everysec$' deploy/redis.conf; then
   fail "deploy/redis.conf does not keep an append-only file fsynced every second"
 fi
+grep -Eq '^ *http-check send meth GET uri /readyz ' deploy/haproxy.cfg \
+  || fail "deploy/haproxy.cfg does not health-check the instances' /readyz"
 if command -v haproxy >/dev/null 2>&1; then
   FLEET_LISTEN=127.0.0.1:8080 FLEET_STATS=127.0.0.1:8404 FLEET_SERVER_A=127.0.0.1:8081 FLEET_SERVER_B=127.0.0.1:8082 \
     haproxy -c -q -f deploy/haproxy.cfg || fail "deploy/haproxy.cfg is not a valid HAProxy configuration"
