@@ -1,12 +1,13 @@
 # The two set-up commands of the README are `make run` and `make test`; each installs the Debian packages
 # it needs (when missing) and then calls SwiftPM. `make check` is what CI runs after `make test`.
 SHELL := /bin/bash
-APT_PACKAGES := libmicrohttpd-dev libhiredis-dev redis-server pkg-config libgnutls28-dev iproute2 curl
+# redis-server and haproxy: the fleet (`make fleet`, `make fleet-check`) and the shared-tier tests and benchmarks.
+APT_PACKAGES := libmicrohttpd-dev libhiredis-dev redis-server haproxy pkg-config libgnutls28-dev iproute2 curl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # The release binary the conformance and Docker checks share (same flags as the Dockerfile).
 RELEASE_FLAGS := -c release --static-swift-stdlib --product unicache --scratch-path .build-release
 
-.PHONY: deps run test build release check tsan openapi conformance docker-check bench-http bench-cache bench-shared
+.PHONY: deps run test build release check tsan openapi conformance docker-check fleet fleet-check bench-http bench-cache bench-shared
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -45,7 +46,17 @@ conformance: release
 docker-check: release
 	UNICACHE_BIN=$$(swift build $(RELEASE_FLAGS) --show-bin-path)/unicache bash scripts/check-docker.sh
 
-check: openapi conformance docker-check tsan
+# The fleet of compose.fleet.yaml without Docker: Redis, two instances of the release build and HAProxy on free
+# loopback ports, until Ctrl-C (ARGS: more flags for every instance, e.g. ARGS="--demo-latency 50ms").
+fleet: release
+	UNICACHE_BIN=$$(swift build $(RELEASE_FLAGS) --show-bin-path)/unicache bash scripts/fleet.sh $(ARGS)
+
+# Its smoke test: shared hits, an event's invalidation on every instance within 100 ms, one instance killed, Redis
+# killed (about 5-20 s; every request and wait in it has its own deadline).
+fleet-check: release
+	UNICACHE_BIN=$$(swift build $(RELEASE_FLAGS) --show-bin-path)/unicache bash scripts/check-fleet.sh
+
+check: openapi conformance docker-check fleet-check tsan
 
 bench-http:
 	bash scripts/bench-http.sh

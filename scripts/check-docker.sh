@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Proves what the Docker image needs without a Docker engine (CI: Debian 12 with Swift, apt and pip, as root):
-#   1. hadolint passes on the Dockerfile;
+#   1. hadolint passes on the Dockerfile; every compose file follows the compose specification (check-jsonschema),
+#      and the HAProxy, Redis and Prometheus configurations they mount are valid;
 #   2. the release binary is built exactly as the Dockerfile builds it (or taken from UNICACHE_BIN);
 #   3. every shared library `ldd` lists is provided by a package the runtime stage installs, by one of their
 #      dependencies, or by the base image's allow-list (BASE_PACKAGES below);
@@ -63,12 +64,54 @@ UNICACHE_AUTH=(jwt|none)
 RULES
 echo "Dockerfile: build stage, non-root user, /data volume, port, env, healthcheck, stop signal, entrypoint"
 
-# compose.yaml and the Prometheus configuration it mounts.
-python3 -c 'import sys, yaml; c = yaml.safe_load(open("compose.yaml")); sys.exit(0 if {"unicache", "prometheus"} <= set(c["services"]) else 1)' \
-  || fail "compose.yaml does not define the unicache and prometheus services"
+# Every compose file against the compose specification (no Docker engine here: check-jsonschema's copy of it), their
+# services, and the configurations they mount.
+step "compose files"
+COMPOSE_FILES=(compose*.yaml)
+check-jsonschema --builtin-schema vendor.compose-spec "${COMPOSE_FILES[@]}" \
+  || fail "a compose file does not follow the compose specification"
+python3 - <<'PY' || fail "a compose file lacks a service or a setting it promises (above)"
+import sys, yaml
+def services(path, wanted):
+    found = yaml.safe_load(open(path))["services"]
+    missing = wanted - set(found)
+    if missing:
+        sys.exit(f"{path}: no service {sorted(missing)}")
+    return found
+services("compose.yaml", {"unicache", "prometheus"})
+fleet = services("compose.fleet.yaml", {"redis", "unicache-a", "unicache-b", "balancer", "prometheus"})
+volumes = set()
+for name in ("unicache-a", "unicache-b"):
+    env, data = fleet[name]["environment"], [v for v in fleet[name]["volumes"] if v.endswith(":/data")]
+    for key in ("UNICACHE_AUTH", "UNICACHE_ADMIN_TOKEN", "UNICACHE_REDIS"):
+        if key not in env:
+            sys.exit(f"compose.fleet.yaml: {name} does not set {key}")
+    if "build" not in fleet[name] or len(data) != 1:
+        sys.exit(f"compose.fleet.yaml: {name} is not built from the Dockerfile with a data volume of its own")
+    volumes.add(data[0])
+if len(volumes) != 2:
+    sys.exit("compose.fleet.yaml: the instances share a data volume")
+# The files `make fleet` runs Debian's redis-server and haproxy on are the ones the compose file mounts.
+for name, config in (("redis", "./deploy/redis.conf"), ("balancer", "./deploy/haproxy.cfg")):
+    if not any(v.startswith(config + ":") for v in fleet[name]["volumes"]):
+        sys.exit(f"compose.fleet.yaml: {name} does not mount {config}, the file scripts/fleet-lib.sh uses")
+PY
+echo "compose files: valid (${COMPOSE_FILES[*]}), with their services"
+if ! grep -Eq '^appendonly yes$' deploy/redis.conf || ! grep -Eq '^appendfsync everysec$' deploy/redis.conf; then
+  fail "deploy/redis.conf does not keep an append-only file fsynced every second"
+fi
+grep -Eq '^ *http-check send meth GET uri /readyz ' deploy/haproxy.cfg \
+  || fail "deploy/haproxy.cfg does not health-check the instances' /readyz"
+if command -v haproxy >/dev/null 2>&1; then
+  FLEET_LISTEN=127.0.0.1:8080 FLEET_STATS=127.0.0.1:8404 FLEET_SERVER_A=127.0.0.1:8081 FLEET_SERVER_B=127.0.0.1:8082 \
+    haproxy -c -q -f deploy/haproxy.cfg || fail "deploy/haproxy.cfg is not a valid HAProxy configuration"
+  echo "deploy/haproxy.cfg: valid"
+fi
 if command -v promtool >/dev/null 2>&1; then
-  promtool check config deploy/prometheus.yml >/dev/null || fail "deploy/prometheus.yml is not a valid Prometheus configuration"
-  echo "deploy/prometheus.yml: valid"
+  for config in deploy/prometheus.yml deploy/prometheus.fleet.yml; do
+    promtool check config "$config" >/dev/null || fail "${config} is not a valid Prometheus configuration"
+    echo "${config}: valid"
+  done
 fi
 
 # ---------------------------------------------------------------------------------------------- 2. binary

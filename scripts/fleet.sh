@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The fleet of compose.fleet.yaml on this machine, without Docker (`make fleet`): Debian's redis-server, two
+# instances of the release build and Debian's haproxy in front, each on a free loopback port. Prints where to curl,
+# runs until Ctrl-C (or SIGTERM), then stops everything it started, by PID. An instance or Redis killed meanwhile
+# is reported and the rest keeps running (to watch the balancer and the fleet cope).
+# Usage: scripts/fleet.sh [unicache flags for every instance...]
+#   UNICACHE_BIN=/path/to/unicache (`make fleet` passes the release build); UNICACHE_ADMIN_TOKEN (else a random one,
+#   printed); the instances keep their default access mode, protected: loopback clients only, which the balancer is.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+STARTUP_TIMEOUT=60   # seconds for each process to come up
+STOP_TIMEOUT=15      # seconds for each to stop after SIGTERM (an instance drains in-flight requests for up to 10 s)
+FLEET_SCRIPT=fleet
+FLEET_WORK="$(mktemp -d /tmp/unicache-fleet-XXXXXX)"
+# shellcheck source=scripts/service-lib.sh
+source scripts/service-lib.sh
+# shellcheck source=scripts/fleet-lib.sh
+source scripts/fleet-lib.sh
+
+BIN="${UNICACHE_BIN:-}"
+FLEET_ARGS=("$@")
+if [[ -z "${UNICACHE_ADMIN_TOKEN:-}" ]]; then
+  UNICACHE_ADMIN_TOKEN="$(fleet_random_token)"
+  token_note="random; set UNICACHE_ADMIN_TOKEN to choose it"
+  token_shown="$UNICACHE_ADMIN_TOKEN"
+else
+  token_note="from UNICACHE_ADMIN_TOKEN"
+  # shellcheck disable=SC2016 # printed for the user's shell to expand
+  token_shown='$UNICACHE_ADMIN_TOKEN'
+fi
+export UNICACHE_ADMIN_TOKEN
+
+fleet_stop_on_exit
+
+fleet_start
+
+lb="http://127.0.0.1:${BALANCER_PORT}"
+a="http://127.0.0.1:${INSTANCE_PORTS[0]}"
+b="http://127.0.0.1:${INSTANCE_PORTS[1]}"
+cat <<EOF
+
+unicache fleet up (logs and data in ${FLEET_WORK}, removed on exit):
+  balancer    ${lb}   haproxy, pid ${BALANCER_PID}; its stats http://127.0.0.1:${BALANCER_STATS_PORT}/stats, metrics /metrics
+  unicache-a  ${a}   pid ${INSTANCE_PIDS[0]}
+  unicache-b  ${b}   pid ${INSTANCE_PIDS[1]}
+  redis       redis://127.0.0.1:${REDIS_PORT}   pid ${REDIS_PID}
+  admin token ${token_shown}   (${token_note})
+
+A value fetched by one instance is a shared hit on the other:
+  curl -si ${a}/v1/users/alice/subscription | grep -i '^x-cache'    # X-Cache: MISS (a fetched it)
+  curl -si ${b}/v1/users/alice/subscription | grep -i '^x-cache'    # X-Cache: HIT, X-Cache-Tier: shared
+Through the balancer (X-Served-By names the instance; requests alternate):
+  curl -si ${lb}/v1/users/bob/subscription | grep -iE '^x-(cache|served)'
+An event sent to one instance invalidates the value on every one (within 100 ms):
+  curl -s -X POST -H "Authorization: Bearer ${token_shown}" -d '{"type":"subscription.updated"}' ${lb}/v1/users/alice/events
+  curl -s -o /dev/null -w '%{http_code}\\n' -H 'Cache-Control: only-if-cached' ${b}/v1/users/alice/subscription   # 504: gone
+Kill one (kill ${INSTANCE_PIDS[1]}) and the balancer still answers; kill Redis (kill ${REDIS_PID}) and reads still do.
+Ctrl-C stops everything.
+EOF
+
+# Until Ctrl-C: report each process that exits, keep the others running.
+running=("${FLEET_PIDS[@]}")
+while ((${#running[@]} > 0)); do
+  ended=""
+  wait -n -p ended "${running[@]}" || true
+  [[ -n "$ended" ]] || continue
+  what="pid ${ended}"
+  [[ "$ended" == "$REDIS_PID" ]] && what="redis (pid ${ended})"
+  [[ "$ended" == "$BALANCER_PID" ]] && what="haproxy (pid ${ended})"
+  for i in "${!INSTANCE_PIDS[@]}"; do
+    [[ "$ended" == "${INSTANCE_PIDS[i]}" ]] && what="${INSTANCE_NAMES[i]} (pid ${ended})"
+  done
+  echo "fleet: ${what} exited; the rest keeps running (Ctrl-C stops it)" >&2
+  remaining=()
+  for pid in "${running[@]}"; do [[ "$pid" == "$ended" ]] || remaining+=("$pid"); done
+  running=("${remaining[@]}")
+done
+echo "fleet: every process has exited" >&2
