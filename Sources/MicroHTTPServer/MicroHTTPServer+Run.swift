@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import CMicroHTTPD
 import CMicroHTTPDShim
 import HTTPRouting
@@ -41,7 +42,7 @@ extension MicroHTTPServer {
     /// Stops accepting connections and admits no new async work (new async requests get 503).
     func beginDraining() {
         guard !core.draining.exchange(true, ordering: .relaxed) else { return }
-        phase.withLock { phase in
+        phase.withLockedValue { phase in
             if case .listening(let daemon, _) = phase {
                 unicache_mhd_stop_accepting(daemon.pointer)
                 phase = .draining(daemon)
@@ -54,7 +55,7 @@ extension MicroHTTPServer {
     }
 
     private func stopDaemon() {
-        phase.withLock { phase in
+        phase.withLockedValue { phase in
             switch phase {
             case .listening(let daemon, _), .draining(let daemon):
                 unicache_mhd_stop(daemon.pointer)

@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import CMicroHTTPD
 import CMicroHTTPDShim
 import HTTPRouting
@@ -19,7 +20,7 @@ public final class MicroHTTPServer: Service, Sendable {
     }
 
     let core: ServerCore
-    let phase = Locked(Phase.idle)
+    let phase = NIOLockedValueBox(Phase.idle)
     /// The options MHD's logger reads for the daemon's lifetime.
     let options: DaemonOptions
 
@@ -33,7 +34,7 @@ public final class MicroHTTPServer: Service, Sendable {
     deinit {
         // Normally run() has stopped the daemon. If start() was called without run(), stop it here,
         // unless async requests are still suspended (stopping would abort): then keep the core alive.
-        phase.withLock { phase in
+        phase.withLockedValue { phase in
             switch phase {
             case .listening(let daemon, _), .draining(let daemon):
                 if core.pending.count == 0 {
@@ -53,7 +54,7 @@ public final class MicroHTTPServer: Service, Sendable {
     public func start() throws(MicroHTTPServerError) -> Int {
         let configuration = core.configuration
         guard (0...65_535).contains(configuration.port) else { throw .invalidPort(configuration.port) }
-        let result: Result<Int, MicroHTTPServerError> = phase.withLock { phase in
+        let result: Result<Int, MicroHTTPServerError> = phase.withLockedValue { phase in
             switch phase {
             case .listening(_, let port): return .success(port)
             case .draining, .stopped: return .failure(.stopped)
@@ -91,7 +92,7 @@ public final class MicroHTTPServer: Service, Sendable {
 
     /// The bound port while listening.
     public var port: Int? {
-        phase.withLock { phase in
+        phase.withLockedValue { phase in
             if case .listening(_, let port) = phase { return port }
             return nil
         }

@@ -10,10 +10,13 @@ import Darwin
 // joinable threads, a wake-up pipe and poll(2). Kept here so the unsafe code stays in two files
 // (this one and Hiredis.swift).
 
-/// A value guarded by a pthread mutex, with a condition variable for threads that wait on it.
+/// A value guarded by a pthread mutex, with a condition variable for threads that wait on it: the
+/// repository's one lock a thread can block on until a predicate holds (the pool's workers wait for a job
+/// or shutdown; `shutdown` and `stop` wait for the threads to be joined). Everywhere else a plain lock is
+/// NIOLockedValueBox; NIO's ConditionLock waits only for one integer value, not a predicate.
 ///
 /// A pthread lock rather than `Synchronization.Mutex`: on Linux ThreadSanitizer does not see
-/// Mutex's futex and would report false races (the repository's convention, see ServiceMetrics).
+/// Mutex's futex and would report false races.
 package final class Locked<Value: Sendable>: @unchecked Sendable {
     // @unchecked: `value` is only read or written while `mutex` is held.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>

@@ -125,7 +125,7 @@ import Testing
             #expect(tooLarge.headers["X-Request-ID"] == "big-1")
         }
         // And the server's own log line about it.
-        let lines = store.requestIDs.withLock { $0 }
+        let lines = store.requestIDs.withLockedValue { $0 }
         #expect(lines.contains { $0.message == "rejected before the body" && $0.requestID == "big-1" })
     }
 

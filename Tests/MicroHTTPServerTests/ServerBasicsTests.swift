@@ -23,7 +23,7 @@ import Testing
         try await withLiveServer(router: Self.router(), logger: logger) { port, server in
             #expect(port > 0)
             #expect(server.port == port)
-            #expect(store.messages.withLock { $0 }.contains { $0.contains("listening on http://127.0.0.1:\(port)") })
+            #expect(store.messages.withLockedValue { $0 }.contains { $0.contains("listening on http://127.0.0.1:\(port)") })
             let response = try await RawHTTPClient.get(port: port, "/healthz")
             #expect(response.status == 200)
             #expect(response.text == #"{"status":"ok"}"#)

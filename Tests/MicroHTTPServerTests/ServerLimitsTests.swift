@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import Glibc
 import HTTPRouting
 import Logging
@@ -154,7 +155,7 @@ import Testing
             try RawHTTPClient.send(first, Array("GET /now HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
             #expect(try RawHTTPClient.readResponse(first, expectBody: true, checkClosed: false).text == "now")
             await #expect(throws: RawClientError.self) { try await RawHTTPClient.get(port: port, "/now") }
-            #expect(store.messages.withLock { $0 }.contains { $0.hasPrefix("libmicrohttpd: ") && $0.contains("limit") })
+            #expect(store.messages.withLockedValue { $0 }.contains { $0.hasPrefix("libmicrohttpd: ") && $0.contains("limit") })
         }
     }
 
@@ -196,12 +197,12 @@ import Testing
 /// instead of the handler, never a handler's late answer.
 @Suite(.timeLimit(.minutes(10)), .serialized) struct ObservedAnswerTests {
     final class Records: Sendable {
-        let all = Locked<[RequestRecord]>([])
-        var statuses: [Int] { all.withLock { $0.map(\.status).sorted() } }
+        let all = NIOLockedValueBox<[RequestRecord]>([])
+        var statuses: [Int] { all.withLockedValue { $0.map(\.status).sorted() } }
     }
 
     static func router(_ records: Records, started: Signals, release: Gate) -> Router {
-        var router = Router(observer: { record in records.all.withLock { $0.append(record) } })
+        var router = Router(observer: { record in records.all.withLockedValue { $0.append(record) } })
         router.getHeld("/hold", started: started, until: release)
         return router
     }
@@ -219,7 +220,7 @@ import Testing
         }
         // The server has stopped: the handler has returned its late 200 by now.
         #expect(records.statuses == [504])
-        #expect(records.all.withLock { $0.first?.route } == "/hold")
+        #expect(records.all.withLockedValue { $0.first?.route } == "/hold")
     }
 
     @Test func aFullQueuesAnswerIsObservedAs503() async throws {

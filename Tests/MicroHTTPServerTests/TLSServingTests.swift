@@ -31,7 +31,7 @@ import Testing
         let store = CapturingLogHandler.Store()
         let logger = Logger(label: "test") { _ in CapturingLogHandler(store: store) }
         try await withLiveServer(try Self.configuration(pollingThreads: pollingThreads), router: Self.router(), logger: logger) { port, _ in
-            #expect(store.messages.withLock { $0 }.contains { $0.contains("listening on https://127.0.0.1:\(port)") })
+            #expect(store.messages.withLockedValue { $0 }.contains { $0.contains("listening on https://127.0.0.1:\(port)") })
             for version in [TLSVersion.tlsv13, .tlsv12] {
                 // Three requests, one connection: the immediate path, the async one (suspend/resume), again.
                 let exchange = try await HTTPSTestClient.get(

@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import HTTPRouting
 import Logging
 import ServiceLifecycle
@@ -65,11 +66,11 @@ struct GateState: Sendable {
 
 /// A one-shot latch many tasks can wait on.
 final class Gate: Sendable {
-    private let state = Locked<GateState>(GateState())
+    private let state = NIOLockedValueBox<GateState>(GateState())
 
     func wait() async {
         await withCheckedContinuation { continuation in
-            let openNow = state.withLock { state -> Bool in
+            let openNow = state.withLockedValue { state -> Bool in
                 if state.open { return true }
                 state.waiters.append(continuation)
                 return false
@@ -79,7 +80,7 @@ final class Gate: Sendable {
     }
 
     func open() {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let waiters = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
             state.open = true
             defer { state.waiters = [] }
             return state.waiters
@@ -114,9 +115,9 @@ struct Signals: Sendable {
 /// Captures log messages (to check the start-up line) and their request ids.
 struct CapturingLogHandler: LogHandler {
     final class Store: Sendable {
-        let messages = Locked<[String]>([])
+        let messages = NIOLockedValueBox<[String]>([])
         /// Each message with the `requestId` of its metadata, if any.
-        let requestIDs = Locked<[(message: String, requestID: String?)]>([])
+        let requestIDs = NIOLockedValueBox<[(message: String, requestID: String?)]>([])
     }
 
     let store: Store
@@ -129,8 +130,8 @@ struct CapturingLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        store.messages.withLock { $0.append(event.message.description) }
+        store.messages.withLockedValue { $0.append(event.message.description) }
         let id = event.metadata?["requestId"].map { "\($0)" }
-        store.requestIDs.withLock { $0.append((event.message.description, id)) }
+        store.requestIDs.withLockedValue { $0.append((event.message.description, id)) }
     }
 }

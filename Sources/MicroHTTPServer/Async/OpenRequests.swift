@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import Synchronization
 
 /// Counts requests MHD has started and not yet completed, so shutdown can wait until all answers are sent.
@@ -9,7 +10,7 @@ final class OpenRequests: Sendable {
     }
 
     private let open = Atomic<Int>(0)
-    private let waiter = Locked(Waiter())
+    private let waiter = NIOLockedValueBox(Waiter())
 
     var count: Int { open.load(ordering: .acquiring) }
 
@@ -23,7 +24,7 @@ final class OpenRequests: Sendable {
     }
 
     private func takeWaiter() -> CheckedContinuation<Void, Never>? {
-        waiter.withLock { waiter in
+        waiter.withLockedValue { waiter in
             defer { waiter.continuation = nil }
             return waiter.continuation
         }
@@ -31,10 +32,10 @@ final class OpenRequests: Sendable {
 
     /// Returns once no request is open, or when the calling task is cancelled. One waiter at a time.
     func waitUntilNoneOpen() async {
-        waiter.withLock { $0.cancelled = false }
+        waiter.withLockedValue { $0.cancelled = false }
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let cancelled = waiter.withLock { waiter -> Bool in
+                let cancelled = waiter.withLockedValue { waiter -> Bool in
                     if waiter.cancelled { return true }
                     waiter.continuation = continuation
                     return false
@@ -44,7 +45,7 @@ final class OpenRequests: Sendable {
                 if count == 0 { takeWaiter()?.resume() }
             }
         } onCancel: {
-            waiter.withLock { waiter -> CheckedContinuation<Void, Never>? in
+            waiter.withLockedValue { waiter -> CheckedContinuation<Void, Never>? in
                 waiter.cancelled = true
                 defer { waiter.continuation = nil }
                 return waiter.continuation

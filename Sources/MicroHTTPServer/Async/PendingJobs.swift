@@ -1,3 +1,5 @@
+import NIOConcurrencyHelpers
+
 /// The async requests running, bounded by `maxPendingRequests`, with their deadlines and tasks.
 ///
 /// One shared watcher answers overdue requests with 504 (a per-request timer would leave a pending
@@ -22,18 +24,18 @@ final class PendingJobs: Sendable {
         var emptyWaiter: CheckedContinuation<Void, Never>?
     }
 
-    private let state = Locked(State())
+    private let state = NIOLockedValueBox(State())
     private let limit: Int
 
     init(limit: Int) {
         self.limit = limit
     }
 
-    var count: Int { state.withLock { $0.entries.count } }
+    var count: Int { state.withLockedValue { $0.entries.count } }
 
     /// Takes a slot, unless the queue is full or closed.
     func reserve(_ context: RequestContext) -> Admission {
-        state.withLock { state in
+        state.withLockedValue { state in
             if state.closed { return .closed }
             guard state.entries.count < limit else { return .full }
             state.entries[ObjectIdentifier(context)] = Entry(context: context)
@@ -43,12 +45,12 @@ final class PendingJobs: Sendable {
 
     /// Remembers the task running `context`'s job, so that shutdown can cancel it (unless it already ended).
     func attach(_ task: Task<Void, Never>, to context: RequestContext) {
-        state.withLock { state in state.entries[ObjectIdentifier(context)]?.task = task }
+        state.withLockedValue { state in state.entries[ObjectIdentifier(context)]?.task = task }
     }
 
     /// Frees the slot once the job's work has ended.
     func release(_ context: RequestContext) {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
             state.entries.removeValue(forKey: ObjectIdentifier(context))
             guard state.entries.isEmpty else { return nil }
             defer { state.emptyWaiter = nil }
@@ -59,7 +61,7 @@ final class PendingJobs: Sendable {
 
     /// Admits nothing more.
     func close() {
-        state.withLock { $0.closed = true }
+        state.withLockedValue { $0.closed = true }
     }
 
     /// Returns once no job is left (after `close`, so none can be added). One waiter at a time; it also
@@ -67,7 +69,7 @@ final class PendingJobs: Sendable {
     func waitUntilEmpty() async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let resumeNow = state.withLock { state -> Bool in
+                let resumeNow = state.withLockedValue { state -> Bool in
                     if state.entries.isEmpty || Task.isCancelled { return true }
                     state.emptyWaiter = continuation
                     return false
@@ -75,7 +77,7 @@ final class PendingJobs: Sendable {
                 if resumeNow { continuation.resume() }
             }
         } onCancel: {
-            state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
                 defer { state.emptyWaiter = nil }
                 return state.emptyWaiter
             }?.resume()
@@ -84,7 +86,7 @@ final class PendingJobs: Sendable {
 
     /// The requests still running, with their tasks cancelled (shutdown's drain deadline has passed).
     func cancelAll() -> [RequestContext] {
-        state.withLock { state in
+        state.withLockedValue { state in
             state.entries.values.map { entry in
                 entry.task?.cancel()
                 return entry.context
@@ -94,7 +96,7 @@ final class PendingJobs: Sendable {
 
     /// Still-unanswered requests whose deadline has passed.
     func overdue(at now: ContinuousClock.Instant) -> [RequestContext] {
-        state.withLock { state in
+        state.withLockedValue { state in
             state.entries.values.compactMap { entry in
                 guard let deadline = entry.context.deadline, deadline <= now, entry.context.isWaiting else { return nil }
                 return entry.context

@@ -139,7 +139,7 @@ final class PreparedResponse: @unchecked Sendable {
     deinit {
         // No copy is lent (a lent copy holds `self`); the spares are only ours. The body goes with `pointer`'s
         // last reference.
-        for spare in spares.withLock({ $0 }) { MHD_destroy_response(spare.copy) }
+        for spare in spares.withLock(announcingTo: self, { $0 }) { MHD_destroy_response(spare.copy) }
         MHD_destroy_response(pointer)
     }
 
