@@ -20,6 +20,17 @@ private final class Form {}
         #expect(ObjectIdentifier(seen) == ObjectIdentifier(first))
     }
 
+    @Test func aSlotTellsAFirstSendingFromLaterOnesAndStillTakesAForm() throws {
+        let slot = try #require(Response.json(#"{"a":1}"#).reusable().wireForm)
+        #expect(slot.sentBefore() == false)
+        #expect(slot.form == nil)
+        #expect(slot.sentBefore() == true)
+        let form = Form()
+        #expect(ObjectIdentifier(slot.install(form)) == ObjectIdentifier(form))
+        #expect(slot.form.map(ObjectIdentifier.init) == ObjectIdentifier(form))
+        #expect(slot.sentBefore() == true)
+    }
+
     @Test func anyChangeDropsTheSlot() {
         let response = Response.json(#"{"a":1}"#).reusable()
         var status = response
