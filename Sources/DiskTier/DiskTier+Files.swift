@@ -48,11 +48,12 @@ extension DiskTier {
         noteTouched(key)
         do {
             try fileSystem.unlink(layout.path(for: key))
-            undeletable.remove(key)
+            if undeletable.remove(key) != nil { counters.setHoldsUndeletable(!undeletable.isEmpty) }
             return .deleted
         } catch {
             if error.isNotFound { return .absent }
             undeletable.insert(key)
+            counters.setHoldsUndeletable(true)
             if counters.writeFailed(error.description) {
                 logger.warning("disk tier degraded: delete failed", metadata: ["error": "\(error)"])
             }
@@ -79,6 +80,8 @@ extension DiskTier {
 
     /// Evicts least recently used entries until `bytes` more fit in the budget.
     func makeRoom(for bytes: Int) {
+        // Files read on callers' threads count as recently used before a victim is chosen.
+        for key in recentReads.drain() { index.touch(key) }
         var evicted = 0
         while index.totalBytes + bytes > configuration.limitBytes, let victim = index.leastRecentKey {
             delete(victim)

@@ -17,6 +17,8 @@ public actor DiskTier: SecondTier {
     /// Seals what the tier writes when there is a key ring; reads both forms.
     let codec: EntryCodec
     let counters: DiskTierCounters
+    /// Keys read on callers' threads (`loadNow`), touched in the index before the next eviction.
+    let recentReads = RecentReads()
     /// Marks this instance's temporary files so the start-up sweep never removes a write in progress.
     let temporaryPrefix: String
     private let executor: DispatchQueueExecutor
@@ -145,7 +147,7 @@ public actor DiskTier: SecondTier {
             return false
         }
         index.insert(key, IndexedEntry(metadata: entry.metadata, fileSize: bytes.count))
-        undeletable.remove(key)
+        if undeletable.remove(key) != nil { counters.setHoldsUndeletable(!undeletable.isEmpty) }
         publishSize()
         if counters.writeSucceeded() { logger.info("disk tier recovered: writes succeed again") }
         return true

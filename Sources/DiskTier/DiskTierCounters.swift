@@ -9,6 +9,8 @@ final class DiskTierCounters: Sendable {
         var writeFault: String?
         /// Set by a failed read (other than a missing file), cleared by the next successful one.
         var readFault: String?
+        /// Some file could not be deleted (the tier never serves it).
+        var holdsUndeletable = false
     }
 
     private let state: NIOLockedValueBox<State>
@@ -64,4 +66,11 @@ final class DiskTierCounters: Sendable {
     }
 
     func readSucceeded() { state.withLockedValue { $0.readFault = nil } }
+
+    /// Whether a read on the caller's thread may answer: the tier is healthy and every file it holds may be served.
+    var readsNow: Bool {
+        state.withLockedValue { $0.writeFault == nil && $0.readFault == nil && !$0.holdsUndeletable }
+    }
+
+    func setHoldsUndeletable(_ holds: Bool) { state.withLockedValue { $0.holdsUndeletable = holds } }
 }

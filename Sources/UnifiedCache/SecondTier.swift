@@ -8,6 +8,9 @@ import Foundation
 public protocol SecondTier: Sendable {
     /// The stored entry for `key`, verified, or `nil`.
     func load(_ key: String) async -> CacheEntry?
+    /// The stored entry for `key` read on the calling thread when that is cheap and clean (a healthy tier, a
+    /// verified file), else `nil`: `load` then decides (and handles a missing, corrupt or unreadable entry).
+    func loadNow(_ key: String) -> CacheEntry?
     /// Stores (or replaces) the entry; returns once it is durable in the tier, `false` if it could not be written.
     @discardableResult
     func store(_ entry: CacheEntry) async -> Bool
@@ -28,6 +31,9 @@ public protocol SecondTier: Sendable {
 }
 
 extension SecondTier {
+    /// A tier that cannot read on the caller's thread leaves every read to `load`.
+    public func loadNow(_ key: String) -> CacheEntry? { nil }
+
     /// A tier that stores nothing at rest has nothing to re-seal.
     public func rekey() async -> RekeyReport { RekeyReport() }
 }

@@ -24,6 +24,36 @@ import UnifiedCache
         }
     }
 
+    /// Reads on the caller's thread keep a file's recency: the file read that way is not the one evicted.
+    @Test func aFileReadNowIsNotTheNextVictim() async throws {
+        try await withTemporaryDirectory { dir in
+            let body = Array(repeating: UInt8(7), count: 1000)
+            let probe = try await openTier(dir)
+            #expect(await probe.store(makeEntry("size", body: body)))
+            let fileSize = probe.statistics().bytes
+            let tier = try await openTier(dir + "/lru", limit: fileSize * 3)
+            await tier.waitUntilIndexed()
+            for key in ["a", "b", "c"] { #expect(await tier.store(makeEntry(key, body: body))) }
+            #expect(tier.loadNow("a") == makeEntry("a", body: body))
+            #expect(await tier.store(makeEntry("d", body: body)))
+            #expect(await tier.load("a") != nil)
+            #expect(await tier.load("b") == nil)
+            #expect(tier.loadNow("missing") == nil && tier.loadNow("b") == nil)
+        }
+    }
+
+    /// A file past its servable life is no read now (`load` deletes it).
+    @Test func anExpiredFileIsNoReadNow() async throws {
+        try await withTemporaryDirectory { dir in
+            let clock = ManualWallClock(epoch)
+            let tier = try await openTier(dir, clock: clock)
+            #expect(await tier.store(makeEntry("k", ttl: 10)))
+            #expect(tier.loadNow("k") != nil)
+            clock.advance(by: 11)
+            #expect(tier.loadNow("k") == nil)
+        }
+    }
+
     @Test func syncedWritesStoreAndReloadTheSame() async throws {
         try await withTemporaryDirectory { dir in
             let configuration = DiskTierConfiguration(directory: dir, limitBytes: 1 << 20, syncWrites: true)

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Serialises every write and removal sent to the second tier, in the order the manager issued
 /// them under its lock, so a fire-and-forget store can never land after (and resurrect past) a later
 /// invalidation of the same key. Callers that must wait pass a continuation.
@@ -13,16 +15,21 @@ final class SecondTierWriter: Sendable {
     }
 
     let tier: any SecondTier
+    /// Operations queued and not yet done: while any is, a read on the caller's thread may see a file an operation
+    /// is about to change, so the manager leaves reads to the queue-ordered path.
+    private let queued = Counter()
     private let operations: AsyncStream<Operation>.Continuation
     private let worker: Task<Void, Never>
 
     init(tier: any SecondTier) {
         self.tier = tier
         let (stream, continuation) = AsyncStream.makeStream(of: Operation.self)
+        let queued = queued
         operations = continuation
         worker = Task {
             for await operation in stream {
                 await Self.perform(operation, on: tier)
+                queued.value.subtract(1, ordering: .releasing)
             }
         }
     }
@@ -34,7 +41,16 @@ final class SecondTierWriter: Sendable {
 
     /// Queues `operation`; never blocks.
     func enqueue(_ operation: Operation) {
+        queued.value.add(1, ordering: .relaxed)
         operations.yield(operation)
+    }
+
+    /// Whether every operation queued so far is done.
+    var isIdle: Bool { queued.value.load(ordering: .acquiring) == 0 }
+
+    /// An atomic the worker task can share (an `Atomic` cannot be captured).
+    private final class Counter: Sendable {
+        let value = Atomic<Int>(0)
     }
 
     /// Waits until every operation queued so far is done.

@@ -41,16 +41,45 @@ public final class UnifiedCacheManager: Sendable {
 
     var secondTier: (any SecondTier)? { writer?.tier }
 
-    /// Synchronous, memory-only: a fresh value for `key` (recorded as a hit), or `nil` with nothing
-    /// recorded, so the caller falls back to `get` which then records exactly once.
+    /// Synchronous: a fresh value for `key` from memory, or from the second tier read on the calling thread
+    /// (`secondTierNow`), recorded as a hit; or `nil` with nothing recorded, so the caller falls back to `get`
+    /// which then records exactly once.
     /// `now`: the caller's reading of the manager's clock, if it has one (saves reading it again).
     public func cachedFresh(key: String, policy: FreshnessPolicy, now: Date? = nil) -> CacheResult? {
-        guard let entry = memory.entry(for: key), entry.kind == .value else { return nil }
         let now = now ?? clock.now()
-        guard entry.isFresh(at: now) else { return nil }
+        let entry: CacheEntry
+        let tier: CacheTier
+        if let inMemory = memory.entry(for: key) {
+            entry = inMemory
+            tier = .memory
+        } else if let onDisk = secondTierNow(key, policy: policy, now: now) {
+            entry = onDisk
+            tier = .disk
+        } else {
+            return nil
+        }
+        guard entry.kind == .value, entry.isFresh(at: now) else { return nil }
         if let rule = policy.refreshAhead, rule.shouldRefresh(storedAt: entry.storedAt, now: now) { return nil }
         recorder.record(.hit, namespace: entry.namespace)
-        return CacheResult(entry: entry, outcome: .hit, tier: .memory, stored: false, now: now)
+        return CacheResult(entry: entry, outcome: .hit, tier: tier, stored: false, now: now)
+    }
+
+    /// A fresh value read from the second tier on the calling thread and promoted into memory, as a disk hit
+    /// through `get` would be, without a hop to the tier's queue (nginx reads its cache files in its event loop
+    /// too). Only when nothing can make the read outdated: no second-tier operation queued, and no invalidation
+    /// and no newer value in memory between the read and the promotion; else `nil`, and `get` decides.
+    private func secondTierNow(_ key: String, policy: FreshnessPolicy, now: Date) -> CacheEntry? {
+        guard let writer else { return nil }
+        guard let invalidations = state.withLockedValue({ state in writer.isIdle ? state.invalidations : nil }),
+            let entry = writer.tier.loadNow(key), entry.kind == .value, entry.isFresh(at: now)
+        else { return nil }
+        if let rule = policy.refreshAhead, rule.shouldRefresh(storedAt: entry.storedAt, now: now) { return nil }
+        let current = state.withLockedValue { state in
+            guard state.invalidations == invalidations, writer.isIdle, memory.peek(key) == nil else { return false }
+            _ = memory.insert(entry)
+            return true
+        }
+        return current ? entry : nil
     }
 
     /// The value for `request`, from a tier or fetched (coalesced per key), following `policy` and `control`.

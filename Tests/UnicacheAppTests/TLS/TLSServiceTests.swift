@@ -11,7 +11,10 @@ struct TLSServiceTests {
         let pair = try TestCertificate()
         let files = try pair.write()
         defer { try? FileManager.default.removeItem(at: files.folder) }
-        var service = try ExecutableTests.Service(["--tls-cert", files.certificate, "--tls-key", files.key])
+        // A long header timeout: on a starved machine (the whole suite in parallel on 2 cores) the client's handshake
+        // and request once took past the default 10 s, and the server rightly closed the connection.
+        var service = try ExecutableTests.Service(
+            ["--tls-cert", files.certificate, "--tls-key", files.key, "--header-timeout", "120s"])
         defer { if service.process.isRunning { _ = service.stop() } }
         let port = try #require(service.port, "no start-up line in: \(service.log)")
         #expect(service.log.contains("listening on https://127.0.0.1:\(port)"))

@@ -8,8 +8,37 @@ final class DictionarySecondTier: SecondTier {
     /// While set, every store fails (a full disk): the key's previous entry is dropped, as the disk tier does.
     let refusesWrites = NIOLockedValueBox(false)
 
-    init(_ initial: [CacheEntry] = []) {
+    /// Whether `loadNow` answers (as the disk tier does for a clean file); `duringReadNow` runs inside it, after
+    /// the read, to change the cache meanwhile.
+    let readsNow: Bool
+    let duringReadNow = NIOLockedValueBox<(@Sendable () -> Void)?>(nil)
+    /// While set, `remove` waits until `openRemovals()` (a second-tier operation kept queued).
+    private let removals = NIOLockedValueBox<(held: Bool, started: Int, waiting: [CheckedContinuation<Void, Never>])>(
+        (false, 0, []))
+
+    init(_ initial: [CacheEntry] = [], readsNow: Bool = false) {
+        self.readsNow = readsNow
         entries.withLockedValue { dict in for entry in initial { dict[entry.key] = entry } }
+    }
+
+    func loadNow(_ key: String) -> CacheEntry? {
+        guard readsNow else { return nil }
+        let entry = entries.withLockedValue { $0[key] }
+        duringReadNow.withLockedValue { $0 }?()
+        return entry
+    }
+
+    func holdRemovals() { removals.withLockedValue { $0.held = true } }
+
+    var removalsStarted: Int { removals.withLockedValue { $0.started } }
+
+    func openRemovals() {
+        let waiting = removals.withLockedValue { state in
+            state.held = false
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for continuation in waiting { continuation.resume() }
     }
 
     var stored: [String: CacheEntry] { entries.withLockedValue { $0 } }
@@ -24,7 +53,17 @@ final class DictionarySecondTier: SecondTier {
         return !refuse
     }
 
-    func remove(_ key: String) async -> Bool { entries.withLockedValue { $0.removeValue(forKey: key) != nil } }
+    func remove(_ key: String) async -> Bool {
+        await withCheckedContinuation { continuation in
+            let held = removals.withLockedValue { state in
+                state.started += 1
+                if state.held { state.waiting.append(continuation) }
+                return state.held
+            }
+            if !held { continuation.resume() }
+        }
+        return entries.withLockedValue { $0.removeValue(forKey: key) != nil }
+    }
 
     func removeAll(where predicate: @Sendable (CacheEntryMetadata) -> Bool) async -> [String] {
         entries.withLockedValue { dict in

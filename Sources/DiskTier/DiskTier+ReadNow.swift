@@ -1,0 +1,46 @@
+import NIOConcurrencyHelpers
+import UnifiedCache
+
+extension DiskTier {
+    /// `key`'s entry read on the calling thread (a disk hit answered by the HTTP thread, without the tier's
+    /// queue), or `nil` whenever `load` must decide: the tier degraded or holding a file it could not delete, or
+    /// the file missing, unreadable, not a regular file, corrupt, sealed under a key not in the ring, or past its
+    /// servable life. Nothing is deleted or counted here; the read is noted so that the index keeps the file's
+    /// recency (`RecentReads`).
+    public nonisolated func loadNow(_ key: String) -> CacheEntry? {
+        guard counters.readsNow else { return nil }
+        let contents: FileContents
+        do {
+            contents = try fileSystem.read(layout.path(for: key), upTo: min(configuration.limitBytes, Int.max - 1) + 1)
+        } catch {
+            return nil
+        }
+        guard let entry = try? codec.decode(contents.bytes, fileSize: contents.size, key: key).entry,
+            clock.now() < entry.staleUntil
+        else { return nil }
+        recentReads.note(key)
+        return entry
+    }
+}
+
+/// Keys read without the tier's queue, waiting to be touched in its LRU index (bounded: past the bound the
+/// oldest notes are dropped, which only costs recency).
+final class RecentReads: Sendable {
+    private static let bound = 4096
+    private let keys = NIOLockedValueBox<[String]>([])
+
+    func note(_ key: String) {
+        keys.withLockedValue { keys in
+            if keys.count >= Self.bound { keys.removeFirst(keys.count / 2) }
+            keys.append(key)
+        }
+    }
+
+    /// The noted keys, oldest first; forgets them.
+    func drain() -> [String] {
+        keys.withLockedValue { keys in
+            defer { keys.removeAll(keepingCapacity: true) }
+            return keys
+        }
+    }
+}
