@@ -72,7 +72,9 @@ import Testing
 
     @Test func aCommandTimeoutDiscardsTheContextAndTheNextCommandReconnects() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
-            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .milliseconds(50), size: 1)
+            // 500 ms, not the default 50: the PINGs around the timed-out command must not time out themselves on a
+            // starved machine (the whole suite in parallel on 2 cores once took a PING past 50 ms).
+            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .milliseconds(500), size: 1)
             let patient = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(30), size: 1)
             defer {
                 pool.shutdown()
@@ -85,7 +87,7 @@ import Testing
             let started = clock.now
             let error = await #expect(throws: RedisError.self) { try await pool.command("DEBUG", "SLEEP", "10") }
             let elapsed = started.duration(to: clock.now)
-            #expect(reason(error)?.contains("timed out after 50 ms") == true, "\(String(describing: error))")
+            #expect(reason(error)?.contains("timed out after 500 ms") == true, "\(String(describing: error))")
             #expect(elapsed < .seconds(8))  // not the 10 s Redis sleeps
             #expect(pool.lastError?.contains("timed out") == true)
 
