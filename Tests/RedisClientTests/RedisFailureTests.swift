@@ -141,7 +141,7 @@ import Testing
 
     @Test func aSuspendedServerTimesOutInsteadOfHanging() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
-            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .milliseconds(100), size: 1)
+            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .milliseconds(500), size: 1)
             defer { pool.shutdown() }
             #expect(try await pool.command("PING") == .status("PONG"))
             server.suspend()
