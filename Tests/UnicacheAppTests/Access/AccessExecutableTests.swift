@@ -18,7 +18,7 @@ struct AccessExecutableTests {
         }
     }
 
-    @Test func anUnusableJWKSStopsStartUpNamingTheFlag() throws {
+    @Test func anUnusableJWKSStopsStartUpNamingTheFlag() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("jwks-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -27,7 +27,7 @@ struct AccessExecutableTests {
         let usable = folder.appendingPathComponent("usable.json")
         try Data(jwks([SigningKey.es256().jwk()])).write(to: usable)
         for jwks in [folder.appendingPathComponent("missing.json").path, hmacOnly.path, "http://127.0.0.1:1/jwks.json"] {
-            let result = try BuiltExecutable.run(["--auth", "jwt", "--jwt-jwks", jwks, "--port", "0", "--disk-limit", "0"])
+            let result = try await BuiltExecutable.run(["--auth", "jwt", "--jwt-jwks", jwks, "--port", "0", "--disk-limit", "0"])
             #expect(result.status == 64, "\(jwks)")
             let lines = result.standardError.split(separator: "\n")
             #expect(lines.last?.hasPrefix("error: --jwt-jwks: ") == true, "\(result.standardError)")

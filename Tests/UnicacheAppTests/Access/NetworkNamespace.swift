@@ -14,7 +14,7 @@ struct NetworkNamespace {
     let peerAddress: String
 
     /// A fresh namespace with a random /30 of 198.18.0.0/15 (so parallel runs do not collide).
-    static func make() throws -> NetworkNamespace {
+    static func make() async throws -> NetworkNamespace {
         let id = UInt32.random(in: 0..<0x3FFF)
         let suffix = String(id, radix: 16)
         let third = Int(id >> 6) & 0xFF
@@ -25,14 +25,14 @@ struct NetworkNamespace {
             peerAddress: "198.\(18 + Int(id >> 14)).\(third).\(fourth + 2)")
         let peerInterface = "ucv\(suffix)b"
         do {
-            try run(["ip", "netns", "add", namespace.name])
-            try run(["ip", "link", "add", namespace.hostInterface, "type", "veth", "peer", "name", peerInterface])
-            try run(["ip", "link", "set", peerInterface, "netns", namespace.name])
-            try run(["ip", "addr", "add", "\(namespace.hostAddress)/30", "dev", namespace.hostInterface])
-            try run(["ip", "link", "set", namespace.hostInterface, "up"])
-            try namespace.run(inside: ["ip", "addr", "add", "\(namespace.peerAddress)/30", "dev", peerInterface])
-            try namespace.run(inside: ["ip", "link", "set", peerInterface, "up"])
-            try namespace.run(inside: ["ip", "link", "set", "lo", "up"])
+            try await run(["ip", "netns", "add", namespace.name])
+            try await run(["ip", "link", "add", namespace.hostInterface, "type", "veth", "peer", "name", peerInterface])
+            try await run(["ip", "link", "set", peerInterface, "netns", namespace.name])
+            try await run(["ip", "addr", "add", "\(namespace.hostAddress)/30", "dev", namespace.hostInterface])
+            try await run(["ip", "link", "set", namespace.hostInterface, "up"])
+            try await namespace.run(inside: ["ip", "addr", "add", "\(namespace.peerAddress)/30", "dev", peerInterface])
+            try await namespace.run(inside: ["ip", "link", "set", peerInterface, "up"])
+            try await namespace.run(inside: ["ip", "link", "set", "lo", "up"])
         } catch {
             namespace.remove()
             throw error
@@ -42,24 +42,33 @@ struct NetworkNamespace {
 
     /// Deletes the namespace (its end of the pair with it, and so the pair) and the host end if it is left.
     func remove() {
-        _ = try? Self.run(["ip", "netns", "del", name], check: false)
-        _ = try? Self.run(["ip", "link", "del", hostInterface], check: false)
+        _ = try? Self.runBlocking(["ip", "netns", "del", name], check: false)
+        _ = try? Self.runBlocking(["ip", "link", "del", hostInterface], check: false)
     }
 
     /// Whether the namespace still exists (for the test that it was removed).
     var exists: Bool {
-        (try? Self.run(["ip", "netns", "list"]))?.contains(name) ?? false
+        (try? Self.runBlocking(["ip", "netns", "list"]))?.contains(name) ?? false
     }
 
     @discardableResult
-    func run(inside command: [String]) throws -> String {
-        try Self.run(["ip", "netns", "exec", name] + command)
+    func run(inside command: [String]) async throws -> String {
+        try await Self.run(["ip", "netns", "exec", name] + command)
     }
 
     /// Runs a command to its end and returns its standard output; a non-zero exit throws (with `check`).
     @discardableResult
-    static func run(_ command: [String], check: Bool = true) throws -> String {
-        let result = try ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), command)
+    static func run(_ command: [String], check: Bool = true) async throws -> String {
+        try checked(await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), command), command, check: check)
+    }
+
+    /// The same on the calling thread: for the quick `ip` commands of a clean-up, where awaiting is not possible.
+    @discardableResult
+    static func runBlocking(_ command: [String], check: Bool = true) throws -> String {
+        try checked(ChildProcess.runBlocking(URL(fileURLWithPath: "/usr/bin/env"), command), command, check: check)
+    }
+
+    private static func checked(_ result: ChildProcess, _ command: [String], check: Bool) throws -> String {
         if check, result.status != 0 {
             throw CommandFailed(
                 description: "\(command.joined(separator: " ")) exited \(result.status): \(result.standardError)")

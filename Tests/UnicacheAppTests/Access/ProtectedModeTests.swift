@@ -10,8 +10,8 @@ import Testing
 @Suite("Protected mode", .serialized, .timeLimit(.minutes(3)))
 struct ProtectedModeTests {
     /// `curl` inside the namespace: the status code and the body.
-    static func curl(_ namespace: NetworkNamespace, _ url: String, method: String = "GET") throws -> (Int, String) {
-        let output = try namespace.run(inside: [
+    static func curl(_ namespace: NetworkNamespace, _ url: String, method: String = "GET") async throws -> (Int, String) {
+        let output = try await namespace.run(inside: [
             "curl", "-s", "--max-time", "20", "-X", method, "-H", "Authorization: Bearer \(LiveService.token)",
             "-w", "\n%{http_code}", url,
         ])
@@ -20,16 +20,16 @@ struct ProtectedModeTests {
     }
 
     @Test func aRemotePeerGetsOnlyTheOperationsEndpoints() async throws {
-        let namespace = try NetworkNamespace.make()
+        let namespace = try await NetworkNamespace.make()
         defer { namespace.remove() }
         let live = try await LiveService.start(host: namespace.hostAddress)
         let base = "http://\(namespace.hostAddress):\(live.port)"
         var answers: [String: (Int, String)] = [:]
         do {
-            answers["DELETE /v1/users/alice"] = try Self.curl(namespace, base + "/v1/users/alice", method: "DELETE")
+            answers["DELETE /v1/users/alice"] = try await Self.curl(namespace, base + "/v1/users/alice", method: "DELETE")
             for path in ["/v1/users/alice/subscription", "/v1/cache?prefix=a", "/healthz", "/readyz", "/stats", "/metrics",
                          "/openapi.yaml"] {
-                answers[path] = try Self.curl(namespace, base + path)
+                answers[path] = try await Self.curl(namespace, base + path)
             }
         } catch {
             await live.stop()
@@ -53,8 +53,8 @@ struct ProtectedModeTests {
         #expect(stats.contains(#""mode":"protected""#))
     }
 
-    @Test func theNamespaceIsRemovedAfterwards() throws {
-        let namespace = try NetworkNamespace.make()
+    @Test func theNamespaceIsRemovedAfterwards() async throws {
+        let namespace = try await NetworkNamespace.make()
         #expect(namespace.exists)
         namespace.remove()
         #expect(!namespace.exists)

@@ -22,9 +22,9 @@ enum BuiltExecutable {
 
     typealias Result = ChildProcess
 
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Result {
         guard let executable = Self.url else { throw NotBuilt() }
-        return try ChildProcess.run(
+        return try await ChildProcess.run(
             executable, arguments, environment: environment.merging(["PATH": "/usr/bin:/bin"]) { own, _ in own })
     }
 }
@@ -42,8 +42,8 @@ struct ExecutableTests {
         (["healthcheck", "--port", "x"], "error: --port: "),
         (["nonsense"], "error: Unexpected argument 'nonsense'"),
     ])
-    func invalidInvocationsExitNonZeroWithOneLine(_ arguments: [String], _ prefix: String) throws {
-        let result = try BuiltExecutable.run(arguments)
+    func invalidInvocationsExitNonZeroWithOneLine(_ arguments: [String], _ prefix: String) async throws {
+        let result = try await BuiltExecutable.run(arguments)
         #expect(result.status == 64)
         #expect(result.standardError.hasPrefix(prefix))
         #expect(result.standardError.filter { $0 == "\n" }.count == 1)
@@ -51,15 +51,15 @@ struct ExecutableTests {
         #expect(result.standardOutput.isEmpty)
     }
 
-    @Test func aBadEnvironmentVariableIsNamed() throws {
-        let result = try BuiltExecutable.run([], environment: ["UNICACHE_DISK_LIMIT": "lots"])
+    @Test func aBadEnvironmentVariableIsNamed() async throws {
+        let result = try await BuiltExecutable.run([], environment: ["UNICACHE_DISK_LIMIT": "lots"])
         #expect(result.status == 64)
         #expect(result.standardError.hasPrefix("error: UNICACHE_DISK_LIMIT: \"lots\" is not a byte size"))
         #expect(result.standardError.filter { $0 == "\n" }.count == 1)
     }
 
-    @Test func helpIsArgumentParsersAndSucceeds() throws {
-        let result = try BuiltExecutable.run(["serve", "--help"])
+    @Test func helpIsArgumentParsersAndSucceeds() async throws {
+        let result = try await BuiltExecutable.run(["serve", "--help"])
         #expect(result.status == 0)
         #expect(result.standardOutput.contains("--memory-limit <size>"))
         #expect(result.standardOutput.contains("UNICACHE_MEMORY_LIMIT"))
@@ -133,14 +133,14 @@ struct ExecutableTests {
         #expect(service.stop() == 0)
     }
 
-    @Test func healthcheckExitsZeroOn200AndOneOn503() throws {
+    @Test func healthcheckExitsZeroOn200AndOneOn503() async throws {
         let healthy = try TinyHTTPServer(answer: "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
         defer { healthy.stop() }
-        #expect(try BuiltExecutable.run(["healthcheck", "--port", "\(healthy.port)", "--timeout", "10s"]).status == 0)
+        #expect(try await BuiltExecutable.run(["healthcheck", "--port", "\(healthy.port)", "--timeout", "10s"]).status == 0)
 
         let unhealthy = try TinyHTTPServer(answer: "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n")
         defer { unhealthy.stop() }
-        let result = try BuiltExecutable.run(["healthcheck", "--timeout", "10s"], environment: ["UNICACHE_PORT": "\(unhealthy.port)"])
+        let result = try await BuiltExecutable.run(["healthcheck", "--timeout", "10s"], environment: ["UNICACHE_PORT": "\(unhealthy.port)"])
         #expect(result.status == 1)
         #expect(result.standardError == "unhealthy: GET /healthz answered 503\n")
     }

@@ -35,10 +35,10 @@ struct KeyRingStartupTests {
     }
 
     @Test(arguments: Ring.allCases)
-    func aBadRingStopsStartUpWithOneLine(_ ring: Ring) throws {
+    func aBadRingStopsStartUpWithOneLine(_ ring: Ring) async throws {
         let (folder, path) = try write(ring)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let result = try BuiltExecutable.run(["--encryption-keys", path, "--port", "0", "--data-dir", folder + "/data"])
+        let result = try await BuiltExecutable.run(["--encryption-keys", path, "--port", "0", "--data-dir", folder + "/data"])
         #expect(result.status == 64)
         #expect(result.standardError.hasPrefix("error: --encryption-keys: "), "\(result.standardError)")
         #expect(result.standardError.filter { $0 == "\n" }.count == 1)
@@ -46,10 +46,10 @@ struct KeyRingStartupTests {
         #expect(!result.standardOutput.contains("listening on"))
     }
 
-    @Test func theVariableIsNamedWhenThePathCameFromIt() throws {
+    @Test func theVariableIsNamedWhenThePathCameFromIt() async throws {
         let (folder, path) = try write(.groupReadable)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let result = try BuiltExecutable.run(
+        let result = try await BuiltExecutable.run(
             ["--port", "0", "--data-dir", folder + "/data"], environment: ["UNICACHE_ENCRYPTION_KEYS": path])
         #expect(result.status == 64)
         #expect(result.standardError.hasPrefix("error: UNICACHE_ENCRYPTION_KEYS (--encryption-keys): the key file"))

@@ -6,7 +6,25 @@ struct ChildProcess {
     var standardOutput: String
     var standardError: String
 
-    static func run(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws -> ChildProcess {
+    /// Runs the command on a thread of its own: a child that takes seconds (a healthcheck timing out, `curl
+    /// --max-time`) must not hold one of the cooperative pool's threads (two on this machine), or every live-server
+    /// test running beside it stalls past its clients' timeouts.
+    static func run(
+        _ executable: URL, _ arguments: [String], environment: [String: String]? = nil
+    ) async throws -> ChildProcess {
+        let result: Result<ChildProcess, any Error> = await withCheckedContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(returning: Result { try runBlocking(executable, arguments, environment: environment) })
+            }
+            thread.start()
+        }
+        return try result.get()
+    }
+
+    /// The same on the calling thread: for quick commands where awaiting is not possible (a `defer`).
+    static func runBlocking(
+        _ executable: URL, _ arguments: [String], environment: [String: String]? = nil
+    ) throws -> ChildProcess {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments

@@ -28,25 +28,25 @@ struct TLSServiceTests {
         let client = try HealthcheckOptions.parse(["--timeout", "10s"]).client(
             environment: ["UNICACHE_PORT": "\(port)", "UNICACHE_TLS_CERT": files.certificate, "UNICACHE_TLS_KEY": files.key])
         #expect(try client.status() == 200)
-        let healthy = try BuiltExecutable.run(
+        let healthy = try await BuiltExecutable.run(
             ["healthcheck", "--timeout", "10s"],
             environment: ["UNICACHE_PORT": "\(port)", "UNICACHE_TLS_CERT": files.certificate])
         #expect(healthy.status == 0, "\(healthy.standardError)")
 
         // Plain HTTP to an HTTPS port is no answer; another certificate is not this service's.
-        let plain = try BuiltExecutable.run(["healthcheck", "--port", "\(port)", "--timeout", "10s"])
+        let plain = try await BuiltExecutable.run(["healthcheck", "--port", "\(port)", "--timeout", "10s"])
         #expect(plain.status == 1)
         #expect(plain.standardError.hasPrefix("unhealthy: "))
         let other = try TestCertificate().write()
         defer { try? FileManager.default.removeItem(at: other.folder) }
-        let impostor = try BuiltExecutable.run(
+        let impostor = try await BuiltExecutable.run(
             ["healthcheck", "--port", "\(port)", "--tls-cert", other.certificate, "--timeout", "10s"])
         #expect(impostor.status == 1)
         #expect(impostor.standardError.hasPrefix("unhealthy: 127.0.0.1:\(port): TLS failed"))
         #expect(service.stop() == 0)
     }
 
-    @Test func aBadPairStopsStartUpWithOneLine() throws {
+    @Test func aBadPairStopsStartUpWithOneLine() async throws {
         let files = try TestCertificate().write()
         let otherKey = try TestCertificate().write()
         defer {
@@ -62,7 +62,7 @@ struct TLSServiceTests {
             ([], ["UNICACHE_TLS_CERT": files.certificate, "UNICACHE_TLS_KEY": otherKey.key], "error: UNICACHE_TLS_KEY: "),
         ]
         for (arguments, environment, prefix) in cases {
-            let result = try BuiltExecutable.run(
+            let result = try await BuiltExecutable.run(
                 arguments + ["--port", "0", "--disk-limit", "0"], environment: environment)
             #expect(result.status == 64, "\(arguments)")
             #expect(result.standardError.hasPrefix(prefix), "\(result.standardError)")
