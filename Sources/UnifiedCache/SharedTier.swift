@@ -22,7 +22,9 @@ public protocol SharedTier: Sendable {
     /// the lease expired or the shared tier cannot be asked (the caller then fetches itself).
     func awaitFill(_ key: String) async -> CacheEntry?
     /// Starts delivering the fleet's events (other instances' invalidations, and resets after missed ones).
-    func start(events: @escaping @Sendable (SharedTierEvent) -> Void)
+    /// `settled` returns once every event delivered so far has reached the local tiers (disk removals included):
+    /// the tier claims a change applied, across a restart, only after it.
+    func start(events: @escaping @Sendable (SharedTierEvent) -> Void, settled: @escaping @Sendable () async -> Void)
     /// Stops delivering events and closes connections.
     func stop() async
     /// Counters for /stats and metrics.
@@ -51,8 +53,9 @@ public enum SharedScope: Sendable, Equatable {
 public enum SharedTierEvent: Sendable, Equatable {
     /// Another instance changed or removed these entries: drop the local copies.
     case invalidate(SharedScope)
-    /// Invalidations may have been missed (a reconnection found a gap): no local entry stored before may be
-    /// served without asking the fleet again.
+    /// Invalidations may have been missed and the fleet's log cannot say which (Redis restarted empty, or the log
+    /// no longer reaches back to this instance's position): no local entry stored before may be served without
+    /// asking the fleet again.
     case reset
 }
 
@@ -95,6 +98,10 @@ public struct SharedTierStatistics: Sendable, Equatable {
     public var state: String?
     /// Instances the fleet announced when last asked (1 until then).
     public var instances: Int = 1
+    /// Changes of other instances applied from the fleet's log after a loss or a restart (CONTRACT §6.6).
+    public var replayed: Int = 0
+    /// Times the local tiers were dropped because the log could not vouch for a gap (CONTRACT §6.6).
+    public var resets: Int = 0
 
     public struct Operation: Sendable, Hashable {
         public var operation: String

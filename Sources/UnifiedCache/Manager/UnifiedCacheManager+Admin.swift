@@ -144,7 +144,9 @@ extension UnifiedCacheManager {
 
     /// Starts the shared tier's connections and the delivery of the fleet's events (start-up).
     public func startSharedTier() {
-        shared?.start { [weak self] event in self?.apply(event) }
+        shared?.start(
+            events: { [weak self] event in self?.apply(event) },
+            settled: { [weak self] in await self?.flush() })
     }
 
     /// Stops the shared tier's connections and events (shutdown).

@@ -69,7 +69,13 @@ extension UnifiedCacheManager {
         state.withLockedValue { state in
             state.inFlight.detach(where: scope)
             state.invalidations &+= 1
-            let removed = memory.removeAll { scope.matches($0) }
+            // One key (most changes, and most of a catch-up from the fleet's log) needs no scan of the tier.
+            let removed: [String]
+            if case .key(let key) = scope.kind {
+                removed = memory.remove(key) == nil ? [] : [key]
+            } else {
+                removed = memory.removeAll { scope.matches($0) }
+            }
             if let writer { writer.enqueue(.removeAll(scope, done)) } else { done?.resume(returning: []) }
             return removed
         }

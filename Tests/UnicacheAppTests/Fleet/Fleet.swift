@@ -54,12 +54,12 @@ final class Fleet: Sendable {
         self.prefix = prefix
     }
 
-    /// One more instance of the fleet (a restart, a scale-up).
+    /// One more instance of the fleet (a restart, a scale-up); `dataDir`: its disk tier's folder, if any.
     func startInstance(
-        logger: Logger = Logger(label: "fleet-test"), upstreamTimeout: Duration = .seconds(10)
+        logger: Logger = Logger(label: "fleet-test"), upstreamTimeout: Duration = .seconds(10), dataDir: String? = nil
     ) async throws -> LiveService {
         let instance = try await LiveService.start(
-            upstreamTimeout: upstreamTimeout, logger: logger, upstream: (upstream, upstreamPort),
+            dataDir: dataDir, upstreamTimeout: upstreamTimeout, logger: logger, upstream: (upstream, upstreamPort),
             redis: Self.tierConfiguration(redis.endpoint, timeout: .milliseconds(200), prefix: prefix))
         try await waitUntilConnected(instance)
         return instance

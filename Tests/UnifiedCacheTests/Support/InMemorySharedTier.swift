@@ -69,7 +69,7 @@ final class InMemorySharedTier: SharedTier {
         state.withLockedValue { state in state.fills.isEmpty ? nil : state.fills.removeFirst() }
     }
 
-    func start(events: @escaping @Sendable (SharedTierEvent) -> Void) {
+    func start(events: @escaping @Sendable (SharedTierEvent) -> Void, settled: @escaping @Sendable () async -> Void) {
         state.withLockedValue { $0.handler = events }
     }
 
