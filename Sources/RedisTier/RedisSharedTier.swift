@@ -17,8 +17,9 @@ public struct RedisTierConfiguration: Sendable {
     public var fillPollInterval: Duration
     /// Command contexts in the commands.pool.
     public var connections: Int
-    /// About how many changes the fleet's invalidation log keeps (`XADD … MAXLEN ~`: at least this many). An
-    /// instance away for fewer changes than this catches up; one away longer drops its local entries.
+    /// About how many changes the fleet's invalidation log keeps (`XADD … MAXLEN ~`: at least this many), every
+    /// invalidation and every newly stored value counted. An instance away for fewer changes than this catches up;
+    /// one away longer drops its local entries.
     public var logLength: Int
     /// Log entries read and applied per step of a catch-up (its checkpoint advances after each step).
     public var catchUpBatch: Int
@@ -31,7 +32,7 @@ public struct RedisTierConfiguration: Sendable {
     public init(
         endpoint: RedisEndpoint, timeout: Duration = .milliseconds(50), prefix: String = "unicache:",
         leaseTime: Duration = .seconds(6), fillPollInterval: Duration = .milliseconds(100), connections: Int = 4,
-        logLength: Int = 10_000, catchUpBatch: Int = 1_000, checkpointFile: String? = nil,
+        logLength: Int = 100_000, catchUpBatch: Int = 1_000, checkpointFile: String? = nil,
         checkpointInterval: Duration = .seconds(1)
     ) {
         self.endpoint = endpoint

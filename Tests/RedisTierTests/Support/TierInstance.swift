@@ -23,7 +23,7 @@ final class TierInstance: Sendable {
     }
 
     init(
-        _ redis: RedisServerProcess, prefix: String, checkpointFile: String? = nil, logLength: Int = 10_000,
+        _ redis: RedisServerProcess, prefix: String, checkpointFile: String? = nil, logLength: Int = 100_000,
         catchUpBatch: Int = 1_000
     ) {
         tier = RedisSharedTier(
