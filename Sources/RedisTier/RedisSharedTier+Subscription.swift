@@ -127,6 +127,7 @@ extension RedisSharedTier {
                     guard state.generation == generation, state.applied == end else { return false }
                     state.applied?.position = max(end.position, state.live ?? .zero)
                     state.inStep = true
+                    state.vouched = true
                     return true
                 }
                 guard inStep else { return }
@@ -211,6 +212,7 @@ extension RedisSharedTier {
         return sync.withLockedValue { state -> Bool in
             guard state.applied == from else { return false }
             state.applied = end
+            state.vouched = true
             guard state.generation == generation else { return false }
             state.applied?.position = max(end.position, state.live ?? .zero)
             state.inStep = true

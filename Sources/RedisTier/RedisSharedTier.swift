@@ -91,6 +91,8 @@ public final class RedisSharedTier: SharedTier {
         var generation: UInt64 = 0
         /// The checkpoint written to the file last.
         var saved: LogCheckpoint?
+        /// In step at least once since start-up: the entries stored before it are vouched for (caught up or reset).
+        var vouched = false
     }
 
     /// The checkpoint across restarts, with the disk tier.
@@ -276,6 +278,12 @@ public final class RedisSharedTier: SharedTier {
         var statistics = commands.counters.snapshot(connected: connected, state: connected ? nil : unavailableReason)
         statistics.instances = membership.size
         return statistics
+    }
+
+    /// Until the first catch-up (or reset) since start-up, the disk's entries from before it wait, unless Redis
+    /// cannot be asked (its breaker is open): then they answer, as a lone instance's would.
+    public var vouchesForStoredEntries: Bool {
+        sync.withLockedValue { $0.vouched } || !commands.pool.isAvailable
     }
 
     /// Why the tier is not connected (never the password).

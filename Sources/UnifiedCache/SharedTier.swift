@@ -32,11 +32,18 @@ public protocol SharedTier: Sendable {
     /// Re-seals under the key ring's primary every shared entry that is not (CONTRACT §9.3), never overwriting a
     /// value written meanwhile; entries that do not open are deleted.
     func rekey() async throws(SharedTierUnavailable) -> RekeyReport
+    /// Whether the entries the second tier stored before start-up may be served: `false` from start-up until the
+    /// fleet's changes missed while the instance was down are applied (or the local tiers reset), unless the shared
+    /// tier cannot be asked (then the local tiers answer, CONTRACT §6.5).
+    var vouchesForStoredEntries: Bool { get }
 }
 
 extension SharedTier {
     /// A shared tier that stores nothing at rest has nothing to re-seal.
     public func rekey() async throws(SharedTierUnavailable) -> RekeyReport { RekeyReport() }
+
+    /// A shared tier that keeps no log of changes has nothing to wait for.
+    public var vouchesForStoredEntries: Bool { true }
 }
 
 /// Which entries a fleet-wide invalidation covers.

@@ -69,7 +69,7 @@ extension UnifiedCacheManager {
 
     /// A fresh value from the second tier, else from the shared tier.
     private func peekBelowMemory(_ key: String) async -> CacheEntry? {
-        if let entry = await secondTier?.load(key), entry.kind == .value, entry.isFresh(at: clock.now()) { return entry }
+        if let entry = await loadSecond(key), entry.kind == .value, entry.isFresh(at: clock.now()) { return entry }
         guard let entry = await loadShared(key), entry.kind == .value, entry.isFresh(at: clock.now()) else { return nil }
         return entry
     }

@@ -33,6 +33,13 @@ extension UnifiedCacheManager {
         return .lead(token: nil, stale: stale)
     }
 
+    /// The second tier's copy of `key`; `nil` while the shared tier cannot vouch yet for what the second tier stored
+    /// before start-up (a restarted instance catching up with the fleet's log, CONTRACT §6.6).
+    func loadSecond(_ key: String) async -> CacheEntry? {
+        guard let secondTier, shared?.vouchesForStoredEntries ?? true else { return nil }
+        return await secondTier.load(key)
+    }
+
     /// The shared tier's verified copy, `nil` when it has none or cannot be asked.
     func loadShared(_ key: String) async -> CacheEntry? {
         guard let shared else { return nil }
