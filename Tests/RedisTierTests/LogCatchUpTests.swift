@@ -11,6 +11,15 @@ import UnifiedCache
 @Suite(.serialized, .timeLimit(.minutes(3))) struct LogCatchUpTests {
     static func prefix() -> String { "l\(UInt32.random(in: 0...UInt32.max)):" }
 
+    /// A fresh redis-server, a fleet prefix, and a checkpoint file that a first instance has left behind (it ran
+    /// until in step, then stopped).
+    static func afterAFirstRun(logLength: Int = 100_000) async throws -> (RedisServerProcess, prefix: String, file: String) {
+        let redis = try await RedisServerProcess.start()
+        let (prefix, file) = (Self.prefix(), try checkpointPath())
+        _ = try await TierInstance.ranOnce(redis, prefix: prefix, checkpointFile: file, logLength: logLength)
+        return (redis, prefix, file)
+    }
+
     /// Every change is in the log, under the id its message carries; a restarted instance applies exactly what it
     /// missed (in order), resets nothing, and saves the log's end as its position.
     @Test func aRestartedInstanceAppliesWhatItMissedAndKeepsTheRest() async throws {
@@ -51,11 +60,7 @@ import UnifiedCache
     /// The log keeps about `logLength` changes: an instance away for many more finds its position trimmed away
     /// and drops its local tiers instead of applying a log with a hole.
     @Test func aRestartLongerThanTheLogReachesResets() async throws {
-        let redis = try await RedisServerProcess.start()
-        let (prefix, file) = (Self.prefix(), try checkpointPath())
-        let first = TierInstance(redis, prefix: prefix, checkpointFile: file, logLength: 10)
-        try await first.startConnected()
-        await first.stop()
+        let (redis, prefix, file) = try await Self.afterAFirstRun(logLength: 10)
         let saved = try #require(LogPositionFile(path: file).load())
 
         let other = TierInstance(redis, prefix: prefix, logLength: 10)
@@ -79,21 +84,13 @@ import UnifiedCache
     /// Redis restarted empty is a new epoch: whatever the old log held is gone, so the instance resets; the new
     /// epoch's log then vouches for its next restart.
     @Test func redisRestartedEmptyIsANewEpochAndResets() async throws {
-        let redis = try await RedisServerProcess.start()
-        let (prefix, file) = (Self.prefix(), try checkpointPath())
-        let first = TierInstance(redis, prefix: prefix, checkpointFile: file)
-        try await first.startConnected()
-        await first.stop()
+        let (redis, prefix, file) = try await Self.afterAFirstRun()
         let before = try #require(LogPositionFile(path: file).load())
 
         try await redis.restart()
-        let restarted = TierInstance(redis, prefix: prefix, checkpointFile: file)
-        try await restarted.startConnected()
-        await restarted.stop()
+        let restarted = try await TierInstance.ranOnce(redis, prefix: prefix, checkpointFile: file)
         let after = try #require(LogPositionFile(path: file).load())
-        let again = TierInstance(redis, prefix: prefix, checkpointFile: file)
-        try await again.startConnected()
-        await again.stop()
+        let again = try await TierInstance.ranOnce(redis, prefix: prefix, checkpointFile: file)
         await redis.stop()
 
         #expect(restarted.events == [.reset] && restarted.statistics.resets == 1)
@@ -104,11 +101,7 @@ import UnifiedCache
     /// An instance that dies after applying part of what it missed (its disk flush for the second batch never
     /// returns) has saved only the batch it settled; the next start applies the rest from there, skipping nothing.
     @Test func dyingMidCatchUpNeverSkipsTheRest() async throws {
-        let redis = try await RedisServerProcess.start()
-        let (prefix, file) = (Self.prefix(), try checkpointPath())
-        let first = TierInstance(redis, prefix: prefix, checkpointFile: file)
-        try await first.startConnected()
-        await first.stop()
+        let (redis, prefix, file) = try await Self.afterAFirstRun()
 
         let other = TierInstance(redis, prefix: prefix)
         try await other.startConnected()
@@ -166,11 +159,7 @@ import UnifiedCache
 /// takes is bounded (the README's catch-up figure comes from this test's log line).
 @Suite(.serialized, .timeLimit(.minutes(3))) struct FullLogCatchUpTests {
     @Test func aFullLogIsCaughtUpInBatches() async throws {
-        let redis = try await RedisServerProcess.start()
-        let (prefix, file) = (LogCatchUpTests.prefix(), try checkpointPath())
-        let first = TierInstance(redis, prefix: prefix, checkpointFile: file)
-        try await first.startConnected()
-        await first.stop()
+        let (redis, prefix, file) = try await LogCatchUpTests.afterAFirstRun()
         // 100,000 changes of another instance, written straight into the log as the scripts write them.
         _ = try await redisCommand(
             redis, "EVAL",

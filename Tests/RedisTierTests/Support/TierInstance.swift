@@ -79,18 +79,21 @@ final class TierInstance: Sendable {
         releaseSettles()
         await tier.stop()
     }
+
+    /// An instance that ran until in step, then stopped (its checkpoint saved): a service's run before a restart.
+    static func ranOnce(
+        _ redis: RedisServerProcess, prefix: String, checkpointFile: String, logLength: Int = 100_000
+    ) async throws -> TierInstance {
+        let instance = TierInstance(redis, prefix: prefix, checkpointFile: checkpointFile, logLength: logLength)
+        try await instance.startConnected()
+        await instance.stop()
+        return instance
+    }
 }
 
 /// Waits (bounded) until `condition` holds: the tier's state changes on its own threads.
 func waitUntil(_ what: String, within bound: Duration = .seconds(20), _ condition: () async throws -> Bool) async throws {
-    let deadline = ContinuousClock.now + bound
-    while try await !condition() {
-        guard ContinuousClock.now < deadline else {
-            Issue.record("not within \(bound): \(what)")
-            return
-        }
-        try await Task.sleep(for: .milliseconds(5))
-    }
+    if try await !poll(within: bound, until: condition) { Issue.record("not within \(bound): \(what)") }
 }
 
 /// A command of the test's own, on its own pool.

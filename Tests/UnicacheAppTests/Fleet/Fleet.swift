@@ -93,14 +93,7 @@ final class Fleet: Sendable {
     static func waitUntil(
         _ what: String, within bound: Duration = .seconds(10), _ condition: () async throws -> Bool
     ) async throws {
-        let deadline = ContinuousClock.now + bound
-        while try await !condition() {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("not within \(bound): \(what)")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        if try await !poll(within: bound, until: condition) { Issue.record("not within \(bound): \(what)") }
     }
 
     /// Connected and subscribed, and the first position check done (its reset, if any, is behind us).

@@ -1,7 +1,6 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
-import NIOHTTP1
 import Testing
 
 @testable import UnicacheApp
@@ -21,7 +20,7 @@ struct FleetCrashTests {
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         let arguments = [
             "--disk-limit", "64MiB", "--data-dir", dataDir, "--redis", "redis://127.0.0.1:\(fleet.redis.port)",
-            "--redis-prefix", fleet.prefix, "--admin-token", LiveService.token, "--log-format", "json",
+            "--redis-prefix", fleet.prefix, "--admin-token", FullDiskTests.token, "--log-format", "json",
         ]
         let keys = (0..<200).map { "crash\($0)" }
 
@@ -29,7 +28,7 @@ struct FleetCrashTests {
         let firstPort = try #require(first.port, "no start-up line in: \(first.log)")
         try await Self.waitUntilInStep(client, port: firstPort)
         for key in keys {
-            #expect(try await Self.send(client, .PUT, port: firstPort, "/v1/cache/\(key)", body: "v1").status == 201)
+            #expect(try await FullDiskTests.send(client, port: firstPort, .PUT, key: key, body: Array("v1".utf8)).status == 201)
         }
         #expect(first.stop() == 0)
         let saved = try String(contentsOfFile: checkpoint, encoding: .utf8)
@@ -58,7 +57,7 @@ struct FleetCrashTests {
         let thirdPort = try #require(third.port, "no start-up line in: \(third.log)")
         try await Self.waitUntilInStep(client, port: thirdPort)
         var stale: [String] = []
-        for key in keys where try await Self.send(client, .GET, port: thirdPort, "/v1/cache/\(key)").body != "v2" {
+        for key in keys where try await FullDiskTests.send(client, port: thirdPort, .GET, key: key).body != Array("v2".utf8) {
             stale.append(key)
         }
         let shared = try await Self.shared(client, port: thirdPort)
@@ -76,22 +75,11 @@ struct FleetCrashTests {
         #expect((shared["replayed"] as? Int ?? 0) > 0)
     }
 
-    static func send(
-        _ client: HTTPClient, _ method: HTTPMethod, port: Int, _ path: String, body: String? = nil
-    ) async throws -> (status: Int, body: String) {
-        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)")
-        request.method = method
-        request.headers.add(name: "Authorization", value: "Bearer \(LiveService.token)")
-        if let body { request.body = .bytes(ByteBuffer(string: body)) }
-        let response = try await client.execute(request, timeout: .seconds(30))
-        let collected = try await response.body.collect(upTo: 1 << 20)
-        return (Int(response.status.code), String(buffer: collected))
-    }
-
     /// `/stats` `shared`.
     static func shared(_ client: HTTPClient, port: Int) async throws -> [String: Any] {
-        let stats = try await send(client, .GET, port: port, "/stats")
-        let document = try JSONSerialization.jsonObject(with: Data(stats.body.utf8)) as? [String: Any]
+        let response = try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/stats"), timeout: .seconds(30))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        let document = try JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any]
         return document?["shared"] as? [String: Any] ?? [:]
     }
 
