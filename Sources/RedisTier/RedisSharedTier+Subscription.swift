@@ -27,7 +27,10 @@ extension RedisSharedTier {
                     await tier.saveCheckpoint()
                 }
             }
-            checkpointing.withLockedValue { $0 = task }
+            checkpointing.withLockedValue { previous in
+                previous?.cancel()
+                previous = task
+            }
         }
         logger.info(
             "shared tier started",
