@@ -210,7 +210,8 @@ extension RedisSharedTier {
     private func reset(from: LogCheckpoint?, to end: LogCheckpoint, generation: UInt64) async -> Bool {
         guard let handler = sync.withLockedValue({ $0.handler }) else { return false }
         handler(.reset)
-        commands.counters.reset()
+        // Without a position or a disk tier nothing was stored before start-up: dropping empty tiers is no reset.
+        if from != nil || checkpointFile != nil { commands.counters.reset() }
         await settle()
         return sync.withLockedValue { state -> Bool in
             guard state.applied == from else { return false }

@@ -1434,7 +1434,8 @@ components:
             resets:
               description: |
                 Times the local tiers were dropped because the fleet's log could not vouch for what was missed (Redis
-                restarted empty, the log trimmed past this instance's position, or no position known: a first start).
+                restarted empty, the log trimmed past this instance's position, or no position known: the first start
+                of an instance with a disk tier).
               type: integer
               minimum: 0
         encryption:
