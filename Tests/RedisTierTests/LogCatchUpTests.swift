@@ -98,6 +98,36 @@ import UnifiedCache
         #expect(again.events.isEmpty && again.statistics.resets == 0)
     }
 
+    /// Redis restarted with its data (a snapshot taken with `SAVE` here; AOF in production, README) keeps the epoch
+    /// and the log: an instance that lost its connection catches up and resets nothing.
+    @Test func redisRestartedWithItsDataKeepsTheEpoch() async throws {
+        let folder = (try checkpointPath() as NSString).deletingLastPathComponent
+        let redis = try await RedisServerProcess.start(directory: folder)
+        let prefix = Self.prefix()
+        let instance = TierInstance(redis, prefix: prefix)
+        try await instance.startConnected()
+        let other = TierInstance(redis, prefix: prefix)
+        try await other.startConnected()
+        _ = try await other.tier.invalidate(.key("before"))
+        try await waitUntil("the change reaches the instance") { instance.events.contains(.invalidate(.key("before"))) }
+        #expect(try await redisCommand(redis, "SAVE") == .status("OK"))
+
+        try await redis.restart()
+        // The other instance's pool may hold a broken connection or an open breaker for a moment.
+        try await waitUntil("a change after the restart is stored") {
+            (try? await other.tier.invalidate(.key("after"))) != nil
+        }
+        try await waitUntil("back in step with the change applied") {
+            instance.statistics.connected && instance.events.contains(.invalidate(.key("after")))
+        }
+        await instance.stop()
+        await other.stop()
+        await redis.stop()
+        // Its first start dropped its (empty) tiers, uncounted; nothing since.
+        #expect(instance.events.filter { $0 == .reset }.count == 1 && instance.events.first == .reset)
+        #expect(instance.statistics.resets == 0)
+    }
+
     /// An instance that dies after applying part of what it missed (its disk flush for the second batch never
     /// returns) has saved only the batch it settled; the next start applies the rest from there, skipping nothing.
     @Test func dyingMidCatchUpNeverSkipsTheRest() async throws {
