@@ -192,6 +192,16 @@ let package = Package(
             ],
             path: "Tests/TLSTestSupport", swiftSettings: strict),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "RedisTestSupport", "Breaker"], swiftSettings: strict),
+        // The RedisTier types against a real redis-server the tests start: the log, catch-up, resets.
+        .testTarget(
+            name: "RedisTierTests",
+            dependencies: [
+                "RedisTier", "RedisClient", "RedisTestSupport", "UnifiedCache",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
         .testTarget(name: "BreakerTests", dependencies: ["Breaker", "UpstreamGate", "RedisClient"], swiftSettings: strict),
         .testTarget(name: "HTTPRoutingTests", dependencies: ["HTTPRouting"], swiftSettings: strict),
         // Real keys of every accepted algorithm and the tokens they sign, for the tests of §8 (never shipped).

@@ -1,13 +1,14 @@
 import UnifiedCache
 
-/// One message on the invalidation channel: `ORIGIN|SEQUENCE|KIND|PAYLOAD`, where KIND is `key`, `prefix`,
-/// `user`, `ns` (payload `USER|NS1,NS2`) or `all`. Users, keys and namespace names never contain `|`.
+/// One message on the invalidation channel: `ORIGIN|POSITION|KIND|PAYLOAD`, where POSITION is the change's id in
+/// the fleet's log and KIND is `key`, `prefix`, `user`, `ns` (payload `USER|NS1,NS2`) or `all`. The log's entry of
+/// the same change holds `ORIGIN|KIND|PAYLOAD` under its id. Users, keys and namespace names never contain `|`.
 struct InvalidationMessage: Sendable, Equatable {
     var origin: String
-    var sequence: Int
+    var position: LogPosition
     var scope: SharedScope
 
-    /// The message without its sequence number (the Lua script that `INCR`s it inserts it): `KIND|PAYLOAD`.
+    /// The message without its origin and position (the Lua script that logs it inserts them): `KIND|PAYLOAD`.
     static func body(_ scope: SharedScope) -> String {
         switch scope {
         case .key(let key): "key|" + key
@@ -18,19 +19,34 @@ struct InvalidationMessage: Sendable, Equatable {
         }
     }
 
-    init(origin: String, sequence: Int, scope: SharedScope) {
+    init(origin: String, position: LogPosition, scope: SharedScope) {
         self.origin = origin
-        self.sequence = sequence
+        self.position = position
         self.scope = scope
     }
 
-    /// `nil` for anything that is not a well-formed message (counted by the caller, otherwise ignored).
+    /// A channel message; `nil` for anything that is not well-formed (counted by the caller, otherwise ignored).
     init?(_ bytes: [UInt8]) {
         guard let text = String(validating: bytes, as: UTF8.self) else { return nil }
-        let parts = text.split(separator: "|", maxSplits: 3, omittingEmptySubsequences: false)
-        guard parts.count == 4, let sequence = Int(parts[1]) else { return nil }
-        let payload = String(parts[3])
-        switch parts[2] {
+        let parts = text.split(separator: "|", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, let position = LogPosition(parts[1]) else { return nil }
+        self.init(origin: String(parts[0]), position: position, change: parts[2])
+    }
+
+    /// A log entry's change (`ORIGIN|KIND|PAYLOAD`) at `position`; `nil` when it is not well-formed.
+    init?(position: LogPosition, entry bytes: [UInt8]) {
+        guard let text = String(validating: bytes, as: UTF8.self) else { return nil }
+        let parts = text.split(separator: "|", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return nil }
+        self.init(origin: String(parts[0]), position: position, change: parts[1])
+    }
+
+    /// `KIND|PAYLOAD` parsed.
+    private init?(origin: String, position: LogPosition, change: Substring) {
+        let parts = change.split(separator: "|", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return nil }
+        let payload = String(parts[1])
+        switch parts[0] {
         case "key" where !payload.isEmpty: scope = .key(payload)
         case "prefix" where !payload.isEmpty: scope = .prefix(payload)
         case "user" where !payload.isEmpty: scope = .user(payload)
@@ -41,7 +57,7 @@ struct InvalidationMessage: Sendable, Equatable {
             scope = .namespaces(Set(fields[1].split(separator: ",").map(String.init)), user: String(fields[0]))
         default: return nil
         }
-        origin = String(parts[0])
-        self.sequence = sequence
+        self.origin = origin
+        self.position = position
     }
 }

@@ -2,7 +2,7 @@
 ///
 /// An entry's Redis key is the prefix and the cache key verbatim (`unicache:subscription:alice`). Cache keys are
 /// `[A-Za-z0-9._:,@-]`, so the tier's own keys carry a `#` after the prefix and can never collide with one:
-/// `unicache:#seq`, `unicache:#epoch`, `unicache:#lock:KEY`, `unicache:#user:{alice}`.
+/// `unicache:#log`, `unicache:#epoch`, `unicache:#lock:KEY`, `unicache:#user:{alice}`.
 struct RedisKeys: Sendable {
     let prefix: String
 
@@ -10,8 +10,8 @@ struct RedisKeys: Sendable {
     func lock(_ key: String) -> String { prefix + "#lock:" + key }
     /// The hash of a user's cache keys (field) and their namespaces (value): erasure needs no scan.
     func userIndex(_ user: String) -> String { prefix + "#user:{" + user + "}" }
-    /// The fleet-wide sequence number of invalidations (`INCR`).
-    var sequence: String { prefix + "#seq" }
+    /// The fleet's invalidation log: a stream of every change, trimmed to a bounded length (CONTRACT §6.6).
+    var log: String { prefix + "#log" }
     /// A random value set once per Redis lifetime: a Redis that restarted empty has another one.
     var epoch: String { prefix + "#epoch" }
     /// A domain's fleet-wide request log (sorted set of grant times in ms).

@@ -1,33 +1,41 @@
-/// The Lua scripts of the shared tier: each change and its announcement are one atomic step in Redis, so an
-/// invalidation's sequence number is taken (`INCR`) exactly when it is published.
+/// The Lua scripts of the shared tier: each change, its entry in the fleet's log and its announcement are one
+/// atomic step in Redis, so the log holds a change exactly when it is published, under the id the message carries.
 enum RedisScripts {
-    /// KEYS: entry, user index (or the entry again when the entry has no user), sequence.
-    /// ARGV: value, life in ms, cache key, namespace, has-user ("1"/"0"), channel, origin.
-    static let store = RedisScript("""
+    /// `announce(log, length, channel, origin, change)`: appends `ORIGIN|CHANGE` to the log (a stream trimmed to
+    /// about `length` entries), publishes `ORIGIN|ID|CHANGE` and returns the entry's id.
+    private static let logAndPublish = """
+        local function announce(log, length, channel, origin, change)
+          local id = redis.call('XADD', log, 'MAXLEN', '~', length, '*', 'm', origin .. '|' .. change)
+          redis.call('PUBLISH', channel, origin .. '|' .. id .. '|' .. change)
+          return id
+        end
+
+        """
+
+    /// KEYS: entry, user index (or the entry again when the entry has no user), log.
+    /// ARGV: value, life in ms, cache key, namespace, has-user ("1"/"0"), channel, origin, log length.
+    static let store = RedisScript(logAndPublish + """
         redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
         if ARGV[5] == '1' then
           redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
           if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[2], ARGV[2]) end
         end
-        local s = redis.call('INCR', KEYS[3])
-        redis.call('PUBLISH', ARGV[6], ARGV[7] .. '|' .. s .. '|key|' .. ARGV[3])
-        return s
+        return announce(KEYS[3], ARGV[8], ARGV[6], ARGV[7], 'key|' .. ARGV[3])
         """)
 
-    /// KEYS: sequence, then the entries to delete. ARGV: channel, origin, message body (`KIND|PAYLOAD`).
+    /// KEYS: log, then the entries to delete. ARGV: channel, origin, message body (`KIND|PAYLOAD`), log length.
     /// Returns the number of entries deleted.
-    static let delete = RedisScript("""
+    static let delete = RedisScript(logAndPublish + """
         local n = 0
         for i = 2, #KEYS do n = n + redis.call('DEL', KEYS[i]) end
-        local s = redis.call('INCR', KEYS[1])
-        redis.call('PUBLISH', ARGV[1], ARGV[2] .. '|' .. s .. '|' .. ARGV[3])
+        announce(KEYS[1], ARGV[4], ARGV[1], ARGV[2], ARGV[3])
         return n
         """)
 
     /// A user's entries (all, or those of some namespaces) through the user's index.
-    /// KEYS: user index, sequence. ARGV: entry prefix, channel, origin, message body, namespaces (`,a,b,` or '').
-    /// Returns the cache keys deleted.
-    static let deleteUser = RedisScript("""
+    /// KEYS: user index, log. ARGV: entry prefix, channel, origin, message body, namespaces (`,a,b,` or ''), log
+    /// length. Returns the cache keys deleted.
+    static let deleteUser = RedisScript(logAndPublish + """
         local fields = redis.call('HGETALL', KEYS[1])
         local removed = {}
         for i = 1, #fields, 2 do
@@ -37,8 +45,7 @@ enum RedisScripts {
             redis.call('HDEL', KEYS[1], key)
           end
         end
-        local s = redis.call('INCR', KEYS[2])
-        redis.call('PUBLISH', ARGV[2], ARGV[3] .. '|' .. s .. '|' .. ARGV[4])
+        announce(KEYS[2], ARGV[6], ARGV[2], ARGV[3], ARGV[4])
         return removed
         """)
 
@@ -103,9 +110,16 @@ enum RedisScripts {
         return 0
         """)
 
-    /// The fleet's epoch (set once) and sequence number. KEYS: epoch, sequence. ARGV: a new random epoch.
+    /// The fleet's epoch and the id of the log's last entry ('' when the log is empty). The epoch is set once per
+    /// Redis lifetime, and the log then starts with an entry of its own, so an instance that joins an empty log
+    /// still gets a position the log holds. KEYS: epoch, log. ARGV: a new random epoch, log length.
     static let position = RedisScript("""
-        redis.call('SET', KEYS[1], ARGV[1], 'NX')
-        return {redis.call('GET', KEYS[1]), redis.call('GET', KEYS[2]) or '0'}
+        if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
+          redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*', 'epoch', ARGV[1])
+        end
+        local last = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
+        local id = ''
+        if last[1] then id = last[1][1] end
+        return {redis.call('GET', KEYS[1]), id}
         """)
 }

@@ -2,11 +2,14 @@ import Foundation
 import RedisClient
 import UnifiedCache
 
-/// The invalidation channel: other instances' messages become events for the manager; a (re)subscription
-/// compares the fleet's position with the one held when the subscription was lost (CONTRACT §6.6).
+/// The invalidation channel: other instances' messages become events for the manager; a (re)subscription catches
+/// up from the fleet's log, from the position this instance has applied (CONTRACT §6.6).
 extension RedisSharedTier {
-    public func start(events: @escaping @Sendable (SharedTierEvent) -> Void) {
-        sync.withLockedValue { $0.handler = events }
+    public func start(events: @escaping @Sendable (SharedTierEvent) -> Void, settled: @escaping @Sendable () async -> Void) {
+        sync.withLockedValue {
+            $0.handler = events
+            $0.settled = settled
+        }
         let subscriber = RedisSubscriber(
             endpoint: configuration.endpoint, channel: keys.channel, timeout: max(configuration.timeout, .seconds(1))
         ) { [weak self] event in
@@ -15,14 +18,34 @@ extension RedisSharedTier {
         if let previous = swapSubscriber(subscriber) { Thread.detachNewThread { previous.stop() } }
         subscriber.start()
         membership.start()
+        if checkpointFile != nil {
+            let interval = configuration.checkpointInterval
+            let task = Task { [weak self] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: interval)
+                    guard let tier = self else { return }
+                    await tier.saveCheckpoint()
+                }
+            }
+            checkpointing.withLockedValue { previous in
+                previous?.cancel()
+                previous = task
+            }
+        }
         logger.info(
             "shared tier started",
             metadata: ["redis": "\(configuration.endpoint)", "prefix": "\(configuration.prefix)", "instance": "\(commands.instanceID)"])
     }
 
     /// Joining the subscriber's thread blocks: done on a thread of its own, never on the cooperative commands.pool.
+    /// The checkpoint is written once more (the caller has flushed the local tiers' writes).
     public func stop() async {
-        sync.withLockedValue { $0.handler = nil }
+        checkpointing.withLockedValue { $0 }?.cancel()
+        await saveCheckpoint()
+        sync.withLockedValue {
+            $0.handler = nil
+            $0.settled = nil
+        }
         membership.stop()
         let subscriber = swapSubscriber(nil)
         let pool = commands.pool
@@ -43,72 +66,218 @@ extension RedisSharedTier {
                 commands.counters.operation("message", "malformed")
                 return
             }
-            let handler = sync.withLockedValue { state -> (@Sendable (SharedTierEvent) -> Void)? in
-                state.sequence = max(state.sequence, message.sequence)
-                return message.origin == commands.instanceID ? nil : state.handler
-            }
-            if message.origin != commands.instanceID {
+            let ownMessage = message.origin == commands.instanceID
+            // Applied first, then counted in the position: a checkpoint never claims a message not yet applied.
+            if !ownMessage {
                 commands.counters.received()
-                handler?(.invalidate(message.scope))
+                sync.withLockedValue { $0.handler }?(.invalidate(message.scope))
+            }
+            sync.withLockedValue { state in
+                if state.inStep, var applied = state.applied {
+                    applied.position = max(applied.position, message.position)
+                    state.applied = applied
+                } else {
+                    state.live = max(state.live ?? .zero, message.position)
+                }
             }
             if case .key(let key) = message.scope { waiters.wake(key) } else { waiters.wakeAll() }
         case .disconnected(let reason):
             let first = sync.withLockedValue { state -> Bool in
                 state.generation &+= 1
-                guard state.lost == nil else { return false }
-                state.lost = (state.epoch, state.sequence)
-                return true
+                state.live = nil
+                defer { state.inStep = false }
+                return state.inStep
             }
             if first { logger.warning("shared tier: invalidation channel lost", metadata: ["reason": "\(reason)"]) }
             waiters.wakeAll()
         case .subscribed:
             let generation = sync.withLockedValue { state in
                 state.generation &+= 1
+                state.live = nil
                 return state.generation
             }
-            Task { await self.checkPosition(generation: generation) }
+            Task { await self.catchUp(generation: generation) }
         }
     }
 
-    /// After a (re)subscription: the fleet's epoch and sequence against those held when the channel was lost.
-    /// Equal: nothing was missed. Different or unknown: reset the local tiers. Retried until Redis answers or
-    /// the channel is lost again.
-    func checkPosition(generation: UInt64) async {
-        while sync.withLockedValue({ $0.lost != nil && $0.generation == generation }) {
-            let reply: RedisReply
-            do throws(SharedTierUnavailable) {
-                reply = try await commands.run(
-                    "position",
-                    RedisScripts.position, keys: [keys.epoch, keys.sequence], arguments: [RedisCommands.randomToken()])
-            } catch {
+    /// After a (re)subscription: the fleet's epoch and log against the position this instance has applied. The same
+    /// epoch and a log that still holds that position: apply what follows it, keep every other local entry.
+    /// Otherwise (Redis restarted empty, the log trimmed past the position, or no position known): reset the local
+    /// tiers. Retried until Redis answers or the channel is lost again.
+    func catchUp(generation: UInt64) async {
+        while isCurrent(generation) {
+            let fleet: (epoch: String, last: LogPosition)
+            do throws(SharedTierUnavailable) { fleet = try await fleetPosition() } catch {
                 guard subscriberConnected else { return }
                 await waiters.wait(for: "#position", atMost: .milliseconds(100))
                 continue
             }
-            guard case .array(let parts) = reply, parts.count == 2, case .string(let epochBytes) = parts[0],
-                case .string(let sequenceBytes) = parts[1], let sequence = Int(String(decoding: sequenceBytes, as: UTF8.self))
-            else { return }
-            let epoch = String(decoding: epochBytes, as: UTF8.self)
-            let check = sync.withLockedValue { state -> (missed: Bool, handler: (@Sendable (SharedTierEvent) -> Void)?)? in
-                guard let lost = state.lost, state.generation == generation else { return nil }
-                return (lost.epoch != epoch || lost.sequence != sequence, state.handler)
+            let started = ContinuousClock.now
+            let from = sync.withLockedValue { $0.applied }
+            var outcome = CatchUp.gap
+            if let from, from.epoch == fleet.epoch {
+                outcome = await replay(from: from, generation: generation)
             }
-            guard let check else { return }
-            // The reset happens before the tier reports itself in step again.
-            if check.missed { check.handler?(.reset) }
-            sync.withLockedValue { state in
-                guard let lost = state.lost, state.generation == generation else { return }
-                state.lost = nil
-                state.epoch = epoch
-                state.sequence = lost.epoch == epoch ? max(state.sequence, sequence) : sequence
+            switch outcome {
+            case .unavailable:
+                guard subscriberConnected else { return }
+                await waiters.wait(for: "#position", atMost: .milliseconds(100))
+                continue
+            case .interrupted:
+                return
+            case .caughtUp(let end, let replayed):
+                let inStep = sync.withLockedValue { state -> Bool in
+                    guard state.generation == generation, state.applied == end else { return false }
+                    state.applied?.position = max(end.position, state.live ?? .zero)
+                    state.inStep = true
+                    state.vouched = true
+                    return true
+                }
+                guard inStep else { return }
+                logger.info(
+                    "shared tier: subscribed; caught up from the fleet's log",
+                    metadata: [
+                        "replayed": "\(replayed)", "position": "\(end.position)",
+                        "duration": "\(ContinuousClock.now - started)",
+                    ])
+            case .gap:
+                guard await reset(from: from, to: LogCheckpoint(epoch: fleet.epoch, position: fleet.last), generation: generation)
+                else { return }
+                logger.info(
+                    "shared tier: subscribed; the fleet's log cannot vouch for what was missed, local tiers reset",
+                    metadata: ["position": "\(fleet.last)", "knownBefore": "\(from.map { "\($0.position)" } ?? "none")"])
             }
-            logger.info(
-                check.missed
-                    ? "shared tier: subscribed; invalidations may have been missed, local tiers reset"
-                    : "shared tier: subscribed; nothing missed",
-                metadata: ["sequence": "\(sequence)"])
+            await saveCheckpoint()
             return
         }
+    }
+
+    enum CatchUp {
+        /// Applied up to the log's end (`end`), `replayed` changes of other instances.
+        case caughtUp(end: LogCheckpoint, replayed: Int)
+        /// The log does not hold the position any more (trimmed past, or Redis lost it).
+        case gap
+        /// Redis could not be asked.
+        case unavailable
+        /// The subscription this catch-up was for is gone.
+        case interrupted
+    }
+
+    /// Applies the log's entries after `from`, a batch at a time; each batch starts with the entry at the position
+    /// reached (so a trimmed log shows as a gap, never as a silent jump), is settled in the local tiers, and only
+    /// then advances the position (a crash mid-way replays from the last settled batch, never skips).
+    private func replay(from: LogCheckpoint, generation: UInt64) async -> CatchUp {
+        var position = from
+        var replayed = 0
+        while true {
+            guard isCurrent(generation) else { return .interrupted }
+            let reply: RedisReply
+            do throws(SharedTierUnavailable) {
+                reply = try await commands.run(
+                    "log",
+                    ["XRANGE", keys.log, "\(position.position)", "+", "COUNT", "\(configuration.catchUpBatch + 1)"]
+                        .map(RedisCommands.bytes))
+            } catch {
+                return .unavailable
+            }
+            guard let entries = Self.logEntries(reply), entries.first?.position == position.position else { return .gap }
+            let changes = entries.dropFirst()
+            // Stopped: nothing applies any more, so the position must not move.
+            guard let handler = sync.withLockedValue({ $0.handler }) else { return .interrupted }
+            for entry in changes {
+                guard let message = entry.message, message.origin != commands.instanceID else { continue }
+                handler(.invalidate(message.scope))
+                replayed += 1
+                commands.counters.replayed(1)
+            }
+            guard let last = changes.last else { return .caughtUp(end: position, replayed: replayed) }
+            await settle()
+            let next = LogCheckpoint(epoch: position.epoch, position: last.position)
+            let advanced = sync.withLockedValue { state -> Bool in
+                guard state.applied == position else { return false }
+                state.applied = next
+                return true
+            }
+            guard advanced else { return .interrupted }
+            position = next
+            await saveCheckpoint()
+            if changes.count < configuration.catchUpBatch { return .caughtUp(end: position, replayed: replayed) }
+        }
+    }
+
+    /// Drops the local tiers (the log cannot vouch for the gap) and takes the log's end as the position: the
+    /// subscription is up, so what follows arrives on the channel. `false` when the subscription is gone.
+    private func reset(from: LogCheckpoint?, to end: LogCheckpoint, generation: UInt64) async -> Bool {
+        guard let handler = sync.withLockedValue({ $0.handler }) else { return false }
+        handler(.reset)
+        // Without a position or a disk tier nothing was stored before start-up: dropping empty tiers is no reset.
+        if from != nil || checkpointFile != nil { commands.counters.reset() }
+        await settle()
+        return sync.withLockedValue { state -> Bool in
+            guard state.applied == from else { return false }
+            state.applied = end
+            state.vouched = true
+            guard state.generation == generation else { return false }
+            state.applied?.position = max(end.position, state.live ?? .zero)
+            state.inStep = true
+            return true
+        }
+    }
+
+    /// The fleet's epoch (created with the log's first entry when Redis has none) and the log's last id.
+    private func fleetPosition() async throws(SharedTierUnavailable) -> (epoch: String, last: LogPosition) {
+        let reply = try await commands.run(
+            "position", RedisScripts.position, keys: [keys.epoch, keys.log],
+            arguments: [RedisCommands.randomToken(), "\(configuration.logLength)"])
+        guard case .array(let parts) = reply, parts.count == 2, let epoch = parts[0].text, let last = parts[1].text
+        else { throw SharedTierUnavailable(reason: "unexpected position reply") }
+        // An empty log (deleted by hand): a position no log holds, so the next check cannot vouch either.
+        return (epoch, LogPosition(last) ?? .zero)
+    }
+
+    /// One entry of the log: its id, and the change it records (`nil` for the entry that starts an epoch).
+    struct LogEntry {
+        var position: LogPosition
+        var message: InvalidationMessage?
+    }
+
+    /// `XRANGE`'s reply as entries; `nil` when it is not one.
+    static func logEntries(_ reply: RedisReply) -> [LogEntry]? {
+        guard case .array(let items) = reply else { return nil }
+        var entries: [LogEntry] = []
+        entries.reserveCapacity(items.count)
+        for item in items {
+            guard case .array(let pair) = item, pair.count == 2, let id = pair[0].text, let position = LogPosition(id),
+                case .array(let fields) = pair[1]
+            else { return nil }
+            var message: InvalidationMessage?
+            if fields.count == 2, fields[0].text == "m", let bytes = fields[1].bytes {
+                message = InvalidationMessage(position: position, entry: bytes)
+            }
+            entries.append(LogEntry(position: position, message: message))
+        }
+        return entries
+    }
+
+    /// Writes the checkpoint if it moved: the position is read first, then the local tiers settle, then it is
+    /// written, so the file never claims a change its disk tier has not applied.
+    func saveCheckpoint() async {
+        guard let checkpointFile, let checkpoint = sync.withLockedValue({ $0.saved == $0.applied ? nil : $0.applied })
+        else { return }
+        await settle()
+        if checkpointFile.save(checkpoint) {
+            sync.withLockedValue { $0.saved = checkpoint }
+        } else {
+            logger.warning("shared tier: the log checkpoint could not be written", metadata: ["file": "\(checkpointFile.path)"])
+        }
+    }
+
+    private func settle() async {
+        await sync.withLockedValue { $0.settled }?()
+    }
+
+    private func isCurrent(_ generation: UInt64) -> Bool {
+        sync.withLockedValue { !$0.inStep && $0.generation == generation }
     }
 
     var subscriberConnected: Bool { currentSubscriber?.isConnected ?? false }

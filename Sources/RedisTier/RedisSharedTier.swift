@@ -17,10 +17,23 @@ public struct RedisTierConfiguration: Sendable {
     public var fillPollInterval: Duration
     /// Command contexts in the commands.pool.
     public var connections: Int
+    /// About how many changes the fleet's invalidation log keeps (`XADD … MAXLEN ~`: at least this many), every
+    /// invalidation and every newly stored value counted. An instance away for fewer changes than this catches up;
+    /// one away longer drops its local entries.
+    public var logLength: Int
+    /// Log entries read and applied per step of a catch-up (its checkpoint advances after each step).
+    public var catchUpBatch: Int
+    /// Where this instance keeps its log checkpoint across restarts (in its disk tier's folder), `nil` without a
+    /// disk tier: then a restart starts empty anyway, and reconnections still catch up from the checkpoint in memory.
+    public var checkpointFile: String?
+    /// How often the checkpoint is written while in step (and once more at stop).
+    public var checkpointInterval: Duration
 
     public init(
         endpoint: RedisEndpoint, timeout: Duration = .milliseconds(50), prefix: String = "unicache:",
-        leaseTime: Duration = .seconds(6), fillPollInterval: Duration = .milliseconds(100), connections: Int = 4
+        leaseTime: Duration = .seconds(6), fillPollInterval: Duration = .milliseconds(100), connections: Int = 4,
+        logLength: Int = 100_000, catchUpBatch: Int = 1_000, checkpointFile: String? = nil,
+        checkpointInterval: Duration = .seconds(1)
     ) {
         self.endpoint = endpoint
         self.timeout = timeout
@@ -28,11 +41,16 @@ public struct RedisTierConfiguration: Sendable {
         self.leaseTime = leaseTime
         self.fillPollInterval = fillPollInterval
         self.connections = connections
+        self.logLength = logLength
+        self.catchUpBatch = max(1, catchUpBatch)
+        self.checkpointFile = checkpointFile
+        self.checkpointInterval = checkpointInterval
     }
 }
 
 /// The fleet's shared tier on Redis: entries in the disk tier's verified format (sealed with a key ring, CONTRACT §9)
-/// with an expiry covering their servable life, invalidations on one channel with a fleet-wide sequence number, and fill leases.
+/// with an expiry covering their servable life, invalidations on one channel and in the fleet's log (a Redis stream
+/// an instance catches up from after a loss or a restart), and fill leases.
 public final class RedisSharedTier: SharedTier {
     let configuration: RedisTierConfiguration
     /// The commands to Redis, counted, and this instance's id in the fleet's messages (its own are ignored).
@@ -57,17 +75,30 @@ public final class RedisSharedTier: SharedTier {
         }
     }
 
-    /// Where this instance stands in the fleet's invalidation stream.
+    /// Where this instance stands in the fleet's invalidation log.
     struct SyncState {
         var handler: (@Sendable (SharedTierEvent) -> Void)?
-        /// Highest sequence number seen on the channel (own messages included) and the epoch it belongs to.
-        var epoch: String?
-        var sequence = 0
-        /// Set while the subscription is down: the position at the moment it was lost (`nil`: never known).
-        var lost: (epoch: String?, sequence: Int)? = (nil, 0)
+        /// Returns once every event handed to `handler` so far has reached the local tiers (disk included).
+        var settled: (@Sendable () async -> Void)?
+        /// Everything the log of this epoch holds up to this position is applied to the local tiers; `nil`: not
+        /// known (no checkpoint), so the next check resets.
+        var applied: LogCheckpoint?
+        /// Subscribed, and the log caught up (or the local tiers reset) since: live messages advance `applied`.
+        var inStep = false
+        /// The highest position of a message applied live since the subscription, while catching up.
+        var live: LogPosition?
         /// Counts subscriptions and losses: a position check applies only to the subscription it was made for.
         var generation: UInt64 = 0
+        /// The checkpoint written to the file last.
+        var saved: LogCheckpoint?
+        /// In step at least once since start-up: the entries stored before it are vouched for (caught up or reset).
+        var vouched = false
     }
+
+    /// The checkpoint across restarts, with the disk tier.
+    let checkpointFile: LogPositionFile?
+    /// Writes the checkpoint while in step.
+    let checkpointing = NIOLockedValueBox<Task<Void, Never>?>(nil)
 
     public init(configuration: RedisTierConfiguration, codec: EntryCodec = EntryCodec(), logger: Logger) {
         self.configuration = configuration
@@ -76,6 +107,12 @@ public final class RedisSharedTier: SharedTier {
         membership = FleetMembership(commands: commands)
         keys = commands.keys
         self.logger = logger
+        checkpointFile = configuration.checkpointFile.map(LogPositionFile.init)
+        let saved = checkpointFile?.load()
+        sync.withLockedValue {
+            $0.applied = saved
+            $0.saved = saved
+        }
     }
 
     // MARK: Entries
@@ -117,8 +154,9 @@ public final class RedisSharedTier: SharedTier {
             [value]
             + [
                 "\(life)", entry.key, entry.namespace, entry.user == nil ? "0" : "1", keys.channel, commands.instanceID,
+                "\(configuration.logLength)",
             ].map(RedisCommands.bytes)
-        _ = try await commands.run("store", RedisScripts.store, keys: [keys.entry(entry.key), userIndex, keys.sequence], arguments: arguments)
+        _ = try await commands.run("store", RedisScripts.store, keys: [keys.entry(entry.key), userIndex, keys.log], arguments: arguments)
         commands.counters.sent()
     }
 
@@ -129,7 +167,8 @@ public final class RedisSharedTier: SharedTier {
         case .key(let key):
             let reply = try await commands.run(
                 "invalidate",
-                RedisScripts.delete, keys: [keys.sequence, keys.entry(key)], arguments: [keys.channel, commands.instanceID, body])
+                RedisScripts.delete, keys: [keys.log, keys.entry(key)],
+                arguments: [keys.channel, commands.instanceID, body, "\(configuration.logLength)"])
             removed = reply == .integer(1) ? [key] : []
         case .user(let user):
             removed = try await deleteUser(user, namespaces: nil, body: body)
@@ -150,8 +189,8 @@ public final class RedisSharedTier: SharedTier {
         let filter = namespaces.map { "," + $0.sorted().joined(separator: ",") + "," } ?? ""
         let reply = try await commands.run(
             "invalidate",
-            RedisScripts.deleteUser, keys: [keys.userIndex(user), keys.sequence],
-            arguments: [keys.prefix, keys.channel, commands.instanceID, body, filter])
+            RedisScripts.deleteUser, keys: [keys.userIndex(user), keys.log],
+            arguments: [keys.prefix, keys.channel, commands.instanceID, body, filter, "\(configuration.logLength)"])
         guard case .array(let items) = reply else { return [] }
         return items.compactMap { if case .string(let bytes) = $0 { String(decoding: bytes, as: UTF8.self) } else { nil } }
     }
@@ -169,8 +208,8 @@ public final class RedisSharedTier: SharedTier {
             // The last batch (or the only, empty one) also announces.
             if isLast {
                 _ = try await commands.run(
-                    "invalidate", RedisScripts.delete, keys: [keys.sequence] + batch,
-                    arguments: [keys.channel, commands.instanceID, body])
+                    "invalidate", RedisScripts.delete, keys: [keys.log] + batch,
+                    arguments: [keys.channel, commands.instanceID, body, "\(configuration.logLength)"])
             } else {
                 _ = try await commands.run("invalidate", (["DEL"] + batch).map(RedisCommands.bytes))
             }
@@ -234,11 +273,17 @@ public final class RedisSharedTier: SharedTier {
     // MARK: Statistics
 
     public func statistics() -> SharedTierStatistics {
-        // Connected means in step with the fleet: subscribed, and the position checked since.
-        let connected = commands.pool.isAvailable && (currentSubscriber?.isConnected ?? false) && sync.withLockedValue { $0.lost == nil }
+        // Connected means in step with the fleet: subscribed, and the log caught up (or the tiers reset) since.
+        let connected = commands.pool.isAvailable && (currentSubscriber?.isConnected ?? false) && sync.withLockedValue { $0.inStep }
         var statistics = commands.counters.snapshot(connected: connected, state: connected ? nil : unavailableReason)
         statistics.instances = membership.size
         return statistics
+    }
+
+    /// Until the first catch-up (or reset) since start-up, the disk's entries from before it wait, unless Redis
+    /// cannot be asked (its breaker is open): then they answer, as a lone instance's would.
+    public var vouchesForStoredEntries: Bool {
+        sync.withLockedValue { $0.vouched } || !commands.pool.isAvailable
     }
 
     /// Why the tier is not connected (never the password).

@@ -11,6 +11,8 @@ final class SharedTierCounters: Sendable {
     func undecryptable() { state.withLockedValue { $0.undecryptable += 1 } }
     func sent() { state.withLockedValue { $0.invalidationsSent += 1 } }
     func received() { state.withLockedValue { $0.invalidationsReceived += 1 } }
+    func replayed(_ count: Int) { state.withLockedValue { $0.replayed += count } }
+    func reset() { state.withLockedValue { $0.resets += 1 } }
 
     /// One command's result; `error` results also count in `errors`.
     func operation(_ operation: String, _ result: String) {

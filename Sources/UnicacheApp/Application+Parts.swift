@@ -7,17 +7,23 @@ import UpstreamGate
 /// The parts `Application.build` assembles, each from its slice of the configuration.
 extension Application {
     /// The shared Redis tier with `--redis`; it connects lazily, so an unreachable Redis never stops start-up.
-    /// A fill lease lasts the upstream timeout and a second, then a waiting instance fetches itself.
+    /// A fill lease lasts the upstream timeout and a second, then a waiting instance fetches itself. With a disk
+    /// tier, the position applied from the fleet's log is kept in its folder, so a restart catches up (CONTRACT §6.6).
     static func sharedTier(
         _ configuration: UnicacheConfiguration, codec: EntryCodec, logger: Logger
     ) -> RedisSharedTier? {
         guard let endpoint = configuration.shared.redis else { return nil }
+        let cache = configuration.cache
         return RedisSharedTier(
             configuration: RedisTierConfiguration(
                 endpoint: endpoint, timeout: configuration.shared.timeout, prefix: configuration.shared.prefix,
-                leaseTime: configuration.upstreams.timeout + .seconds(1)),
+                leaseTime: configuration.upstreams.timeout + .seconds(1),
+                checkpointFile: cache.diskTierEnabled ? cache.dataDir + "/" + Self.checkpointFileName : nil),
             codec: codec, logger: logger)
     }
+
+    /// The log checkpoint's name in the data folder (beside the disk tier's `0`…`f` entry folders).
+    static let checkpointFileName = "fleet-log-position"
 
     /// How the tiers below memory store entries: sealed under the key ring's primary with `--encryption-keys`
     /// (CONTRACT §9); a bad ring stops start-up with one line naming the flag.

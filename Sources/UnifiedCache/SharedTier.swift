@@ -22,7 +22,9 @@ public protocol SharedTier: Sendable {
     /// the lease expired or the shared tier cannot be asked (the caller then fetches itself).
     func awaitFill(_ key: String) async -> CacheEntry?
     /// Starts delivering the fleet's events (other instances' invalidations, and resets after missed ones).
-    func start(events: @escaping @Sendable (SharedTierEvent) -> Void)
+    /// `settled` returns once every event delivered so far has reached the local tiers (disk removals included):
+    /// the tier claims a change applied, across a restart, only after it.
+    func start(events: @escaping @Sendable (SharedTierEvent) -> Void, settled: @escaping @Sendable () async -> Void)
     /// Stops delivering events and closes connections.
     func stop() async
     /// Counters for /stats and metrics.
@@ -30,11 +32,18 @@ public protocol SharedTier: Sendable {
     /// Re-seals under the key ring's primary every shared entry that is not (CONTRACT §9.3), never overwriting a
     /// value written meanwhile; entries that do not open are deleted.
     func rekey() async throws(SharedTierUnavailable) -> RekeyReport
+    /// Whether the entries the second tier stored before start-up may be served: `false` from start-up until the
+    /// fleet's changes missed while the instance was down are applied (or the local tiers reset), unless the shared
+    /// tier cannot be asked (then the local tiers answer, CONTRACT §6.5).
+    var vouchesForStoredEntries: Bool { get }
 }
 
 extension SharedTier {
     /// A shared tier that stores nothing at rest has nothing to re-seal.
     public func rekey() async throws(SharedTierUnavailable) -> RekeyReport { RekeyReport() }
+
+    /// A shared tier that keeps no log of changes has nothing to wait for.
+    public var vouchesForStoredEntries: Bool { true }
 }
 
 /// Which entries a fleet-wide invalidation covers.
@@ -51,8 +60,9 @@ public enum SharedScope: Sendable, Equatable {
 public enum SharedTierEvent: Sendable, Equatable {
     /// Another instance changed or removed these entries: drop the local copies.
     case invalidate(SharedScope)
-    /// Invalidations may have been missed (a reconnection found a gap): no local entry stored before may be
-    /// served without asking the fleet again.
+    /// Invalidations may have been missed and the fleet's log cannot say which (Redis restarted empty, or the log
+    /// no longer reaches back to this instance's position): no local entry stored before may be served without
+    /// asking the fleet again.
     case reset
 }
 
@@ -95,6 +105,10 @@ public struct SharedTierStatistics: Sendable, Equatable {
     public var state: String?
     /// Instances the fleet announced when last asked (1 until then).
     public var instances: Int = 1
+    /// Changes of other instances applied from the fleet's log after a loss or a restart (CONTRACT §6.6).
+    public var replayed: Int = 0
+    /// Times the local tiers were dropped because the log could not vouch for a gap (CONTRACT §6.6).
+    public var resets: Int = 0
 
     public struct Operation: Sendable, Hashable {
         public var operation: String

@@ -134,4 +134,24 @@ import Testing
         #expect(cache.cachedFresh(key: "c", policy: .ttl(60)) == nil)
         #expect(disk.stored.isEmpty)
     }
+
+    /// A restarted instance catching up with the fleet's log (CONTRACT §6.6) serves nothing its disk stored before
+    /// start-up (a missed change may concern it): it asks the fleet instead, and its disk again once caught up.
+    @Test func theDiskWaitsUntilTheSharedTierVouchesForIt() async throws {
+        let shared = InMemorySharedTier([entry("k", body: "fleet", ttl: 600)])
+        let disk = DictionarySecondTier()
+        _ = await disk.store(entry("k", body: "old", ttl: 600))
+        _ = await disk.store(entry("d", body: "disk", ttl: 600))
+        shared.state.withLockedValue { $0.vouches = false }
+        let cache = manager(shared: shared, secondTier: disk)
+        let fetcher = ScriptedFetcher(body: "fetched")
+        let catchingUp = try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher)
+        let rawWhileCatchingUp = await cache.peek("d")
+        shared.state.withLockedValue { $0.vouches = true }
+        let vouched = try await cache.get(request("d"), policy: .ttl(60), fetcher: fetcher)
+        #expect(catchingUp.tier == .shared && text(catchingUp.entry) == "fleet")
+        #expect(rawWhileCatchingUp == nil)
+        #expect(vouched.tier == .disk && text(vouched.entry) == "disk")
+        #expect(fetcher.count == 0)
+    }
 }

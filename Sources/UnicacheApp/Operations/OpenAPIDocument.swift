@@ -1405,7 +1405,7 @@ components:
         shared:
           type: object
           description: The fleet's shared Redis tier (CONTRACT §6.7); `enabled` is false without `--redis`.
-          required: [enabled, connected, hits, misses, errors, corrupt, invalidationsSent, invalidationsReceived]
+          required: [enabled, connected, hits, misses, errors, corrupt, invalidationsSent, invalidationsReceived, replayed, resets]
           properties:
             enabled: {type: boolean}
             connected: {type: boolean}
@@ -1425,6 +1425,19 @@ components:
                 `--upstream-rate` budgets fall back to their limit divided by this.
               type: integer
               minimum: 1
+            replayed:
+              description: |
+                Other instances' changes applied from the fleet's invalidation log after a lost connection or a restart
+                (CONTRACT §6.6): what this instance missed, applied instead of dropping its local tiers.
+              type: integer
+              minimum: 0
+            resets:
+              description: |
+                Times the local tiers were dropped because the fleet's log could not vouch for what was missed (Redis
+                restarted empty, the log trimmed past this instance's position, or no position known: the first start
+                of an instance with a disk tier).
+              type: integer
+              minimum: 0
         encryption:
           type: object
           description: 'Values at rest (CONTRACT §9.5): `primaryKey` is the primary key''s ID, never a key; null without a key ring.'

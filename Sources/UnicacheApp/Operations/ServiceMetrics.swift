@@ -64,6 +64,14 @@ final class ServiceMetrics: Sendable {
         MetricNameDescriptor(metricName: "unicache_shared_operations_total", unitName: "", helpText: "Commands sent to the shared Redis tier, by operation and result.")
     }
 
+    static var sharedReplayed: MetricNameDescriptor {
+        MetricNameDescriptor(metricName: "unicache_shared_replayed_total", unitName: "", helpText: "Other instances' changes applied from the fleet's invalidation log after a lost connection or a restart.")
+    }
+
+    static var sharedResets: MetricNameDescriptor {
+        MetricNameDescriptor(metricName: "unicache_shared_resets_total", unitName: "", helpText: "Times the local tiers were dropped because the fleet's invalidation log could not vouch for what was missed.")
+    }
+
     static var undecryptable: MetricNameDescriptor {
         MetricNameDescriptor(metricName: "unicache_undecryptable_total", unitName: "", helpText: "Sealed entries that did not open (removed key, edited, moved, another fleet's key) and were deleted, by tier.")
     }
@@ -135,6 +143,11 @@ final class ServiceMetrics: Sendable {
             for (descriptor, family, tier, total) in perTier {
                 let counter = registry.makeCounter(descriptor: descriptor, labels: [("tier", tier)])
                 carry(total, into: counter, id: "\(family)\u{0}\(tier)", exported: &exported)
+            }
+            if let shared = statistics.shared {
+                for (descriptor, family, total) in [(Self.sharedReplayed, "replayed", shared.replayed), (Self.sharedResets, "resets", shared.resets)] {
+                    carry(total, into: registry.makeCounter(descriptor: descriptor, labels: []), id: family, exported: &exported)
+                }
             }
         }
         let tiers = [

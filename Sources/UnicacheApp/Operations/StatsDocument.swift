@@ -39,6 +39,8 @@ struct StatsDocument: Encodable {
         var undecryptable: Int
         /// Instances the fleet announces (the fallback budgets divide by it).
         var instances: Int
+        /// Changes applied from the fleet's log after a loss or a restart; times the log could not vouch (§6.6).
+        var replayed, resets: Int
 
         init(_ statistics: SharedTierStatistics?) {
             let s = statistics ?? SharedTierStatistics()
@@ -52,6 +54,8 @@ struct StatsDocument: Encodable {
             invalidationsSent = s.invalidationsSent
             invalidationsReceived = s.invalidationsReceived
             instances = s.instances
+            replayed = s.replayed
+            resets = s.resets
         }
     }
 

@@ -71,7 +71,12 @@ final class SecondTierWriter: Sendable {
             let removed = await tier.remove(key)
             done?.resume(returning: removed)
         case .removeAll(let scope, let done):
-            let keys = await tier.removeAll { scope.matches($0) }
+            let keys: [String]
+            if case .key(let key) = scope.kind {
+                keys = await tier.remove(key) ? [key] : []
+            } else {
+                keys = await tier.removeAll { scope.matches($0) }
+            }
             done?.resume(returning: keys)
         case .barrier(let done):
             done.resume()

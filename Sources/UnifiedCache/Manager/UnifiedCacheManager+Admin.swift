@@ -69,7 +69,7 @@ extension UnifiedCacheManager {
 
     /// A fresh value from the second tier, else from the shared tier.
     private func peekBelowMemory(_ key: String) async -> CacheEntry? {
-        if let entry = await secondTier?.load(key), entry.kind == .value, entry.isFresh(at: clock.now()) { return entry }
+        if let entry = await loadSecond(key), entry.kind == .value, entry.isFresh(at: clock.now()) { return entry }
         guard let entry = await loadShared(key), entry.kind == .value, entry.isFresh(at: clock.now()) else { return nil }
         return entry
     }
@@ -144,7 +144,9 @@ extension UnifiedCacheManager {
 
     /// Starts the shared tier's connections and the delivery of the fleet's events (start-up).
     public func startSharedTier() {
-        shared?.start { [weak self] event in self?.apply(event) }
+        shared?.start(
+            events: { [weak self] event in self?.apply(event) },
+            settled: { [weak self] in await self?.flush() })
     }
 
     /// Stops the shared tier's connections and events (shutdown).

@@ -33,6 +33,13 @@ extension UnifiedCacheManager {
         return .lead(token: nil, stale: stale)
     }
 
+    /// The second tier's copy of `key`; `nil` while the shared tier cannot vouch yet for what the second tier stored
+    /// before start-up (a restarted instance catching up with the fleet's log, CONTRACT §6.6).
+    func loadSecond(_ key: String) async -> CacheEntry? {
+        guard let secondTier, shared?.vouchesForStoredEntries ?? true else { return nil }
+        return await secondTier.load(key)
+    }
+
     /// The shared tier's verified copy, `nil` when it has none or cannot be asked.
     func loadShared(_ key: String) async -> CacheEntry? {
         guard let shared else { return nil }
@@ -69,7 +76,13 @@ extension UnifiedCacheManager {
         state.withLockedValue { state in
             state.inFlight.detach(where: scope)
             state.invalidations &+= 1
-            let removed = memory.removeAll { scope.matches($0) }
+            // One key (most changes, and most of a catch-up from the fleet's log) needs no scan of the tier.
+            let removed: [String]
+            if case .key(let key) = scope.kind {
+                removed = memory.remove(key) == nil ? [] : [key]
+            } else {
+                removed = memory.removeAll { scope.matches($0) }
+            }
             if let writer { writer.enqueue(.removeAll(scope, done)) } else { done?.resume(returning: []) }
             return removed
         }

@@ -18,7 +18,7 @@ extension UnifiedCacheManager {
                 }
                 if entry.isServableStale(at: now), entry.kind == .value { staleCopy = (entry, .memory) }
             }
-            if let entry = await secondTier?.load(key) {
+            if let entry = await loadSecond(key) {
                 let now = clock.now()
                 if entry.isFresh(at: now) {
                     _ = complete(id: id, key: key, mode: mode, storing: entry, writeThrough: false)
@@ -127,7 +127,7 @@ extension UnifiedCacheManager {
         if let entry = memory.peek(key), entry.kind == .value, entry.isServableStale(at: clock.now()) {
             return (entry, .memory)
         }
-        if let entry = await secondTier?.load(key), entry.kind == .value, entry.isServableStale(at: clock.now()) {
+        if let entry = await loadSecond(key), entry.kind == .value, entry.isServableStale(at: clock.now()) {
             return (entry, .disk)
         }
         if let entry = await loadShared(key), entry.kind == .value, entry.isServableStale(at: clock.now()) {

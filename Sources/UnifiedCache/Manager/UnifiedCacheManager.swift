@@ -185,7 +185,7 @@ public final class UnifiedCacheManager: Sendable {
         var found: (CacheEntry, CacheTier)?
         if let entry = memory.entry(for: request.key), entry.isServableStale(at: clock.now()) {
             found = (entry, .memory)
-        } else if let entry = await secondTier?.load(request.key), entry.isServableStale(at: clock.now()) {
+        } else if let entry = await loadSecond(request.key), entry.isServableStale(at: clock.now()) {
             found = (entry, .disk)
         } else if let entry = await loadShared(request.key), entry.isServableStale(at: clock.now()) {
             found = (entry, .shared)

@@ -54,12 +54,12 @@ final class Fleet: Sendable {
         self.prefix = prefix
     }
 
-    /// One more instance of the fleet (a restart, a scale-up).
+    /// One more instance of the fleet (a restart, a scale-up); `dataDir`: its disk tier's folder, if any.
     func startInstance(
-        logger: Logger = Logger(label: "fleet-test"), upstreamTimeout: Duration = .seconds(10)
+        logger: Logger = Logger(label: "fleet-test"), upstreamTimeout: Duration = .seconds(10), dataDir: String? = nil
     ) async throws -> LiveService {
         let instance = try await LiveService.start(
-            upstreamTimeout: upstreamTimeout, logger: logger, upstream: (upstream, upstreamPort),
+            dataDir: dataDir, upstreamTimeout: upstreamTimeout, logger: logger, upstream: (upstream, upstreamPort),
             redis: Self.tierConfiguration(redis.endpoint, timeout: .milliseconds(200), prefix: prefix))
         try await waitUntilConnected(instance)
         return instance
@@ -93,14 +93,7 @@ final class Fleet: Sendable {
     static func waitUntil(
         _ what: String, within bound: Duration = .seconds(10), _ condition: () async throws -> Bool
     ) async throws {
-        let deadline = ContinuousClock.now + bound
-        while try await !condition() {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("not within \(bound): \(what)")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        if try await !poll(within: bound, until: condition) { Issue.record("not within \(bound): \(what)") }
     }
 
     /// Connected and subscribed, and the first position check done (its reset, if any, is behind us).

@@ -16,6 +16,8 @@ final class InMemorySharedTier: SharedTier {
         /// While set, every call that can say so answers "cannot ask".
         var unavailable = false
         var handler: (@Sendable (SharedTierEvent) -> Void)?
+        /// What `vouchesForStoredEntries` answers (a restarted instance still catching up: `false`).
+        var vouches = true
     }
 
     let state = NIOLockedValueBox(State())
@@ -69,13 +71,15 @@ final class InMemorySharedTier: SharedTier {
         state.withLockedValue { state in state.fills.isEmpty ? nil : state.fills.removeFirst() }
     }
 
-    func start(events: @escaping @Sendable (SharedTierEvent) -> Void) {
+    func start(events: @escaping @Sendable (SharedTierEvent) -> Void, settled: @escaping @Sendable () async -> Void) {
         state.withLockedValue { $0.handler = events }
     }
 
     func stop() async {
         state.withLockedValue { $0.handler = nil }
     }
+
+    var vouchesForStoredEntries: Bool { state.withLockedValue { $0.vouches } }
 
     func statistics() -> SharedTierStatistics { SharedTierStatistics(connected: !state.withLockedValue { $0.unavailable }) }
 }

@@ -1,0 +1,215 @@
+import Foundation
+import RedisClient
+import RedisTestSupport
+import Testing
+import UnifiedCache
+
+@testable import RedisTier
+
+/// CONTRACT §6.6 with a real redis-server: the fleet's invalidation log, an instance catching up from the position
+/// it saved, and the resets when the log cannot vouch for what was missed.
+@Suite(.serialized, .timeLimit(.minutes(3))) struct LogCatchUpTests {
+    static func prefix() -> String { "l\(UInt32.random(in: 0...UInt32.max)):" }
+
+    /// A fresh redis-server, a fleet prefix, and a checkpoint file that a first instance has left behind (it ran
+    /// until in step, then stopped).
+    static func afterAFirstRun(logLength: Int = 100_000) async throws -> (RedisServerProcess, prefix: String, file: String) {
+        let redis = try await RedisServerProcess.start()
+        let (prefix, file) = (Self.prefix(), try checkpointPath())
+        _ = try await TierInstance.ranOnce(redis, prefix: prefix, checkpointFile: file, logLength: logLength)
+        return (redis, prefix, file)
+    }
+
+    /// Every change is in the log, under the id its message carries; a restarted instance applies exactly what it
+    /// missed (in order), resets nothing, and saves the log's end as its position.
+    @Test func aRestartedInstanceAppliesWhatItMissedAndKeepsTheRest() async throws {
+        let redis = try await RedisServerProcess.start()
+        let (prefix, file) = (Self.prefix(), try checkpointPath())
+        let first = TierInstance(redis, prefix: prefix, checkpointFile: file)
+        try await first.startConnected()
+        // No checkpoint yet: the first start resets (as before the log), and saves where it stands.
+        #expect(first.events == [.reset] && first.statistics.resets == 1)
+        await first.stop()
+        let saved = try #require(LogPositionFile(path: file).load())
+
+        let other = TierInstance(redis, prefix: prefix)
+        try await other.startConnected()
+        _ = try await other.tier.invalidate(.key("subscription:alice"))
+        _ = try await other.tier.invalidate(.user("bob"))
+        _ = try await other.tier.invalidate(.namespaces(["activities"], user: "carol"))
+
+        let restarted = TierInstance(redis, prefix: prefix, checkpointFile: file)
+        try await restarted.startConnected()
+        let log = try await logPositions(redis, prefix: prefix)
+        await restarted.stop()
+        await other.stop()
+        await redis.stop()
+
+        #expect(
+            restarted.events == [
+                .invalidate(.key("subscription:alice")), .invalidate(.user("bob")),
+                .invalidate(.namespaces(["activities"], user: "carol")),
+            ])
+        #expect(restarted.statistics.replayed == 3 && restarted.statistics.resets == 0)
+        // The entry that started the epoch (the first instance's position), then the three changes.
+        #expect(log.count == 4)
+        #expect(saved.position == log.first)
+        #expect(LogPositionFile(path: file).load() == LogCheckpoint(epoch: saved.epoch, position: log[log.count - 1]))
+    }
+
+    /// The log keeps about `logLength` changes: an instance away for many more finds its position trimmed away
+    /// and drops its local tiers instead of applying a log with a hole.
+    @Test func aRestartLongerThanTheLogReachesResets() async throws {
+        let (redis, prefix, file) = try await Self.afterAFirstRun(logLength: 10)
+        let saved = try #require(LogPositionFile(path: file).load())
+
+        let other = TierInstance(redis, prefix: prefix, logLength: 10)
+        try await other.startConnected()
+        for index in 0..<300 { _ = try await other.tier.invalidate(.key("k\(index)")) }
+        let log = try await logPositions(redis, prefix: prefix)
+
+        let restarted = TierInstance(redis, prefix: prefix, checkpointFile: file, logLength: 10)
+        try await restarted.startConnected()
+        await restarted.stop()
+        await other.stop()
+        await redis.stop()
+
+        // Trimmed to whole stream nodes (`MAXLEN ~`): fewer than the 300 changes, at least the 10 asked for.
+        #expect(log.count >= 10 && log.count < 300)
+        #expect(try #require(log.first) > saved.position)
+        #expect(restarted.events == [.reset])
+        #expect(restarted.statistics.resets == 1 && restarted.statistics.replayed == 0)
+    }
+
+    /// Redis restarted empty is a new epoch: whatever the old log held is gone, so the instance resets; the new
+    /// epoch's log then vouches for its next restart.
+    @Test func redisRestartedEmptyIsANewEpochAndResets() async throws {
+        let (redis, prefix, file) = try await Self.afterAFirstRun()
+        let before = try #require(LogPositionFile(path: file).load())
+
+        try await redis.restart()
+        let restarted = try await TierInstance.ranOnce(redis, prefix: prefix, checkpointFile: file)
+        let after = try #require(LogPositionFile(path: file).load())
+        let again = try await TierInstance.ranOnce(redis, prefix: prefix, checkpointFile: file)
+        await redis.stop()
+
+        #expect(restarted.events == [.reset] && restarted.statistics.resets == 1)
+        #expect(after.epoch != before.epoch)
+        #expect(again.events.isEmpty && again.statistics.resets == 0)
+    }
+
+    /// Redis restarted with its data (a snapshot taken with `SAVE` here; AOF in production, README) keeps the epoch
+    /// and the log: an instance that lost its connection catches up and resets nothing.
+    @Test func redisRestartedWithItsDataKeepsTheEpoch() async throws {
+        let folder = (try checkpointPath() as NSString).deletingLastPathComponent
+        let redis = try await RedisServerProcess.start(directory: folder)
+        let prefix = Self.prefix()
+        let instance = TierInstance(redis, prefix: prefix)
+        try await instance.startConnected()
+        let other = TierInstance(redis, prefix: prefix)
+        try await other.startConnected()
+        _ = try await other.tier.invalidate(.key("before"))
+        try await waitUntil("the change reaches the instance") { instance.events.contains(.invalidate(.key("before"))) }
+        #expect(try await redisCommand(redis, "SAVE") == .status("OK"))
+
+        try await redis.restart()
+        // The other instance's pool may hold a broken connection or an open breaker for a moment.
+        try await waitUntil("a change after the restart is stored") {
+            (try? await other.tier.invalidate(.key("after"))) != nil
+        }
+        try await waitUntil("back in step with the change applied") {
+            instance.statistics.connected && instance.events.contains(.invalidate(.key("after")))
+        }
+        await instance.stop()
+        await other.stop()
+        await redis.stop()
+        // Its first start dropped its (empty) tiers, uncounted; nothing since.
+        #expect(instance.events.filter { $0 == .reset }.count == 1 && instance.events.first == .reset)
+        #expect(instance.statistics.resets == 0)
+    }
+
+    /// An instance that dies after applying part of what it missed (its disk flush for the second batch never
+    /// returns) has saved only the batch it settled; the next start applies the rest from there, skipping nothing.
+    @Test func dyingMidCatchUpNeverSkipsTheRest() async throws {
+        let (redis, prefix, file) = try await Self.afterAFirstRun()
+
+        let other = TierInstance(redis, prefix: prefix)
+        try await other.startConnected()
+        for index in 1...5 { _ = try await other.tier.invalidate(.key("k\(index)")) }
+        let log = try await logPositions(redis, prefix: prefix)
+        let changes = Array(log.suffix(5))
+
+        // Batches of 2: settle 1 (the batch k1, k2), settle 2 (its checkpoint), then the batch k3, k4 never settles.
+        let dying = TierInstance(redis, prefix: prefix, checkpointFile: file, catchUpBatch: 2)
+        dying.holdSettles(after: 2)
+        dying.start()
+        try await waitUntil("the second batch is applied and its flush hangs") { dying.heldSettles == 1 }
+        let savedWhileDying = LogPositionFile(path: file).load()?.position
+        // (Read now: once its flush is let go, at its stop, the hung instance goes on.)
+        let appliedWhileDying = dying.events
+
+        let next = TierInstance(redis, prefix: prefix, checkpointFile: file)
+        try await next.startConnected()
+        await next.stop()
+        await dying.stop()
+        await other.stop()
+        await redis.stop()
+
+        #expect(appliedWhileDying == (1...4).map { .invalidate(.key("k\($0)")) })
+        #expect(dying.statistics.resets == 0)
+        #expect(savedWhileDying == changes[1])
+        #expect(next.events == (3...5).map { .invalidate(.key("k\($0)")) })
+        #expect(next.statistics.resets == 0 && next.statistics.replayed == 3)
+    }
+
+    /// A lost connection (the subscriber's client killed) is caught up from the position in memory, without a
+    /// checkpoint file and without a reset: what changed meanwhile is applied.
+    @Test func aLostConnectionCatchesUpWithoutAFile() async throws {
+        let redis = try await RedisServerProcess.start()
+        let prefix = Self.prefix()
+        let instance = TierInstance(redis, prefix: prefix)
+        try await instance.startConnected()
+        let other = TierInstance(redis, prefix: prefix)
+        try await other.startConnected()
+        // Killing the pub/sub clients loses the channel (its messages meanwhile are gone for good); the change
+        // right after it most likely lands before the subscriber's first retry (100 ms later), so it comes back
+        // from the log, else on the channel: either way it is applied and nothing is reset.
+        _ = try await redisCommand(redis, "CLIENT", "KILL", "TYPE", "pubsub")
+        _ = try await other.tier.invalidate(.key("while-away"))
+        try await waitUntil("back in step with the change applied") {
+            instance.statistics.connected && instance.events.contains(.invalidate(.key("while-away")))
+        }
+        await instance.stop()
+        await other.stop()
+        await redis.stop()
+        #expect(instance.statistics.resets == 0)  // none: its first start had nothing stored to drop
+        #expect(instance.events.filter { $0 == .invalidate(.key("while-away")) }.count >= 1)
+    }
+}
+
+/// A whole log's worth of missed changes (the default 100,000) is applied in batches, in order, and the time it
+/// takes is bounded (the README's catch-up figure comes from this test's log line).
+@Suite(.serialized, .timeLimit(.minutes(3))) struct FullLogCatchUpTests {
+    @Test func aFullLogIsCaughtUpInBatches() async throws {
+        let (redis, prefix, file) = try await LogCatchUpTests.afterAFirstRun()
+        // 100,000 changes of another instance, written straight into the log as the scripts write them.
+        _ = try await redisCommand(
+            redis, "EVAL",
+            "for i = 1, 100000 do redis.call('XADD', KEYS[1], 'MAXLEN', '~', 100000, '*', 'm', 'elsewhere|key|k' .. i) end",
+            "1", prefix + "#log")
+
+        let restarted = TierInstance(redis, prefix: prefix, checkpointFile: file)
+        let started = ContinuousClock.now
+        try await restarted.startConnected()
+        let elapsed = ContinuousClock.now - started
+        await restarted.stop()
+        let last = try await logPositions(redis, prefix: prefix).last
+        await redis.stop()
+        print("caught up 100,000 log entries in \(elapsed)")
+
+        #expect(restarted.events == (1...100_000).map { .invalidate(.key("k\($0)")) })
+        #expect(restarted.statistics.replayed == 100_000 && restarted.statistics.resets == 0)
+        #expect(LogPositionFile(path: file).load()?.position == last)
+        #expect(elapsed < .seconds(60))
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import RedisClient
+import RedisTestSupport
+import Testing
+import UnifiedCache
+
+@testable import RedisTier
+
+/// One instance's shared tier as the cache manager drives it: the events it delivers are recorded, and the
+/// "settled" step (the manager's disk flush) can be held, to stand for an instance that dies mid-way.
+final class TierInstance: Sendable {
+    let tier: RedisSharedTier
+    private let recorded = NIOLockedValueBox<[SharedTierEvent]>([])
+    private let settling = NIOLockedValueBox(Settling())
+
+    /// Settles pass until `holdSettles(after:)`; then the ones past the limit wait until `releaseSettles()`.
+    private struct Settling {
+        var passed = 0
+        var limit = Int.max
+        var held: [CheckedContinuation<Void, Never>] = []
+    }
+
+    init(
+        _ redis: RedisServerProcess, prefix: String, checkpointFile: String? = nil, logLength: Int = 100_000,
+        catchUpBatch: Int = 1_000
+    ) {
+        tier = RedisSharedTier(
+            configuration: RedisTierConfiguration(
+                endpoint: redis.endpoint, timeout: .seconds(1), prefix: prefix, logLength: logLength,
+                catchUpBatch: catchUpBatch, checkpointFile: checkpointFile, checkpointInterval: .seconds(3600)),
+            logger: Logger(label: "redis-tier-test"))
+    }
+
+    var events: [SharedTierEvent] { recorded.withLockedValue { $0 } }
+    var statistics: SharedTierStatistics { tier.statistics() }
+    var heldSettles: Int { settling.withLockedValue { $0.held.count } }
+
+    func start() {
+        tier.start(
+            events: { [recorded] event in recorded.withLockedValue { $0.append(event) } },
+            settled: { [settling] in
+                await withCheckedContinuation { continuation in
+                    let pass = settling.withLockedValue { state -> Bool in
+                        guard state.passed < state.limit else {
+                            state.held.append(continuation)
+                            return false
+                        }
+                        state.passed += 1
+                        return true
+                    }
+                    if pass { continuation.resume() }
+                }
+            })
+    }
+
+    /// From now on, settles past the `count`-th (counted from the start) wait.
+    func holdSettles(after count: Int) {
+        settling.withLockedValue { $0.limit = count }
+    }
+
+    func releaseSettles() {
+        let held = settling.withLockedValue { state in
+            state.limit = .max
+            defer { state.held = [] }
+            return state.held
+        }
+        for continuation in held { continuation.resume() }
+    }
+
+    /// Started, and in step with the fleet (caught up or reset).
+    func startConnected() async throws {
+        start()
+        try await waitUntil("the tier is in step") { self.statistics.connected }
+    }
+
+    func stop() async {
+        releaseSettles()
+        await tier.stop()
+    }
+
+    /// An instance that ran until in step, then stopped (its checkpoint saved): a service's run before a restart.
+    static func ranOnce(
+        _ redis: RedisServerProcess, prefix: String, checkpointFile: String, logLength: Int = 100_000
+    ) async throws -> TierInstance {
+        let instance = TierInstance(redis, prefix: prefix, checkpointFile: checkpointFile, logLength: logLength)
+        try await instance.startConnected()
+        await instance.stop()
+        return instance
+    }
+}
+
+/// Waits (bounded) until `condition` holds: the tier's state changes on its own threads.
+func waitUntil(_ what: String, within bound: Duration = .seconds(20), _ condition: () async throws -> Bool) async throws {
+    if try await !poll(within: bound, until: condition) { Issue.record("not within \(bound): \(what)") }
+}
+
+/// A command of the test's own, on its own pool.
+func redisCommand(_ redis: RedisServerProcess, _ arguments: String...) async throws -> RedisReply {
+    let pool = RedisCommandPool(endpoint: redis.endpoint, timeout: .seconds(2), size: 1)
+    defer { pool.shutdown() }
+    return try await pool.command(arguments.map { Array($0.utf8) })
+}
+
+/// The ids of the log's entries, oldest first.
+func logPositions(_ redis: RedisServerProcess, prefix: String) async throws -> [LogPosition] {
+    let reply = try await redisCommand(redis, "XRANGE", prefix + "#log", "-", "+")
+    return (RedisSharedTier.logEntries(reply) ?? []).map(\.position)
+}
+
+/// A fresh folder for a checkpoint file, and the file's path in it.
+func checkpointPath() throws -> String {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("redis-tier-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    return folder + "/fleet-log-position"
+}
