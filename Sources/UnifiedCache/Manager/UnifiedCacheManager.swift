@@ -66,10 +66,12 @@ public final class UnifiedCacheManager: Sendable {
 
     /// A fresh value read from the second tier on the calling thread and promoted into memory, as a disk hit
     /// through `get` would be, without a hop to the tier's queue (nginx reads its cache files in its event loop
-    /// too). Only when nothing can make the read outdated: no second-tier operation queued, and no invalidation
+    /// too). Only when nothing can make the read outdated: the shared tier vouches for the second tier's entries, no
+    /// second-tier operation is queued, and no invalidation
     /// and no newer value in memory between the read and the promotion; else `nil`, and `get` decides.
     private func secondTierNow(_ key: String, policy: FreshnessPolicy, now: Date) -> CacheEntry? {
-        guard let writer else { return nil }
+        // As `loadSecond`: nothing stored before start-up until the shared tier vouches for it (CONTRACT §6.6).
+        guard let writer, shared?.vouchesForStoredEntries ?? true else { return nil }
         guard let invalidations = state.withLockedValue({ state in writer.isIdle ? state.invalidations : nil }),
             let entry = writer.tier.loadNow(key), entry.kind == .value, entry.isFresh(at: now)
         else { return nil }
