@@ -44,13 +44,32 @@ public final class UnifiedCacheManager: Sendable {
     /// Synchronous, memory-only: a fresh value for `key` (recorded as a hit), or `nil` with nothing
     /// recorded, so the caller falls back to `get` which then records exactly once.
     /// `now`: the caller's reading of the manager's clock, if it has one (saves reading it again).
-    public func cachedFresh(key: String, policy: FreshnessPolicy, now: Date? = nil) -> CacheResult? {
+    ///
+    /// `refusal` (the entry's namespace → whether its upstream refuses a fetch at once: an open circuit, a 429
+    /// pause) lets a stale entry answer too, as the load would after that refusal (`staleRefused`).
+    public func cachedFresh(
+        key: String, policy: FreshnessPolicy, now: Date? = nil,
+        refusal: ((_ namespace: String) -> UpstreamRefusal?)? = nil
+    ) -> CacheResult? {
         guard let entry = memory.entry(for: key), entry.kind == .value else { return nil }
         let now = now ?? clock.now()
-        guard entry.isFresh(at: now) else { return nil }
+        guard entry.isFresh(at: now) else { return staleRefused(entry, now: now, refusal: refusal) }
         if let rule = policy.refreshAhead, rule.shouldRefresh(storedAt: entry.storedAt, now: now) { return nil }
         recorder.record(.hit, namespace: entry.namespace)
         return CacheResult(entry: entry, outcome: .hit, tier: .memory, stored: false, now: now)
+    }
+
+    /// A stale memory entry within its stale window while its upstream refuses at once: what a load would answer
+    /// (`STALE`, counted as stale), without the load's tasks, so that an open circuit answers at once (CONTRACT
+    /// §7.3). Not with a shared tier, where another instance may have renewed the entry: the load looks there.
+    private func staleRefused(
+        _ entry: CacheEntry, now: Date, refusal: ((_ namespace: String) -> UpstreamRefusal?)?
+    ) -> CacheResult? {
+        guard shared == nil, let refusal, entry.isServableStale(at: now), let refused = refusal(entry.namespace)
+        else { return nil }
+        let outcome = CacheOutcome.stale(reason: .upstreamRefused(refused.reason))
+        recorder.record(outcome, namespace: entry.namespace)
+        return CacheResult(entry: entry, outcome: outcome, tier: .memory, stored: false, now: now)
     }
 
     /// The value for `request`, from a tier or fetched (coalesced per key), following `policy` and `control`.
