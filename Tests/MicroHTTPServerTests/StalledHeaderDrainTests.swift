@@ -9,13 +9,8 @@ import Testing
 /// sending steadily, however slowly, is never chosen. Both listening paths.
 @Suite(.timeLimit(.minutes(10)), .serialized) struct StalledHeaderDrainTests {
     /// 250 bytes of request line and headers.
-    static let longRequest = "GET /now HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: \(String(repeating: "a", count: 210))\r\n\r\n"
-
-    static var router: Router {
-        var router = Router()
-        router.getNow()
-        return router
-    }
+    static let longRequest = HeaderTimeoutTests.slowRequest
+    static var router: Router { HeaderTimeoutTests.router }
 
     @Test(arguments: [1, 2])
     func atTheLimitATricklingRequestIsClosedForANewClientAndASteadySlowOneIsNot(pollingThreads: Int) async throws {
