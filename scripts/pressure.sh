@@ -229,7 +229,7 @@ circuit() {
   echo "subscription circuit: $(curl -s "$BASE/stats" \
     | python3 -c 'import json, sys; print(json.load(sys.stdin)["upstream"]["domains"]["subscription"]["circuit"])'); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
   USERS=50 wrk -t1 -c50 -d20s --latency -s scripts/pressure/users.lua "$BASE" \
-    | awk '/Requests\/sec/ { print "  " $0 } / (50|90|99)%/ { print "  p" $0 } /Non-2xx/ { print "  " $0 }'
+    | awk '/Requests\/sec/ { print "  " $0 } /^ +(50|90|99)%/ { print "  p" substr($1, 1, length($1) - 1) " " $2 } /Non-2xx/ { print "  " $0 }'
   echo "stale answers: $(stat_field cache stale)"
   stop_service
 }
