@@ -14,8 +14,11 @@ fail() { printf 'pressure: FAIL: %s\n' "$*" >&2; exit 1; }
 # shellcheck source=scripts/service-lib.sh
 source scripts/service-lib.sh
 MOUNTED=""
+# Helpers a section started (the circuit's upstream, the trickle flood), ended even when the section fails.
+HELPERS=()
 cleanup() {
   if [[ -n "$SERVICE_PID" ]] && kill -0 "$SERVICE_PID" 2>/dev/null; then kill -KILL "$SERVICE_PID" 2>/dev/null || true; fi
+  if ((${#HELPERS[@]})); then kill -KILL "${HELPERS[@]}" 2>/dev/null || true; fi
   if [[ -n "$MOUNTED" ]]; then umount "$MOUNTED" 2>/dev/null || true; fi
   rm -rf "$WORK"
 }
@@ -191,6 +194,7 @@ trickle_flood() {
   python3 scripts/pressure/trickle.py "$SERVICE_PORT" 5 1000 127.0.0.2 127.0.0.3 127.0.0.4 127.0.0.5 127.0.0.6 \
     2>"$WORK/trickle.log" &
   local flood=$! i took times=()
+  HELPERS+=("$flood")
   sleep 15
   local open; open="$(client_connections)"
   for ((i = 0; i < 100; i++)); do
@@ -218,6 +222,7 @@ trickle_flood() {
 circuit() {
   command -v python3 >/dev/null || { echo "circuit: needs python3; skipped"; return; }
   python3 scripts/pressure/upstream.py "$WORK/upstream.port" & local upstream=$! i
+  HELPERS+=("$upstream")
   for ((i = 0; i < 50; i++)); do [[ -s "$WORK/upstream.port" ]] && break; sleep 0.1; done
   start --disk-limit 0 --upstream "subscription=http://127.0.0.1:$(cat "$WORK/upstream.port")" \
     --ttl subscription=1s
