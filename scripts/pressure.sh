@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Soak and pressure checks an operator would run before trusting unicache (not part of `make test`): each section
 # starts the release binary on loopback, pushes it, and prints the figures the README reports.
-#   scripts/pressure.sh [memory|kill9|fulldisk|floods|malformed|all]   (default all; root for fulldisk's tmpfs)
+#   scripts/pressure.sh [memory|kill9|fulldisk|floods|trickleflood|circuit|malformed|all]   (default all; root for fulldisk's tmpfs)
 #   UNICACHE_BIN=/path/to/unicache skips the build. Needs curl and wrk (apt-get install -y curl wrk).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,8 +14,11 @@ fail() { printf 'pressure: FAIL: %s\n' "$*" >&2; exit 1; }
 # shellcheck source=scripts/service-lib.sh
 source scripts/service-lib.sh
 MOUNTED=""
+# Helpers a section started (the circuit's upstream, the trickle flood), ended even when the section fails.
+HELPERS=()
 cleanup() {
   if [[ -n "$SERVICE_PID" ]] && kill -0 "$SERVICE_PID" 2>/dev/null; then kill -KILL "$SERVICE_PID" 2>/dev/null || true; fi
+  if ((${#HELPERS[@]})); then kill -KILL "${HELPERS[@]}" 2>/dev/null || true; fi
   if [[ -n "$MOUNTED" ]]; then umount "$MOUNTED" 2>/dev/null || true; fi
   rm -rf "$WORK"
 }
@@ -179,6 +182,61 @@ floods() {
   echo "${answered} of 8 probes answered, the slowest in ${slowest} s"
   end_clients "${pids[@]}"
   stop_service
+  trickle_flood
+}
+
+# 5,000 connections from 5 addresses (1,000 each, within --max-connections-per-ip) trickling a byte every 5 s and
+# reconnecting when closed, against the default --max-connections 4096: 100 probes from another address, one every
+# 0.2 s once the flood has filled every slot.
+trickle_flood() {
+  command -v python3 >/dev/null || { echo "trickle flood: needs python3; skipped"; return; }
+  start --disk-limit 0
+  python3 scripts/pressure/trickle.py "$SERVICE_PORT" 5 1000 127.0.0.2 127.0.0.3 127.0.0.4 127.0.0.5 127.0.0.6 \
+    2>"$WORK/trickle.log" &
+  local flood=$! i took times=()
+  HELPERS+=("$flood")
+  sleep 15
+  local open; open="$(client_connections)"
+  for ((i = 0; i < 100; i++)); do
+    took="$(curl -s -o /dev/null -m 30 -w '%{http_code} %{time_total}' "$BASE/healthz" || true)"
+    [[ "$took" == 200\ * ]] && times+=("${took#200 }") || times+=(timeout)
+    sleep 0.2
+  done
+  end_clients "$flood"
+  section "floods: 5,000 connections from 5 addresses trickling a byte every 5 s, default --max-connections 4096, 100 probes from another address"
+  [[ -z "$open" ]] || echo "$open"
+  local missed; missed="$(printf '%s\n' "${times[@]}" | grep -c timeout || true)"
+  printf '%s\n' "${times[@]}" | grep -v timeout | sort -n | awk -v missed="$missed" '
+    { t[NR] = $1; if ($1 <= 1) fast++ }
+    END {
+      p50 = int(NR * 0.5 + 0.999); p99 = int(NR * 0.99 + 0.999)
+      printf "%d of 100 answered within 1 s (%d not within 30 s); p50 %.3f s, p99 %.3f s, slowest %.3f s\n",
+        fast, missed, t[p50], t[p99], t[NR]
+    }'
+  stop_service
+}
+
+# (f) the open circuit: 50 users' subscriptions warmed from an upstream that then stops (its port refuses
+# connections); once their TTL (1 s) is past, wrk asks for them over 50 connections: every answer is a stale copy
+# served without contacting the upstream (CONTRACT §7.3: "at once"), but for the probe after each back-off.
+circuit() {
+  command -v python3 >/dev/null || { echo "circuit: needs python3; skipped"; return; }
+  python3 scripts/pressure/upstream.py "$WORK/upstream.port" & local upstream=$! i
+  HELPERS+=("$upstream")
+  for ((i = 0; i < 50; i++)); do [[ -s "$WORK/upstream.port" ]] && break; sleep 0.1; done
+  start --disk-limit 0 --upstream "subscription=http://127.0.0.1:$(cat "$WORK/upstream.port")" \
+    --ttl subscription=1s
+  for ((i = 0; i < 50; i++)); do curl -s -o /dev/null "$BASE/v1/users/u$i/subscription"; done
+  end_clients "$upstream"
+  sleep 2
+  for ((i = 0; i < 10; i++)); do curl -s -o /dev/null "$BASE/v1/users/u$i/subscription"; done   # opens the circuit
+  section "open circuit: 50 warm users' stale copies over 50 connections for 20 s, the upstream refusing connections"
+  echo "subscription circuit: $(curl -s "$BASE/stats" \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["upstream"]["domains"]["subscription"]["circuit"])'); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+  USERS=50 wrk -t1 -c50 -d20s --latency -s scripts/pressure/users.lua "$BASE" \
+    | awk '/Requests\/sec/ { print "  " $0 } /^ +(50|90|99)%/ { print "  p" substr($1, 1, length($1) - 1) " " $2 } /Non-2xx/ { print "  " $0 }'
+  echo "stale answers: $(stat_field cache stale)"
+  stop_service
 }
 
 # (e) 5,000 malformed requests: answers that are not problem+json, and 5xx.
@@ -208,6 +266,8 @@ malformed() {
 
 case "${1:-all}" in
   memory | kill9 | fulldisk | floods | malformed) "$1" ;;
-  all) kill9; fulldisk; floods; malformed; memory ;;
-  *) fail "unknown section $1 (memory, kill9, fulldisk, floods, malformed, all)" ;;
+  trickleflood) trickle_flood ;;
+  circuit) circuit ;;
+  all) kill9; fulldisk; floods; circuit; malformed; memory ;;
+  *) fail "unknown section $1 (memory, kill9, fulldisk, floods, trickleflood, circuit, malformed, all)" ;;
 esac

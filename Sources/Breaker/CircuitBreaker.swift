@@ -57,12 +57,19 @@ public struct CircuitBreaker: Sendable, Equatable {
     public var isClosed: Bool { openUntil == nil }
 
     public mutating func admit(at now: Duration) -> Admission {
-        guard let openUntil else { return .pass }
-        // While the probe is out, the others wait for its verdict: at least a back-off's first step.
-        if probing { return .refused(retryAfter: configuration.initialBackoff) }
-        if now < openUntil { return .refused(retryAfter: openUntil - now) }
+        guard openUntil != nil else { return .pass }
+        if let retryAfter = refusal(at: now) { return .refused(retryAfter: retryAfter) }
         probing = true
         return .probe
+    }
+
+    /// What `admit` would refuse at `now` (its retry-after), without admitting anything: nil when a request would
+    /// pass or be the probe.
+    public func refusal(at now: Duration) -> Duration? {
+        guard let openUntil else { return nil }
+        // While the probe is out, the others wait for its verdict: at least a back-off's first step.
+        if probing { return configuration.initialBackoff }
+        return now < openUntil ? openUntil - now : nil
     }
 
     /// The dependency answered: the circuit closes.

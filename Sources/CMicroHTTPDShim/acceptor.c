@@ -6,6 +6,8 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+/* linux/tcp.h, as connections.c: tcp_info of a listening socket (its backlog). */
+#include <linux/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -50,7 +52,7 @@ static struct unicache_acceptor *acceptor_create(int fd, int accepts, const stru
     pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC);
     pthread_cond_init(&acceptor->changed, &attributes);
     pthread_condattr_destroy(&attributes);
-    unicache_connections_init(&acceptor->connections, options->header_timeout_ms);
+    unicache_connections_init(&acceptor->connections, options->header_timeout_ms, options->header_stall_ms);
     return acceptor;
 }
 
@@ -154,15 +156,33 @@ static void wait_for_the_limit(struct unicache_acceptor *acceptor, uint64_t unti
     pthread_mutex_unlock(&acceptor->lock);
 }
 
-/* At the limit with a connection waiting in the backlog: closes the connection idle the longest and waits (up to
-   100 ms) for a slot to be freed (watching, MHD takes it at once for the next connection in its backlog). With none
-   idle, new connections wait in the backlog, and one is looked for again. */
+/* How many connections wait in the listen backlog (a listening socket's TCP_INFO says: tcpi_unacked); at least 1,
+   since the poll saw one. */
+static unsigned int backlog_length(const struct unicache_acceptor *acceptor) {
+    struct tcp_info info;
+    socklen_t length = sizeof info;
+    memset(&info, 0, sizeof info);
+    if (getsockopt(acceptor->fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0 || info.tcpi_unacked == 0) return 1;
+    return info.tcpi_unacked;
+}
+
+/* At the limit with connections waiting in the backlog: closes as many connections idle the longest or, when
+   none is idle, requests stalled the longest (connections.h), and waits (up to 100 ms) for a slot to be freed
+   (watching, MHD takes it at once for the next connection in its backlog). With none to close, new connections
+   wait in the backlog, and some are looked for again. */
 static void drain_for(struct unicache_acceptor *acceptor, uint64_t now) {
     pthread_mutex_lock(&acceptor->lock);
     unsigned long released = acceptor->released;
     pthread_mutex_unlock(&acceptor->lock);
-    if (unicache_connections_drain_one(&acceptor->connections, now)) {
-        log_message(acceptor, "at the connection limit: closed the connection idle the longest to admit a new one");
+    unsigned int stalled = 0;
+    unsigned int closed = unicache_connections_drain(&acceptor->connections, now, backlog_length(acceptor), &stalled);
+    if (closed > 0) {
+        char message[200];
+        snprintf(message, sizeof message,
+                 "at the connection limit: closed %u idle connection(s) and %u request(s) stalled %llu ms or more "
+                 "to admit new ones", closed - stalled, stalled,
+                 (unsigned long long)acceptor->connections.stall_ms);
+        log_message(acceptor, message);
     }
     uint64_t until = now + 100;
     struct timespec deadline = {.tv_sec = (time_t)(until / 1000), .tv_nsec = (long)(until % 1000) * 1000000};

@@ -3,8 +3,8 @@
    and hands each connection to MHD, which places it on thread `fd % threads`, an even split (MHD's own listening
    lets whichever thread wakes first accept up to ten at a time: a burst of 1,000 split up to 94/6). With one, MHD
    accepts (no hop between threads per connection) and the acceptor only watches. Either way it keeps admission:
-   --max-connections, the connection idle the longest closed to admit a new one at the limit, and connections whose
-   request line and headers are overdue closed (connections.h). */
+   --max-connections, the connections idle the longest (else the requests stalled the longest) closed to admit new
+   ones at the limit, and connections whose request line and headers are overdue closed (connections.h). */
 #include "include/CMicroHTTPDShim.h"
 #include <sys/socket.h>
 

@@ -49,10 +49,12 @@ uint64_t unicache_now_ms(void) {
     return (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
 }
 
-void unicache_connections_init(struct unicache_connections *connections, uint64_t header_timeout_ms) {
+void unicache_connections_init(struct unicache_connections *connections, uint64_t header_timeout_ms,
+                               uint64_t stall_ms) {
     memset(connections, 0, sizeof *connections);
     pthread_mutex_init(&connections->lock, NULL);
     connections->header_timeout_ms = header_timeout_ms;
+    connections->stall_ms = stall_ms;
 }
 
 void unicache_connections_destroy(struct unicache_connections *connections) {
@@ -74,6 +76,7 @@ void unicache_connections_opened(struct unicache_connections *connections, struc
     if (connections->tail != NULL) connections->tail->next = record;
     else connections->head = record;
     connections->tail = record;
+    connections->count++;
     pthread_mutex_unlock(&connections->lock);
 }
 
@@ -86,6 +89,7 @@ void unicache_connections_closed(struct unicache_connections *connections, void 
     else connections->head = record->next;
     if (record->next != NULL) record->next->previous = record->previous;
     else connections->tail = record->previous;
+    connections->count--;
     pthread_mutex_unlock(&connections->lock);
     free(record);
 }
@@ -120,27 +124,37 @@ void unicache_connection_request_done(struct MHD_Connection *connection) {
     atomic_store_explicit(&record->phase, phase_word(IDLE_KEPT, unicache_now_ms()), memory_order_relaxed);
 }
 
+/* When the latest data segment reached the connection, rounded up by a jiffy: no earlier than the byte it
+   carried, so a time counted from it is never early (and at most a check late). Nor earlier than the phase's
+   start: bytes that waited in the listen backlog (or behind the last request) count from when MHD took them up,
+   as nginx starts its header timer at accept. Fills *info; 0 when the kernel does not say. Under the list's lock
+   (the descriptor). */
+static int latest_data(const struct unicache_connection *record, uint64_t word, uint64_t now, struct tcp_info *info,
+                       socklen_t *length, uint64_t *latest) {
+    *length = sizeof *info;
+    memset(info, 0, sizeof *info);
+    if (getsockopt(record->fd, IPPROTO_TCP, TCP_INFO, info, length) != 0) return 0;
+    uint64_t arrived = now > info->tcpi_last_data_recv ? now - info->tcpi_last_data_recv : 0;
+    *latest = arrived + jiffy_ms < now ? arrived + jiffy_ms : now;
+    if (*latest < SINCE(word)) *latest = SINCE(word);
+    return 1;
+}
+
 /* Whether bytes of a request have reached an idle connection although MHD has not seen its line complete:
    bytes waiting unread, any byte ever on a new connection, or a data segment after the last request's end.
-   *latest is when the latest data segment arrived, rounded up by a jiffy: no earlier than the request's first
-   byte, so a deadline counted from it is never early (and at most a check late). Nor earlier than the phase's
-   start: bytes that waited in the listen backlog (or behind the last request) count from when MHD took them up,
-   as nginx starts its header timer at accept. Under the list's lock (the descriptor). */
+   *latest is when the latest data segment arrived (latest_data). Under the list's lock (the descriptor). */
 static int request_arriving(const struct unicache_connection *record, uint64_t word, uint64_t now,
                             uint64_t *latest) {
     struct tcp_info info;
-    socklen_t length = sizeof info;
-    memset(&info, 0, sizeof info);
-    if (getsockopt(record->fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return 0;
-    uint64_t arrived = now > info.tcpi_last_data_recv ? now - info.tcpi_last_data_recv : 0;
-    *latest = arrived + jiffy_ms < now ? arrived + jiffy_ms : now;
-    if (*latest < SINCE(word)) *latest = SINCE(word);
+    socklen_t length;
+    if (!latest_data(record, word, now, &info, &length, latest)) return 0;
     int unread = 0;
     if (ioctl(record->fd, SIOCINQ, &unread) == 0 && unread > 0) return 1;
     if (PHASE(word) == IDLE_NEW) {
         return length >= offsetof(struct tcp_info, tcpi_bytes_received) + sizeof info.tcpi_bytes_received
             && info.tcpi_bytes_received > 0;
     }
+    uint64_t arrived = now > info.tcpi_last_data_recv ? now - info.tcpi_last_data_recv : 0;
     return arrived > SINCE(word) + 2 * jiffy_ms;
 }
 
@@ -182,36 +196,82 @@ unsigned int unicache_connections_enforce_header_timeout(struct unicache_connect
     return closed;
 }
 
-int unicache_connections_drain_one(struct unicache_connections *connections, uint64_t now) {
-    int drained = 0;
-    pthread_mutex_lock(&connections->lock);
-    /* A connection shut down here that MHD has not closed yet frees a slot soon: wait for it rather than close
-       another (under ThreadSanitizer a close took over 100 ms to be noticed, and a second idle one was drained). */
-    for (struct unicache_connection *record = connections->head; record != NULL; record = record->next) {
-        if (record->closing) {
-            pthread_mutex_unlock(&connections->lock);
-            return 0;
+/* A connection that may be closed to admit a new one. */
+struct candidate {
+    struct unicache_connection *record;
+    /* 1: idle; 0: a request under way that has stalled. */
+    int idle;
+    /* Since when it has been idle, or has had no byte. */
+    uint64_t since;
+    /* Its place in the list (connecting order), to break ties. */
+    unsigned int order;
+};
+
+/* Idle ones first; of either kind the longest idle or stalled first; of equals the one connected first. */
+static int candidate_order(const void *left, const void *right) {
+    const struct candidate *a = left;
+    const struct candidate *b = right;
+    if (a->idle != b->idle) return b->idle - a->idle;
+    if (a->since != b->since) return a->since < b->since ? -1 : 1;
+    return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* Whether a record may be closed to admit a new one, and how it ranks: idle (after a look at its socket, which
+   may show a request arriving and mark it STARTED), or a request under way with no byte for stall_ms. */
+static int drainable(struct unicache_connection *record, uint64_t now, uint64_t stall_ms, struct candidate *found) {
+    uint64_t word = atomic_load_explicit(&record->phase, memory_order_relaxed);
+    if (PHASE(word) == IDLE_NEW || PHASE(word) == IDLE_KEPT) {
+        if (still_idle(record, word, now)) {
+            found->idle = 1;
+            found->since = SINCE(word);
+            return 1;
         }
+        word = atomic_load_explicit(&record->phase, memory_order_relaxed);
     }
-    /* A few tries: a candidate may turn out to have a request arriving (it is then marked STARTED). */
-    for (int attempt = 0; attempt < 4 && !drained; attempt++) {
-        struct unicache_connection *oldest = NULL;
-        uint64_t oldest_word = 0;
-        for (struct unicache_connection *record = connections->head; record != NULL; record = record->next) {
-            uint64_t word = atomic_load_explicit(&record->phase, memory_order_relaxed);
-            int idle = PHASE(word) == IDLE_NEW || PHASE(word) == IDLE_KEPT;
-            /* Strictly older: of equals, the one connected first (the list is in connecting order). */
-            if (idle && !record->closing && (oldest == NULL || SINCE(word) < SINCE(oldest_word))) {
-                oldest = record;
-                oldest_word = word;
-            }
-        }
-        if (oldest == NULL) break;
-        if (still_idle(oldest, oldest_word, now)) {
-            close_connection(oldest);
-            drained = 1;
-        }
+    if (PHASE(word) != STARTED || stall_ms == 0) return 0;
+    struct tcp_info info;
+    socklen_t length;
+    uint64_t latest = 0;
+    if (!latest_data(record, word, now, &info, &length, &latest) || now < latest + stall_ms) return 0;
+    found->idle = 0;
+    found->since = latest;
+    return 1;
+}
+
+unsigned int unicache_connections_drain(struct unicache_connections *connections, uint64_t now, unsigned int waiting,
+                                        unsigned int *stalled) {
+    unsigned int closed = 0;
+    *stalled = 0;
+    pthread_mutex_lock(&connections->lock);
+    /* A connection shut down here that MHD has not closed yet frees a slot soon: one fewer to close (under
+       ThreadSanitizer a close took over 100 ms to be noticed, and a second idle one was drained for nothing). */
+    unsigned int pending = 0;
+    for (struct unicache_connection *record = connections->head; record != NULL; record = record->next) {
+        pending += record->closing != 0;
+    }
+    struct candidate *candidates = NULL;
+    if (waiting > pending && connections->count > 0) {
+        candidates = malloc(connections->count * sizeof *candidates);
+    }
+    if (candidates == NULL) {
+        pthread_mutex_unlock(&connections->lock);
+        return 0;
+    }
+    unsigned int count = 0;
+    unsigned int order = 0;
+    for (struct unicache_connection *record = connections->head; record != NULL; record = record->next, order++) {
+        if (record->closing || count == connections->count) continue;
+        candidates[count].record = record;
+        candidates[count].order = order;
+        if (drainable(record, now, connections->stall_ms, &candidates[count])) count++;
+    }
+    qsort(candidates, count, sizeof *candidates, candidate_order);
+    for (unsigned int index = 0; index < count && closed < waiting - pending; index++) {
+        close_connection(candidates[index].record);
+        closed++;
+        *stalled += !candidates[index].idle;
     }
     pthread_mutex_unlock(&connections->lock);
-    return drained;
+    free(candidates);
+    return closed;
 }

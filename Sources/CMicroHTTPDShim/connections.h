@@ -4,7 +4,9 @@
    libmicrohttpd 0.9.75 has neither defence this serves: a header deadline from a request's first byte (its
    connection timeout restarts with every byte, so a client trickling one byte at a time holds a slot for
    ever; nginx's client_header_timeout) and closing idle connections at the connection limit to admit new
-   ones (nginx's ngx_drain_connections). The acceptor's thread calls both; MHD's callbacks keep the states. */
+   ones (nginx's ngx_drain_connections), or, with none idle, the requests stalled the longest (no byte for a
+   while: a flood trickling bytes holds every slot, each under way). The acceptor's thread calls both; MHD's
+   callbacks keep the states. */
 #include "include/CMicroHTTPDShim.h"
 #include <pthread.h>
 
@@ -16,13 +18,18 @@ struct unicache_connections {
     pthread_mutex_t lock;
     struct unicache_connection *head;
     struct unicache_connection *tail;
+    /* Records in the list. */
+    unsigned int count;
     uint64_t header_timeout_ms;
+    /* At the limit, a request under way with no byte for this long may be closed to admit a new one (0: never). */
+    uint64_t stall_ms;
 };
 
 /** Milliseconds of CLOCK_MONOTONIC. */
 uint64_t unicache_now_ms(void);
 
-void unicache_connections_init(struct unicache_connections *connections, uint64_t header_timeout_ms);
+void unicache_connections_init(struct unicache_connections *connections, uint64_t header_timeout_ms,
+                               uint64_t stall_ms);
 void unicache_connections_destroy(struct unicache_connections *connections);
 
 /* On the connection's polling thread (MHD_OPTION_NOTIFY_CONNECTION). */
@@ -39,6 +46,9 @@ void unicache_connection_request_done(struct MHD_Connection *connection);
 /** Closes every connection whose request line and headers are overdue; returns how many it closed. */
 unsigned int unicache_connections_enforce_header_timeout(struct unicache_connections *connections, uint64_t now);
 
-/** Closes the connection idle the longest (returns 1), or finds none idle or one it closed still open (returns 0):
-    one slot at a time, so that a close MHD has yet to notice does not make a second connection go for nothing. */
-int unicache_connections_drain_one(struct unicache_connections *connections, uint64_t now);
+/** At the limit, with `waiting` connections in the listen backlog: closes as many (fewer the ones it closed before
+    that MHD has yet to notice), idle connections first, the idle the longest first, then requests under way that
+    have had no byte for stall_ms, the longest stalled first (the least progress for the longest). Returns how many
+    it closed; *stalled says how many of them were requests under way. */
+unsigned int unicache_connections_drain(struct unicache_connections *connections, uint64_t now, unsigned int waiting,
+                                        unsigned int *stalled);

@@ -5,7 +5,8 @@ public struct MicroHTTPServerConfiguration: Sendable, Equatable {
     /// 0 picks a free port; `MicroHTTPServer.start()` returns the real one.
     public var port: Int
     /// Open connections at once; at the limit the connection idle the longest (no request in progress) is closed
-    /// to admit a new one, else new ones wait in the listen backlog.
+    /// to admit a new one, else the request whose line and headers have stalled the longest (`headerStall`), else
+    /// new ones wait in the listen backlog.
     public var maxConnections: Int
     /// Open connections per client address.
     public var maxConnectionsPerIP: Int
@@ -15,6 +16,10 @@ public struct MicroHTTPServerConfiguration: Sendable, Equatable {
     /// slowly they trickle in (nginx's `client_header_timeout`; libmicrohttpd's own timeout restarts with every
     /// byte). Kept to within a tenth of it (at most a second) by the shim's acceptor thread.
     public var headerTimeout: Duration
+    /// At `maxConnections`, with connections waiting and none idle, a request whose line and headers have had no
+    /// byte this long is closed to admit one, the longest stalled first: a flood trickling a byte every few seconds
+    /// holds no slot a new client needs, and a client sending steadily, however slowly, is never chosen. Zero: never.
+    public var headerStall: Duration
     /// Deadline of one async request's handling; past it the client gets 504.
     public var requestTimeout: Duration
     /// Largest accepted request body; larger ones get 413.
@@ -49,6 +54,7 @@ public struct MicroHTTPServerConfiguration: Sendable, Equatable {
         maxConnectionsPerIP: Int = 1024,
         idleTimeout: Duration = .seconds(30),
         headerTimeout: Duration = .seconds(10),
+        headerStall: Duration = .seconds(1),
         requestTimeout: Duration = .seconds(30),
         maxBodyBytes: Int = 1 << 20,
         maxPendingRequests: Int = 4096,
@@ -64,6 +70,7 @@ public struct MicroHTTPServerConfiguration: Sendable, Equatable {
         self.maxConnectionsPerIP = maxConnectionsPerIP
         self.idleTimeout = idleTimeout
         self.headerTimeout = headerTimeout
+        self.headerStall = headerStall
         self.requestTimeout = requestTimeout
         self.maxBodyBytes = maxBodyBytes
         self.maxPendingRequests = maxPendingRequests

@@ -42,7 +42,8 @@ extension App {
                 MeasuredFetcher(base: fetcher(domain), histogram: metrics.upstreamHistogram(domain: domain.rawValue)),
                 gate: gates[domain])
         }
-        let readThrough = ReadThrough(cache: cache, fetchers: fetchers, clock: clock, ttl: TTLTable(overrides: ttlOverrides))
+        let readThrough = ReadThrough(
+            cache: cache, fetchers: fetchers, clock: clock, ttl: TTLTable(overrides: ttlOverrides), gates: gates)
         let auth = AdminAuth(token: adminToken, access: access)
 
         var router = Router(observer: Self.observer(metrics: metrics, logger: logger))

@@ -111,25 +111,36 @@ public final class UpstreamGate: Sendable {
             circuit: circuit)
     }
 
+    /// Whether a request would be refused at once (a 429 pause, an open circuit), counted as the refusal it is;
+    /// nil when it would go on to the budget and the cap, or be the probe (which this never takes). For answering
+    /// a stored copy without starting a fetch: the same answer as `admit`'s refusal, without its waiting.
+    public func refusesAtOnce() -> UpstreamRefusal? {
+        let now = clock.now()
+        return state.withLockedValue { state in
+            guard let refusal = Self.pausedOrOpen(state, at: now) else { return nil }
+            state.rejected[refusal.reason, default: 0] += 1
+            return refusal
+        }
+    }
+
     /// The refusals that need no waiting: a 429 pause, then the circuit. Returns whether this is the probe.
     private func admitPausedAndCircuit(at now: Duration) throws(FetchError) -> Bool {
         let verdict = state.withLockedValue { state -> Result<Bool, UpstreamRefusal> in
-            if now < state.pausedUntil {
-                state.rejected[.paused, default: 0] += 1
-                return .failure(UpstreamRefusal(.paused, retryAfter: state.pausedUntil - now))
+            if let refusal = Self.pausedOrOpen(state, at: now) {
+                state.rejected[refusal.reason, default: 0] += 1
+                return .failure(refusal)
             }
-            switch state.breaker.admit(at: now) {
-            case .pass: return .success(false)
-            case .probe: return .success(true)
-            case .refused(let retryAfter):
-                state.rejected[.circuit, default: 0] += 1
-                return .failure(UpstreamRefusal(.circuit, retryAfter: retryAfter))
-            }
+            return .success(state.breaker.admit(at: now) == .probe)
         }
         switch verdict {
         case .success(let probe): return probe
         case .failure(let refusal): throw .refused(refusal)
         }
+    }
+
+    private static func pausedOrOpen(_ state: State, at now: Duration) -> UpstreamRefusal? {
+        if now < state.pausedUntil { return UpstreamRefusal(.paused, retryAfter: state.pausedUntil - now) }
+        return state.breaker.refusal(at: now).map { UpstreamRefusal(.circuit, retryAfter: $0) }
     }
 
     private func refuse(_ reason: UpstreamRefusal.Reason, retryAfter: Duration, probe: Bool) -> FetchError {

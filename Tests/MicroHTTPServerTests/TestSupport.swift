@@ -11,11 +11,11 @@ extension MicroHTTPServerConfiguration {
     static func test(
         requestTimeout: Duration = .seconds(30), maxBodyBytes: Int = 1 << 20, maxPendingRequests: Int = 4096,
         shutdownTimeout: Duration = .seconds(10), pollingThreads: Int = 1, maxConnections: Int = 4096,
-        maxConnectionsPerIP: Int = 1024, headerTimeout: Duration = .seconds(10)
+        maxConnectionsPerIP: Int = 1024, headerTimeout: Duration = .seconds(10), headerStall: Duration = .seconds(1)
     ) -> MicroHTTPServerConfiguration {
         MicroHTTPServerConfiguration(
             host: "127.0.0.1", port: 0, maxConnections: maxConnections, maxConnectionsPerIP: maxConnectionsPerIP,
-            headerTimeout: headerTimeout, requestTimeout: requestTimeout, maxBodyBytes: maxBodyBytes,
+            headerTimeout: headerTimeout, headerStall: headerStall, requestTimeout: requestTimeout, maxBodyBytes: maxBodyBytes,
             maxPendingRequests: maxPendingRequests, shutdownTimeout: shutdownTimeout, pollingThreads: pollingThreads)
     }
 }

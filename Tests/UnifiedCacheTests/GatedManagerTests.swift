@@ -62,4 +62,34 @@ import Testing
         await cache.waitForPendingLoads()
         #expect(text(try await cache.get(key, policy: policy, fetcher: fetcher).entry) == "background=true")
     }
+
+    /// An open circuit answers at once (CONTRACT §7.3): a stale memory copy is answered synchronously, as the load
+    /// would after the refusal (STALE with its reason, counted as stale and as a circuit refusal), without a fetch
+    /// or a task; the request that is the probe is never taken there, nor one with nothing stale in memory.
+    @Test func anOpenCircuitAnswersAStaleMemoryCopySynchronously() async throws {
+        let wall = ManualWallClock(instant("2026-06-01T12:00:00Z"))
+        let cache = makeManager(clock: wall)
+        let gateClock = ManualGateClock()
+        let gate = UpstreamGate(configuration: .init(slotWait: .seconds(5)), budget: nil, clock: gateClock, jitter: { 0 })
+        let failing = ScriptedFetcher(error: .unavailable("down"))
+        var policy = FreshnessPolicy.ttl(60)
+        policy.staleIfError = 3600
+        let refusal: (String) -> UpstreamRefusal? = { _ in gate.refusesAtOnce() }
+        _ = try await cache.get(request("k"), policy: policy, fetcher: GatedFetcher(ScriptedFetcher(body: "v1"), gate: gate))
+        wall.advance(by: 61)
+        // Closed: the stale copy is the load's business (it may fetch).
+        #expect(cache.cachedFresh(key: "k", policy: policy, refusal: refusal) == nil)
+        for _ in 0..<5 { _ = try? await cache.get(request("k"), policy: policy, fetcher: GatedFetcher(failing, gate: gate)) }
+        #expect(await gate.snapshot().circuit == .open)
+
+        let stale = try #require(cache.cachedFresh(key: "k", policy: policy, refusal: refusal))
+        #expect(stale.outcome == .stale(reason: .upstreamRefused(.circuit)) && text(stale.entry) == "v1")
+        #expect(cache.cachedFresh(key: "cold", policy: policy, refusal: refusal) == nil)
+        #expect(cache.cachedFresh(key: "k", policy: policy) == nil)
+        #expect(await gate.snapshot().rejected[.circuit] == 1)
+        // After the back-off the next request is the probe: left to the load.
+        gateClock.advance(by: .seconds(1))
+        #expect(cache.cachedFresh(key: "k", policy: policy, refusal: refusal) == nil)
+        #expect(cache.statistics().requests.stale == 6)
+    }
 }

@@ -16,6 +16,9 @@ struct unicache_mhd_options {
     unsigned int connection_timeout_seconds;
     /** A request whose line and headers are not complete this long after its first byte is closed (0: never). */
     uint64_t header_timeout_ms;
+    /** At the connection limit, with none idle, a request whose line and headers have had no byte this long may be
+        closed to admit a waiting connection, the longest stalled first (0: never). */
+    uint64_t header_stall_ms;
     size_t connection_memory_limit;
     int strict_for_client;
     /** Polling threads: 1 = one internal thread; more = MHD's thread pool (a connection stays on one thread). */
@@ -69,7 +72,7 @@ int unicache_mhd_tls_check(const char *certificate_pem, const char *key_pem, cha
  * A running daemon: MHD's polling threads, and an acceptor thread of the shim. With a pool of polling threads
  * the acceptor accepts and hands each connection to MHD, which spreads them evenly; with one, MHD listens itself.
  * Either way the acceptor closes connections whose request line and headers are overdue and, at the connection
- * limit, the connection idle the longest to admit a new one.
+ * limit, the connections idle the longest (else the requests stalled the longest) to admit new ones.
  */
 struct unicache_mhd_server;
 

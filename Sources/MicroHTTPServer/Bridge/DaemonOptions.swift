@@ -26,6 +26,7 @@ final class DaemonOptions: @unchecked Sendable {
             per_ip_connection_limit: UInt32(clamping: configuration.maxConnectionsPerIP),
             connection_timeout_seconds: UInt32(clamping: max(1, idleSeconds)),
             header_timeout_ms: Self.milliseconds(configuration.headerTimeout),
+            header_stall_ms: Self.milliseconds(configuration.headerStall),
             connection_memory_limit: max(4096, configuration.connectionMemoryLimit),
             // MHD's own strict mode answers a missing Host with an HTML page; RequestFraming checks it
             // and answers problem+json instead. Malformed header lines are still rejected by MHD.

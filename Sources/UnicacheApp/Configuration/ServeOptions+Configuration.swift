@@ -20,6 +20,9 @@ extension ServeOptions {
             headerTimeout: try resolver.value(
                 headerTimeout, flag: "--header-timeout", default: defaults.server.headerTimeout,
                 format: .duration(example: "10s", aboveZero: true)),
+            headerStall: try resolver.value(
+                headerStall, flag: "--header-stall", default: defaults.server.headerStall,
+                format: .duration(example: "1s, or 0s to never close a stalled request", aboveZero: false)),
             requestTimeout: try resolver.value(
                 requestTimeout, flag: "--request-timeout", default: defaults.server.requestTimeout,
                 format: .duration(example: "30s", aboveZero: true)),

@@ -78,6 +78,9 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("header-timeout"), help: ArgumentHelp("Close a connection whose request line and headers are not complete this long after its first byte (env UNICACHE_HEADER_TIMEOUT, default 10s).", valueName: "duration"))
     public var headerTimeout: String?
 
+    @Option(name: .customLong("header-stall"), help: ArgumentHelp("At --max-connections with none idle, close the request whose line and headers have had no byte this long, the longest stalled first, to admit a waiting connection; 0s never (env UNICACHE_HEADER_STALL, default 1s).", valueName: "duration"))
+    public var headerStall: String?
+
     @Option(name: .customLong("request-timeout"), help: ArgumentHelp("Deadline of one request's handling, then 504 (env UNICACHE_REQUEST_TIMEOUT, default 30s).", valueName: "duration"))
     public var requestTimeout: String?
 

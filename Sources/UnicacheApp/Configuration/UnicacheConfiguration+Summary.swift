@@ -26,6 +26,7 @@ extension UnicacheConfiguration {
             "max-connections-per-ip": .stringConvertible(server.maxConnectionsPerIP),
             "idle-timeout": .string(ValueSyntax.text(of: server.idleTimeout)),
             "header-timeout": .string(ValueSyntax.text(of: server.headerTimeout)),
+            "header-stall": .string(ValueSyntax.text(of: server.headerStall)),
             "request-timeout": .string(ValueSyntax.text(of: server.requestTimeout)),
             "tls": .string(server.tls == nil ? "off" : "on"),
             "memory-limit-bytes": .stringConvertible(cache.memoryLimitBytes),

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPRouting
 import UnifiedCache
+import UpstreamGate
 
 /// Serves the read-through resources: validation → key and policy → cache (→ fetcher) → headers.
 struct ReadThrough: Sendable {
@@ -8,22 +9,29 @@ struct ReadThrough: Sendable {
     let fetchers: FetcherSet
     let clock: any WallClock
     let ttl: TTLTable
+    /// Each domain's upstream gate, asked whether it refuses at once (then a stale memory copy answers here too).
+    var gates: UpstreamGates?
     /// Answers to plain requests, rendered once a second per target.
     let answers = RenderedAnswers()
 
-    /// The fast path on the server's I/O thread: a fresh memory hit, or `nil` to take the async path
+    /// The domain of each read-through namespace.
+    private static let domains = Dictionary(
+        ResourceTable.rows.map { ($0.namespace, $0.domain) }, uniquingKeysWith: { first, _ in first })
+
+    /// The fast path on the server's I/O thread: a fresh memory hit (or a stale one while its upstream refuses at
+    /// once: an open circuit answers here, without tasks), or `nil` to take the async path
     /// (which also renders every error, so nothing is validated twice for an answer).
     func immediate(_ resource: Resource, _ request: Request) -> Response? {
         guard request.headers["Cache-Control"] == nil, !request.query.contains("refresh") else { return nil }
         guard RenderedAnswers.isPlain(request) else {  // conditional (If-None-Match): rendered per request
             guard let resolved = try? resolve(resource, request),
-                  let result = cache.cachedFresh(key: resolved.key, policy: resolved.policy)
+                  let result = cache.cachedFresh(key: resolved.key, policy: resolved.policy, refusal: refusal)
             else { return nil }
             return CacheHeaders.response(for: result, request: request)
         }
         let now = clock.now()
         return answers.freshAnswer(request, route: resource.route, now: now, resolve: { try? resolve(resource, request) }) {
-            key, policy in cache.cachedFresh(key: key, policy: policy, now: now)
+            key, policy in cache.cachedFresh(key: key, policy: policy, now: now, refusal: refusal)
         }
     }
 
@@ -31,8 +39,14 @@ struct ReadThrough: Sendable {
     func shortcut(_ method: HTTPMethod, _ target: String, _ headers: HTTPHeaders) -> (response: Response, route: String)? {
         let now = clock.now()
         return answers.shortcut(method: method, target: target, headers: headers, now: now) { key, policy in
-            cache.cachedFresh(key: key, policy: policy, now: now)
+            cache.cachedFresh(key: key, policy: policy, now: now, refusal: refusal)
         }
+    }
+
+    /// Whether the upstream of a namespace refuses a fetch at once (nil without gates).
+    private var refusal: ((_ namespace: String) -> UpstreamRefusal?)? {
+        guard let gates else { return nil }
+        return { namespace in Self.domains[namespace].flatMap { gates[$0].refusesAtOnce() } }
     }
 
     func handle(_ resource: Resource, _ request: Request) async throws(Problem) -> Response {

@@ -45,7 +45,13 @@ public final class UnifiedCacheManager: Sendable {
     /// (`secondTierNow`), recorded as a hit; or `nil` with nothing recorded, so the caller falls back to `get`
     /// which then records exactly once.
     /// `now`: the caller's reading of the manager's clock, if it has one (saves reading it again).
-    public func cachedFresh(key: String, policy: FreshnessPolicy, now: Date? = nil) -> CacheResult? {
+    ///
+    /// `refusal` (the entry's namespace → whether its upstream refuses a fetch at once: an open circuit, a 429
+    /// pause) lets a stale memory entry answer too, as the load would after that refusal (`staleRefused`).
+    public func cachedFresh(
+        key: String, policy: FreshnessPolicy, now: Date? = nil,
+        refusal: ((_ namespace: String) -> UpstreamRefusal?)? = nil
+    ) -> CacheResult? {
         let now = now ?? clock.now()
         let entry: CacheEntry
         let tier: CacheTier
@@ -58,7 +64,8 @@ public final class UnifiedCacheManager: Sendable {
         } else {
             return nil
         }
-        guard entry.kind == .value, entry.isFresh(at: now) else { return nil }
+        guard entry.kind == .value else { return nil }
+        guard entry.isFresh(at: now) else { return tier == .memory ? staleRefused(entry, now: now, refusal: refusal) : nil }
         if let rule = policy.refreshAhead, rule.shouldRefresh(storedAt: entry.storedAt, now: now) { return nil }
         recorder.record(.hit, namespace: entry.namespace)
         return CacheResult(entry: entry, outcome: .hit, tier: tier, stored: false, now: now)
@@ -67,8 +74,8 @@ public final class UnifiedCacheManager: Sendable {
     /// A fresh value read from the second tier on the calling thread and promoted into memory, as a disk hit
     /// through `get` would be, without a hop to the tier's queue (nginx reads its cache files in its event loop
     /// too). Only when nothing can make the read outdated: the shared tier vouches for the second tier's entries, no
-    /// second-tier operation is queued, and no invalidation
-    /// and no newer value in memory between the read and the promotion; else `nil`, and `get` decides.
+    /// second-tier operation is queued, and no invalidation and no newer value in memory came between the read and
+    /// the promotion; else `nil`, and `get` decides.
     private func secondTierNow(_ key: String, policy: FreshnessPolicy, now: Date) -> CacheEntry? {
         // As `loadSecond`: nothing stored before start-up until the shared tier vouches for it (CONTRACT §6.6).
         guard let writer, shared?.vouchesForStoredEntries ?? true else { return nil }
@@ -82,6 +89,19 @@ public final class UnifiedCacheManager: Sendable {
             return true
         }
         return current ? entry : nil
+    }
+
+    /// A stale memory entry within its stale window while its upstream refuses at once: what a load would answer
+    /// (`STALE`, counted as stale), without the load's tasks, so that an open circuit answers at once (CONTRACT
+    /// §7.3). Not with a shared tier, where another instance may have renewed the entry: the load looks there.
+    private func staleRefused(
+        _ entry: CacheEntry, now: Date, refusal: ((_ namespace: String) -> UpstreamRefusal?)?
+    ) -> CacheResult? {
+        guard shared == nil, let refusal, entry.isServableStale(at: now), let refused = refusal(entry.namespace)
+        else { return nil }
+        let outcome = CacheOutcome.stale(reason: .upstreamRefused(refused.reason))
+        recorder.record(outcome, namespace: entry.namespace)
+        return CacheResult(entry: entry, outcome: outcome, tier: .memory, stored: false, now: now)
     }
 
     /// The value for `request`, from a tier or fetched (coalesced per key), following `policy` and `control`.

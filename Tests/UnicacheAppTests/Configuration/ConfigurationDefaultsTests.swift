@@ -12,6 +12,7 @@ import UnicacheApp
         #expect(configuration.server.maxConnectionsPerIP == 1024)
         #expect(configuration.server.idleTimeout == .seconds(30))
         #expect(configuration.server.headerTimeout == .seconds(10))
+        #expect(configuration.server.headerStall == .seconds(1))
         #expect(configuration.server.requestTimeout == .seconds(30))
         #expect(configuration.server.shutdownTimeout == .seconds(10))
         #expect(configuration.cache.dataDir == "./.unicache")

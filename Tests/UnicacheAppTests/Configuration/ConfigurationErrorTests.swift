@@ -51,6 +51,7 @@ let invalidCases: [InvalidCase] = [
     InvalidCase(arguments: ["--upstream-timeout", "0s"], prefix: "--upstream-timeout: \"0s\" is not above zero", form: "ms, s, m, h or d"),
     InvalidCase(arguments: ["--header-timeout", "0ms"], prefix: "--header-timeout: \"0ms\" is not above zero", form: "10s"),
     InvalidCase(arguments: [], environment: ["UNICACHE_HEADER_TIMEOUT": "ten"], prefix: "UNICACHE_HEADER_TIMEOUT: ", form: "ms, s, m, h or d"),
+    InvalidCase(arguments: ["--header-stall", "1"], prefix: "--header-stall: \"1\" is not a duration", form: "0s to never"),
     InvalidCase(arguments: ["--request-timeout", "1.5s"], prefix: "--request-timeout: ", form: "whole number"),
     InvalidCase(arguments: ["--demo-latency", "fast"], prefix: "--demo-latency: ", form: "200ms"),
     InvalidCase(arguments: ["--log-level", "loud"], prefix: "--log-level: ", form: "critical"),

@@ -26,6 +26,7 @@ let settingCases: [SettingCase] = [
     SettingCase(flag: "--max-connections-per-ip", variable: "UNICACHE_MAX_CONNECTIONS_PER_IP", first: ("2", "2"), second: ("64", "64")) { "\($0.server.maxConnectionsPerIP)" },
     SettingCase(flag: "--idle-timeout", variable: "UNICACHE_IDLE_TIMEOUT", first: ("5s", "5s"), second: ("2h", "2h")) { ValueSyntax.text(of: $0.server.idleTimeout) },
     SettingCase(flag: "--header-timeout", variable: "UNICACHE_HEADER_TIMEOUT", first: ("1500ms", "1500ms"), second: ("1m", "1m")) { ValueSyntax.text(of: $0.server.headerTimeout) },
+    SettingCase(flag: "--header-stall", variable: "UNICACHE_HEADER_STALL", first: ("250ms", "250ms"), second: ("0s", "0ms")) { ValueSyntax.text(of: $0.server.headerStall) },
     SettingCase(flag: "--request-timeout", variable: "UNICACHE_REQUEST_TIMEOUT", first: ("250ms", "250ms"), second: ("1d", "1d")) { ValueSyntax.text(of: $0.server.requestTimeout) },
     SettingCase(flag: "--log-level", variable: "UNICACHE_LOG_LEVEL", first: ("trace", "trace"), second: ("critical", "critical")) { $0.log.level.rawValue },
     SettingCase(flag: "--log-format", variable: "UNICACHE_LOG_FORMAT", first: ("json", "json"), second: ("text", "text")) { $0.log.format.rawValue },
@@ -71,14 +72,15 @@ let settingCases: [SettingCase] = [
                 "--upstream", "health=http://up:9000", "--upstream-timeout", "2s", "--demo-latency", "10ms",
                 "--admin-token", "tok", "--ttl", "scores=2h", "--max-connections", "100",
                 "--max-connections-per-ip", "10", "--idle-timeout", "15s", "--header-timeout", "5s",
-                "--request-timeout", "45s",
+                "--header-stall", "2s", "--request-timeout", "45s",
                 "--log-level", "warning", "--log-format", "json",
             ],
             environment: [:])
         let expected = UnicacheConfiguration(
             server: ServerSettings(
                 host: "0.0.0.0", port: 9000, maxConnections: 100, maxConnectionsPerIP: 10,
-                idleTimeout: .seconds(15), headerTimeout: .seconds(5), requestTimeout: .seconds(45), requestIDs: true),
+                idleTimeout: .seconds(15), headerTimeout: .seconds(5), headerStall: .seconds(2),
+                requestTimeout: .seconds(45), requestIDs: true),
             cache: CacheSettings(
                 memoryLimitBytes: 1 << 30, memoryEntries: 500, dataDir: "/data", diskLimitBytes: 10 << 30,
                 ttlOverrides: ["scores": .seconds(7200)]),

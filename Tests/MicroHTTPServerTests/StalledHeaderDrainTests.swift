@@ -1,0 +1,62 @@
+import Glibc
+import HTTPRouting
+import Testing
+@testable import MicroHTTPServer
+
+/// `headerStall` (`--header-stall`): at `maxConnections`, with a connection waiting and none idle, the request
+/// whose line and headers have had no byte for that long is closed to admit it, the longest stalled first. A flood
+/// trickling a byte every few seconds then holds no slot a new client needs, long before the header timeout; a client
+/// sending steadily, however slowly, is never chosen. Both listening paths.
+@Suite(.timeLimit(.minutes(10)), .serialized) struct StalledHeaderDrainTests {
+    /// 250 bytes of request line and headers.
+    static let longRequest = HeaderTimeoutTests.slowRequest
+    static var router: Router { HeaderTimeoutTests.router }
+
+    @Test(arguments: [1, 2])
+    func atTheLimitATricklingRequestIsClosedForANewClientAndASteadySlowOneIsNot(pollingThreads: Int) async throws {
+        // The header timeout (10 s) is far off: only the stall can free a slot in time.
+        let configuration = MicroHTTPServerConfiguration.test(
+            pollingThreads: pollingThreads, maxConnections: 2, headerTimeout: .seconds(10),
+            headerStall: .milliseconds(500))
+        try await withLiveServer(configuration, router: Self.router) { port, _ in
+            // Both slots: a byte every 2 s (stalled three quarters of the time), and a byte every 20 ms (5 s for its
+            // 250 bytes; never stalled for anything like 500 ms). Connected first, so the server takes them up first.
+            let tricklingSocket = try RawHTTPClient.connect(port: port)
+            let steadySocket = try RawHTTPClient.connect(port: port)
+            async let trickling = RawHTTPClient.trickle(on: tricklingSocket, Self.longRequest, pace: .seconds(2))
+            async let steady = RawHTTPClient.trickle(on: steadySocket, Self.longRequest, pace: .milliseconds(20))
+
+            // A new client waits in the backlog until the trickling request has stalled 500 ms: admitted at once
+            // after, not at the header timeout.
+            let (admitted, took) = try await RawHTTPClient.timedExchange(
+                port: port, "GET /now HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            #expect(admitted.status == 200)
+            #expect(took < .seconds(5))
+
+            let closed = try await trickling
+            #expect(closed.received.isEmpty)
+            let closedAfter = try #require(closed.closedAfter)
+            #expect(closedAfter < .seconds(5))
+            let served = try await steady
+            #expect(served.closedAfter == nil)
+            #expect(String(decoding: served.received, as: UTF8.self).hasPrefix("HTTP/1.1 200 "))
+        }
+    }
+
+    @Test(arguments: [1, 2])
+    func withTheStallAtZeroARequestUnderWayIsNeverClosedForANewClient(pollingThreads: Int) async throws {
+        let configuration = MicroHTTPServerConfiguration.test(
+            pollingThreads: pollingThreads, maxConnections: 1, headerTimeout: .seconds(2), headerStall: .zero)
+        try await withLiveServer(configuration, router: Self.router) { port, _ in
+            // The only slot: a request that stops after its first bytes; the header timeout closes it after 2 s.
+            let holder = try RawHTTPClient.connect(port: port)
+            defer { close(holder) }
+            try RawHTTPClient.send(holder, Array("GET /now HTTP/1.1\r\nHost: 127".utf8))
+            let (admitted, took) = try await RawHTTPClient.timedExchange(
+                port: port, "GET /now HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            #expect(admitted.status == 200)
+            #expect(took >= .milliseconds(1500))
+            #expect(await RawHTTPClient.closedByServer(holder))
+        }
+    }
+}
