@@ -24,7 +24,10 @@ WRK_CPU=${WRK_CPU:-1}
 BASE_PORT=${BASE_PORT:-18080}
 
 BASELINE_BIN=$ROOT/Benchmarks/mhd-baseline/mhd-baseline
-BENCH_BIN=$ROOT/.build/release/HTTPBenchServer
+# The Makefile's release build (`make release`: static stdlib, .build-release), shared with conformance and Docker.
+RELEASE=(-c release --static-swift-stdlib --scratch-path .build-release)
+BIN_DIR=$ROOT/.build-release/release
+BENCH_BIN=$BIN_DIR/HTTPBenchServer
 DATA_DIR=$(mktemp -d /tmp/unicache-bench-XXXXXX)
 REDIS_PORT=$((BASE_PORT + 90))
 
@@ -39,17 +42,17 @@ TARGETS=(
   "sync-ids|$BENCH_BIN --port {port} --request-ids|/sync"
   "swift-async|$BENCH_BIN --port {port}|/async"
   # The full stack: a warm read-through resource (fresh memory hit, answered on the MHD thread).
-  "unicache-warm|$ROOT/.build/release/unicache --port {port} --data-dir $DATA_DIR --log-level warning|/v1/users/alice/subscription"
+  "unicache-warm|$BIN_DIR/unicache --port {port} --data-dir $DATA_DIR --log-level warning|/v1/users/alice/subscription"
   # The same with --auth jwt and one reused token: the gate's remembered-token look-up on every request.
-  "warm-jwt|$ROOT/.build/release/unicache --port {port} --data-dir $DATA_DIR/jwt --log-level warning --auth jwt --jwt-jwks $DATA_DIR/keys/jwks.json|/v1/users/alice/subscription|baseline|Authorization: Bearer $JWT"
+  "warm-jwt|$BIN_DIR/unicache --port {port} --data-dir $DATA_DIR/jwt --log-level warning --auth jwt --jwt-jwks $DATA_DIR/keys/jwks.json|/v1/users/alice/subscription|baseline|Authorization: Bearer $JWT"
   # The same with the shared Redis tier configured (CONTRACT §6): a fresh memory hit never asks Redis.
-  "warm-redis|$ROOT/.build/release/unicache --port {port} --data-dir $DATA_DIR/redis --log-level warning --redis redis://127.0.0.1:$REDIS_PORT|/v1/users/alice/subscription"
+  "warm-redis|$BIN_DIR/unicache --port {port} --data-dir $DATA_DIR/redis --log-level warning --redis redis://127.0.0.1:$REDIS_PORT|/v1/users/alice/subscription"
   # A cold key while its domain's circuit is open (CONTRACT §7): the upstream refuses connections (nothing listens on
   # port 1), the first five failures open the circuit and every answer after is its 502, decided at the gate.
-  "circuit-open|$ROOT/.build/release/unicache --port {port} --data-dir $DATA_DIR/open --log-level error --upstream subscription=http://127.0.0.1:1|/v1/users/alice/subscription"
+  "circuit-open|$BIN_DIR/unicache --port {port} --data-dir $DATA_DIR/open --log-level error --upstream subscription=http://127.0.0.1:1|/v1/users/alice/subscription"
   # Over TLS (CONTRACT §8.7): raw libmicrohttpd with the same TLS settings, and the warm hit, as its ratio.
   "baseline-tls|$BASELINE_BIN {port} {cert} {key}|/|baseline-tls"
-  "unicache-tls|$ROOT/.build/release/unicache --port {port} --data-dir $DATA_DIR/tls --log-level warning --tls-cert {cert} --tls-key {key}|/v1/users/alice/subscription|baseline-tls"
+  "unicache-tls|$BIN_DIR/unicache --port {port} --data-dir $DATA_DIR/tls --log-level warning --tls-cert {cert} --tls-key {key}|/v1/users/alice/subscription|baseline-tls"
 )
 
 if [[ -n ${ONLY:-} ]]; then
@@ -66,9 +69,9 @@ done
 
 echo "== build"
 cc -O2 -Wall -Wextra -o "$BASELINE_BIN" Benchmarks/mhd-baseline/mhd-baseline.c $(pkg-config --cflags --libs libmicrohttpd)
-swift build -c release --product HTTPBenchServer 2>&1 | tail -1
-swift build -c release --product unicache 2>&1 | tail -1
-swift build -c release --product access-bench 2>&1 | tail -1
+swift build "${RELEASE[@]}" --product HTTPBenchServer 2>&1 | tail -1
+swift build "${RELEASE[@]}" --product unicache 2>&1 | tail -1
+swift build "${RELEASE[@]}" --product access-bench 2>&1 | tail -1
 
 # The TLS targets' certificate: self-signed, for localhost and 127.0.0.1.
 TLS_CERT=$DATA_DIR/tls-cert.pem TLS_KEY=$DATA_DIR/tls-key.pem
@@ -161,4 +164,4 @@ echo "targets: warm-jwt >= 0.80 rps/base; sync, unicache-warm and warm-redis >= 
 
 echo
 echo "== access decision (server CPU $SERVER_CPU)"
-taskset -c "$SERVER_CPU" "$ROOT/.build/release/access-bench"
+taskset -c "$SERVER_CPU" "$BIN_DIR/access-bench"

@@ -30,8 +30,9 @@ for tool in wrk taskset curl redis-server redis-cli; do
 done
 
 echo "== build"
-swift build -c release --product unicache 2>&1 | tail -1
-BIN=$ROOT/.build/release/unicache
+# The Makefile's release build (`make release`), shared with conformance and Docker.
+swift build -c release --static-swift-stdlib --scratch-path .build-release --product unicache 2>&1 | tail -1
+BIN=$ROOT/.build-release/release/unicache
 WORK=$(mktemp -d /tmp/unicache-bench-shared-XXXXXX)
 REDIS_PORT=$((BASE_PORT + 99))
 PIDS=()

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import HTTPRouting
 
 /// What a request asks for, told from its raw method and target before it is routed (CONTRACT §8.3).
@@ -32,20 +35,27 @@ enum RequestScope {
     }
 
     private static func scan(_ method: HTTPMethod, _ bytes: UnsafeBufferPointer<UInt8>) -> Scan {
-        let end = bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.count
-        let path = bytes[..<end]
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return .parse }
+        let end = memchr(base, Int32(UInt8(ascii: "?")), bytes.count).map { base.distance(to: $0.assumingMemoryBound(to: UInt8.self)) }
+            ?? bytes.count
         // The router reads a target through its own parse (percent-decoding, the absolute form's authority
         // dropped): a target whose raw bytes it would read otherwise is told from that parse, so that no spelling
         // of a path (`/%761/users/…`, `http://host/v1/users/…`) reaches a route the gate took for another.
-        guard path.first == UInt8(ascii: "/"), !path.contains(UInt8(ascii: "%")) else { return .parse }
-        guard path.starts(with: "/v1/".utf8) else { return .open }
-        let prefix = "/v1/users/".utf8
-        guard method == .get || method == .head, path.starts(with: prefix) else { return .admin }
-        let userStart = prefix.count
+        guard base[0] == UInt8(ascii: "/"), memchr(base, Int32(UInt8(ascii: "%")), end) == nil else { return .parse }
+        guard hasPrefix(base, end, "/v1/") else { return .open }
+        let prefix: StaticString = "/v1/users/"
+        guard method == .get || method == .head, hasPrefix(base, end, prefix) else { return .admin }
+        let userStart = prefix.utf8CodeUnitCount
         // `{user}` and at least one more segment: `/v1/users/{user}/…`.
-        guard let userEnd = path[userStart...].firstIndex(of: UInt8(ascii: "/")), userStart < userEnd, userEnd + 1 < end
-        else { return .admin }
+        guard let slash = memchr(base + userStart, Int32(UInt8(ascii: "/")), end - userStart) else { return .admin }
+        let userEnd = base.distance(to: slash.assumingMemoryBound(to: UInt8.self))
+        guard userStart < userEnd, userEnd + 1 < end else { return .admin }
         return .user(userStart..<userEnd)
+    }
+
+    /// Whether the first `count` bytes at `base` start with `prefix` (a byte comparison, no iteration).
+    private static func hasPrefix(_ base: UnsafePointer<UInt8>, _ count: Int, _ prefix: StaticString) -> Bool {
+        count >= prefix.utf8CodeUnitCount && memcmp(base, prefix.utf8Start, prefix.utf8CodeUnitCount) == 0
     }
 
     /// Rare: from the router's own parse of `target`; a target it cannot parse (it answers 400) is guarded.
