@@ -42,7 +42,7 @@ TARGETS=(
   "sync-ids|$BENCH_BIN --port {port} --request-ids|/sync"
   "swift-async|$BENCH_BIN --port {port}|/async"
   # The full stack: a warm read-through resource (fresh memory hit, answered on the MHD thread).
-  "unicache-warm|$BIN_DIR/unicache --port {port} --data-dir $DATA_DIR --log-level warning|/v1/users/alice/subscription"
+  "unicache-warm|$BIN_DIR/unicache --port {port} --data-dir $DATA_DIR/warm --log-level warning|/v1/users/alice/subscription"
   # The same with --auth jwt and one reused token: the gate's remembered-token look-up on every request.
   "warm-jwt|$BIN_DIR/unicache --port {port} --data-dir $DATA_DIR/jwt --log-level warning --auth jwt --jwt-jwks $DATA_DIR/keys/jwks.json|/v1/users/alice/subscription|baseline|Authorization: Bearer $JWT"
   # The same with the shared Redis tier configured (CONTRACT §6): a fresh memory hit never asks Redis.
