@@ -21,10 +21,16 @@ import Testing
         try await withLiveServer(configuration, router: Self.router) { port, _ in
             // Both slots: a byte every 2 s (stalled three quarters of the time), and a byte every 20 ms (5 s for its
             // 250 bytes; never stalled for anything like 500 ms). Connected first, so the server takes them up first.
+            // Each sends its first byte before the new client comes: a connection with no byte yet is idle, and idle
+            // ones go first (a slow start of the trickling threads under ThreadSanitizer once let that happen).
             let tricklingSocket = try RawHTTPClient.connect(port: port)
             let steadySocket = try RawHTTPClient.connect(port: port)
-            async let trickling = RawHTTPClient.trickle(on: tricklingSocket, Self.longRequest, pace: .seconds(2))
-            async let steady = RawHTTPClient.trickle(on: steadySocket, Self.longRequest, pace: .milliseconds(20))
+            let first = Array(Self.longRequest.utf8.prefix(1))
+            let rest = String(Self.longRequest.dropFirst())
+            try RawHTTPClient.send(tricklingSocket, first)
+            try RawHTTPClient.send(steadySocket, first)
+            async let trickling = RawHTTPClient.trickle(on: tricklingSocket, rest, pace: .seconds(2))
+            async let steady = RawHTTPClient.trickle(on: steadySocket, rest, pace: .milliseconds(20))
 
             // A new client waits in the backlog until the trickling request has stalled 500 ms: admitted at once
             // after, not at the header timeout.

@@ -28,8 +28,10 @@ final class SecondTierWriter: Sendable {
         operations = continuation
         worker = Task {
             for await operation in stream {
-                await Self.perform(operation, on: tier)
+                let answer = await Self.perform(operation, on: tier)
+                // Done before its caller hears so: a caller that waited for it finds the writer idle.
                 queued.value.subtract(1, ordering: .releasing)
+                answer()
             }
         }
     }
@@ -58,18 +60,19 @@ final class SecondTierWriter: Sendable {
         await withCheckedContinuation { enqueue(.barrier($0)) }
     }
 
-    private static func perform(_ operation: Operation, on tier: any SecondTier) async {
+    /// Performs `operation` on the tier; returns what tells its caller (run once the operation counts as done).
+    private static func perform(_ operation: Operation, on tier: any SecondTier) async -> @Sendable () -> Void {
         switch operation {
         case .store(let entry, let done):
             let stored = await tier.store(entry)
-            done?.resume(returning: stored)
+            return { done?.resume(returning: stored) }
         case .put(let entry, let settle, let done):
             let stored = await tier.store(entry)
             settle(stored)
-            done.resume(returning: stored)
+            return { done.resume(returning: stored) }
         case .remove(let key, let done):
             let removed = await tier.remove(key)
-            done?.resume(returning: removed)
+            return { done?.resume(returning: removed) }
         case .removeAll(let scope, let done):
             let keys: [String]
             if case .key(let key) = scope.kind {
@@ -77,9 +80,9 @@ final class SecondTierWriter: Sendable {
             } else {
                 keys = await tier.removeAll { scope.matches($0) }
             }
-            done?.resume(returning: keys)
+            return { done?.resume(returning: keys) }
         case .barrier(let done):
-            done.resume()
+            return { done.resume() }
         }
     }
 }
