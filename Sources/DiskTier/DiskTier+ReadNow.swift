@@ -9,13 +9,8 @@ extension DiskTier {
     /// recency (`RecentReads`).
     public nonisolated func loadNow(_ key: String) -> CacheEntry? {
         guard counters.readsNow else { return nil }
-        let contents: FileContents
-        do {
-            contents = try fileSystem.read(layout.path(for: key), upTo: min(configuration.limitBytes, Int.max - 1) + 1)
-        } catch {
-            return nil
-        }
-        guard let entry = try? codec.decode(contents.bytes, fileSize: contents.size, key: key).entry,
+        guard let contents = try? readFile(for: key),
+            let entry = try? codec.decode(contents.bytes, fileSize: contents.size, key: key).entry,
             clock.now() < entry.staleUntil
         else { return nil }
         recentReads.note(key)

@@ -82,11 +82,9 @@ public actor DiskTier: SecondTier {
 
     public func load(_ key: String) async -> CacheEntry? {
         guard !undeletable.contains(key) else { return nil }
-        let path = layout.path(for: key)
         let contents: FileContents
         do {
-            // No valid file is larger than the budget: a bigger one is not read whole.
-            contents = try fileSystem.read(path, upTo: min(configuration.limitBytes, Int.max - 1) + 1)
+            contents = try readFile(for: key)
         } catch {
             if error.isNotFound {
                 forget(key)
@@ -151,6 +149,12 @@ public actor DiskTier: SecondTier {
         publishSize()
         if counters.writeSucceeded() { logger.info("disk tier recovered: writes succeed again") }
         return true
+    }
+
+    /// `key`'s file, read whole: no valid file is larger than the budget, so a bigger one is not read whole (it
+    /// fails to verify).
+    nonisolated func readFile(for key: String) throws(FileSystemError) -> FileContents {
+        try fileSystem.read(layout.path(for: key), upTo: min(configuration.limitBytes, Int.max - 1) + 1)
     }
 
     public nonisolated func statistics() -> SecondTierStatistics { counters.statistics }
