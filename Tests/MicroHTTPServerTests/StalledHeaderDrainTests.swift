@@ -17,10 +17,11 @@ import Testing
         // The header timeout (10 s) is far off: only the stall can free a slot in time.
         let configuration = MicroHTTPServerConfiguration.test(
             pollingThreads: pollingThreads, maxConnections: 2, headerTimeout: .seconds(10),
-            headerStall: .milliseconds(500))
+            headerStall: .seconds(2))
         try await withLiveServer(configuration, router: Self.router) { port, _ in
-            // Both slots: a byte every 2 s (stalled three quarters of the time), and a byte every 20 ms (5 s for its
-            // 250 bytes; never stalled for anything like 500 ms). Connected first, so the server takes them up first.
+            // Both slots: a byte every 6 s (stalled two thirds of the time), and a byte every 20 ms (5 s for its
+            // 250 bytes; never stalled for anything like 2 s: a 500 ms stall once caught it when the whole suite ran
+            // in parallel on 2 cores and starved its thread). Connected first, so the server takes them up first.
             // Each sends its first byte before the new client comes: a connection with no byte yet is idle, and idle
             // ones go first (a slow start of the trickling threads under ThreadSanitizer once let that happen).
             let tricklingSocket = try RawHTTPClient.connect(port: port)
@@ -29,10 +30,10 @@ import Testing
             let rest = String(Self.longRequest.dropFirst())
             try RawHTTPClient.send(tricklingSocket, first)
             try RawHTTPClient.send(steadySocket, first)
-            async let trickling = RawHTTPClient.trickle(on: tricklingSocket, rest, pace: .seconds(2))
+            async let trickling = RawHTTPClient.trickle(on: tricklingSocket, rest, pace: .seconds(6))
             async let steady = RawHTTPClient.trickle(on: steadySocket, rest, pace: .milliseconds(20))
 
-            // A new client waits in the backlog until the trickling request has stalled 500 ms: admitted at once
+            // A new client waits in the backlog until the trickling request has stalled 2 s: admitted at once
             // after, not at the header timeout.
             let (admitted, took) = try await RawHTTPClient.timedExchange(
                 port: port, "GET /now HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
