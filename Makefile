@@ -4,7 +4,9 @@ SHELL := /bin/bash
 # redis-server and haproxy: the fleet (`make fleet`, `make fleet-check`) and the shared-tier tests and benchmarks.
 APT_PACKAGES := libmicrohttpd-dev libhiredis-dev redis-server haproxy pkg-config libgnutls28-dev iproute2 curl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-# The release binary the conformance and Docker checks share (same flags as the Dockerfile).
+# The release build `make run`, the conformance and Docker checks, the benchmarks and pressure.sh share (the
+# Dockerfile's flags): the Swift runtime and Foundation linked in, so that the resident memory §1 bounds is the
+# same wherever the service runs.
 RELEASE_FLAGS := -c release --static-swift-stdlib --product unicache --scratch-path .build-release
 
 .PHONY: deps run test build release check tsan openapi conformance docker-check fleet fleet-check bench-http bench-cache bench-shared
@@ -16,8 +18,8 @@ deps:
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
 
-run: deps
-	swift run -c release unicache $(ARGS)
+run: release
+	"$$(swift build $(RELEASE_FLAGS) --show-bin-path)/unicache" $(ARGS)
 
 build: deps
 	swift build

@@ -42,7 +42,7 @@ put_many() {
   local count=$1 bytes=$2 done_file="$WORK/wrk.done"
   rm -f "$done_file"
   COUNT=$count BODY_BYTES=$bytes TOKEN="$TOKEN" DONE_FILE="$done_file" \
-    wrk -t1 -c16 -d900s -s scripts/pressure/put-unique.lua "$BASE" >/dev/null &
+    wrk -t1 -c"${PUT_CONNECTIONS:-16}" -d900s -s scripts/pressure/put-unique.lua "$BASE" >/dev/null &
   local wrk_pid=$!
   while [[ ! -e "$done_file" ]] && kill -0 "$wrk_pid" 2>/dev/null; do sleep 0.5; done
   kill "$wrk_pid" 2>/dev/null || true

@@ -9,8 +9,8 @@ extension DiskTier {
     /// recency (`RecentReads`).
     public nonisolated func loadNow(_ key: String) -> CacheEntry? {
         guard counters.readsNow else { return nil }
-        guard let contents = try? readFile(for: key),
-            let entry = try? codec.decode(contents.bytes, fileSize: contents.size, key: key).entry,
+        guard let bytes = fileSystem.readWhole(layout.path(for: key), upTo: configuration.limitBytes),
+            let entry = try? codec.decode(bytes, fileSize: bytes.count, key: key).entry,
             clock.now() < entry.staleUntil
         else { return nil }
         recentReads.note(key)

@@ -9,6 +9,10 @@ public protocol DiskFileSystem: Sendable {
     /// Reads at most `limit` bytes from the start of the file, plus its size and modification time. Anything but a
     /// regular file (a link is not followed) throws `FileSystemError.notRegularFile` without blocking.
     func read(_ path: String, upTo limit: Int) throws(FileSystemError) -> FileContents
+    /// The whole file, read on a caller's thread when a disk hit is answered there: nil on any error and whenever
+    /// the bytes may not be the whole file (longer than `limit`), so that the caller defers to `read`, which tells
+    /// why. Anything but a regular file reads as an error or as empty bytes, which do not verify.
+    func readWhole(_ path: String, upTo limit: Int) -> [UInt8]?
     /// Creates `path` (which must not exist) with `bytes`; with `sync`, flushes it to stable storage before closing.
     func createFile(_ path: String, bytes: [UInt8], sync: Bool) throws(FileSystemError)
     /// Atomically replaces `destination` with `source` (POSIX `rename`).
@@ -21,6 +25,19 @@ public protocol DiskFileSystem: Sendable {
     func makeDirectory(_ path: String) throws(FileSystemError)
     /// Flushes a folder's entries (after a rename) to stable storage.
     func syncDirectory(_ path: String) throws(FileSystemError)
+}
+
+extension DiskFileSystem {
+    public func readWhole(_ path: String, upTo limit: Int) -> [UInt8]? { readWholeByReading(path, upTo: limit) }
+
+    /// `readWhole` through `read`.
+    func readWholeByReading(_ path: String, upTo limit: Int) -> [UInt8]? {
+        guard let contents = try? read(path, upTo: min(limit, Int.max - 1) + 1),
+            contents.bytes.count == contents.size,
+            contents.size <= limit
+        else { return nil }
+        return contents.bytes
+    }
 }
 
 /// A file's first bytes with its size and modification time.

@@ -22,23 +22,51 @@ public struct POSIXFileSystem: DiskFileSystem {
         guard info.st_mode & S_IFMT == S_IFREG else { throw .notRegularFile }
         let size = Int(info.st_size)
         let wanted = min(size, limit)
-        var bytes = [UInt8](repeating: 0, count: wanted)
-        var done = 0
-        while done < wanted {
-            // Force unwrap: `bytes` is non-empty here (done < wanted), so its base address exists.
-            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + done, wanted - done) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw FileSystemError("read", code: errno)
+        var failure: Int32 = 0
+        // Read into uninitialised storage: only the bytes read become the array's.
+        let bytes = [UInt8](unsafeUninitializedCapacity: wanted) { buffer, count in
+            while count < wanted {
+                // Force unwrap: the buffer has room for `wanted` > 0 bytes here, so its base address exists.
+                let n = Glibc.read(fd, buffer.baseAddress! + count, wanted - count)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                if n == 0 { return }  // The file shrank under us: the caller sees fewer bytes than `size`.
+                count += n
             }
-            if n == 0 { break }  // The file shrank under us: the caller sees fewer bytes than `size`.
-            done += n
         }
-        bytes.removeLast(wanted - done)
+        if failure != 0 { throw FileSystemError("read", code: failure) }
         let modified = Date(
             timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec) + TimeInterval(info.st_mtim.tv_nsec) / 1e9)
         return FileContents(bytes: bytes, size: size, modified: modified)
     }
+
+    /// One `read` into a buffer of up to 16 KiB, without `fstat`: a shorter read than asked is the whole file
+    /// (Linux returns less than asked from a regular file only at its end; a short read that was not would fail
+    /// the length check and go the `read` way). A file that fills the buffer is read again by `read`.
+    public func readWhole(_ path: String, upTo limit: Int) -> [UInt8]? {
+        let asked = min(limit, Self.wholeReadBytes) + 1
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else { return nil }
+        var whole = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: asked) { buffer, count in
+            // Force unwrap: the buffer holds `asked` ≥ 1 bytes, so its base address exists.
+            let n = Glibc.read(fd, buffer.baseAddress!, asked)
+            guard n >= 0 else { return }
+            count = n
+            whole = n < asked
+        }
+        close(fd)
+        if whole { return bytes }
+        // The file filled the buffer: it may be longer (`limit` allows it), or exactly `limit` bytes plus more.
+        guard limit >= asked else { return nil }
+        return readWholeByReading(path, upTo: limit)
+    }
+
+    /// What `readWhole` reads in one call: most entries (a body of a few KiB and its header) fit.
+    static let wholeReadBytes = 16 << 10
 
     public func createFile(_ path: String, bytes: [UInt8], sync: Bool) throws(FileSystemError) {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)

@@ -38,9 +38,7 @@ struct ByteReader {
 
     mutating func integer<T: FixedWidthInteger>() throws(EntryFormatError) -> T {
         let slice = try take(MemoryLayout<T>.size, orThrow: .malformedHeader)
-        var value = T.zero
-        for (shift, byte) in slice.enumerated() { value |= T(byte) << (shift * 8) }
-        return value
+        return T(littleEndian: slice.withUnsafeBytes { $0.loadUnaligned(as: T.self) })
     }
 
     mutating func date() throws(EntryFormatError) -> Date {
@@ -50,7 +48,9 @@ struct ByteReader {
     mutating func string() throws(EntryFormatError) -> String {
         let length = Int(try integer() as UInt32)
         let slice = try take(length, orThrow: .malformedHeader)
-        guard let string = String(validating: slice, as: UTF8.self) else { throw .malformedHeader }
+        guard let string = slice.withUnsafeBufferPointer({ String(validating: $0, as: UTF8.self) }) else {
+            throw .malformedHeader
+        }
         return string
     }
 }

@@ -93,7 +93,7 @@ public enum EntryFormat {
     static func verifyDigest(_ bytes: [UInt8], headerLength: Int) throws(EntryFormatError) {
         guard bytes.count >= headerLength else { throw .truncated(needed: headerLength) }
         let checked = headerLength - digestLength
-        guard SHA256.hash(data: bytes[0..<checked]).elementsEqual(bytes[checked..<headerLength]) else {
+        guard digest(of: bytes[0..<checked], matches: bytes[checked..<headerLength]) else {
             throw .headerChecksumMismatch
         }
     }
@@ -109,10 +109,22 @@ public enum EntryFormat {
         _ bytes: [UInt8], header: EntryHeader, etag: String, contentType: String, bodyDigest: [UInt8]
     ) throws(EntryFormatError) -> CacheEntry {
         let body = Array(bytes[header.headerLength...])
-        guard SHA256.hash(data: body).elementsEqual(bodyDigest) else { throw .bodyChecksumMismatch }
+        guard digest(of: body[...], matches: bodyDigest[...]) else { throw .bodyChecksumMismatch }
         let m = header.metadata
         return CacheEntry(
             key: m.key, namespace: m.namespace, user: m.user, kind: m.kind, body: body,
             contentType: contentType, etag: etag, storedAt: m.storedAt, expiresAt: m.expiresAt, staleUntil: m.staleUntil)
+    }
+
+    /// Whether `stored` is the SHA-256 of `bytes` (hashed and compared in place: every read verifies).
+    static func digest(of bytes: ArraySlice<UInt8>, matches stored: ArraySlice<UInt8>) -> Bool {
+        guard stored.count == SHA256.byteCount else { return false }
+        var hasher = SHA256()
+        bytes.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+        let digest = hasher.finalize()
+        // Force unwraps: both buffers hold 32 bytes, so both have a base address.
+        return digest.withUnsafeBytes { computed in
+            stored.withUnsafeBytes { memcmp(computed.baseAddress!, $0.baseAddress!, SHA256.byteCount) == 0 }
+        }
     }
 }
