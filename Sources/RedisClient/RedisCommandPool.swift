@@ -194,10 +194,16 @@ final class PoolShared: Sendable {
     private enum Step {
         case exit
         case reject(PoolJob, String)
-        case run(PoolJob)
+        case run([PoolJob])
     }
 
-    /// A worker thread: takes jobs until shutdown, owning one context.
+    /// The most queued jobs a worker sends in one round trip.
+    static let batchLimit = 64
+
+    /// A worker thread: takes jobs until shutdown, owning one context. While the breaker is closed, the jobs
+    /// waiting when it takes one go with it as one pipeline (one write and one read for all of them, as a client
+    /// that pipelines would send them): under load the round trips and thread wake-ups are shared. A probe goes
+    /// alone, so that its outcome is its own.
     private func workerLoop() {
         var context: HiredisContext?
         while true {
@@ -212,16 +218,20 @@ final class PoolShared: Sendable {
                     case .pass: break
                     }
                 }
-                return .run(job)
+                guard !job.isProbe, state.breaker.isClosed else { return .run([job]) }
+                let taken = min(state.jobs.prefix { !$0.isProbe }.count, Self.batchLimit - 1)
+                let batch = [job] + state.jobs.prefix(taken)
+                state.jobs.removeFirst(taken)
+                return .run(batch)
             }
             switch step {
             case .exit:
                 return
             case .reject(let job, let reason):
                 job.continuation.resume(returning: .failure(.unavailable(reason)))
-            case .run(let job):
+            case .run(let batch):
                 var attemptedConnect = false
-                let result = execute(job.commands, on: &context, attemptedConnect: &attemptedConnect)
+                let result = execute(batch.flatMap(\.commands), on: &context, attemptedConnect: &attemptedConnect)
                 state.withLock { state in
                     if attemptedConnect { state.connectAttempts += 1 }
                     switch result {
@@ -229,11 +239,22 @@ final class PoolShared: Sendable {
                         state.lastError = nil
                         state.breaker.succeeded()
                     case .failure(.unavailable(let reason)):
+                        // Each command that failed counts, as when they went one by one.
                         state.lastError = reason
-                        state.breaker.failed(at: now, probe: job.isProbe)
+                        for job in batch { state.breaker.failed(at: now, probe: job.isProbe) }
                     }
                 }
-                job.continuation.resume(returning: result)
+                switch result {
+                case .success(let replies):
+                    var next = replies.startIndex
+                    for job in batch {
+                        let end = next + job.commands.count
+                        job.continuation.resume(returning: .success(Array(replies[next..<end])))
+                        next = end
+                    }
+                case .failure(let failure):
+                    for job in batch { job.continuation.resume(returning: .failure(failure)) }
+                }
             }
         }
     }

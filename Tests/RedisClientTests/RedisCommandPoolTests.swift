@@ -163,6 +163,45 @@ import Testing
         }
     }
 
+    /// One worker sends the jobs waiting for it as one pipeline: each caller still gets its own replies, in order,
+    /// a pipeline's as a whole, an error reply only where its command failed.
+    @Test func jobsSentTogetherGetTheirOwnReplies() async throws {
+        try await withRedisServer { (server: RedisServerProcess) async throws in
+            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(10), size: 1)
+            defer { pool.shutdown() }
+            let wrong = await withTaskGroup(of: Int.self) { group in
+                for caller in 0..<300 {
+                    group.addTask {
+                        do {
+                            switch caller % 3 {
+                            case 0:
+                                return try await pool.command("ECHO", "caller \(caller)") == .string(Array("caller \(caller)".utf8)) ? 0 : 1
+                            case 1:
+                                let replies = try await pool.pipeline([
+                                    [Array("SET".utf8), Array("k\(caller)".utf8), Array("v\(caller)".utf8)],
+                                    [Array("BOGUS".utf8)],
+                                    [Array("GET".utf8), Array("k\(caller)".utf8)],
+                                ])
+                                guard replies.count == 3, replies[0] == .status("OK"), case .error = replies[1],
+                                    replies[2] == .string(Array("v\(caller)".utf8))
+                                else { return 1 }
+                                return 0
+                            default:
+                                return try await pool.command("INCR", "n") != .null ? 0 : 1
+                            }
+                        } catch {
+                            return 1
+                        }
+                    }
+                }
+                return await group.reduce(0, +)
+            }
+            #expect(wrong == 0)
+            #expect(try await pool.command("GET", "n") == .string(Array("100".utf8)))
+            #expect(pool.connectAttempts == 1)
+        }
+    }
+
     @Test func shutdownIsFinalAndIdempotent() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
             let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(5))
