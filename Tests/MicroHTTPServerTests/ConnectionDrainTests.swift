@@ -48,11 +48,21 @@ import Testing
             defer { close(newer) }
 
             try await Self.expectAdmitted(port: port)
-            #expect(await RawHTTPClient.closedByServer(older))
-            // The request under way and the newer idle connection were left alone.
+            // With one polling thread `older`'s answer is stamped idle before `newer` is served. With two, the
+            // stamp is taken on `older`'s thread after its last byte is sent (MHD's completion), which a starved
+            // thread can take after `newer`'s whole exchange on the other one: then `newer` is the one idle the
+            // longest, as far as the server can know. Either way exactly one idle connection goes, never the busy one.
+            let olderClosed = await RawHTTPClient.closedByServer(older)
+            if pollingThreads == 1 {
+                #expect(olderClosed)
+            } else if !olderClosed {
+                #expect(await RawHTTPClient.closedByServer(newer))
+            }
+            // The request under way and the other idle connection were left alone.
             #expect(try Self.finish(busy).status == 200)
-            try RawHTTPClient.send(newer, Array("GET /now HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
-            #expect(try RawHTTPClient.readResponse(newer, expectBody: true, checkClosed: false).text == "now")
+            let survivor = olderClosed ? newer : older
+            try RawHTTPClient.send(survivor, Array("GET /now HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
+            #expect(try RawHTTPClient.readResponse(survivor, expectBody: true, checkClosed: false).text == "now")
         }
     }
 
