@@ -2,7 +2,8 @@
 # Soak and pressure checks an operator would run before trusting unicache (not part of `make test`): each section
 # starts the release binary on loopback, pushes it, and prints the figures the README reports.
 #   scripts/pressure.sh [memory|kill9|fulldisk|floods|trickleflood|circuit|malformed|all]   (default all; root for fulldisk's tmpfs)
-#   UNICACHE_BIN=/path/to/unicache skips the build. Needs curl and wrk (apt-get install -y curl wrk).
+#   UNICACHE_BIN=/path/to/unicache skips the build; PUT_CONNECTIONS (16) sets the memory section's writing connections.
+#   Needs curl and wrk (apt-get install -y curl wrk).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 STARTUP_TIMEOUT=60
