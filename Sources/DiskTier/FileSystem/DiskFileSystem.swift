@@ -28,15 +28,9 @@ public protocol DiskFileSystem: Sendable {
 }
 
 extension DiskFileSystem {
-    public func readWhole(_ path: String, upTo limit: Int) -> [UInt8]? { readWholeByReading(path, upTo: limit) }
-
     /// `readWhole` through `read`.
-    func readWholeByReading(_ path: String, upTo limit: Int) -> [UInt8]? {
-        guard let contents = try? read(path, upTo: min(limit, Int.max - 1) + 1),
-            contents.bytes.count == contents.size,
-            contents.size <= limit
-        else { return nil }
-        return contents.bytes
+    public func readWhole(_ path: String, upTo limit: Int) -> [UInt8]? {
+        (try? read(path, upTo: min(limit, Int.max - 1) + 1))?.whole(upTo: limit)
     }
 }
 
@@ -50,6 +44,11 @@ public struct FileContents: Sendable, Equatable {
         self.bytes = bytes
         self.size = size
         self.modified = modified
+    }
+
+    /// The bytes when they are the whole file and it is at most `limit` bytes long.
+    func whole(upTo limit: Int) -> [UInt8]? {
+        bytes.count == size && size <= limit ? bytes : nil
     }
 }
 

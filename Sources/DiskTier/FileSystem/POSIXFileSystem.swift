@@ -10,13 +10,47 @@ public struct POSIXFileSystem: DiskFileSystem {
     public init() {}
 
     public func read(_ path: String, upTo limit: Int) throws(FileSystemError) -> FileContents {
-        // Never follow a link, never block: a FIFO opens at once (and is then refused) instead of hanging the tier.
+        let fd = try Self.openEntry(path)
+        defer { close(fd) }
+        return try Self.contents(of: fd, upTo: limit, after: [])
+    }
+
+    /// One `read` into a buffer of up to 16 KiB, without `fstat`: a shorter read than asked is the whole file
+    /// (Linux returns less than asked from a regular file only at its end; a short read that was not would fail
+    /// the length check and go the `read` way). A file that fills the buffer is read on from the same descriptor.
+    public func readWhole(_ path: String, upTo limit: Int) -> [UInt8]? {
+        let asked = min(limit, Self.wholeReadBytes) + 1
+        guard let fd = try? Self.openEntry(path) else { return nil }
+        defer { close(fd) }
+        var whole = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: asked) { buffer, count in
+            // Force unwrap: the buffer holds `asked` ≥ 1 bytes, so its base address exists.
+            let n = Glibc.read(fd, buffer.baseAddress!, asked)
+            guard n >= 0 else { return }
+            count = n
+            whole = n < asked
+        }
+        if whole { return bytes }
+        // The file filled the buffer: it may be longer (`limit` allows it), or exactly `limit` bytes plus more.
+        guard limit >= asked else { return nil }
+        return (try? Self.contents(of: fd, upTo: limit + 1, after: bytes))?.whole(upTo: limit)
+    }
+
+    /// Opens an entry file without following a link and without blocking: a FIFO opens at once (and is then
+    /// refused) instead of hanging the tier.
+    private static func openEntry(_ path: String) throws(FileSystemError) -> Int32 {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else {
             let code = errno
             throw code == ELOOP ? .notRegularFile : FileSystemError("open", code: code)
         }
-        defer { close(fd) }
+        return fd
+    }
+
+    /// The open regular file's first `limit` bytes, of which `prefix` were already read from its start.
+    private static func contents(of fd: Int32, upTo limit: Int, after prefix: [UInt8]) throws(FileSystemError)
+        -> FileContents
+    {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw FileSystemError("fstat", code: errno) }
         guard info.st_mode & S_IFMT == S_IFREG else { throw .notRegularFile }
@@ -24,7 +58,8 @@ public struct POSIXFileSystem: DiskFileSystem {
         let wanted = min(size, limit)
         var failure: Int32 = 0
         // Read into uninitialised storage: only the bytes read become the array's.
-        let bytes = [UInt8](unsafeUninitializedCapacity: wanted) { buffer, count in
+        let bytes = [UInt8](unsafeUninitializedCapacity: max(wanted, prefix.count)) { buffer, count in
+            count = buffer.initialize(fromContentsOf: prefix)
             while count < wanted {
                 // Force unwrap: the buffer has room for `wanted` > 0 bytes here, so its base address exists.
                 let n = Glibc.read(fd, buffer.baseAddress! + count, wanted - count)
@@ -41,28 +76,6 @@ public struct POSIXFileSystem: DiskFileSystem {
         let modified = Date(
             timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec) + TimeInterval(info.st_mtim.tv_nsec) / 1e9)
         return FileContents(bytes: bytes, size: size, modified: modified)
-    }
-
-    /// One `read` into a buffer of up to 16 KiB, without `fstat`: a shorter read than asked is the whole file
-    /// (Linux returns less than asked from a regular file only at its end; a short read that was not would fail
-    /// the length check and go the `read` way). A file that fills the buffer is read again by `read`.
-    public func readWhole(_ path: String, upTo limit: Int) -> [UInt8]? {
-        let asked = min(limit, Self.wholeReadBytes) + 1
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard fd >= 0 else { return nil }
-        var whole = false
-        let bytes = [UInt8](unsafeUninitializedCapacity: asked) { buffer, count in
-            // Force unwrap: the buffer holds `asked` ≥ 1 bytes, so its base address exists.
-            let n = Glibc.read(fd, buffer.baseAddress!, asked)
-            guard n >= 0 else { return }
-            count = n
-            whole = n < asked
-        }
-        close(fd)
-        if whole { return bytes }
-        // The file filled the buffer: it may be longer (`limit` allows it), or exactly `limit` bytes plus more.
-        guard limit >= asked else { return nil }
-        return readWholeByReading(path, upTo: limit)
     }
 
     /// What `readWhole` reads in one call: most entries (a body of a few KiB and its header) fit.

@@ -25,25 +25,43 @@ struct DiskLayout: Sendable {
 
     /// The folder holding a file name: `<root>/a/bc`.
     func directory(forFileName name: String) -> String {
-        "\(root)/\(name.prefix(1))/\(name.dropFirst().prefix(2))"
+        var name = name
+        return name.withUTF8 { name in
+            String(unsafeUninitializedCapacity: root.utf8.count + Self.levelBytes) { out in
+                writeDirectory(forFileName: name, into: out)
+            }
+        }
     }
 
     /// `<root>/a/bc/<64 hex>`, written in one buffer (a disk hit computes it on every read).
     func path(for key: String) -> String {
-        let rootLength = root.utf8.count
-        return String(unsafeUninitializedCapacity: rootLength + 70) { path in
-            _ = path.initialize(from: root.utf8)
-            let slash = UInt8(ascii: "/")
-            let name = UnsafeMutableBufferPointer(rebasing: path[(rootLength + 6)...])
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { name in
             Self.writeHexDigest(of: key, into: name)
-            path[rootLength] = slash
-            path[rootLength + 1] = name[0]
-            path[rootLength + 2] = slash
-            path[rootLength + 3] = name[1]
-            path[rootLength + 4] = name[2]
-            path[rootLength + 5] = slash
-            return rootLength + 70
+            return String(unsafeUninitializedCapacity: root.utf8.count + Self.levelBytes + 65) { out in
+                var at = writeDirectory(forFileName: UnsafeBufferPointer(name), into: out)
+                out[at] = UInt8(ascii: "/")
+                at += 1
+                for byte in name {
+                    out[at] = byte
+                    at += 1
+                }
+                return at
+            }
         }
+    }
+
+    /// What the levels add to the root: `/a/bc`.
+    private static let levelBytes = 5
+
+    /// Writes `<root>/a/bc` for the file name `name` at the start of `out`; returns the bytes written. The one
+    /// place that spells the levels.
+    private func writeDirectory(forFileName name: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>)
+        -> Int
+    {
+        let at = out.initialize(from: root.utf8).1
+        let slash = UInt8(ascii: "/")
+        (out[at], out[at + 1], out[at + 2], out[at + 3], out[at + 4]) = (slash, name[0], slash, name[1], name[2])
+        return at + Self.levelBytes
     }
 
     /// Writes the 64 lowercase hex digits of `key`'s SHA-256 at the start of `out`.
