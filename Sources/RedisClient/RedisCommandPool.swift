@@ -166,7 +166,12 @@ final class PoolShared: Sendable {
 
     /// Queues `job`, starting the worker threads on first use. Returns the failure to resume the job
     /// with when it could not be queued (the job is then not queued).
+    ///
+    /// A worker is woken only for a job that finds the queue empty: jobs queued behind it go with the batch of the
+    /// worker woken for it (which wakes another when it leaves some behind), so that under load one wake-up and
+    /// one round trip serve many commands instead of each command waking a worker of its own.
     func enqueue(_ job: PoolJob, workers: Int) -> RedisError? {
+        var wake = false
         let failure = state.withLock { state -> RedisError? in
             if state.isShutDown {
                 return .unavailable("the Redis pool is shut down")
@@ -184,10 +189,11 @@ final class PoolShared: Sendable {
                     return .unavailable(state.lastError ?? "cannot start a thread")
                 }
             }
+            wake = state.jobs.isEmpty
             state.jobs.append(job)
             return nil
         }
-        if failure == nil { state.signal() }
+        if wake { state.signal() }
         return failure
     }
 
@@ -207,8 +213,10 @@ final class PoolShared: Sendable {
     private func workerLoop() {
         var context: HiredisContext?
         while true {
+            var jobsLeft = false
             let step = state.withLock(waitingUntil: { $0.isShutDown || !$0.jobs.isEmpty }) { state -> Step in
                 if state.isShutDown { return .exit }
+                defer { jobsLeft = !state.jobs.isEmpty }
                 var job = state.jobs.removeFirst()
                 // The breaker may have opened while the job waited: then it fails without a connect.
                 if !job.isProbe {
@@ -224,6 +232,8 @@ final class PoolShared: Sendable {
                 state.jobs.removeFirst(taken)
                 return .run(batch)
             }
+            // Jobs queued behind this worker's batch woke nobody: the next worker takes them.
+            if jobsLeft { state.signal() }
             switch step {
             case .exit:
                 return
