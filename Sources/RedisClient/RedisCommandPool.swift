@@ -95,7 +95,7 @@ public final class RedisCommandPool: Sendable {
         }
         shared.state.broadcast()
         for job in jobs {
-            job.continuation.resume(returning: .failure(.unavailable("the Redis pool is shut down")))
+            job.reply(.failure(.unavailable("the Redis pool is shut down")))
         }
         for thread in threads {
             thread.join()
@@ -104,7 +104,23 @@ public final class RedisCommandPool: Sendable {
         shared.state.broadcast()
     }
 
+    /// One command whose reply (or failure) is handed to `reply` on the worker thread that ran it, without a task:
+    /// for a caller that is not async (an HTTP thread answering from Redis). `reply` must not block; it is called
+    /// once, at once on the calling thread when the command cannot be queued (breaker open, shut down).
+    public func command(_ arguments: [[UInt8]], reply: @escaping @Sendable (Result<RedisReply, RedisError>) -> Void) {
+        submit([arguments]) { result in
+            reply(result.flatMap { $0.first.map { .success($0) } ?? .failure(.unavailable("no reply")) })
+        }
+    }
+
     private func run(_ commands: [[[UInt8]]]) async throws(RedisError) -> [RedisReply] {
+        try await withCheckedContinuation { continuation in
+            submit(commands) { continuation.resume(returning: $0) }
+        }.get()
+    }
+
+    /// Queues `commands` as one job, unless the breaker refuses them or the pool is shut down.
+    private func submit(_ commands: [[[UInt8]]], reply: @escaping @Sendable (Result<[RedisReply], RedisError>) -> Void) {
         let now = shared.now
         let admission = shared.state.withLock { state -> Result<Bool, RedisError> in
             if state.isShutDown { return .failure(.unavailable("the Redis pool is shut down")) }
@@ -114,22 +130,22 @@ public final class RedisCommandPool: Sendable {
             case .pass: return .success(false)
             }
         }
-        let isProbe = try admission.get()
-        let result = await withCheckedContinuation { continuation in
-            let job = PoolJob(commands: commands, isProbe: isProbe, continuation: continuation)
-            if let failure = shared.enqueue(job, workers: size) {
-                continuation.resume(returning: .failure(failure))
+        switch admission {
+        case .failure(let failure):
+            reply(.failure(failure))
+        case .success(let isProbe):
+            if let failure = shared.enqueue(PoolJob(commands: commands, isProbe: isProbe, reply: reply), workers: size) {
+                reply(.failure(failure))
             }
         }
-        return try result.get()
     }
 }
 
-/// A command (or pipeline) waiting for a worker.
+/// A command (or pipeline) waiting for a worker, with where its result goes.
 struct PoolJob: Sendable {
     let commands: [[[UInt8]]]
     var isProbe: Bool
-    let continuation: CheckedContinuation<Result<[RedisReply], RedisError>, Never>
+    let reply: @Sendable (Result<[RedisReply], RedisError>) -> Void
 }
 
 struct PoolState: Sendable {
@@ -238,7 +254,7 @@ final class PoolShared: Sendable {
             case .exit:
                 return
             case .reject(let job, let reason):
-                job.continuation.resume(returning: .failure(.unavailable(reason)))
+                job.reply(.failure(.unavailable(reason)))
             case .run(let batch):
                 var attemptedConnect = false
                 let result = execute(batch.flatMap(\.commands), on: &context, attemptedConnect: &attemptedConnect)
@@ -259,11 +275,11 @@ final class PoolShared: Sendable {
                     var next = replies.startIndex
                     for job in batch {
                         let end = next + job.commands.count
-                        job.continuation.resume(returning: .success(Array(replies[next..<end])))
+                        job.reply(.success(Array(replies[next..<end])))
                         next = end
                     }
                 case .failure(let failure):
-                    for job in batch { job.continuation.resume(returning: .failure(failure)) }
+                    for job in batch { job.reply(.failure(failure)) }
                 }
             }
         }

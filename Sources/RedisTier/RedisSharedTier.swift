@@ -133,6 +133,26 @@ public final class RedisSharedTier: SharedTier {
         }
     }
 
+    /// `load` on the Redis worker that got the reply, without a task (see `SharedTier.loadNow`).
+    public func loadNow(
+        _ key: String, accept: @escaping @Sendable (CacheEntry) -> Bool,
+        answer: @escaping @Sendable (CacheEntry?) -> Void
+    ) -> Bool {
+        let counters = commands.counters
+        commands.pool.command(["GET", keys.entry(key)].map(RedisCommands.bytes)) { [codec] reply in
+            switch reply {
+            case .success(.error), .failure: counters.operation("get", "error")
+            case .success: counters.operation("get", "ok")
+            }
+            guard case .success(.string(let bytes)) = reply, let entry = try? codec.decode(bytes, key: key),
+                accept(entry)
+            else { return answer(nil) }
+            counters.hit()
+            answer(entry)
+        }
+        return true
+    }
+
     /// Deletes a value that did not verify or open, unless another was written meanwhile, and counts it.
     func discard(_ key: String, value: [UInt8], reason: EntryFormatError) async {
         if reason.isUndecryptable {

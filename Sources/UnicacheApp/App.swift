@@ -51,7 +51,10 @@ extension App {
         router.gate = access?.gate
         router.shortcut = { method, target, headers in readThrough.shortcut(method, target, headers) }
         for resource in ResourceTable.rows {
-            router.get(resource.route, immediate: { request in readThrough.immediate(resource, request) }) { request in
+            router.get(
+                resource.route, immediate: { request in readThrough.immediate(resource, request) },
+                callback: { request, reply in readThrough.fromShared(resource, request, reply: reply) }
+            ) { request in
                 try await readThrough.handle(resource, request)
             }
         }

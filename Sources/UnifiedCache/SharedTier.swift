@@ -10,6 +10,15 @@ public protocol SharedTier: Sendable {
     /// The verified entry stored for `key`, or `nil`. A stored value that does not verify is deleted, counted and
     /// reported as `nil`.
     func load(_ key: String) async throws(SharedTierUnavailable) -> CacheEntry?
+    /// `load` for a caller without a task (a shared hit answered from the HTTP thread): false when not offered.
+    /// Else, on any thread, a verified entry is offered to `accept`, and `answer` is called once: with the entry
+    /// when `accept` took it (it counts as a hit first), or with `nil` for anything else (a miss, a value that does
+    /// not verify, the tier unavailable, an entry not taken), which is neither counted nor acted on: `load`
+    /// decides it.
+    func loadNow(
+        _ key: String, accept: @escaping @Sendable (CacheEntry) -> Bool,
+        answer: @escaping @Sendable (CacheEntry?) -> Void
+    ) -> Bool
     /// Stores `entry` for its servable life and tells the fleet that any older copy of its key is gone.
     func store(_ entry: CacheEntry) async throws(SharedTierUnavailable)
     /// Removes the entries `scope` covers and tells the fleet to drop them; the keys removed from the shared tier.
@@ -39,6 +48,12 @@ public protocol SharedTier: Sendable {
 }
 
 extension SharedTier {
+    /// Without a way to read but in a task, every shared read goes through `load`.
+    public func loadNow(
+        _ key: String, accept: @escaping @Sendable (CacheEntry) -> Bool,
+        answer: @escaping @Sendable (CacheEntry?) -> Void
+    ) -> Bool { false }
+
     /// A shared tier that stores nothing at rest has nothing to re-seal.
     public func rekey() async throws(SharedTierUnavailable) -> RekeyReport { RekeyReport() }
 

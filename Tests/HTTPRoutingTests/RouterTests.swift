@@ -11,6 +11,14 @@ func resolve(_ dispatch: Dispatch) async -> (response: Response, immediate: Bool
         let response = await work()
         answered?(response)
         return (response, false)
+    case .callback(let start, let work, let answered):
+        let replied = await withCheckedContinuation { (continuation: CheckedContinuation<Response?, Never>) in
+            if !start({ continuation.resume(returning: $0) }) { continuation.resume(returning: nil) }
+        }
+        let response: Response
+        if let replied { response = replied } else { response = await work() }
+        answered?(response)
+        return (response, false)
     }
 }
 

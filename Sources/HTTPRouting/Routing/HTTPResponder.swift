@@ -4,6 +4,12 @@ public enum Dispatch: Sendable {
     /// `answered` (if any) is called once with the response the client actually got: `work`'s, or the one the
     /// server answered with instead (its deadline's 504, a full queue's or shutdown's 503).
     case deferred(@Sendable () async -> Response, answered: (@Sendable (Response) -> Void)?)
+    /// Answered without a task when it can be: the server suspends the request, then calls `start` once, which
+    /// either returns false or calls its `reply` once, on any thread (a Redis worker's), with the response, or
+    /// with nil. For false and nil, `work` answers as `.deferred`'s does. `answered` as for `.deferred`.
+    case callback(
+        start: @Sendable (_ reply: @escaping @Sendable (Response?) -> Void) -> Bool,
+        work: @Sendable () async -> Response, answered: (@Sendable (Response) -> Void)?)
 }
 
 /// What the HTTP server calls for every complete request, with its raw parts and its id (when the server gives
@@ -28,3 +34,8 @@ public typealias AsyncHandler = @Sendable (Request) async throws -> Response
 
 /// A route's fast path, called on the server's I/O thread: must not block; `nil` falls back to the async handler.
 public typealias ImmediateHandler = @Sendable (Request) -> Response?
+
+/// A route's path without tasks, called on the server's I/O thread after its immediate handler declined: must
+/// not block. Returns false to fall back to the async handler at once; else calls `reply` once, on any thread,
+/// with the response, or with nil to fall back to the async handler.
+public typealias CallbackHandler = @Sendable (Request, _ reply: @escaping @Sendable (Response?) -> Void) -> Bool

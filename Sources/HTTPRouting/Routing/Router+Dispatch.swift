@@ -37,7 +37,7 @@ extension Router {
         {
         case .immediate(let response):
             return response
-        case .deferred(let work, let answered):
+        case .deferred(let work, let answered), .callback(_, let work, let answered):
             let response = await work()
             answered?(response)
             return response
@@ -103,7 +103,7 @@ extension Router {
         if let observer, let start {
             answered = { response in observer(Router.record(response, for: request, route: route, since: start)) }
         }
-        return .deferred({
+        let work: @Sendable () async -> Response = {
             do {
                 return try await RequestID.$current.withValue(request.id) { try await handler(request) }
             } catch let problem as Problem {
@@ -113,7 +113,9 @@ extension Router {
             } catch {
                 return Problem.internalError().response
             }
-        }, answered: answered)
+        }
+        guard let callback = handlers.callback else { return .deferred(work, answered: answered) }
+        return .callback(start: { reply in callback(request, reply) }, work: work, answered: answered)
     }
 
     private static func withID<T>(_ id: RequestID?, _ body: () -> T) -> T {

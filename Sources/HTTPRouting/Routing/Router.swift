@@ -5,6 +5,7 @@ public struct Router: HTTPResponder {
     struct Handlers: Sendable {
         let async: AsyncHandler
         let immediate: ImmediateHandler?
+        let callback: CallbackHandler?
     }
 
     struct Route: Sendable {
@@ -39,12 +40,13 @@ public struct Router: HTTPResponder {
         _ method: HTTPMethod,
         _ pattern: String,
         immediate: ImmediateHandler? = nil,
+        callback: CallbackHandler? = nil,
         handler: @escaping AsyncHandler
     ) {
         let parsed = RoutePattern(pattern)
         let count = parsed.components.count
         while routesBySegmentCount.count <= count { routesBySegmentCount.append([]) }
-        let handlers = Handlers(async: handler, immediate: immediate)
+        let handlers = Handlers(async: handler, immediate: immediate, callback: callback)
         if let index = routesBySegmentCount[count].firstIndex(where: { $0.pattern.components == parsed.components }) {
             if let existing = routesBySegmentCount[count][index].methods.firstIndex(of: method) {
                 routesBySegmentCount[count][index].handlers[existing] = handlers
@@ -59,8 +61,11 @@ public struct Router: HTTPResponder {
         routesBySegmentCount[count].insert(route, at: position ?? routesBySegmentCount[count].endIndex)
     }
 
-    public mutating func get(_ pattern: String, immediate: ImmediateHandler? = nil, handler: @escaping AsyncHandler) {
-        on(.get, pattern, immediate: immediate, handler: handler)
+    public mutating func get(
+        _ pattern: String, immediate: ImmediateHandler? = nil, callback: CallbackHandler? = nil,
+        handler: @escaping AsyncHandler
+    ) {
+        on(.get, pattern, immediate: immediate, callback: callback, handler: handler)
     }
 
     public mutating func head(_ pattern: String, handler: @escaping AsyncHandler) {

@@ -102,20 +102,30 @@ enum MHDCallbacks {
         case .immediate(let response):
             return answer(context, with: response, core: core)
         case .deferred(let work, let answered):
-            context.answered = answered
-            let refusal: Response
-            switch core.enqueue(context, work: work) {
-            case .admitted:
-                return .YES
-            case .full:
-                core.logger.debug("async queue full", metadata: context.logMetadata())
-                refusal = ServerProblems.queueFull
-            case .closed:
-                refusal = ServerProblems.shuttingDown
-            }
-            answered?(refusal)
-            return answer(context, with: refusal, core: core)
+            return suspend(context, core: core, answered: answered) { core.enqueue(context, work: work) }
+        case .callback(let start, let work, let answered):
+            return suspend(context, core: core, answered: answered) { core.enqueue(context, start: start, work: work) }
         }
+    }
+
+    /// Hands the request to `enqueue` (which suspends it), or answers 503 when the queue is full or closed.
+    private static func suspend(
+        _ context: RequestContext, core: ServerCore, answered: (@Sendable (Response) -> Void)?,
+        enqueue: () -> PendingJobs.Admission
+    ) -> MHD_Result {
+        context.answered = answered
+        let refusal: Response
+        switch enqueue() {
+        case .admitted:
+            return .YES
+        case .full:
+            core.logger.debug("async queue full", metadata: context.logMetadata())
+            refusal = ServerProblems.queueFull
+        case .closed:
+            refusal = ServerProblems.shuttingDown
+        }
+        answered?(refusal)
+        return answer(context, with: refusal, core: core)
     }
 
     private static func answer(_ context: RequestContext, with response: Response, core: ServerCore) -> MHD_Result {

@@ -28,14 +28,43 @@ final class ServerCore: Sendable {
     /// than a child of a task group: no queue to hop through, and the MHD thread never waits). Nothing is
     /// done when the answer is `.full` or `.closed` (shutting down): the caller answers 503.
     func enqueue(_ context: RequestContext, work: @escaping @Sendable () async -> Response) -> PendingJobs.Admission {
+        let admission = suspend(context)
+        guard case .admitted = admission else { return admission }
+        start(Job(context: context, work: work))
+        return .admitted
+    }
+
+    /// The same for a request `start` may answer without a task: suspended first, so that its reply (on any
+    /// thread, at once included) resumes it; a task runs `work` only when `start` declines or replies nil.
+    /// The request holds its slot, deadline and shutdown's wait either way.
+    func enqueue(
+        _ context: RequestContext, start: @Sendable (_ reply: @escaping @Sendable (Response?) -> Void) -> Bool,
+        work: @escaping @Sendable () async -> Response
+    ) -> PendingJobs.Admission {
+        let admission = suspend(context)
+        guard case .admitted = admission else { return admission }
+        let job = Job(context: context, work: work)
+        let started = start { response in
+            guard let response else { return self.start(job) }
+            context.complete(response)
+            self.pending.release(context)
+        }
+        if !started { self.start(job) }
+        return .admitted
+    }
+
+    /// Takes a slot for the request, with its deadline, and suspends its connection.
+    private func suspend(_ context: RequestContext) -> PendingJobs.Admission {
         context.deadline = .now + configuration.requestTimeout
         let admission = pending.reserve(context)
         guard case .admitted = admission else { return admission }
         context.phase = .suspended
         MHDConnection.suspend(context.connection)
-        let job = Job(context: context, work: work)
-        pending.attach(Task { await self.execute(job) }, to: context)
         return .admitted
+    }
+
+    private func start(_ job: Job) {
+        pending.attach(Task { await self.execute(job) }, to: job.context)
     }
 }
 

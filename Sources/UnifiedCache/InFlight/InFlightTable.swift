@@ -42,6 +42,9 @@ struct InFlightTable {
         return refreshes[key]?.task
     }
 
+    /// Whether a load or a refresh of `key` is pending.
+    func isPending(_ key: String) -> Bool { loads[key] != nil || refreshes[key] != nil }
+
     /// Requests waiting on the pending loads of `key` besides their starters.
     func waiters(_ key: String) -> Int { (loads[key]?.waiters ?? 0) + (refreshes[key]?.waiters ?? 0) }
 

@@ -91,6 +91,36 @@ public final class UnifiedCacheManager: Sendable {
         return current ? entry : nil
     }
 
+    /// A shared hit without tasks: with no second tier (whose copy would come first), no pending load of `key` (a
+    /// request joins it through `get`) and no fresh value in memory, `key` is asked of the shared tier and
+    /// `answer` called on the thread that got the reply (a Redis worker): with a fresh value, promoted into memory
+    /// and recorded as a hit, as `get` would; or with `nil`, with nothing recorded, for `get` to decide (a miss,
+    /// a stale or refresh-ahead value, a remembered 404, an invalidation or a load of the key that came between).
+    /// Returns false, and never calls `answer`, when the read is not offered.
+    public func cachedShared(
+        key: String, policy: FreshnessPolicy, answer: @escaping @Sendable (CacheResult?) -> Void
+    ) -> Bool {
+        guard let shared, writer == nil,
+            let invalidations = state.withLockedValue({ $0.inFlight.isPending(key) ? nil : $0.invalidations })
+        else { return false }
+        return shared.loadNow(key) { [self] entry in
+            let now = clock.now()
+            guard entry.kind == .value, entry.isFresh(at: now),
+                policy.refreshAhead.map({ !$0.shouldRefresh(storedAt: entry.storedAt, now: now) }) ?? true
+            else { return false }
+            return state.withLockedValue { state in
+                guard state.invalidations == invalidations, !state.inFlight.isPending(key), memory.peek(key) == nil
+                else { return false }
+                _ = memory.insert(entry)
+                return true
+            }
+        } answer: { [self] entry in
+            guard let entry else { return answer(nil) }
+            recorder.record(.hit, namespace: entry.namespace)
+            answer(CacheResult(entry: entry, outcome: .hit, tier: .shared, stored: false, now: clock.now()))
+        }
+    }
+
     /// A stale memory entry within its stale window while its upstream refuses at once: what a load would answer
     /// (`STALE`, counted as stale), without the load's tasks, so that an open circuit answers at once (CONTRACT
     /// §7.3). Not with a shared tier, where another instance may have renewed the entry: the load looks there.

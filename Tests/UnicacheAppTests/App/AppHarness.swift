@@ -122,6 +122,15 @@ struct AppHarness {
             let response = await work()
             answered?(response)
             return response
+        case .callback(let start, let work, let answered):
+            // As the server: the reply first (from whichever thread gives it), `work` when there is none.
+            let replied = await withCheckedContinuation { (continuation: CheckedContinuation<Response?, Never>) in
+                if !start({ continuation.resume(returning: $0) }) { continuation.resume(returning: nil) }
+            }
+            let response: Response
+            if let replied { response = replied } else { response = await work() }
+            answered?(response)
+            return response
         }
     }
 

@@ -18,6 +18,11 @@ final class InMemorySharedTier: SharedTier {
         var handler: (@Sendable (SharedTierEvent) -> Void)?
         /// What `vouchesForStoredEntries` answers (a restarted instance still catching up: `false`).
         var vouches = true
+        /// Whether `loadNow` is offered; its reads wait in `pendingReads` until `answerPendingReads`.
+        var readsNow = false
+        var pendingReads: [@Sendable () -> Void] = []
+        /// Hits `loadNow` counted (entries taken).
+        var hitsNow = 0
     }
 
     let state = NIOLockedValueBox(State())
@@ -38,6 +43,31 @@ final class InMemorySharedTier: SharedTier {
     func load(_ key: String) async throws(SharedTierUnavailable) -> CacheEntry? {
         try check()
         return state.withLockedValue { $0.entries[key] }
+    }
+
+    func loadNow(
+        _ key: String, accept: @escaping @Sendable (CacheEntry) -> Bool,
+        answer: @escaping @Sendable (CacheEntry?) -> Void
+    ) -> Bool {
+        state.withLockedValue { state in
+            guard state.readsNow else { return false }
+            state.pendingReads.append { [self] in
+                let found = self.state.withLockedValue { $0.unavailable ? nil : $0.entries[key] }
+                guard let found, accept(found) else { return answer(nil) }
+                self.state.withLockedValue { $0.hitsNow += 1 }
+                answer(found)
+            }
+            return true
+        }
+    }
+
+    /// Replies to the `loadNow` reads made so far, as a Redis worker would (on the calling thread).
+    func answerPendingReads() {
+        let reads = state.withLockedValue { state in
+            defer { state.pendingReads = [] }
+            return state.pendingReads
+        }
+        reads.forEach { $0() }
     }
 
     func store(_ entry: CacheEntry) async throws(SharedTierUnavailable) {
