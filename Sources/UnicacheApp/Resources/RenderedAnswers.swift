@@ -126,14 +126,19 @@ final class RenderedAnswers: Sendable {
     private func answer(_ result: CacheResult, memo: Memo, target: String, second: Int) -> Response {
         if let rendered = memo.rendered, rendered.matches(result) { return rendered.response }
         let response = CacheHeaders.response(for: result).reusable()
+        // A miss or a refresh is its request's answer alone: it never replaces one that others can share (the
+        // coalesced waiters' of that very miss, finishing beside it).
+        let shareable = result.outcome != .miss && result.outcome != .refresh
         let renewed = Memo(
-            route: memo.route, key: memo.key, policy: memo.policy, rendered: Rendered(result: result, response: response))
+            route: memo.route, key: memo.key, policy: memo.policy,
+            rendered: shareable ? Rendered(result: result, response: response) : nil)
         return table.withLockedValue { table in
             if table.second != second || table.memos.count >= capacity {
                 table.second = second
                 table.memos.removeAll(keepingCapacity: true)
-            } else if let current = table.memos[target]?.rendered, current.matches(result) {
-                return current.response
+            } else if let current = table.memos[target]?.rendered {
+                if current.matches(result) { return current.response }
+                if !shareable { return response }
             }
             table.memos[target] = renewed
             return response

@@ -123,6 +123,32 @@ import UnifiedCache
         #expect(h.fetcher.count("subscription:alice") == 1)
     }
 
+    /// The leader's MISS, answered between its waiters' answers, does not replace the answer they share.
+    @Test func aMissAnsweredBetweenItsWaitersLeavesTheirSharedAnswer() throws {
+        let answers = RenderedAnswers()
+        let now = AppHarness.start
+        let stored = CacheEntry(
+            key: "subscription:alice", namespace: "subscription", user: "alice", body: Array("{}".utf8),
+            contentType: "application/json", etag: "\"e\"", storedAt: now, expiresAt: now.addingTimeInterval(300),
+            staleUntil: now.addingTimeInterval(300))
+        let resolved = ResolvedResource(
+            fetch: FetchRequest(key: stored.key, namespace: "subscription", user: "alice", path: "/users/alice/subscription"),
+            policy: .ttl(300))
+        let request = try Request(method: .get, target: target)
+        func answer(_ outcome: CacheOutcome) -> Response {
+            answers.answer(
+                CacheResult(
+                    entry: stored, outcome: outcome, tier: nil, ageSeconds: 0, remainingFreshSeconds: 300,
+                    stored: outcome == .miss), to: request,
+                route: "/v1/users/{user}/subscription", resolved: resolved, now: now)
+        }
+        let first = answer(.coalesced)
+        let miss = answer(.miss)
+        let second = answer(.coalesced)
+        #expect(miss.header("X-Cache") == "MISS")
+        #expect(first.wireForm != nil && first.wireForm.map(ObjectIdentifier.init) == second.wireForm.map(ObjectIdentifier.init))
+    }
+
     @Test func refreshTargetsAreNeverShortcut() async throws {
         let h = AppHarness()
         _ = try await h.send(.get, target)
