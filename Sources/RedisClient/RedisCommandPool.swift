@@ -227,6 +227,7 @@ final class PoolShared: Sendable {
     /// that pipelines would send them): under load the round trips and thread wake-ups are shared. A probe goes
     /// alone, so that its outcome is its own.
     private func workerLoop() {
+        JoinableThread.preferBatchScheduling()
         var context: HiredisContext?
         while true {
             var jobsLeft = false
