@@ -278,14 +278,23 @@ public final class RedisSharedTier: SharedTier {
     public func awaitFill(_ key: String) async -> CacheEntry? {
         let deadline = ContinuousClock.now + configuration.leaseTime
         while ContinuousClock.now < deadline {
-            await waiters.wait(for: key, atMost: min(configuration.fillPollInterval, deadline - .now))
+            // Armed before looking: a fill announced while Redis is asked wakes the wait below at once.
+            let ticket = waiters.arm(key)
             do {
-                if let entry = try await load(key) { return entry }
+                if let entry = try await load(key) {
+                    waiters.disarm(ticket)
+                    return entry
+                }
                 let held = try await commands.run("lease", ["EXISTS", keys.lock(key)].map(RedisCommands.bytes))
-                if held != .integer(1) { return nil }
+                if held != .integer(1) {
+                    waiters.disarm(ticket)
+                    return nil
+                }
             } catch {
+                waiters.disarm(ticket)
                 return nil
             }
+            await waiters.wait(ticket, atMost: min(configuration.fillPollInterval, deadline - .now))
         }
         return nil
     }
