@@ -138,6 +138,8 @@ public final class RedisSharedTier: SharedTier {
         _ key: String, accept: @escaping @Sendable (CacheEntry) -> Bool,
         answer: @escaping @Sendable (CacheEntry?) -> Void
     ) -> Bool {
+        // While the breaker refuses commands, `load` alone meets (and counts) the refusal.
+        guard commands.pool.isAvailable else { return false }
         let counters = commands.counters
         commands.pool.command(["GET", keys.entry(key)].map(RedisCommands.bytes)) { [codec] reply in
             switch reply {

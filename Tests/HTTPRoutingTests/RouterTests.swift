@@ -4,22 +4,8 @@ import Testing
 
 /// Resolves a dispatch into its response, telling whether it was immediate.
 func resolve(_ dispatch: Dispatch) async -> (response: Response, immediate: Bool) {
-    switch dispatch {
-    case .immediate(let response):
-        return (response, true)
-    case .deferred(let work, let answered):
-        let response = await work()
-        answered?(response)
-        return (response, false)
-    case .callback(let start, let work, let answered):
-        let replied = await withCheckedContinuation { (continuation: CheckedContinuation<Response?, Never>) in
-            if !start({ continuation.resume(returning: $0) }) { continuation.resume(returning: nil) }
-        }
-        let response: Response
-        if let replied { response = replied } else { response = await work() }
-        answered?(response)
-        return (response, false)
-    }
+    if case .immediate(let response) = dispatch { return (response, true) }
+    return (await dispatch.response(), false)
 }
 
 func send(_ router: Router, _ method: HTTPMethod, _ target: String) async throws -> (response: Response, immediate: Bool) {

@@ -12,6 +12,29 @@ public enum Dispatch: Sendable {
         work: @Sendable () async -> Response, answered: (@Sendable (Response) -> Void)?)
 }
 
+extension Dispatch {
+    /// The answer as the server gives it, awaited in a task (a request its gate admitted after waiting, tests):
+    /// the immediate one, the callback's reply, or else `work`'s; `answered` is told.
+    public func response() async -> Response {
+        switch self {
+        case .immediate(let response):
+            return response
+        case .deferred(let work, let answered):
+            let response = await work()
+            answered?(response)
+            return response
+        case .callback(let start, let work, let answered):
+            let replied = await withCheckedContinuation { (continuation: CheckedContinuation<Response?, Never>) in
+                if !start({ continuation.resume(returning: $0) }) { continuation.resume(returning: nil) }
+            }
+            let response: Response
+            if let replied { response = replied } else { response = await work() }
+            answered?(response)
+            return response
+        }
+    }
+}
+
 /// What the HTTP server calls for every complete request, with its raw parts and its id (when the server gives
 /// requests ids). `dispatch` must not block.
 /// `Router` parses them into a `Request` (a 400 problem for an invalid target) after asking its shortcut.

@@ -31,17 +31,10 @@ extension Router {
         method: HTTPMethod, target: String, headers: HTTPHeaders, body: [UInt8], clientAddress: ClientAddress,
         requestID: RequestID?, since start: MonotonicTime?
     ) async -> Response {
-        switch admitted(
+        await admitted(
             method: method, target: target, headers: headers, body: body, clientAddress: clientAddress,
-            requestID: requestID, since: start)
-        {
-        case .immediate(let response):
-            return response
-        case .deferred(let work, let answered), .callback(_, let work, let answered):
-            let response = await work()
-            answered?(response)
-            return response
-        }
+            requestID: requestID, since: start
+        ).response()
     }
 
     /// The shortcut (bodiless requests only), then parsing and routing.

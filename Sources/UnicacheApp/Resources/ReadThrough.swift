@@ -38,9 +38,8 @@ struct ReadThrough: Sendable {
     /// The path without tasks after `immediate` declined: a plain request's shared hit, answered on the Redis
     /// worker that got the value (`UnifiedCacheManager.cachedShared`); false or a nil reply takes the async path.
     func fromShared(_ resource: Resource, _ request: Request, reply: @escaping @Sendable (Response?) -> Void) -> Bool {
-        guard request.headers["Cache-Control"] == nil, !request.query.contains("refresh"), RenderedAnswers.isPlain(request),
-            let resolved = try? resolve(resource, request)
-        else { return false }
+        // Plain: no Cache-Control (no only-if-cached, no no-cache), no ?refresh, no If-None-Match.
+        guard RenderedAnswers.isPlain(request), let resolved = try? resolve(resource, request) else { return false }
         return cache.cachedShared(key: resolved.key, policy: resolved.policy) { result in
             reply(result.map { answers.answer($0, to: request, route: resource.route, resolved: resolved, now: clock.now()) })
         }

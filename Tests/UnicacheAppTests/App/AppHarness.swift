@@ -116,22 +116,7 @@ struct AppHarness {
         // The server's entry point: the router's shortcut first, then parsing and routing.
         let dispatch = app.router.dispatch(
             method: method, target: target, headers: HTTPHeaders(fields), body: Array(body.utf8), clientAddress: .unknown)
-        switch dispatch {
-        case .immediate(let response): return response
-        case .deferred(let work, let answered):
-            let response = await work()
-            answered?(response)
-            return response
-        case .callback(let start, let work, let answered):
-            // As the server: the reply first (from whichever thread gives it), `work` when there is none.
-            let replied = await withCheckedContinuation { (continuation: CheckedContinuation<Response?, Never>) in
-                if !start({ continuation.resume(returning: $0) }) { continuation.resume(returning: nil) }
-            }
-            let response: Response
-            if let replied { response = replied } else { response = await work() }
-            answered?(response)
-            return response
-        }
+        return await dispatch.response()
     }
 
     /// Whether the request is answered on the immediate (synchronous) path.
