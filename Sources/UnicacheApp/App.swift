@@ -51,9 +51,14 @@ extension App {
         router.gate = access?.gate
         router.shortcut = { method, target, headers in readThrough.shortcut(method, target, headers) }
         for resource in ResourceTable.rows {
+            // The shared hit answered from the Redis worker: only where it can be (a shared tier, no disk tier), so
+            // that no other request pays for asking.
+            var fromShared: CallbackHandler?
+            if cache.readsSharedWithoutTasks {
+                fromShared = { @Sendable request, reply in readThrough.fromShared(resource, request, reply: reply) }
+            }
             router.get(
-                resource.route, immediate: { request in readThrough.immediate(resource, request) },
-                callback: { request, reply in readThrough.fromShared(resource, request, reply: reply) }
+                resource.route, immediate: { request in readThrough.immediate(resource, request) }, callback: fromShared
             ) { request in
                 try await readThrough.handle(resource, request)
             }

@@ -84,10 +84,13 @@ import Testing
     /// the read is not offered.
     @Test func notOfferedWithASecondTierOrAPendingLoad() async throws {
         let withDisk = manager(InMemorySharedTier([entry("k", ttl: 600)]), secondTier: DictionarySecondTier())
+        #expect(!withDisk.readsSharedWithoutTasks)
         #expect(!withDisk.cachedShared(key: "k", policy: .ttl(60)) { _ in })
+        #expect(!makeManager().readsSharedWithoutTasks)
 
         let shared = InMemorySharedTier()
         let cache = manager(shared)
+        #expect(cache.readsSharedWithoutTasks)
         let fetcher = HeldFetcher(body: "fetched")
         let load = Task { try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher) }
         var started = fetcher.started.makeAsyncIterator()

@@ -97,6 +97,9 @@ public final class UnifiedCacheManager: Sendable {
     /// and recorded as a hit, as `get` would; or with `nil`, with nothing recorded, for `get` to decide (a miss,
     /// a stale or refresh-ahead value, a remembered 404, an invalidation or a load of the key that came between).
     /// Returns false, and never calls `answer`, when the read is not offered.
+    /// Whether `cachedShared` can ever answer: a shared tier and no second tier (fixed for the manager's life).
+    public var readsSharedWithoutTasks: Bool { shared != nil && writer == nil }
+
     public func cachedShared(
         key: String, policy: FreshnessPolicy, answer: @escaping @Sendable (CacheResult?) -> Void
     ) -> Bool {
