@@ -154,7 +154,7 @@ echo "== load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 printf '%-14s %12s %10s %12s %10s %10s\n' target "req/s(med)" "p99(us)" "cpu us/req" "rps/base" "cpu/base"
 for target in "${TARGETS[@]}"; do
-  IFS='|' read -r name _ _ base <<<"$target"
+  IFS="|" read -r name _ _ base _ <<<"$target"
   base=${base:-baseline}
   printf '%-14s %12.0f %10.0f %12.2f %10.2f %10.2f  %s\n' "$name" "${RPS[$name]}" "${P99[$name]}" "${CPU[$name]}" \
     "$(awk -v a="${RPS[$name]}" -v b="${RPS[$base]}" 'BEGIN {print a / b}')" \
