@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,6 +14,29 @@ struct Trickle: Sendable {
     var received: [UInt8]
 }
 
+/// A blocking exchange already running on its own thread; `outcome` waits for it without holding a pool thread.
+final class StartedTrickle: Sendable {
+    private let finished = DispatchSemaphore(value: 0)
+    private let result = NIOLockedValueBox<Result<Trickle, RawClientError>?>(nil)
+
+    init(_ body: @escaping @Sendable () -> Result<Trickle, RawClientError>) {
+        let thread = Thread { [result, finished] in
+            let outcome = body()
+            result.withLockedValue { $0 = outcome }
+            finished.signal()
+        }
+        thread.stackSize = 512 << 10
+        thread.start()
+    }
+
+    var outcome: Trickle {
+        get async throws {
+            await RawHTTPClient.onThread { [finished] in finished.wait() }
+            return try result.withLockedValue { $0! }.get()
+        }
+    }
+}
+
 /// Clients that take their time, and reading what a server sends until it closes.
 extension RawHTTPClient {
     /// Sends `request` one byte every `pace` until the server closes the connection or answers. The pace is the
@@ -24,36 +48,44 @@ extension RawHTTPClient {
     /// The same on a socket already connected (so that the server takes it up before connections made after it);
     /// closes it.
     static func trickle(on socket: Int32, _ request: String, pace: Duration) async throws -> Trickle {
-        let result: Result<Trickle, RawClientError> = await onThread {
-            Result { () throws(RawClientError) -> Trickle in
-                defer { close(socket) }
-                let bytes = Array(request.utf8)
-                let clock = ContinuousClock()
-                let start = clock.now
-                var sent = 0
-                while true {
-                    if sent < bytes.count {
-                        let count = bytes[sent...].withUnsafeBytes {
-                            Glibc.send(socket, $0.baseAddress, 1, Int32(MSG_NOSIGNAL))
-                        }
-                        if count < 0 { return Trickle(sent: sent, closedAfter: clock.now - start, received: []) }
-                        sent += 1
+        try await onThread { trickleNow(on: socket, request, pace: pace) }.get()
+    }
+
+    /// The same, begun on a thread of its own before this returns: the pace starts now, not when a busy
+    /// cooperative pool gets round to a child task (a steady client started seconds late looks stalled).
+    static func startTrickle(on socket: Int32, _ request: String, pace: Duration) -> StartedTrickle {
+        StartedTrickle { trickleNow(on: socket, request, pace: pace) }
+    }
+
+    private static func trickleNow(on socket: Int32, _ request: String, pace: Duration)
+        -> Result<Trickle, RawClientError> {
+        Result { () throws(RawClientError) -> Trickle in
+            defer { close(socket) }
+            let bytes = Array(request.utf8)
+            let clock = ContinuousClock()
+            let start = clock.now
+            var sent = 0
+            while true {
+                if sent < bytes.count {
+                    let count = bytes[sent...].withUnsafeBytes {
+                        Glibc.send(socket, $0.baseAddress, 1, Int32(MSG_NOSIGNAL))
                     }
-                    // Waits up to the pace (or, once everything is sent, up to 20 s) for an answer or the close.
-                    var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-                    let waitMilliseconds = sent < bytes.count ? Int32(pace / .milliseconds(1)) : 20_000
-                    guard poll(&descriptor, 1, waitMilliseconds) > 0 else {
-                        if sent < bytes.count { continue }
-                        throw RawClientError(description: "neither an answer nor a close within 20 s")
-                    }
-                    var chunk = [UInt8](repeating: 0, count: 16 << 10)
-                    let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
-                    if count <= 0 { return Trickle(sent: sent, closedAfter: clock.now - start, received: []) }
-                    return Trickle(sent: sent, closedAfter: nil, received: Array(chunk[0..<count]))
+                    if count < 0 { return Trickle(sent: sent, closedAfter: clock.now - start, received: []) }
+                    sent += 1
                 }
+                // Waits up to the pace (or, once everything is sent, up to 20 s) for an answer or the close.
+                var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+                let waitMilliseconds = sent < bytes.count ? Int32(pace / .milliseconds(1)) : 20_000
+                guard poll(&descriptor, 1, waitMilliseconds) > 0 else {
+                    if sent < bytes.count { continue }
+                    throw RawClientError(description: "neither an answer nor a close within 20 s")
+                }
+                var chunk = [UInt8](repeating: 0, count: 16 << 10)
+                let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+                if count <= 0 { return Trickle(sent: sent, closedAfter: clock.now - start, received: []) }
+                return Trickle(sent: sent, closedAfter: nil, received: Array(chunk[0..<count]))
             }
         }
-        return try result.get()
     }
 
     /// Connects, sends `first` (if any; and reads its answer when `answered`), waits `pause` with the connection
@@ -100,6 +132,21 @@ extension RawHTTPClient {
             var byte: UInt8 = 0
             let count = recv(socket, &byte, 1, 0)
             return count == 0 || (count < 0 && errno == ECONNRESET)
+        }
+    }
+
+    /// Which of `sockets` the server has closed, once it has closed at least one (or after 20 s: none). All are
+    /// watched at once, so a test that cannot know which one the server will choose does not wait out a receive
+    /// timeout on the other first.
+    static func closedByServer(oneOf sockets: [Int32]) async -> [Int32] {
+        await onThread {
+            var descriptors = sockets.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            guard poll(&descriptors, nfds_t(descriptors.count), 20_000) > 0 else { return [] }
+            return descriptors.filter { $0.revents != 0 }.map(\.fd).filter { socket in
+                var byte: UInt8 = 0
+                let count = recv(socket, &byte, 1, Int32(MSG_DONTWAIT))
+                return count == 0 || (count < 0 && errno == ECONNRESET)
+            }
         }
     }
 
