@@ -11,7 +11,10 @@ show_service_log() { echo "--- service log (last 40 lines)" >&2; tail -n 40 "$SE
 
 # Runs "$@" in the background (output to $SERVICE_LOG); sets SERVICE_PID, SERVICE_LINE and SERVICE_PORT.
 start_service() {
-  "$@" >"$SERVICE_LOG" 2>&1 &
+  # Emptied here, not only by the background job's redirection: the loop below could otherwise read the previous
+  # run's start-up line before the new process has truncated the file.
+  : >"$SERVICE_LOG"
+  "$@" >>"$SERVICE_LOG" 2>&1 &
   SERVICE_PID=$!
   SERVICE_LINE=""
   SERVICE_PORT=""

@@ -1,3 +1,4 @@
+import CHiredis
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -85,11 +86,17 @@ package struct JoinableThread: Sendable {
         init(_ run: @escaping @Sendable () -> Void) { self.run = run }
     }
 
-    /// Starts a thread; returns the error number when the system refuses one.
+    /// Starts a thread named `name` (what `top -H` and `ps -L` show operators; a name over 15 bytes is refused
+    /// and the thread keeps its creator's); returns the error number when the system refuses a thread.
     package static func start(
-        _ run: @escaping @Sendable () -> Void
+        name: String, _ run: @escaping @Sendable () -> Void
     ) -> Result<JoinableThread, ThreadStartError> {
-        let body = Unmanaged.passRetained(Body(run)).toOpaque()
+        let body = Unmanaged.passRetained(Body {
+            #if os(Linux)
+            _ = pthread_setname_np(pthread_self(), name)
+            #endif
+            run()
+        }).toOpaque()
         var handle = pthread_t()
         let status = pthread_create(&handle, nil, { raw in
             guard let raw else { return nil }
@@ -114,7 +121,6 @@ package struct JoinableThread: Sendable {
     /// Whether the caller runs on this thread (joining it from itself would deadlock).
     package var isCurrent: Bool { pthread_equal(pthread_self(), handle) != 0 }
 
-    /// Waits for the thread to finish; called from the thread itself it detaches it instead.
     /// Puts the calling thread under Linux's `SCHED_BATCH` policy: waking it never preempts the thread that woke it
     /// (an HTTP thread queueing commands goes on queueing until it waits, and the worker then takes them as one
     /// batch, instead of taking each as soon as it is queued when both share a CPU). Best effort: elsewhere, or if
@@ -126,6 +132,7 @@ package struct JoinableThread: Sendable {
         #endif
     }
 
+    /// Waits for the thread to finish; called from the thread itself it detaches it instead.
     package func join() {
         if isCurrent {
             pthread_detach(handle)

@@ -194,7 +194,7 @@ final class PoolShared: Sendable {
             }
             if state.threads.isEmpty {
                 for _ in 0..<workers {
-                    switch JoinableThread.start({ [self] in workerLoop() }) {
+                    switch JoinableThread.start(name: "redis-worker", { [self] in workerLoop() }) {
                     case .success(let thread): state.threads.append(thread)
                     case .failure(let error): state.lastError = error.message
                     }

@@ -64,7 +64,7 @@ public final class RedisSubscriber: Sendable {
                 control = .stopped
                 return "cannot create a wake-up pipe"
             }
-            switch JoinableThread.start({ [core] in core.run(wakeUp: wakeUp) }) {
+            switch JoinableThread.start(name: "redis-subscribe", { [core] in core.run(wakeUp: wakeUp) }) {
             case .success(let thread):
                 control = .running(thread)
                 return nil

@@ -1,3 +1,4 @@
+import Foundation
 import RedisClient
 import RedisTestSupport
 import Testing
@@ -14,6 +15,18 @@ import Testing
             #expect(try await pool.command([Array("STRLEN"), key]) == .integer(value.count))
             #expect(try await pool.command([Array("SET"), Array("empty"), []]) == .status("OK"))
             #expect(try await pool.command("GET", "empty") == .string([]))
+        }
+    }
+
+    /// Operators see the pool's threads by name (`top -H`, `ps -L`), not under the name of whatever created them.
+    @Test func theWorkersAreNamed() async throws {
+        try await withRedisServer { (server: RedisServerProcess) async throws in
+            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(5))
+            defer { pool.shutdown() }
+            #expect(try await pool.command("PING") == .status("PONG"))
+            let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")
+            let names = tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
+            #expect(names.contains("redis-worker\n"))
         }
     }
 

@@ -223,8 +223,8 @@ final class ChildProcess: Sendable {
         }
 
         let child = ChildProcess(pid: pid)
-        let reader = JoinableThread.start { child.readOutput(readEnd) }
-        let reaper = JoinableThread.start { child.reap() }
+        let reader = JoinableThread.start(name: "redis-output") { child.readOutput(readEnd) }
+        let reaper = JoinableThread.start(name: "redis-reaper") { child.reap() }
         switch (reader, reaper) {
         case (.success(let reader), .success(let reaper)):
             reader.detach()
