@@ -93,7 +93,9 @@ public struct HTTPUpstreamFetcher: Fetcher {
         body.reserveCapacity(min(declared ?? 0, client.maxBodyBytes))
         for try await chunk in response.body {
             guard chunk.readableBytes <= client.maxBodyBytes - body.count else { throw tooLarge }
-            body.append(contentsOf: chunk.readableBytesView)
+            // Copied from the buffer's bytes: appending its view instantiated IndexingIterator<ByteBufferView>'s
+            // conformance at run time, a scan of every conformance in the binary on a process's first fetch (perf).
+            chunk.withUnsafeReadableBytes { body.append(contentsOf: $0) }
         }
         return body
     }
