@@ -43,6 +43,9 @@ TARGETS=(
   "swift-async|$BENCH_BIN --port {port}|/async"
   # The full stack: a warm read-through resource (fresh memory hit, answered on the MHD thread).
   "unicache-warm|$BIN_DIR/unicache --port {port} --data-dir $DATA_DIR/warm --log-level warning|/v1/users/alice/subscription"
+  # Raw libmicrohttpd sent warm-jwt's request (its ~700-byte Authorization header): what the bigger request costs
+  # any server, apart from the gate.
+  "baseline-jwt|$BASELINE_BIN {port}|/|baseline|Authorization: Bearer $JWT"
   # The same with --auth jwt and one reused token: the gate's remembered-token look-up on every request.
   "warm-jwt|$BIN_DIR/unicache --port {port} --data-dir $DATA_DIR/jwt --log-level warning --auth jwt --jwt-jwks $DATA_DIR/keys/jwks.json|/v1/users/alice/subscription|baseline|Authorization: Bearer $JWT"
   # The same with the shared Redis tier configured (CONTRACT §6): a fresh memory hit never asks Redis.

@@ -77,14 +77,16 @@ enum MHDConnection {
         name.withCString { name in value.withCString { value in MHD_add_response_header(mhdResponse, name, value) } } == .YES
     }
 
-    /// Every request header, in order, as MHD parsed them.
+    /// Every request header, in order, as MHD parsed them (with their lengths: no `strlen` of a long token).
     static func headers(of connection: OpaquePointer) -> HTTPHeaders {
         var headers = HTTPHeaders()
         withUnsafeMutablePointer(to: &headers) { pointer in
-            _ = MHD_get_connection_values(connection, .HEADER_KIND, { cls, _, key, value in
+            _ = MHD_get_connection_values_n(connection, .HEADER_KIND, { cls, _, key, keySize, value, valueSize in
                 guard let cls, let key else { return .YES }
                 let headers = cls.assumingMemoryBound(to: HTTPHeaders.self)
-                headers.pointee.add(name: String(cString: key), value: value.map { String(cString: $0) } ?? "")
+                let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
+                let text = value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self) }
+                headers.pointee.add(name: name, value: text ?? "")
                 return .YES
             }, pointer)
         }
