@@ -282,23 +282,31 @@ public final class RedisSharedTier: SharedTier {
         while ContinuousClock.now < deadline {
             // Armed before looking: a fill announced while Redis is asked wakes the wait below at once.
             let ticket = waiters.arm(key)
-            do {
-                if let entry = try await load(key) {
-                    waiters.disarm(ticket)
-                    return entry
-                }
-                let held = try await commands.run("lease", ["EXISTS", keys.lock(key)].map(RedisCommands.bytes))
-                if held != .integer(1) {
-                    waiters.disarm(ticket)
-                    return nil
-                }
-            } catch {
+            if case .over(let entry) = await lookForFill(key) {
                 waiters.disarm(ticket)
-                return nil
+                return entry
             }
             await waiters.wait(ticket, atMost: min(configuration.fillPollInterval, deadline - .now))
         }
         return nil
+    }
+
+    /// What one look in Redis says of a fill another instance leads.
+    private enum FillLook {
+        /// The value is stored (or, with nil, the lease is gone or Redis cannot be asked): waiting is over.
+        case over(CacheEntry?)
+        /// No value yet and the lease still held.
+        case pending
+    }
+
+    private func lookForFill(_ key: String) async -> FillLook {
+        do {
+            if let entry = try await load(key) { return .over(entry) }
+            let held = try await commands.run("lease", ["EXISTS", keys.lock(key)].map(RedisCommands.bytes))
+            return held == .integer(1) ? .pending : .over(nil)
+        } catch {
+            return .over(nil)
+        }
     }
 
     // MARK: Statistics

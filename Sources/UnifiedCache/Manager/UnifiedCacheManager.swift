@@ -91,19 +91,19 @@ public final class UnifiedCacheManager: Sendable {
         return current ? entry : nil
     }
 
+    /// Whether `cachedShared` can ever answer: a shared tier and no second tier (fixed for the manager's life).
+    public var readsSharedWithoutTasks: Bool { shared != nil && writer == nil }
+
     /// A shared hit without tasks: with no second tier (whose copy would come first), no pending load of `key` (a
     /// request joins it through `get`) and no fresh value in memory, `key` is asked of the shared tier and
     /// `answer` called on the thread that got the reply (a Redis worker): with a fresh value, promoted into memory
     /// and recorded as a hit, as `get` would; or with `nil`, with nothing recorded, for `get` to decide (a miss,
     /// a stale or refresh-ahead value, a remembered 404, an invalidation or a load of the key that came between).
     /// Returns false, and never calls `answer`, when the read is not offered.
-    /// Whether `cachedShared` can ever answer: a shared tier and no second tier (fixed for the manager's life).
-    public var readsSharedWithoutTasks: Bool { shared != nil && writer == nil }
-
     public func cachedShared(
         key: String, policy: FreshnessPolicy, answer: @escaping @Sendable (CacheResult?) -> Void
     ) -> Bool {
-        guard let shared, writer == nil,
+        guard readsSharedWithoutTasks, let shared,
             let invalidations = state.withLockedValue({ $0.inFlight.isPending(key) ? nil : $0.invalidations })
         else { return false }
         return shared.loadNow(key) { [self] entry in
