@@ -125,14 +125,9 @@ extension RawHTTPClient {
         }
     }
 
-    /// Whether the server closes `socket` (end of input or a reset) before sending anything or the socket's
-    /// 20 s receive timeout.
+    /// Whether the server closes `socket` (end of input or a reset) within 20 s, before sending anything.
     static func closedByServer(_ socket: Int32) async -> Bool {
-        await onThread {
-            var byte: UInt8 = 0
-            let count = recv(socket, &byte, 1, 0)
-            return count == 0 || (count < 0 && errno == ECONNRESET)
-        }
+        await closedByServer(oneOf: [socket]) == [socket]
     }
 
     /// Which of `sockets` the server has closed, once it has closed at least one (or after 20 s: none). All are
