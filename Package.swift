@@ -226,7 +226,7 @@ let package = Package(
         .testTarget(
             name: "MicroHTTPServerTests",
             dependencies: [
-                "MicroHTTPServer", "HTTPRouting", "TLSTestSupport",
+                "MicroHTTPServer", "HTTPRouting", "TLSTestSupport", "CMicroHTTPD",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),

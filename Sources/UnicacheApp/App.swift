@@ -76,10 +76,12 @@ extension App {
     /// One debug line and one metrics update per answered request: the route template, never the path (which
     /// names a user or key), never a body or a token; the request's id.
     static func observer(metrics: ServiceMetrics, logger: Logger) -> RequestObserver {
-        { record in
+        // The captured logger's level is fixed: asked once here, not per request (asking copies its handler).
+        let logsRequests = logger.logLevel <= .debug
+        return { record in
             let route = record.route ?? "unmatched"
             metrics.recordRequest(route: route, status: record.status, duration: record.duration)
-            logger.debug("request", metadata: requestMetadata(record, route: route))
+            if logsRequests { logger.debug("request", metadata: requestMetadata(record, route: route)) }
         }
     }
 

@@ -1,3 +1,4 @@
+import CMicroHTTPD
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -137,5 +138,35 @@ import Testing
             }
             #expect(try await Self.get(port, "/seen", id: "abc").text == "- -")
         }
+    }
+
+    /// A copy given back and lent again carries the new id: written over the old one's bytes when as long (the
+    /// same header), the header replaced when not; either way the copy has one `X-Request-ID` and the template's
+    /// headers.
+    @Test func aLentCopysIDIsRewrittenInPlaceWhenAsLongAndReplacedOtherwise() throws {
+        let response = Response(status: 200, headers: ["X-Shared": "yes"], body: Array(#"{"n":1}"#.utf8))
+        let prepared = try #require(PreparedResponse(response))
+        func lend(_ id: String) throws -> Spare {
+            let requestID = try #require(RequestID(validating: id))
+            return try #require(prepared.lend(carrying: requestID))
+        }
+        func id(of spare: Spare) -> String? {
+            MHD_get_response_header(spare.copy, RequestID.headerName).map { String(cString: $0) }
+        }
+        let template = MHD_get_response_headers(prepared.pointer, nil, nil)
+
+        let first = try lend("aaaa")
+        #expect(id(of: first) == "aaaa")
+        prepared.giveBack(first)
+        let second = try lend("bbbb")
+        #expect(second.copy == first.copy && id(of: second) == "bbbb")
+        #expect(MHD_get_response_headers(second.copy, nil, nil) == template + 1)
+        prepared.giveBack(second)
+        let third = try lend("ccccc")
+        #expect(third.copy == first.copy && id(of: third) == "ccccc")
+        #expect(MHD_get_response_headers(third.copy, nil, nil) == template + 1)
+        #expect(MHD_get_response_header(third.copy, "X-Shared").map { String(cString: $0) } == "yes")
+        prepared.giveBack(third)
+        #expect(prepared.spareCount == 1)
     }
 }

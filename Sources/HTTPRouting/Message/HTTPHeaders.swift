@@ -24,6 +24,11 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         self.init(elements)
     }
 
+    /// Room for `count` fields without growing (a parser that knows how many come).
+    public mutating func reserveCapacity(_ count: Int) {
+        fields.reserveCapacity(count)
+    }
+
     public var count: Int { fields.count }
     public var isEmpty: Bool { fields.isEmpty }
 
@@ -33,10 +38,8 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     /// The first value of the named field, if any.
     public subscript(name: String) -> String? {
-        for field in fields where field.name.equalsIgnoringASCIICase(name) {
-            return field.value
-        }
-        return nil
+        // `firstIndex(where:)` lends each field to the test (a `for` loop copied it: four reference counts a field).
+        fields.firstIndex { $0.name.equalsIgnoringASCIICase(name) }.map { fields[$0].value }
     }
 
     /// Every value of the named field, in order.

@@ -23,9 +23,9 @@ enum MHDConnection {
             guard let requestID = context.requestID else {
                 return withExtendedLifetime(prepared) { MHD_queue_response(context.connection, status, prepared.pointer) }
             }
-            guard let copy = prepared.lend(carrying: requestID) else { return .NO }
-            let result = MHD_queue_response(context.connection, status, copy)
-            let lent = LentResponse(prepared: prepared, spare: Spare(copy: copy, requestID: requestID))
+            guard let spare = prepared.lend(carrying: requestID) else { return .NO }
+            let result = MHD_queue_response(context.connection, status, spare.copy)
+            let lent = LentResponse(prepared: prepared, spare: spare)
             if result == .YES {
                 context.lent = lent
             } else {
@@ -77,9 +77,11 @@ enum MHDConnection {
         name.withCString { name in value.withCString { value in MHD_add_response_header(mhdResponse, name, value) } } == .YES
     }
 
-    /// Every request header, in order, as MHD parsed them (with their lengths: no `strlen` of a long token).
+    /// Every request header, in order, as MHD parsed them (with their lengths: no `strlen` of a long token), in
+    /// one allocation (MHD counts them first: no iterator).
     static func headers(of connection: OpaquePointer) -> HTTPHeaders {
         var headers = HTTPHeaders()
+        headers.reserveCapacity(Int(MHD_get_connection_values_n(connection, .HEADER_KIND, nil, nil)))
         withUnsafeMutablePointer(to: &headers) { pointer in
             _ = MHD_get_connection_values_n(connection, .HEADER_KIND, { cls, _, key, keySize, value, valueSize in
                 guard let cls, let key else { return .YES }
@@ -158,17 +160,12 @@ final class PreparedResponse: @unchecked Sendable {
 
     /// A copy carrying `requestID` for one request, to be given back (`giveBack`) once MHD is done with it; nil
     /// when MHD cannot allocate one.
-    func lend(carrying requestID: RequestID) -> OpaquePointer? {
+    func lend(carrying requestID: RequestID) -> Spare? {
         if let spare = spares.withLock(announcingTo: self, { $0.popLast() }) {
-            let replaced = spare.requestID.value.withCString { old in
-                MHD_del_response_header(spare.copy, RequestID.headerName, old)
-            }
-            if replaced == .YES, MHDConnection.add(RequestID.headerName, requestID.value, to: spare.copy) {
-                return spare.copy
-            }
+            if let lent = spare.carrying(requestID) { return lent }
             MHD_destroy_response(spare.copy)
         }
-        return copy(adding: requestID)
+        return copy(adding: requestID).map { Spare(copy: $0, requestID: requestID) }
     }
 
     /// Takes back a copy `lend` gave once no connection reads it (its request completed, or queueing it failed).
@@ -205,6 +202,30 @@ final class PreparedResponse: @unchecked Sendable {
 struct Spare: @unchecked Sendable {
     let copy: OpaquePointer
     let requestID: RequestID
+
+    /// This copy carrying `requestID` instead, or nil when MHD refuses the header (the copy is then the caller's
+    /// to destroy). An id as long as the one it replaces (generated ids are, for 62ⁿ requests at a time) is
+    /// written over the old one's bytes: libmicrohttpd 0.9.75 keeps a header's value in its own malloc'd copy,
+    /// returned by `MHD_get_response_header`, and reads it with the length it measured when the header was added
+    /// (`add_response_entry` in response.c, `add_user_headers` in connection.c), only while it builds an answer's
+    /// header block, which no connection does with a copy no request holds. Any other id replaces the header
+    /// (three frees, three allocations).
+    func carrying(_ requestID: RequestID) -> Spare? {
+        var new = requestID.value
+        let rewritten = new.withUTF8 { new in
+            guard let old = MHD_get_response_header(copy, RequestID.headerName),
+                  strlen(old) == new.count, let base = new.baseAddress
+            else { return false }
+            UnsafeMutableRawPointer(mutating: old).copyMemory(from: base, byteCount: new.count)
+            return true
+        }
+        if rewritten { return Spare(copy: copy, requestID: requestID) }
+        let removed = self.requestID.value.withCString { old in
+            MHD_del_response_header(copy, RequestID.headerName, old)
+        }
+        guard removed == .YES, MHDConnection.add(RequestID.headerName, requestID.value, to: copy) else { return nil }
+        return Spare(copy: copy, requestID: requestID)
+    }
 }
 
 /// A prepared response's copy lent to one request (it keeps the prepared response, and so the body, alive).

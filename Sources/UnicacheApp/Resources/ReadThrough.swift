@@ -9,10 +9,24 @@ struct ReadThrough: Sendable {
     let fetchers: FetcherSet
     let clock: any WallClock
     let ttl: TTLTable
-    /// Each domain's upstream gate, asked whether it refuses at once (then a stale memory copy answers here too).
-    var gates: UpstreamGates?
+    /// Whether the upstream of a namespace refuses a fetch at once (then a stale memory copy answers here too); nil
+    /// without gates. Made once: a closure made per read was an allocation on the warm path.
+    private let refusal: (@Sendable (_ namespace: String) -> UpstreamRefusal?)?
     /// Answers to plain requests, rendered once a second per target.
     let answers = RenderedAnswers()
+
+    /// `gates`: each domain's upstream gate, asked by `refusal`.
+    init(cache: UnifiedCacheManager, fetchers: FetcherSet, clock: any WallClock, ttl: TTLTable, gates: UpstreamGates?) {
+        self.cache = cache
+        self.fetchers = fetchers
+        self.clock = clock
+        self.ttl = ttl
+        if let gates {
+            refusal = { namespace in Self.domains[namespace].flatMap { gates[$0].refusesAtOnce() } }
+        } else {
+            refusal = nil
+        }
+    }
 
     /// The domain of each read-through namespace.
     private static let domains = Dictionary(
@@ -51,12 +65,6 @@ struct ReadThrough: Sendable {
         return answers.shortcut(method: method, target: target, headers: headers, now: now) { key, policy in
             cache.cachedFresh(key: key, policy: policy, now: now, refusal: refusal)
         }
-    }
-
-    /// Whether the upstream of a namespace refuses a fetch at once (nil without gates).
-    private var refusal: ((_ namespace: String) -> UpstreamRefusal?)? {
-        guard let gates else { return nil }
-        return { namespace in Self.domains[namespace].flatMap { gates[$0].refusesAtOnce() } }
     }
 
     func handle(_ resource: Resource, _ request: Request) async throws(Problem) -> Response {
