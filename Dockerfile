@@ -51,8 +51,10 @@ RUN apt-get update \
 COPY --from=build /out/ /usr/local/bin/
 # Access (CONTRACT §8): the image listens on 0.0.0.0, where protected mode would refuse every client outside the
 # container (published ports arrive from the bridge, not loopback). It asks a bearer JWT instead and fails closed:
-# without UNICACHE_JWT_JWKS (a mounted JWKS file or an https URL) it stops at start-up naming --jwt-jwks. On a
-# network where anyone who reaches the port may read everyone's data, choose that with -e UNICACHE_AUTH=none.
+# without UNICACHE_JWT_JWKS (a mounted JWKS file or an https URL) and UNICACHE_JWT_AUDIENCE (the aud your identity
+# provider mints this service's tokens for) it stops at start-up naming the flag. On a network where anyone who
+# reaches the port may read everyone's data, choose that with -e UNICACHE_AUTH=none. The admin token is best given
+# as a mounted file (-e UNICACHE_ADMIN_TOKEN_FILE=/run/secrets/admin-token, mode 600 or 400, owned by uid 10001).
 ENV UNICACHE_HOST=0.0.0.0 \
     UNICACHE_PORT=8080 \
     UNICACHE_DATA_DIR=/data \

@@ -51,6 +51,8 @@ let package = Package(
         .target(name: "Breaker", swiftSettings: strict),
         // glibc's <malloc.h> (mallopt, malloc_trim, mallinfo2): the service bounds what the allocator keeps.
         .systemLibrary(name: "CMalloc"),
+        // prctl(2) (variadic in C): the service makes itself not dumpable when it holds secrets.
+        .systemLibrary(name: "CProcess"),
         // Non-variadic C wrappers for what Swift cannot call directly.
         // GnuTLS (libmicrohttpd's TLS library, libgnutls28-dev) checks a certificate and key before a TLS daemon starts.
         .target(name: "CMicroHTTPDShim", dependencies: ["CMicroHTTPD"], linkerSettings: [.linkedLibrary("gnutls")]),
@@ -132,7 +134,7 @@ let package = Package(
         .target(
             name: "UnicacheApp",
             dependencies: [
-                "CMalloc", "UnifiedCache", "UpstreamGate", "DiskTier", "RedisTier", "RedisClient", "HTTPRouting", "MicroHTTPServer",
+                "CMalloc", "CProcess", "UnifiedCache", "UpstreamGate", "DiskTier", "RedisTier", "RedisClient", "HTTPRouting", "MicroHTTPServer",
                 "Access",
                 "Sealing",
                 .product(name: "Logging", package: "swift-log"),

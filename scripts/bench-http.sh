@@ -47,7 +47,7 @@ TARGETS=(
   # any server, apart from the gate.
   "baseline-jwt|$BASELINE_BIN {port}|/|baseline|Authorization: Bearer $JWT"
   # The same with --auth jwt and one reused token: the gate's remembered-token look-up on every request.
-  "warm-jwt|$BIN_DIR/unicache --port {port} --data-dir $DATA_DIR/jwt --log-level warning --auth jwt --jwt-jwks $DATA_DIR/keys/jwks.json|/v1/users/alice/subscription|baseline|Authorization: Bearer $JWT"
+  "warm-jwt|$BIN_DIR/unicache --port {port} --data-dir $DATA_DIR/jwt --log-level warning --auth jwt --jwt-jwks $DATA_DIR/keys/jwks.json --jwt-audience unicache|/v1/users/alice/subscription|baseline|Authorization: Bearer $JWT"
   # The same with the shared Redis tier configured (CONTRACT §6): a fresh memory hit never asks Redis.
   "warm-redis|$BIN_DIR/unicache --port {port} --data-dir $DATA_DIR/redis --log-level warning --redis redis://127.0.0.1:$REDIS_PORT|/v1/users/alice/subscription"
   # A cold key while its domain's circuit is open (CONTRACT §7): the upstream refuses connections (nothing listens on

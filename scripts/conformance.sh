@@ -74,7 +74,7 @@ mkdir -p "$WORK/data"
 python3 scripts/dev-token.py keygen "$WORK/keys" >/dev/null
 JWT="$(python3 scripts/dev-token.py mint "$WORK/keys" --sub conformance --scope "unicache:read unicache:admin" --ttl 3600)"
 # The tokens go through the environment, not the command line (which `ps` shows).
-start_service env UNICACHE_ADMIN_TOKEN="$TOKEN" UNICACHE_AUTH=jwt UNICACHE_JWT_JWKS="$WORK/keys/jwks.json" \
+start_service env UNICACHE_ADMIN_TOKEN="$TOKEN" UNICACHE_AUTH=jwt UNICACHE_JWT_JWKS="$WORK/keys/jwks.json" UNICACHE_JWT_AUDIENCE=unicache \
   "$BIN" --host 127.0.0.1 --port 0 --data-dir "$WORK/data" --demo-latency 0ms
 BASE="http://127.0.0.1:${SERVICE_PORT}"
 echo "service at ${BASE}"

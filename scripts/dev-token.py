@@ -4,8 +4,9 @@
   scripts/dev-token.py keygen DIR            an RS256 key pair: DIR/signing-key.pem (private, mode 0600) and
                                              DIR/jwks.json (the public JWK Set to give to --jwt-jwks)
   scripts/dev-token.py mint DIR --sub alice [--scope "unicache:read unicache:admin"] [--ttl 3600]
-                                            [--iss ISSUER] [--aud AUDIENCE] [--kid dev-1]
-                                             prints a signed token (RS256, kid dev-1)
+                                            [--iss ISSUER] [--aud unicache] [--kid dev-1]
+                                             prints a signed token (RS256, kid dev-1) for the audience
+                                             `unicache` (give the service --jwt-audience unicache)
 
 For development and tests only: a real deployment takes its tokens from its identity provider.
 """
@@ -70,7 +71,7 @@ def main() -> int:
     minting.add_argument("--scope")
     minting.add_argument("--ttl", type=int, default=3600)
     minting.add_argument("--iss")
-    minting.add_argument("--aud")
+    minting.add_argument("--aud", default="unicache", help="the token's aud (default unicache; '' for none)")
     minting.add_argument("--kid", default=KID)
     args = parser.parse_args()
     if args.command == "keygen":

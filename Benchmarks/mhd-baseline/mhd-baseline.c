@@ -14,7 +14,10 @@
 #include <unistd.h>
 
 /* The same as unicache_mhd_tls_priorities (Sources/CMicroHTTPDShim/tls.c). */
-static const char tls_priorities[] = "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2";
+/* The service's priorities (Sources/CMicroHTTPDShim/tls.c): ECDHE + AEAD only in TLS 1.2, no SHA-1 signatures. */
+static const char tls_priorities[] =
+    "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:-CIPHER-ALL:+AES-256-GCM:"
+    "+AES-128-GCM:+CHACHA20-POLY1305:-MAC-ALL:+AEAD:-SIGN-RSA-SHA1:-SIGN-ECDSA-SHA1:-SIGN-DSA-SHA1";
 
 /* The whole file, NUL-terminated (MHD reads PEM as a C string); exits on failure. */
 static char *read_file(const char *path) {

@@ -8,11 +8,17 @@ import Darwin
 /// ring's checks are spaced by. Injected so tests move time instead of sleeping.
 public protocol AccessClock: Sendable {
     func now() -> Double
+    /// Suspends for `seconds` of this clock's time (a URL JWKS's refresh timer); throws when cancelled.
+    func sleep(seconds: Double) async throws
 }
 
 /// The real-time clock (`CLOCK_REALTIME`).
 public struct SystemAccessClock: AccessClock {
     public init() {}
+
+    public func sleep(seconds: Double) async throws {
+        try await Task.sleep(for: .seconds(seconds))
+    }
 
     public func now() -> Double {
         var spec = timespec()

@@ -16,13 +16,15 @@ public struct AccessSettings: Sendable, Equatable {
     public var jwksRefresh: Duration
     /// `--jwt-issuer`: when set, `iss` must equal it.
     public var issuer: String?
-    /// `--jwt-audience`: when set, `aud` must contain it.
+    /// `--jwt-audience`: `aud` must contain it; `nil` only after `--jwt-audience any` (or without `--auth jwt`).
     public var audience: String?
     /// `--jwt-user-claim`: the claim naming the token's user.
     public var userClaim: String
     /// `--jwt-leeway`: clock skew allowed for `exp`, `nbf`, `iat`.
     public var leeway: Duration
 
+    /// `--jwt-audience any`: the explicit opt-out of the audience check (a start-up warning says what it accepts).
+    public static let anyAudience = "any"
     public static let defaultRefresh = Duration.seconds(600)
     public static let defaultLeeway = Duration.seconds(60)
 

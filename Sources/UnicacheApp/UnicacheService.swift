@@ -6,6 +6,7 @@ import UnifiedCache
 public enum UnicacheService {
     public static func run(configuration: UnicacheConfiguration, logger: Logger) async throws {
         MemoryReclaimer.limitArenas(logger: logger)
+        if ProcessHardening.holdsSecrets(configuration) { ProcessHardening.forbidCoreDumps(logger: logger) }
         let application = try await Application.build(configuration, logger: logger)
         // The server binds (and logs `listening on …`) inside the group, after the group has trapped
         // SIGTERM/SIGINT: a signal right after the start-up line is a graceful shutdown, never a kill.

@@ -8,7 +8,8 @@ import Testing
     static func token(_ value: String?) -> Substring? {
         var headers = HTTPHeaders()
         if let value { headers.add(name: "Authorization", value: value) }
-        return BearerToken.from(headers)
+        guard case .token(let token) = BearerToken.credential(headers) else { return nil }
+        return token
     }
 
     @Test(arguments: [

@@ -2,21 +2,18 @@ import HTTPRouting
 
 extension AccessControl {
     /// `--auth jwt`: the admin token (admin requests only), else a remembered or freshly verified JWT.
-    func decideBearer(_ scope: RequestScope, headers: HTTPHeaders) -> Admission {
-        guard let token = BearerToken.from(headers) else { return deny(.missing, Denial.missing()) }
+    func decideBearer(_ scope: RequestScope, credential: BearerToken.Credential) -> Admission {
+        guard case .token(let token) = credential else { return deny(.missing, Denial.missing()) }
         if case .admin = scope, let adminToken, AdminToken.equal(Array(token.utf8), adminToken) { return allow() }
         guard let keyRing else { return deny(.invalid, Denial.invalid("no keys")) }
         let now = clock.now()
         let (keys, checkDue) = keyRing.current(now: now)
         if checkDue {
-            guard keyRing.source.isRemote else {
-                // A file: this request looks (a stat, a read when it changed) before it is decided.
-                return .wait { [self] in
-                    await keyRing.reload()
-                    return await answer(decideToken(token, scope: scope, keys: keyRing.keys, now: clock.now(), mayRefetch: true))
-                }
+            // A file: this request looks (a stat, a read when it changed) before it is decided.
+            return .wait { [self] in
+                await keyRing.reload()
+                return await answer(decideToken(token, scope: scope, keys: keyRing.keys, now: clock.now(), mayRefetch: true))
             }
-            Task { await keyRing.reload() }
         }
         return decideToken(token, scope: scope, keys: keys, now: now, mayRefetch: true)
     }
@@ -51,7 +48,7 @@ extension AccessControl {
         statistics.signatureChecks.add(1, ordering: .relaxed)
         let result = verifier.verify(text, keys: keys, now: now)
         if case .success(let verified) = result {
-            remembered.remember(text, verified, generation: keys.generation, now: now)
+            remembered.remember(text, verified, generation: keys.generation)
         }
         return result
     }
@@ -61,7 +58,7 @@ extension AccessControl {
         case .open:
             return .pass
         case .read(let user):
-            guard verified.canReadAll || verified.user.map({ $0 == user }) == true else {
+            guard verified.canReadAll || BytewiseEquality.matches(verified.user, user) else {
                 return deny(.forbidden, Denial.forbidden("another user's data", scope: VerifiedToken.readScope))
             }
             return allow()

@@ -58,19 +58,22 @@ public final class AccessControl: Sendable {
     public func decide(method: HTTPMethod, target: String, headers: HTTPHeaders, clientAddress: ClientAddress) -> Admission {
         let scope = RequestScope(method: method, target: target)
         if case .open = scope { return .pass }
+        let credential = BearerToken.credential(headers)
+        // In every mode (CONTRACT §8.9): which of two credentials counts would be a guess.
+        if case .repeated = credential { return .answer(BearerToken.repeatedProblem()) }
         switch mode {
         case .none:
             return allow()
         case .protected:
             return clientAddress.isLoopback ? allow() : deny(.protected, Denial.protected())
         case .jwt:
-            return decideBearer(scope, headers: headers)
+            return decideBearer(scope, credential: credential)
         }
     }
 
     /// Whether the request's bearer token is a valid JWT with the scope `unicache:admin` (never in other modes).
     public func grantsAdmin(_ headers: HTTPHeaders) -> Bool {
-        guard mode == .jwt, let keyRing, let token = BearerToken.from(headers),
+        guard mode == .jwt, let keyRing, case .token(let token) = BearerToken.credential(headers),
               case .success(let verified) = grant(token, keys: keyRing.keys, now: clock.now())
         else { return false }
         return verified.isAdmin

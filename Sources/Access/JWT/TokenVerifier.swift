@@ -25,17 +25,17 @@ struct TokenVerifier: Sendable {
         guard bytes.count <= Self.maximumLength else { throw .invalid("token too long") }
         let parts = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard parts.count == 3 else { throw .invalid("not a compact JWS") }
-        guard let headerBytes = Base64URL.decode(parts[0]), let header = JSONValue.object(headerBytes) else {
-            throw .invalid("malformed header")
-        }
+        guard let headerBytes = Base64URL.decode(parts[0]) else { throw .invalid("malformed header") }
+        guard !DuplicateMembers.found(in: headerBytes) else { throw .invalid("a header member is repeated") }
+        guard let header = JSONValue.object(headerBytes) else { throw .invalid("malformed header") }
         let algorithm = try algorithm(header, keys: keys)
         guard !parts[2].isEmpty else { throw .invalid("unsigned token") }
         guard let signature = Base64URL.decode(parts[2]) else { throw .invalid("malformed signature") }
         let signingInput = bytes[..<(parts[0].count + 1 + parts[1].count)]
         guard (try? algorithm.verify(signature, signs: signingInput)) == true else { throw .invalid("bad signature") }
-        guard let payloadBytes = Base64URL.decode(parts[1]), let claims = JSONValue.object(payloadBytes) else {
-            throw .invalid("malformed claims")
-        }
+        guard let payloadBytes = Base64URL.decode(parts[1]) else { throw .invalid("malformed claims") }
+        guard !DuplicateMembers.found(in: payloadBytes) else { throw .invalid("a claim is repeated") }
+        guard let claims = JSONValue.object(payloadBytes) else { throw .invalid("malformed claims") }
         return try grant(claims, now: now)
     }
 
@@ -75,12 +75,16 @@ struct TokenVerifier: Sendable {
             guard let iat = iat.number else { throw .invalid("malformed iat") }
             guard iat <= now + leeway else { throw .invalid("issued in the future (iat)") }
         }
-        if let issuer, claims["iss"]?.string != issuer { throw .invalid("wrong issuer") }
-        if let audience, !(claims["aud"]?.strings ?? []).contains(audience) { throw .invalid("wrong audience") }
+        // Byte equality (CONTRACT §8.9): `String ==` would take canonically equivalent text for the same.
+        if let issuer, !BytewiseEquality.matches(claims["iss"]?.string, issuer) { throw .invalid("wrong issuer") }
+        if let audience, !(claims["aud"]?.strings ?? []).contains(where: { BytewiseEquality.equal($0, audience) }) {
+            throw .invalid("wrong audience")
+        }
         let scopes = Self.scopes(claims)
         return VerifiedToken(
-            user: claims[userClaim]?.string, canReadAll: scopes.contains(VerifiedToken.readScope),
-            isAdmin: scopes.contains(VerifiedToken.adminScope), acceptedUntil: exp + leeway)
+            user: claims[userClaim]?.string,
+            canReadAll: scopes.contains { BytewiseEquality.equal($0, VerifiedToken.readScope) },
+            isAdmin: scopes.contains { BytewiseEquality.equal($0, VerifiedToken.adminScope) }, acceptedUntil: exp + leeway)
     }
 
     /// `scope` (a space-separated string, RFC 8693) and `scp` (an array, or a string).

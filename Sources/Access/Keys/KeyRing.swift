@@ -1,8 +1,9 @@
 import Logging
 import NIOConcurrencyHelpers
 
-/// The current key set and when to look at its source again (CONTRACT §8.5). Requests read the set without
-/// waiting; a due check is claimed by one request (`claimCheck`), and reloads run one at a time.
+/// The current key set and when to look at its source again (CONTRACT §8.5, §8.9). Requests read the set without
+/// waiting. A file is looked at by the first request after a second has passed; a URL is fetched by a timer every
+/// `--jwt-jwks-refresh`, whether or not requests arrive, and at once for an unknown `kid`. Reloads run one at a time.
 final class KeyRing: Sendable {
     /// An unknown `kid` fetches a URL JWKS again at most this often (seconds).
     static let unknownKeyInterval = 30.0
@@ -14,11 +15,11 @@ final class KeyRing: Sendable {
         var lastCheck: Double
         var lastUnknownKeyFetch: Double = -.infinity
         var reload: Task<Void, Never>?
+        /// A URL's refresh timer, cancelled with the ring.
+        var timer: Task<Void, Never>?
     }
 
     let source: any JWKSSource
-    /// Seconds between checks: a second for a file, `--jwt-jwks-refresh` for a URL.
-    let checkInterval: Double
     private let clock: any AccessClock
     private let statistics: AccessStatistics
     private let logger: Logger
@@ -33,21 +34,37 @@ final class KeyRing: Sendable {
         guard let document = try await source.read() else { throw KeySetError("the JWKS source returned nothing") }
         let keys = try await KeySet.load(document, generation: 0)
         self.source = source
-        self.checkInterval = source.isRemote ? refresh.seconds : Self.fileCheckInterval
         self.clock = clock
         self.statistics = statistics
         self.logger = logger
         self.changed = changed
         self.state = NIOLockedValueBox(State(keys: keys, lastCheck: clock.now()))
+        if source.isRemote { startTimer(every: refresh.seconds) }
+    }
+
+    deinit {
+        state.withLockedValue { $0.timer?.cancel() }
+    }
+
+    /// Fetches a URL again every `interval` until the ring goes away (the task holds it weakly).
+    private func startTimer(every seconds: Double) {
+        let timer = Task { [weak self, clock] in
+            while !Task.isCancelled {
+                do { try await clock.sleep(seconds: seconds) } catch { return }
+                guard let self else { return }
+                await self.reload()
+            }
+        }
+        state.withLockedValue { $0.timer = timer }
     }
 
     var keys: KeySet { state.withLockedValue { $0.keys } }
 
-    /// The keys, and whether this caller is the one that finds a check due (it then calls `reload()`: a URL in
-    /// the background, a file before deciding). One lock per request.
+    /// The keys, and whether this caller is the one that finds a file's check due (it then calls `reload()` before
+    /// deciding). A URL's checks are its timer's: never due for a request. One lock per request.
     func current(now: Double) -> (keys: KeySet, checkDue: Bool) {
         state.withLockedValue { state in
-            guard now - state.lastCheck >= checkInterval else { return (state.keys, false) }
+            guard !source.isRemote, now - state.lastCheck >= Self.fileCheckInterval else { return (state.keys, false) }
             state.lastCheck = now
             return (state.keys, true)
         }

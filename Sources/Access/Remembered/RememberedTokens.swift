@@ -17,48 +17,67 @@ final class RememberedTokens: Sendable {
         let token: String
         let grant: VerifiedToken
         let generation: Int
+        /// Which remember made it: its place in the insertion ring is `order % capacity`.
+        let order: Int
+    }
+
+    /// The table and the order its entries came in. When full, the oldest remembered token goes (first in, first
+    /// out): one ring slot looked at per new token, never a scan of the table (CONTRACT §8.9).
+    private struct State {
+        var table: [Int: Entry] = [:]
+        /// For each ring position, the table slot and order of the entry put there (stale once that entry left).
+        var ring: [(slot: Int, order: Int)]
+        var nextOrder = 0
+
+        init(capacity: Int) { ring = Array(repeating: (slot: 0, order: -1), count: capacity) }
     }
 
     static let defaultCapacity = 10_000
 
     let capacity: Int
-    private let table = NIOLockedValueBox<[Int: Entry]>([:])
+    private let state: NIOLockedValueBox<State>
 
     init(capacity: Int = defaultCapacity) {
-        self.capacity = capacity
+        self.capacity = max(capacity, 1)
+        state = NIOLockedValueBox(State(capacity: max(capacity, 1)))
     }
 
     /// The remembered grant of `token` if it was verified under key set `generation` and is not past its time.
     func lookup(_ token: Substring, generation: Int, now: Double) -> VerifiedToken? {
         let slot = Self.slot(token)
-        return table.withLockedValue { table in
-            guard let entry = table[slot], Self.same(entry.token, token) else { return nil }
+        return state.withLockedValue { state in
+            guard let entry = state.table[slot], Self.same(entry.token, token) else { return nil }
             guard entry.generation == generation, now < entry.grant.acceptedUntil else {
-                table[slot] = nil
+                state.table[slot] = nil
                 return nil
             }
             return entry.grant
         }
     }
 
-    /// Remembers a grant; when full, expired tokens go first, then an arbitrary one.
-    func remember(_ token: String, _ grant: VerifiedToken, generation: Int, now: Double) {
+    /// Remembers a grant; when full, the token remembered longest ago is forgotten to make room. Every live entry
+    /// holds its own ring position, so the table never outgrows the ring.
+    func remember(_ token: String, _ grant: VerifiedToken, generation: Int) {
         let slot = Self.slot(Substring(token))
-        table.withLockedValue { table in
-            if table.count >= capacity, table[slot] == nil {
-                table = table.filter { $0.value.generation == generation && now < $0.value.grant.acceptedUntil }
-                if table.count >= capacity, let any = table.keys.first { table[any] = nil }
+        state.withLockedValue { state in
+            let order = state.nextOrder
+            state.nextOrder += 1
+            let position = order % capacity
+            let previous = state.ring[position]
+            if previous.order >= 0, state.table[previous.slot]?.order == previous.order {
+                state.table[previous.slot] = nil
             }
-            table[slot] = Entry(token: token, grant: grant, generation: generation)
+            state.ring[position] = (slot, order)
+            state.table[slot] = Entry(token: token, grant: grant, generation: generation, order: order)
         }
     }
 
     /// The keys changed: nothing verified under the old ones is used again.
     func forgetAll() {
-        table.withLockedValue { $0.removeAll() }
+        state.withLockedValue { $0.table.removeAll() }
     }
 
-    var count: Int { table.withLockedValue { $0.count } }
+    var count: Int { state.withLockedValue { $0.table.count } }
 
     private static func slot(_ token: Substring) -> Int {
         var hasher = Hasher()

@@ -20,9 +20,9 @@ struct AdminAuth: Sendable {
                 detail: "Admin endpoints are disabled: start unicache with --admin-token TOKEN or set UNICACHE_ADMIN_TOKEN.",
                 type: Problem.typeURI("admin-disabled"))
         }
-        guard let header = request.headers["Authorization"], header.count > 7,
-            header.prefix(7).lowercased() == "bearer ",
-            AdminToken.equal(Array(header.utf8.dropFirst(7)), token)
+        // The access decision's own parser: `Bearer` and one or more spaces, whatever the mode (CONTRACT §8.9).
+        guard case .token(let presented) = BearerToken.credential(request.headers),
+            AdminToken.equal(Array(presented.utf8), token)
         else {
             throw Problem.unauthorized(detail: "A valid bearer token is required: Authorization: Bearer TOKEN.")
         }

@@ -20,7 +20,45 @@ enum AccessStartup {
             throw ConfigurationError(message: error.description)
         }
         logger.info("access mode \(settings.mode.rawValue)", metadata: metadata(settings, keys: access.snapshot.keys))
+        for warning in warnings(settings) { logger.warning("\(warning)") }
         return access
+    }
+
+    /// What an operator should know about a JWT set-up that works but is weaker than it could be (CONTRACT §8.9).
+    static func warnings(_ settings: AccessSettings) -> [String] {
+        guard settings.mode == .jwt else { return [] }
+        var warnings: [String] = []
+        if settings.audience == nil {
+            warnings.append(
+                "--jwt-audience any: tokens minted for any other API of the same issuer (ID tokens included) are "
+                    + "accepted too; name this service's audience to refuse them")
+        }
+        if let jwks = settings.jwks, let host = plainHTTPHost(jwks), !isLoopback(host) {
+            warnings.append(
+                "--jwt-jwks: the JWKS is fetched over plain http:// from \(host): whoever is on the network path can "
+                    + "substitute keys and mint tokens; use https://")
+        }
+        return warnings
+    }
+
+    /// The host of an `http://` URL (not `https://`), without user information or port.
+    private static func plainHTTPHost(_ url: String) -> String? {
+        guard url.lowercased().hasPrefix("http://") else { return nil }
+        var rest = url.dropFirst("http://".count)
+        rest = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
+        if rest.hasPrefix("["), let close = rest.firstIndex(of: "]") {
+            return String(rest[rest.index(after: rest.startIndex)..<close])
+        }
+        return String(rest.prefix { $0 != ":" })
+    }
+
+    /// `localhost`, 127.0.0.0/8 and `::1`.
+    private static func isLoopback(_ host: String) -> Bool {
+        let lowered = host.lowercased()
+        if lowered == "localhost" || lowered == "::1" || lowered.hasSuffix(".localhost") { return true }
+        let octets = lowered.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
     }
 
     /// What the start-up line shows: the mode and, with JWT, where keys come from (a URL without its query).

@@ -14,7 +14,7 @@ public struct AccessOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("jwt-issuer"), help: ArgumentHelp("When set, a token's iss must equal it (env UNICACHE_JWT_ISSUER, default none).", valueName: "issuer"))
     public var issuer: String?
 
-    @Option(name: .customLong("jwt-audience"), help: ArgumentHelp("When set, a token's aud must contain it (env UNICACHE_JWT_AUDIENCE, default none).", valueName: "audience"))
+    @Option(name: .customLong("jwt-audience"), help: ArgumentHelp("The audience a token's aud must contain; required by --auth jwt, or any to accept every audience (env UNICACHE_JWT_AUDIENCE).", valueName: "audience|any"))
     public var audience: String?
 
     @Option(name: .customLong("jwt-user-claim"), help: ArgumentHelp("The claim naming a token's user (env UNICACHE_JWT_USER_CLAIM, default sub).", valueName: "claim"))

@@ -24,6 +24,16 @@ extension ServeOptions {
         if settings.mode != .jwt, settings.jwks != nil {
             throw ConfigurationError(message: "--jwt-jwks: the keys are used only with --auth jwt (add --auth jwt, or drop --jwt-jwks)")
         }
+        if settings.mode == .jwt {
+            // RFC 8725 §3.9: without an audience, a token minted for any other API of the issuer is accepted here.
+            guard let audience = settings.audience else {
+                throw ConfigurationError(
+                    message: "--jwt-audience: --auth jwt needs the audience its tokens are minted for (the API identifier "
+                        + "your identity provider puts in aud, e.g. --jwt-audience https://api.example/unicache), or "
+                        + "--jwt-audience any to accept tokens minted for any API of the issuer")
+            }
+            if audience == AccessSettings.anyAudience { settings.audience = nil }
+        }
         return settings
     }
 }

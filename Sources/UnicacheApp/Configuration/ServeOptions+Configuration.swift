@@ -1,4 +1,5 @@
 import RedisClient
+import Sealing
 
 extension ServeOptions {
     /// Checks every value (flag, else `UNICACHE_` variable from `environment`, else the default) and builds the configuration.
@@ -62,7 +63,7 @@ extension ServeOptions {
         let keyFile = resolver.text(flag: encryptionKeys, named: "--encryption-keys")
         return UnicacheConfiguration(
             server: server, cache: cache, upstreams: upstreamSettings,
-            admin: AdminSettings(token: try Self.adminToken(adminToken, resolver: resolver)), log: log, shared: shared,
+            admin: AdminSettings(token: try Self.adminToken(adminToken, file: adminTokenFile, resolver: resolver)), log: log, shared: shared,
             access: try accessSettings(resolver: resolver),
             encryption: EncryptionSettings(keyFile: keyFile?.text, source: keyFile?.source ?? "--encryption-keys"))
     }
@@ -87,10 +88,41 @@ extension ServeOptions {
         return text
     }
 
-    /// The token is never echoed in an error.
-    static func adminToken(_ flagValue: String?, resolver: SettingResolver) throws(ConfigurationError) -> String? {
-        guard let (text, source) = resolver.text(flag: flagValue, named: "--admin-token") else { return nil }
-        let token = text.trimmingWhitespace()
+    /// `--admin-token`, or `--admin-token-file` (CONTRACT §8.9), not both. The token is never echoed in an error.
+    static func adminToken(
+        _ flagValue: String?, file fileFlagValue: String?, resolver: SettingResolver
+    ) throws(ConfigurationError) -> String? {
+        let given = resolver.text(flag: flagValue, named: "--admin-token")
+        let file = resolver.text(flag: fileFlagValue, named: "--admin-token-file")
+        if let given, let file {
+            throw ConfigurationError(
+                message: "\(file.source): given with \(given.source) (choose one: the file keeps the token off the command line)")
+        }
+        if let file { return try adminToken(fromFile: file) }
+        guard let (text, source) = given else { return nil }
+        return try checkedAdminToken(text.trimmingWhitespace(), source: source)
+    }
+
+    /// The token in a secret file: mode 600 or 400, one trailing newline (`\n` or `\r\n`) not part of it.
+    static func adminToken(fromFile file: (text: String, source: String)) throws(ConfigurationError) -> String {
+        let path = ConfigurationError.quoted(file.text)
+        let bytes: [UInt8]
+        do {
+            bytes = try SecretFile.contents(of: file.text, limit: 4096)
+        } catch {
+            let advice = if case .tooOpen = error { "chmod 600 \(file.text)" } else { "a file holding the token alone" }
+            throw ConfigurationError(message: "\(file.source): \(path) \(error) (\(advice))")
+        }
+        var token = bytes[...]
+        if token.last == UInt8(ascii: "\n") { token = token.dropLast() }
+        if token.last == UInt8(ascii: "\r") { token = token.dropLast() }
+        guard let text = String(validating: token, as: UTF8.self) else {
+            throw ConfigurationError(message: "\(file.source): \(path) is not UTF-8 text (a file holding the token alone)")
+        }
+        return try checkedAdminToken(text, source: file.source)
+    }
+
+    private static func checkedAdminToken(_ token: String, source: String) throws(ConfigurationError) -> String {
         guard !token.isEmpty, !token.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 })
         else {
             throw ConfigurationError(

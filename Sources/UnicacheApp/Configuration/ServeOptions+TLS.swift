@@ -1,5 +1,6 @@
 import Foundation
 import MicroHTTPServer
+import Sealing
 
 extension ServeOptions {
     /// `--tls-cert` and `--tls-key` (CONTRACT §8.7): both or neither; each file read and the pair checked as
@@ -22,7 +23,7 @@ extension ServeOptions {
             let form = "expected a PEM certificate chain, leaf first, e.g. from `openssl req -x509`"
             let keyForm = "expected the certificate's unencrypted PEM private key"
             let chainText = try pemFile(certificate, form: form)
-            let keyText = try pemFile(key, form: keyForm)
+            let keyText = try secretPEMFile(key, form: keyForm)
             do {
                 return try TLSCredentials(certificateChainPEM: chainText, privateKeyPEM: keyText)
             } catch {
@@ -41,6 +42,34 @@ extension ServeOptions {
                 }
             }
         }
+    }
+
+    /// The text of a PEM file holding a private key: refused, like a key ring, when its group or others may read
+    /// it (CONTRACT §8.9).
+    static func secretPEMFile(_ setting: (text: String, source: String), form: String) throws(ConfigurationError) -> String {
+        let path = ConfigurationError.quoted(setting.text)
+        let bytes: [UInt8]
+        do {
+            bytes = try SecretFile.contents(of: setting.text, limit: 1 << 20)
+        } catch {
+            switch error {
+            case .tooOpen(let mode):
+                throw ConfigurationError(
+                    message: "\(setting.source): \(path) has mode \(mode): its group or others may read the private key "
+                        + "(chmod 600 \(setting.text), as OpenSSH requires of private keys)")
+            case .unreadable(let reason):
+                throw ConfigurationError(message: "\(setting.source): cannot read \(path): \(reason) (\(form))")
+            case .notRegularFile:
+                throw ConfigurationError(message: "\(setting.source): cannot read \(path): it is not a regular file (\(form))")
+            case .tooLarge:
+                throw ConfigurationError(message: "\(setting.source): \(path) is larger than 1 MiB (\(form))")
+            }
+        }
+        guard let text = String(validating: bytes, as: UTF8.self), !bytes.contains(0) else {
+            throw ConfigurationError(
+                message: "\(setting.source): \(path) is not PEM text (a DER file? convert it with openssl) (\(form))")
+        }
+        return text
     }
 
     /// The text of a PEM file named by a setting (at most 1 MiB).

@@ -58,6 +58,9 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("admin-token"), help: ArgumentHelp("Bearer token of the admin endpoints (env UNICACHE_ADMIN_TOKEN, default none: they answer 403).", valueName: "token"))
     public var adminToken: String?
 
+    @Option(name: .customLong("admin-token-file"), help: ArgumentHelp("A file holding the admin token (mode 600 or 400; one trailing newline is not part of it), so that it stays off the command line; not with --admin-token (env UNICACHE_ADMIN_TOKEN_FILE).", valueName: "file"))
+    public var adminTokenFile: String?
+
     /// `--auth` and the `--jwt-*` flags (CONTRACT §8).
     @OptionGroup public var access: AccessOptions
 

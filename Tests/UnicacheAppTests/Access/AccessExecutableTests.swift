@@ -27,15 +27,24 @@ struct AccessExecutableTests {
         let usable = folder.appendingPathComponent("usable.json")
         try Data(jwks([SigningKey.es256().jwk()])).write(to: usable)
         for jwks in [folder.appendingPathComponent("missing.json").path, hmacOnly.path, "http://127.0.0.1:1/jwks.json"] {
-            let result = try await BuiltExecutable.run(["--auth", "jwt", "--jwt-jwks", jwks, "--port", "0", "--disk-limit", "0"])
+            let result = try await BuiltExecutable.run(
+                ["--auth", "jwt", "--jwt-jwks", jwks, "--jwt-audience", "unicache", "--port", "0", "--disk-limit", "0"])
             #expect(result.status == 64, "\(jwks)")
             let lines = result.standardError.split(separator: "\n")
             #expect(lines.last?.hasPrefix("error: --jwt-jwks: ") == true, "\(result.standardError)")
             #expect(!result.standardError.contains("listening on"))
         }
-        var service = try ExecutableTests.Service(["--auth", "jwt", "--jwt-jwks", usable.path, "--log-format", "json"])
+        var service = try ExecutableTests.Service(
+            ["--auth", "jwt", "--jwt-jwks", usable.path, "--jwt-audience", "unicache", "--log-format", "json"])
         #expect(service.port != nil)
         #expect(service.log.contains("access mode jwt"))
+        #expect(!service.log.contains("--jwt-audience any"))
         #expect(service.stop() == 0)
+        // `any` is said out loud, and the log says what it lets in.
+        var any = try ExecutableTests.Service(
+            ["--auth", "jwt", "--jwt-jwks", usable.path, "--jwt-audience", "any", "--log-format", "json"])
+        #expect(any.port != nil)
+        #expect(any.log.contains("--jwt-audience any: tokens minted for any other API"), "\(any.log)")
+        #expect(any.stop() == 0)
     }
 }

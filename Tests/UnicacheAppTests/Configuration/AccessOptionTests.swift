@@ -1,6 +1,6 @@
 import Access
 import Testing
-import UnicacheApp
+@testable import UnicacheApp
 
 /// `--auth` and the `--jwt-*` flags (CONTRACT §8), each with its environment variable.
 @Suite("Access flags", .timeLimit(.minutes(1)))
@@ -49,8 +49,38 @@ struct AccessOptionTests {
         #expect(error(["--auth", "basic"]).contains("use none or jwt"))
         #expect(error([], ["UNICACHE_AUTH": "oauth"]).hasPrefix("UNICACHE_AUTH: "))
         #expect(error(["--auth", "jwt"]).hasPrefix("--jwt-jwks: "))
+        #expect(error(["--auth", "jwt", "--jwt-jwks", "/k.json"]).hasPrefix("--jwt-audience: "))
         #expect(error(["--jwt-jwks", "/k.json"]).hasPrefix("--jwt-jwks: "))
         #expect(error(["--auth", "jwt", "--jwt-jwks", "/k.json", "--jwt-leeway", "1minute"]).hasPrefix("--jwt-leeway: "))
         #expect(error(["--auth", "jwt", "--jwt-jwks", "/k.json", "--jwt-jwks-refresh", "0s"]).hasPrefix("--jwt-jwks-refresh: "))
+    }
+
+    /// CONTRACT §8.9: without an audience a token minted for any other API of the issuer would be accepted, so
+    /// `--auth jwt` needs one, or `any` said out loud (with a start-up warning).
+    @Test func jwtNeedsAnAudienceOrAnExplicitAny() throws {
+        let message = error(["--auth", "jwt", "--jwt-jwks", "/k.json"])
+        #expect(message.hasPrefix("--jwt-audience: --auth jwt needs the audience"))
+        #expect(message.contains("--jwt-audience any"))
+        #expect(error([], ["UNICACHE_AUTH": "jwt", "UNICACHE_JWT_JWKS": "/k.json"]).hasPrefix("--jwt-audience: "))
+        let any = try parse(["--auth", "jwt", "--jwt-jwks", "/k.json", "--jwt-audience", "any"])
+        #expect(any.audience == nil)
+        #expect(AccessStartup.warnings(any).contains { $0.hasPrefix("--jwt-audience any: ") })
+        let named = try parse(["--auth", "jwt", "--jwt-jwks", "/k.json"], ["UNICACHE_JWT_AUDIENCE": "unicache"])
+        #expect(named.audience == "unicache")
+        #expect(AccessStartup.warnings(named).isEmpty)
+        #expect(try parse(["--auth", "none"]).audience == nil)
+    }
+
+    /// An `http://` JWKS URL on another host can be swapped by whoever is on the path: a start-up warning names it.
+    @Test(arguments: [
+        ("http://id.example/jwks.json", true), ("http://user:pw@10.0.0.7:8080/jwks", true), ("https://id.example/jwks", false),
+        ("http://127.0.0.1:9000/jwks", false), ("http://localhost/jwks", false), ("http://[::1]:80/jwks", false),
+        ("/etc/unicache/jwks.json", false),
+    ])
+    func plainHTTPKeysFromAnotherHostAreWarnedOf(jwks: String, warned: Bool) throws {
+        let settings = try parse(["--auth", "jwt", "--jwt-jwks", jwks, "--jwt-audience", "unicache"])
+        let warnings = AccessStartup.warnings(settings)
+        #expect(warnings.contains { $0.hasPrefix("--jwt-jwks: the JWKS is fetched over plain http://") } == warned)
+        #expect(!warnings.joined().contains("pw@"))
     }
 }

@@ -10,11 +10,13 @@ struct ChildProcess {
     /// --max-time`) must not hold one of the cooperative pool's threads (two on this machine), or every live-server
     /// test running beside it stalls past its clients' timeouts.
     static func run(
-        _ executable: URL, _ arguments: [String], environment: [String: String]? = nil
+        _ executable: URL, _ arguments: [String], environment: [String: String]? = nil, standardInput: String? = nil
     ) async throws -> ChildProcess {
         let result: Result<ChildProcess, any Error> = await withCheckedContinuation { continuation in
             let thread = Thread {
-                continuation.resume(returning: Result { try runBlocking(executable, arguments, environment: environment) })
+                continuation.resume(returning: Result {
+                    try runBlocking(executable, arguments, environment: environment, standardInput: standardInput)
+                })
             }
             thread.start()
         }
@@ -23,7 +25,7 @@ struct ChildProcess {
 
     /// The same on the calling thread: for quick commands where awaiting is not possible (a `defer`).
     static func runBlocking(
-        _ executable: URL, _ arguments: [String], environment: [String: String]? = nil
+        _ executable: URL, _ arguments: [String], environment: [String: String]? = nil, standardInput: String? = nil
     ) throws -> ChildProcess {
         let process = Process()
         process.executableURL = executable
@@ -33,7 +35,13 @@ struct ChildProcess {
         let error = Pipe()
         process.standardOutput = output
         process.standardError = error
+        let input = Pipe()
+        process.standardInput = standardInput == nil ? FileHandle.nullDevice : input
         try process.run()
+        if let standardInput {
+            input.fileHandleForWriting.write(Data(standardInput.utf8))
+            try input.fileHandleForWriting.close()
+        }
         let outputData = output.fileHandleForReading.readDataToEndOfFile()
         let errorData = error.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()

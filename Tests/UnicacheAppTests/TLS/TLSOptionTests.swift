@@ -23,6 +23,8 @@ import UnicacheApp
             garbage = written.folder.appendingPathComponent("garbage.pem").path
             try Data("-----BEGIN CERTIFICATE-----\nbm9wZQ==\n-----END CERTIFICATE-----\n".utf8)
                 .write(to: URL(fileURLWithPath: garbage))
+            // Private as a key must be: what it holds is the case, not who may read it.
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: garbage)
             keyText = pair.privateKeyPEM
         }
     }

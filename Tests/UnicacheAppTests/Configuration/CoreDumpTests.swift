@@ -1,0 +1,37 @@
+import Foundation
+import Testing
+
+/// CONTRACT §8.9: with a key ring, a TLS key or an admin token configured the process makes no core dump (core size
+/// limit 0, not dumpable); without one it leaves both as it found them. The service runs as `nobody` with an
+/// unlimited core size, so that both facts show: a process that is not dumpable has its /proc files owned by root.
+@Suite(.serialized, .timeLimit(.minutes(2)), .enabled(if: BuiltExecutable.url != nil, "the unicache executable is not built"))
+struct CoreDumpTests {
+    static let launcher = [
+        "/usr/bin/prlimit", "--core=unlimited", "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+    ]
+
+    /// The core size limit line of /proc/PID/limits and the owner of /proc/PID/status.
+    func coreFacts(_ pid: Int32) throws -> (limit: String, owner: Int) {
+        let limits = try String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)
+        let line = limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") } ?? ""
+        let fields = line.dropFirst("Max core file size".count).split(separator: " ")
+        let owner = try FileManager.default.attributesOfItem(atPath: "/proc/\(pid)/status")[.ownerAccountID] as? Int
+        return (fields.prefix(2).joined(separator: " "), owner ?? -1)
+    }
+
+    @Test func secretsMakeTheProcessNotDumpable() throws {
+        var plain = try ExecutableTests.Service(["--auth", "none"], launcher: Self.launcher)
+        #expect(plain.port != nil, "\(plain.log)")
+        let before = try coreFacts(plain.process.processIdentifier)
+        #expect(before.limit == "unlimited unlimited")
+        #expect(before.owner == 65534)
+        #expect(plain.stop() == 0)
+
+        var holding = try ExecutableTests.Service(["--auth", "none", "--admin-token", "s3cret"], launcher: Self.launcher)
+        #expect(holding.port != nil, "\(holding.log)")
+        let after = try coreFacts(holding.process.processIdentifier)
+        #expect(after.limit == "0 0")
+        #expect(after.owner == 0)
+        #expect(holding.stop() == 0)
+    }
+}

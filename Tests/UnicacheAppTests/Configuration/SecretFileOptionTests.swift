@@ -1,0 +1,79 @@
+import Foundation
+import TLSTestSupport
+import Testing
+import UnicacheApp
+
+/// CONTRACT §8.9: secrets stay out of reach — the admin token from a file off the command line, and a TLS key or
+/// admin token file that its group or others may read stops start-up, as a key ring does.
+@Suite("Secret files", .timeLimit(.minutes(1)))
+struct SecretFileOptionTests {
+    /// A fresh folder with `name` holding `contents` at `mode`.
+    func file(_ contents: String, mode: Int, name: String = "admin-token") throws -> (folder: URL, path: String) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("secret-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let path = folder.appendingPathComponent(name).path
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(contents.utf8)))
+        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
+        return (folder, path)
+    }
+
+    func error(_ arguments: [String], _ environment: [String: String] = [:]) -> String {
+        do {
+            _ = try UnicacheConfiguration.parse(arguments: arguments, environment: environment)
+            return ""
+        } catch {
+            return error.message
+        }
+    }
+
+    @Test(arguments: [("s3cret\n", 0o600), ("s3cret", 0o400), ("s3cret\r\n", 0o600)])
+    func theAdminTokenComesFromAFileWithoutItsNewline(contents: String, mode: Int) throws {
+        let (folder, path) = try file(contents, mode: mode)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let flag = try UnicacheConfiguration.parse(arguments: ["--admin-token-file", path], environment: [:])
+        #expect(flag.admin.token == "s3cret")
+        let variable = try UnicacheConfiguration.parse(arguments: [], environment: ["UNICACHE_ADMIN_TOKEN_FILE": path])
+        #expect(variable.admin.token == "s3cret")
+    }
+
+    @Test func aBadAdminTokenFileStopsStartUpNamingTheFlag() throws {
+        let (folder, path) = try file("s3cret\n", mode: 0o644)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let open = error(["--admin-token-file", path])
+        #expect(open.hasPrefix("--admin-token-file: "))
+        #expect(open.contains("has mode 644"))
+        #expect(open.contains("chmod 600"))
+        #expect(!open.contains("s3cret"))
+        #expect(error(["--admin-token-file", folder.appendingPathComponent("none").path]).hasPrefix("--admin-token-file: "))
+        let (blankFolder, blank) = try file("\n", mode: 0o600, name: "blank")
+        defer { try? FileManager.default.removeItem(at: blankFolder) }
+        #expect(error(["--admin-token-file", blank]).hasPrefix("--admin-token-file: the token is empty"))
+        let (spacedFolder, spaced) = try file("two words\n", mode: 0o600, name: "spaced")
+        defer { try? FileManager.default.removeItem(at: spacedFolder) }
+        #expect(!error(["--admin-token-file", spaced]).contains("two words"))
+    }
+
+    @Test func aTokenAndATokenFileTogetherStopStartUp() throws {
+        let (folder, path) = try file("s3cret\n", mode: 0o600)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let both = error(["--admin-token", "other", "--admin-token-file", path])
+        #expect(both.hasPrefix("--admin-token-file: given with --admin-token"))
+        #expect(error([], ["UNICACHE_ADMIN_TOKEN": "other", "UNICACHE_ADMIN_TOKEN_FILE": path])
+            .hasPrefix("UNICACHE_ADMIN_TOKEN_FILE: given with UNICACHE_ADMIN_TOKEN"))
+    }
+
+    @Test(arguments: [0o644, 0o640, 0o604, 0o660])
+    func aTLSKeyOthersMayReadStopsStartUp(mode: Int) throws {
+        let pair = try TestCertificate().write()
+        defer { try? FileManager.default.removeItem(at: pair.folder) }
+        #expect(error(["--tls-cert", pair.certificate, "--tls-key", pair.key]) == "")
+        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: pair.key)
+        let message = error(["--tls-cert", pair.certificate, "--tls-key", pair.key])
+        #expect(message.hasPrefix("--tls-key: "))
+        #expect(message.contains("has mode \(String(mode, radix: 8))"))
+        #expect(message.contains("chmod 600"))
+        #expect(!message.contains("PRIVATE KEY"))
+        try FileManager.default.setAttributes([.posixPermissions: 0o400], ofItemAtPath: pair.key)
+        #expect(error(["--tls-cert", pair.certificate, "--tls-key", pair.key]) == "")
+    }
+}
