@@ -33,6 +33,10 @@ info:
       with `WWW-Authenticate: Bearer realm="unicache"` without a token, with `error="invalid_token"` for a bad
       one; 403 with `error="insufficient_scope"` for another user's data. The operations endpoints (tag
       `operations`) answer everyone in every mode.
+    - Hardening (§8.9): the user claim, `iss` and `aud` are compared byte for byte; `aud` must contain
+      `--jwt-audience` (required with `--auth jwt`; `any` opts out); a JOSE header or claims set that repeats a
+      member name is 401 `invalid_token`; a request to a user-data or admin endpoint with more than one
+      `Authorization` header is 400 (problem type `repeated-authorization`) in every mode.
     - Time zones are IANA names as the service's time zone database knows them (`TimeZoneName`).
     - Upstream protection (§7): each domain's upstream sits behind a request budget (`--upstream-rate`), a cap on
       requests in flight (`--upstream-concurrency`), a pause after a 429 and a circuit breaker. A fetch they keep
