@@ -16,11 +16,15 @@ struct LiveAccessTests {
     let rotated = SigningKey.ed25519(kid: "k2")
 
     /// The service with `--auth jwt --jwt-jwks http://…/jwks.json` (served by its own test upstream).
-    func start(logger: Logger = Logger(label: "live-access")) async throws -> (LiveService, AccessControl, Int) {
+    func start(
+        logger: Logger = Logger(label: "live-access"), audience: String? = nil,
+        refresh: Duration = AccessSettings.defaultRefresh
+    ) async throws -> (LiveService, AccessControl, Int) {
         let upstream = TestUpstream()
         let port = try await upstream.start()
         upstream.reply("/jwks.json", .json(String(decoding: jwks([key.jwk()]), as: UTF8.self)))
-        let settings = AccessSettings(mode: .jwt, jwks: "\(TestUpstream.baseURL(port: port))/jwks.json")
+        let settings = AccessSettings(
+            mode: .jwt, jwks: "\(TestUpstream.baseURL(port: port))/jwks.json", jwksRefresh: refresh, audience: audience)
         let live: LiveService
         do {
             live = try await LiveService.start(logger: logger, upstream: (upstream, port), access: settings, ownsUpstream: true)
@@ -67,6 +71,56 @@ struct LiveAccessTests {
         #expect(metrics.body.contains("unicache_auth_requests_total{result=\"allowed\"} 2"))
         #expect(metrics.body.contains("unicache_auth_requests_total{result=\"missing\"} 2"))
         for answer in [missing, other, bad, stats] { #expect(!answer.body.contains(alice)) }
+    }
+
+    /// CONTRACT §8.9, as the audit read it over HTTP: a look-alike `sub`, a token for another API, repeated claims
+    /// and two Authorization headers are refused before the cache or an upstream sees them.
+    @Test func whatTheAuditReadIsRefused() async throws {
+        let (live, _, _) = try await start(audience: "unicache")
+        let now = Date().timeIntervalSince1970
+        func get(_ path: String, _ headers: [(String, String)]) async throws -> LiveService.Answer {
+            try await live.request(.GET, path, headers: headers)
+        }
+        let kate = TokenMinter.mint(key, claims: claims(user: "Kate", now: now, ["aud": "unicache"]))
+        let kelvin = TokenMinter.mint(key, claims: claims(user: "\u{212A}ate", now: now, ["aud": "unicache"]))
+        let foreign = TokenMinter.mint(key, claims: claims(user: "Kate", now: now, ["aud": "some-other-client"]))
+        let repeated = TokenMinter.mint(
+            key, headerJSON: #"{"alg":"ES256","kid":"k1"}"#,
+            claimsJSON: #"{"sub":"Kate","sub":"bob","aud":"unicache","exp":\#(Int(now) + 600)}"#)
+        let lookAlike = try await get("/v1/users/Kate/profile", [("Authorization", "Bearer \(kelvin)")])
+        let otherAPI = try await get("/v1/users/Kate/profile", [("Authorization", "Bearer \(foreign)")])
+        let twoMeanings = try await get("/v1/users/Kate/profile", [("Authorization", "Bearer \(repeated)")])
+        let twoHeaders = try await get(
+            "/v1/users/Kate/profile", [("Authorization", "Bearer \(kate)"), ("Authorization", "Bearer \(kelvin)")])
+        #expect(live.upstream.requestCount("/users/Kate/profile") == 0)
+        let own = try await get("/v1/users/Kate/profile", [("Authorization", "Bearer \(kate)")])
+        await live.stop()
+
+        #expect(lookAlike.status == 403)
+        #expect(otherAPI.status == 401 && otherAPI.header("WWW-Authenticate")?.contains("wrong audience") == true)
+        #expect(twoMeanings.status == 401 && twoMeanings.header("WWW-Authenticate")?.contains("invalid_token") == true)
+        #expect(twoHeaders.status == 400 && twoHeaders.header("Content-Type") == "application/problem+json")
+        #expect(own.status == 200 && own.header("X-Cache") == "MISS")
+    }
+
+    /// CONTRACT §8.9: a URL JWKS is fetched every refresh by a timer, with no request arriving, so a removed key stops
+    /// being honoured on an idle service. Polled with a deadline: the timer runs on the real clock.
+    @Test func aURLJWKSIsRefreshedWithoutTraffic() async throws {
+        let (live, access, _) = try await start(refresh: .milliseconds(200))
+        #expect(live.upstream.requestCount("/jwks.json") == 1)
+        live.upstream.reply("/jwks.json", .json(String(decoding: jwks([rotated.jwk()]), as: UTF8.self)))
+        let deadline = ContinuousClock.now + .seconds(30)
+        while access.snapshot.keyRefreshes == 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let refreshes = access.snapshot.keyRefreshes
+        let fetches = live.upstream.requestCount("/jwks.json")
+        let token = TokenMinter.mint(key, claims: claims(user: "alice", now: Date().timeIntervalSince1970))
+        let old = try await live.request(.GET, "/v1/users/alice/profile", headers: [("Authorization", "Bearer \(token)")])
+        await live.stop()
+        #expect(refreshes >= 1)
+        #expect(fetches >= 2)
+        #expect(old.status == 401)
     }
 
     @Test func anUnknownKidFetchesTheKeysAgainOnceAndJkuIsNeverFollowed() async throws {
