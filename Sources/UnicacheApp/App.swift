@@ -18,7 +18,8 @@ public struct App: Sendable {
 
 extension App {
     /// - Parameters:
-    ///   - fetcher: the fetcher for each domain (demo or HTTP upstream); each is timed into the fetch histogram.
+    ///   - fetcher: the fetcher for each domain (demo or HTTP upstream); each is timed into the fetch histogram. A
+    ///     domain without one (`nil`) answers its routes 503 `no-upstream` (CONTRACT §11.1).
     ///   - ttlOverrides: `--ttl NAMESPACE=DURATION`.
     ///   - adminToken: `--admin-token`; `nil` disables the admin endpoints (403).
     ///   - protection: each domain's budget and cap (CONTRACT §7); every domain has a circuit breaker.
@@ -27,19 +28,24 @@ extension App {
     ///   - rateCounter: builds each budget's counter (fleet-wide with `--redis`); local sliding logs without.
     ///   - access: who may read what (CONTRACT §8), asked before anything else; `nil` admits every request.
     ///   - encryption: whether the tiers below memory seal what they store, and the primary key's ID (CONTRACT §9).
+    ///   - facts: the version and each domain's source, for `/stats`.
     public static func build(
-        cache: UnifiedCacheManager, fetcher: (UpstreamDomain) -> any Fetcher, clock: any WallClock = SystemWallClock(),
+        cache: UnifiedCacheManager, fetcher: (UpstreamDomain) -> (any Fetcher)?, clock: any WallClock = SystemWallClock(),
         ttlOverrides: [String: Duration] = [:], adminToken: String?, logger: Logger,
         protection: [UpstreamDomain: UpstreamProtection] = [:], slotWait: Duration = .seconds(5),
         gateClock: any GateClock = SystemGateClock(), rateCounter: RateCounterFactory? = nil,
-        access: AccessControl? = nil, encryption: EncryptionStatus = EncryptionStatus()
+        access: AccessControl? = nil, encryption: EncryptionStatus = EncryptionStatus(),
+        facts: ServiceFacts = ServiceFacts()
     ) -> App {
         let metrics = ServiceMetrics()
         let gates = UpstreamGates(protection: protection, slotWait: slotWait, clock: gateClock, counter: rateCounter)
         // The gate outside the timing: a fetch it refuses never reached the upstream.
+        let served = PerDomain { fetcher($0) }
         let fetchers = FetcherSet { domain in
             GatedFetcher(
-                MeasuredFetcher(base: fetcher(domain), histogram: metrics.upstreamHistogram(domain: domain.rawValue)),
+                MeasuredFetcher(
+                    base: served[domain] ?? NoUpstream.Fetcher(domain: domain),
+                    histogram: metrics.upstreamHistogram(domain: domain.rawValue)),
                 gate: gates[domain])
         }
         let readThrough = ReadThrough(
@@ -51,6 +57,10 @@ extension App {
         router.gate = access?.gate
         router.shortcut = { method, target, headers in readThrough.shortcut(method, target, headers) }
         for resource in ResourceTable.rows {
+            guard served[resource.domain] != nil else {
+                router.get(resource.route) { _ throws(Problem) in throw NoUpstream.problem(resource.domain) }
+                continue
+            }
             // The shared hit answered from the Redis worker: only where it can be (a shared tier, no disk tier), so
             // that no other request pays for asking.
             var fromShared: CallbackHandler?
@@ -64,12 +74,18 @@ extension App {
             }
         }
         let summary = HealthSummary(readThrough: readThrough)
-        router.get("/v1/users/{user}/health/summary") { request in try await summary.handle(request) }
+        if served[.health] != nil {
+            router.get("/v1/users/{user}/health/summary") { request in try await summary.handle(request) }
+        } else {
+            router.get("/v1/users/{user}/health/summary") { _ throws(Problem) in throw NoUpstream.problem(.health) }
+        }
         AdminRoutes(auth: auth, cache: cache, readThrough: readThrough).register(in: &router)
         RawCacheRoutes(auth: auth, cache: cache, clock: clock).register(in: &router)
         RekeyRoute(auth: auth, cache: cache, encryption: encryption).register(in: &router)
-        OperationsRoutes(cache: cache, metrics: metrics, gates: gates, startedAt: .now, access: access, encryption: encryption)
-            .register(in: &router)
+        OperationsRoutes(
+            cache: cache, metrics: metrics, gates: gates, startedAt: .now, access: access, encryption: encryption,
+            facts: facts
+        ).register(in: &router)
         return App(router: router, cache: cache, metrics: metrics, gates: gates, access: access)
     }
 

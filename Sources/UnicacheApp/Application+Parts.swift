@@ -61,17 +61,24 @@ extension Application {
         }
     }
 
+    /// Each domain's fetcher: its upstream, the demo (`--demo`), or none (its routes answer 503, CONTRACT §11.1).
     static func makeFetchers(
         _ settings: UpstreamSettings, client: UpstreamClient, clock: any WallClock
     ) throws -> [UpstreamDomain: any Fetcher] {
         var fetchers: [UpstreamDomain: any Fetcher] = [:]
         for domain in UpstreamDomain.allCases {
-            if let url = settings.url(for: domain) {
-                do { fetchers[domain] = try client.fetcher(baseURL: url, headers: settings.protection(for: domain).headers) } catch {
+            switch settings.source(for: domain) {
+            case .upstream(let url):
+                do {
+                    fetchers[domain] = try client.fetcher(
+                        baseURL: url, headers: settings.protection(for: domain).headers, paths: settings.paths)
+                } catch {
                     throw ConfigurationError(message: "--upstream \(domain.rawValue)=URL: \"\(url)\" is not an http(s) URL")
                 }
-            } else {
+            case .demo:
                 fetchers[domain] = DemoFetcher(latency: settings.demoLatency, clock: clock)
+            case .none:
+                break
             }
         }
         return fetchers

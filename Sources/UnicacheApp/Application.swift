@@ -55,11 +55,13 @@ public struct Application: Sendable {
             throw error
         }
         let app = App.build(
-            cache: cache, fetcher: { fetchers[$0] ?? DemoFetcher(latency: upstreams.demoLatency, clock: clock) },
+            cache: cache, fetcher: { fetchers[$0] },
             clock: clock, ttlOverrides: configuration.cache.ttlOverrides, adminToken: configuration.admin.token,
             logger: logger, protection: upstreams.protection, slotWait: upstreams.timeout, gateClock: gateClock,
             rateCounter: Self.fleetBudgets(shared), access: access,
-            encryption: EncryptionStatus(primaryKey: codec.primaryKeyID))
+            encryption: EncryptionStatus(primaryKey: codec.primaryKeyID),
+            facts: ServiceFacts(
+                sources: Dictionary(uniqueKeysWithValues: UpstreamDomain.allCases.map { ($0, upstreams.source(for: $0)) })))
         let server = MicroHTTPServer(configuration: configuration.server, responder: app.router, logger: logger)
 
         var indexed: (@Sendable () async -> Void)?

@@ -1,4 +1,5 @@
 import ArgumentParser
+import UnicacheApp
 
 /// `unicache [serve] [flags]` runs the service; `unicache healthcheck` probes a running one.
 struct UnicacheCommand: AsyncParsableCommand {
@@ -6,6 +7,7 @@ struct UnicacheCommand: AsyncParsableCommand {
         commandName: "unicache",
         abstract: "A cache in front of slow health and fitness upstreams, served as REST.",
         discussion: "Every flag also reads an environment variable (UNICACHE_ + upper snake case); the flag wins.",
+        version: UnicacheVersion.current,
         subcommands: [ServeCommand.self, HealthcheckCommand.self],
         defaultSubcommand: ServeCommand.self)
 }

@@ -50,7 +50,9 @@ extension ServeOptions {
             demoLatency: try resolver.value(
                 demoLatency, flag: "--demo-latency", default: defaults.upstreams.demoLatency,
                 format: .duration(example: "200ms", aboveZero: false)),
-            protection: domains.protection)
+            protection: domains.protection,
+            demo: try Self.demoDomains(demo, urls: domains.urls, resolver: resolver),
+            paths: try Self.upstreamPaths(upstreamPaths, urls: domains.urls, resolver: resolver))
         let log = LogSettings(
             level: try resolver.value(logLevel, flag: "--log-level", default: defaults.log.level, format: .logLevel),
             format: try resolver.value(logFormat, flag: "--log-format", default: defaults.log.format, format: .logFormat))

@@ -63,15 +63,16 @@ extension ServeOptions {
                         headerOption.variablePrefix]
         let known = Set(
             ["UNICACHE_UPSTREAM_TIMEOUT"]
-                + prefixes.flatMap { prefix in UpstreamDomain.allCases.map { prefix + $0.rawValue.uppercased() } })
+                + prefixes.flatMap { prefix in UpstreamDomain.allCases.map { prefix + $0.rawValue.uppercased() } }
+                + ResourceTable.placeholders.keys.map(pathVariable(of:)))
         let prefix = upstreamOption.variablePrefix
         if let unknown = environment.keys.filter({ $0.hasPrefix(prefix) && !known.contains($0) }).sorted().first {
             let names = UpstreamDomain.allCases.map { $0.rawValue.uppercased() }.joined(separator: ", ")
             throw ConfigurationError(
                 message: "\(unknown): unknown upstream variable "
                     + "(use UNICACHE_UPSTREAM_<DOMAIN>, UNICACHE_UPSTREAM_RATE_<DOMAIN>, "
-                    + "UNICACHE_UPSTREAM_CONCURRENCY_<DOMAIN> or UNICACHE_UPSTREAM_HEADER_<DOMAIN>, "
-                    + "DOMAIN one of \(names))")
+                    + "UNICACHE_UPSTREAM_CONCURRENCY_<DOMAIN>, UNICACHE_UPSTREAM_HEADER_<DOMAIN> or "
+                    + "UNICACHE_UPSTREAM_PATH_<NAMESPACE>, DOMAIN one of \(names))")
         }
     }
 

@@ -49,6 +49,20 @@ public struct ServeOptions: ParsableArguments, Sendable {
             valueName: "domain=name:value"))
     public var upstreamHeaders: [String] = []
 
+    @Option(
+        name: .customLong("upstream-path"),
+        help: ArgumentHelp(
+            "The path and query a namespace's fetch asks its upstream for, with placeholders {user} {days} {types} {date} {metric} {weekday} {id} {tz}, e.g. activities=/api/v3/athletes/{user}/activities?days={days}; repeatable (env UNICACHE_UPSTREAM_PATH_<NAMESPACE>, . as _).",
+            valueName: "namespace=template"))
+    public var upstreamPaths: [String] = []
+
+    @Option(
+        name: .customLong("demo"),
+        help: ArgumentHelp(
+            "Domains the demo fetchers serve with invented data: all, none, or a list such as health,progress (env UNICACHE_DEMO, default all without --upstream, else none).",
+            valueName: "domains"))
+    public var demo: String?
+
     @Option(name: .customLong("upstream-timeout"), help: ArgumentHelp("Per upstream request: ms, s, m, h, d (env UNICACHE_UPSTREAM_TIMEOUT, default 5s).", valueName: "duration"))
     public var upstreamTimeout: String?
 

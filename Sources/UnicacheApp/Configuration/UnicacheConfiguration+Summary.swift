@@ -2,11 +2,22 @@ import Foundation
 import Logging
 
 extension UnicacheConfiguration {
+    /// The start-up line's: the version, each domain's source (`demo`, `none`, or the upstream's scheme, host and port,
+    /// never its credentials) and the `--upstream-path` templates.
+    public var sourcesMetadata: Logger.Metadata {
+        var sources: Logger.Metadata = [:]
+        for domain in UpstreamDomain.allCases { sources[domain.rawValue] = .string(upstreams.source(for: domain).description) }
+        var metadata: Logger.Metadata = ["version": .string(UnicacheVersion.current), "upstreams": .dictionary(sources)]
+        if !upstreams.paths.isEmpty { metadata["upstream-paths"] = .dictionary(upstreams.paths.mapValues { .string($0.text) }) }
+        return metadata
+    }
+
     /// What a start-up log line may show: no token (only whether one is set), no credentials of upstream URLs.
     public var logMetadata: Logger.Metadata {
         var upstreamMetadata: Logger.Metadata = [:]
         for domain in UpstreamDomain.allCases {
-            upstreamMetadata[domain.rawValue] = .string(upstreams.url(for: domain).map(Self.redacted) ?? "demo")
+            // CONTRACT §11.1: demo, the upstream's scheme, host and port (never its credentials), or none.
+            upstreamMetadata[domain.rawValue] = .string(upstreams.source(for: domain).description)
         }
         // Budgets, caps and the names of service headers; their values never.
         var protectionMetadata: Logger.Metadata = [:]
@@ -20,6 +31,7 @@ extension UnicacheConfiguration {
         }
         let ttl = cache.ttlOverrides.mapValues { Logger.MetadataValue.string(ValueSyntax.text(of: $0)) }
         return [
+            "version": .string(UnicacheVersion.current),
             "host": .string(server.host),
             "port": .stringConvertible(server.port),
             "max-connections": .stringConvertible(server.maxConnections),
@@ -35,6 +47,8 @@ extension UnicacheConfiguration {
             "disk-limit-bytes": .stringConvertible(cache.diskLimitBytes),
             "ttl-overrides": .dictionary(ttl),
             "upstreams": .dictionary(upstreamMetadata),
+            "demo": .string(upstreams.demo.isEmpty ? "none" : upstreams.demo.map(\.rawValue).sorted().joined(separator: ",")),
+            "upstream-paths": .dictionary(upstreams.paths.mapValues { .string($0.text) }),
             "upstream-timeout": .string(ValueSyntax.text(of: upstreams.timeout)),
             "upstream-protection": .dictionary(protectionMetadata),
             "demo-latency": .string(ValueSyntax.text(of: upstreams.demoLatency)),
@@ -47,15 +61,5 @@ extension UnicacheConfiguration {
             "log-format": .string(log.format.rawValue),
             "auth": .string(access.mode.rawValue),
         ]
-    }
-
-    /// The URL without user and password.
-    static func redacted(_ url: String) -> String {
-        guard var components = URLComponents(string: url), components.user != nil || components.password != nil else {
-            return url
-        }
-        components.user = nil
-        components.password = nil
-        return components.string ?? "<unprintable>"
     }
 }

@@ -7,7 +7,8 @@ import NIOPosix
 import UnifiedCache
 
 /// Fetches a domain's resources from its real HTTP upstream:
-/// `GET {baseURL}{request.path}?{normalised query}`, body stored byte for byte.
+/// `GET {baseURL}{request.path}?{normalised query}`, or `GET {baseURL}{template}` for a namespace with an
+/// `--upstream-path` template (CONTRACT §11.2); the body stored byte for byte.
 ///
 /// 2xx → the body with the upstream's Content-Type (`Cache-Control: no-store` → not storable);
 /// 404 → `.notFound`; 429 → `.rateLimited` (from `Retry-After`); any other status, a connection
@@ -17,16 +18,22 @@ public struct HTTPUpstreamFetcher: Fetcher {
     public let baseURL: String
     /// Sent with every request; their values are never logged.
     let headers: [UpstreamHeader]
+    /// `--upstream-path` templates by namespace.
+    let paths: [String: UpstreamPathTemplate]
     let client: UpstreamClient
 
-    init(baseURL: String, headers: [UpstreamHeader] = [], client: UpstreamClient) {
+    init(baseURL: String, headers: [UpstreamHeader] = [], paths: [String: UpstreamPathTemplate] = [:], client: UpstreamClient) {
         self.baseURL = baseURL
         self.headers = headers
+        self.paths = paths
         self.client = client
     }
 
     /// The full URL asked for `request`.
     public func url(for request: FetchRequest) -> String {
+        if let template = paths[request.namespace] {
+            return baseURL + template.expand(user: request.user, parameters: request.parameters)
+        }
         let query = Self.queryString(request.query)
         return baseURL + request.path + (query.isEmpty ? "" : "?" + query)
     }

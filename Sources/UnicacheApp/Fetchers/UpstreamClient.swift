@@ -48,8 +48,10 @@ public final class UpstreamClient: Sendable {
     }
 
     /// A fetcher for one domain's upstream, e.g. `http://up:9000` (a trailing `/` is ignored), sending `headers`
-    /// (service credentials) with every request.
-    public func fetcher(baseURL: String, headers: [UpstreamHeader] = []) throws(InvalidBaseURL) -> HTTPUpstreamFetcher {
+    /// (service credentials) with every request; a namespace with a template in `paths` asks for its expansion.
+    public func fetcher(
+        baseURL: String, headers: [UpstreamHeader] = [], paths: [String: UpstreamPathTemplate] = [:]
+    ) throws(InvalidBaseURL) -> HTTPUpstreamFetcher {
         var base = baseURL
         while base.hasSuffix("/") { base.removeLast() }
         guard
@@ -58,7 +60,7 @@ public final class UpstreamClient: Sendable {
             let host = url.host, !host.isEmpty,
             url.query == nil, url.fragment == nil
         else { throw InvalidBaseURL(url: baseURL) }
-        return HTTPUpstreamFetcher(baseURL: base, headers: headers, client: self)
+        return HTTPUpstreamFetcher(baseURL: base, headers: headers, paths: paths, client: self)
     }
 
     /// Closes pooled connections; fetches after this fail as `.unavailable`.

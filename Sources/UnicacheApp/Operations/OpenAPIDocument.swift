@@ -321,7 +321,7 @@ paths:
         description: The activity's id (same alphabet as `user`; not only dots).
         schema:
           type: string
-          pattern: '^(?!\.+$)[A-Za-z0-9._-]{1,128}$'
+          pattern: '^(?!\.+$)[A-Za-z0-9._|@-]{1,128}$'
     get:
       operationId: getActivityStreams
       tags: [activities]
@@ -989,10 +989,10 @@ components:
       name: user
       in: path
       required: true
-      description: User id, 1–128 of `A-Z a-z 0-9 . _ -`, not only dots.
+      description: User id, 1–128 of `A-Z a-z 0-9 . _ | @ -`, not only dots (`auth0|5f7c…`, `google-oauth2|1043…`, an e-mail-shaped id; sent percent-encoded or not, percent-encoded upstream).
       schema:
         type: string
-        pattern: '^(?!\.+$)[A-Za-z0-9._-]{1,128}$'
+        pattern: '^(?!\.+$)[A-Za-z0-9._|@-]{1,128}$'
         examples: [alice]
     Key:
       name: key
@@ -1215,7 +1215,9 @@ components:
       description: |
         No stored copy could be served and the upstream may not be asked now: it answered 429 (the domain is paused
         until its `Retry-After`, 60 s without one, at most 1 h), or the domain's request budget is spent
-        (`Retry-After`: seconds until the budget allows a request); or the service is overloaded.
+        (`Retry-After`: seconds until the budget allows a request); or the service is overloaded. Also (§11.1, no
+        `Retry-After`): the route's domain has neither an `--upstream` nor `--demo` naming it (problem type ending
+        `no-upstream`, the detail naming the flag); such a route never reaches the cache.
       headers:
         X-Request-ID: {$ref: '#/components/headers/RequestID'}
         Retry-After: {$ref: '#/components/headers/RetryAfter'}
@@ -1316,7 +1318,7 @@ components:
           minItems: 7
           maxItems: 7
           uniqueItems: true
-          items: {type: string, pattern: '^health:avg:[A-Za-z0-9._-]{1,128}:[1-7]$'}
+          items: {type: string, pattern: '^health:avg:[A-Za-z0-9._|@-]{1,128}:[1-7]$'}
 
     InvalidationSelector:
       type: object
@@ -1375,9 +1377,20 @@ components:
 
     Stats:
       type: object
-      required: [uptimeSeconds, cache, memory, disk, shared, encryption, upstream, namespaces, auth]
+      required: [uptimeSeconds, version, cache, memory, disk, shared, encryption, upstream, upstreams, namespaces, auth]
       properties:
         uptimeSeconds: {type: number, minimum: 0}
+        version: {type: string, description: 'The release (`unicache --version`, §11.5).', examples: ['0.4.0']}
+        upstreams:
+          type: object
+          description: |
+            Where each domain is served from (§11.1): `demo`, `none` (its routes answer 503 `no-upstream`), or the
+            upstream's scheme, host and port (never its credentials or path).
+          additionalProperties:
+            type: object
+            required: [source]
+            properties:
+              source: {type: string, examples: ['demo', 'none', 'https://api.example:443']}
         cache:
           allOf:
             - $ref: '#/components/schemas/CacheCounters'

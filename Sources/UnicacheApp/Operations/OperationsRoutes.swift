@@ -12,6 +12,8 @@ struct OperationsRoutes: Sendable {
     /// `auth.*` of /stats; `nil` (no gate) shows protected mode's zeros.
     var access: AccessControl? = nil
     var encryption = EncryptionStatus()
+    /// `version` and `upstreams.DOMAIN.source` of /stats.
+    var facts = ServiceFacts()
 
     static let exposition = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -43,6 +45,9 @@ struct OperationsRoutes: Sendable {
             cache.statistics(), gates: await gates.snapshots(), uptimeSeconds: Int(uptime.components.seconds),
             encryption: encryption)
         document.auth = StatsDocument.Auth(access?.snapshot)
+        document.version = facts.version
+        document.upstreams = Dictionary(
+            uniqueKeysWithValues: facts.sources.map { ($0.key.rawValue, StatsDocument.Source(source: $0.value.description)) })
         return .json(document.encoded())
     }
 

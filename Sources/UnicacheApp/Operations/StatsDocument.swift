@@ -121,6 +121,14 @@ struct StatsDocument: Encodable {
     var namespaces: [String: Counters]
     /// Who was let in (CONTRACT §8.8).
     var auth = Auth(nil)
+    /// The release (CONTRACT §11.5).
+    var version = UnicacheVersion.current
+    /// Where each domain is served from (CONTRACT §11.1): `demo`, `none`, or the upstream's scheme, host and port.
+    var upstreams: [String: Source] = [:]
+
+    struct Source: Encodable, Equatable {
+        var source: String
+    }
 
     init(
         _ statistics: CacheStatistics, gates: [(domain: UpstreamDomain, snapshot: UpstreamGateSnapshot)], uptimeSeconds: Int,

@@ -2,10 +2,11 @@ import Foundation
 
 /// The contract's (§2, §3) patterns and ranges for path and query values. Pure functions, no I/O.
 enum InputValidation {
-    /// `{user}`: `[A-Za-z0-9._-]{1,128}`, not made only of dots.
+    /// `{user}`: `[A-Za-z0-9._|@-]{1,128}`, not made only of dots (`|` and `@` for identity providers' ids:
+    /// `auth0|5f7c…`, an e-mail-shaped id; CONTRACT §11.3).
     static func user(_ value: String) throws(InputError) -> String {
         guard matches(value, maxLength: 128, extra: userExtra) else {
-            throw InputError(parameter: "user", expected: "1–128 characters of A–Z a–z 0–9 . _ - and not only dots")
+            throw InputError(parameter: "user", expected: "1–128 characters of A–Z a–z 0–9 . _ | @ - and not only dots")
         }
         return value
     }
@@ -18,9 +19,9 @@ enum InputValidation {
         return value
     }
 
-    /// An identifier in a path (activity id): the user pattern.
+    /// An identifier in a path (activity id): `[A-Za-z0-9._-]{1,128}`, not made only of dots.
     static func identifier(_ value: String, name: String) throws(InputError) -> String {
-        guard matches(value, maxLength: 128, extra: userExtra) else {
+        guard matches(value, maxLength: 128, extra: identifierExtra) else {
             throw InputError(parameter: name, expected: "1–128 characters of A–Z a–z 0–9 . _ - and not only dots")
         }
         return value
@@ -90,7 +91,8 @@ enum InputValidation {
     static let weekdayNames = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"]
     static let utc = TimeZone(identifier: "UTC") ?? TimeZone(secondsFromGMT: 0) ?? .current
     private static let knownZones = Set(TimeZone.knownTimeZoneIdentifiers)
-    private static let userExtra: Set<UInt8> = Set(".-_".utf8)
+    private static let userExtra: Set<UInt8> = Set(".-_|@".utf8)
+    private static let identifierExtra: Set<UInt8> = Set(".-_".utf8)
     private static let keyExtra: Set<UInt8> = Set(".-_:,@".utf8)
 
     private static func isLowerAlnum(_ byte: UInt8) -> Bool {

@@ -38,7 +38,7 @@ struct ResourceContext: Sendable {
     ) -> ResolvedResource {
         ResolvedResource(
             fetch: FetchRequest(
-                key: key, namespace: namespace, user: user, path: "/users/\(user)\(suffix)", query: query,
+                key: key, namespace: namespace, user: user, path: "/users/\(PathEncoding.segment(user))\(suffix)", query: query,
                 parameters: parameters, requestID: request.id?.value),
             policy: policy)
     }

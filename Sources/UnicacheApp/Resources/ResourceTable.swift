@@ -101,4 +101,22 @@ enum ResourceTable {
     }
 
     static let healthToday = rows[0]
+
+    /// The values each namespace's route gives an `--upstream-path` template (CONTRACT §11.2): `{user}` and the
+    /// parameters its row resolves (a test holds the two together).
+    static let placeholders: [String: Set<String>] = [
+        "health.today": ["user", "tz", "date"],
+        "health.averages": ["user", "weekday", "tz"],
+        "health.metrics": ["user", "metric", "date"],
+        "wellness": ["user", "days"],
+        "scores": ["user", "date"],
+        "activities": ["user", "days", "types"],
+        "streams": ["user", "id"],
+        "subscription": ["user"],
+        "profile": ["user"],
+        "progress.history": ["user"],
+        "progress.streak": ["user"],
+        "progress.today": ["user", "tz", "date"],
+        "progress.any": ["user"],
+    ]
 }

@@ -35,8 +35,9 @@ import UnicacheApp
             Issue.record("no upstreams in the summary")
             return
         }
-        #expect(upstreams["health"] == "http://up:9000/x")
-        #expect(upstreams["activities"] == "demo")
+        // CONTRACT §11.1: the source's scheme, host and port; a domain with neither upstream nor demo is none.
+        #expect(upstreams["health"] == "http://up:9000")
+        #expect(upstreams["activities"] == "none")
         #expect(UnicacheConfiguration().logMetadata["admin-token"] == "unset")
     }
 }

@@ -39,13 +39,15 @@ final class LiveService: Sendable {
     /// `upstream`: one shared by several instances (started by the caller); `redis`: the fleet's shared tier.
     /// The service is built by `Application.build`, as `unicache serve` builds it.
     /// `keyFile`: the key ring sealing what the disk and shared tiers store (`--encryption-keys`, CONTRACT §9).
+    /// `domains`: those fetching from the test upstream (the others: `demo`'s, else none); `paths`: `--upstream-path`.
     static func start(
         dataDir: String? = nil, requestTimeout: Duration = .seconds(30), upstreamTimeout: Duration = .seconds(30),
         protection: [UpstreamDomain: UpstreamProtection] = [:], gateClock: any GateClock = SystemGateClock(),
         logger: Logger = Logger(label: "live-test"), upstream shared: (TestUpstream, port: Int)? = nil,
         redis: SharedTierSettings? = nil, memory: MemoryTierConfiguration = MemoryTierConfiguration(),
         access: AccessSettings = AccessSettings(), host: String = "127.0.0.1", ownsUpstream: Bool? = nil,
-        keyFile: String? = nil
+        keyFile: String? = nil, domains: Set<UpstreamDomain> = Set(UpstreamDomain.allCases),
+        demo: Set<UpstreamDomain>? = nil, paths: [String: UpstreamPathTemplate] = [:]
     ) async throws -> LiveService {
         let upstream = shared?.0 ?? TestUpstream()
         let upstreamPort: Int
@@ -59,8 +61,8 @@ final class LiveService: Sendable {
             // Generous upstream timeout: no live test is about it, and under ThreadSanitizer on 2 cores a first
             // fetch took longer than the 2 s this used to be.
             upstreams: UpstreamSettings(
-                urls: Dictionary(uniqueKeysWithValues: UpstreamDomain.allCases.map { ($0, baseURL) }),
-                timeout: upstreamTimeout, protection: protection),
+                urls: Dictionary(uniqueKeysWithValues: domains.map { ($0, baseURL) }),
+                timeout: upstreamTimeout, protection: protection, demo: demo, paths: paths),
             admin: AdminSettings(token: token),
             shared: redis ?? SharedTierSettings(), access: access, encryption: EncryptionSettings(keyFile: keyFile))
         let application = try await Application.build(configuration, logger: logger, gateClock: gateClock)
