@@ -49,7 +49,7 @@ public struct Application: Sendable {
             // Who may read what (CONTRACT §8): a JWKS that cannot be read stops start-up here, before listening.
             access = try await AccessStartup.accessControl(
                 configuration.access, adminToken: configuration.admin.token, client: upstream.httpClient,
-                timeout: upstreams.timeout, logger: logger)
+                timeout: upstreams.timeout, host: configuration.server.host, logger: logger)
         } catch {
             await upstream.shutdown()
             throw error

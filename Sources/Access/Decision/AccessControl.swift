@@ -44,7 +44,8 @@ public final class AccessControl: Sendable {
                 source: source, refresh: settings.jwksRefresh, clock: clock, statistics: statistics, logger: logger,
                 changed: { remembered.forgetAll() })
         } catch {
-            throw StartError(description: "--jwt-jwks: \(error.description)")
+            let origin = source.origin.map { "\($0): " } ?? ""
+            throw StartError(description: "--jwt-jwks: \(origin)\(error.description)")
         }
     }
 

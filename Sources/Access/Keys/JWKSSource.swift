@@ -7,4 +7,11 @@ public protocol JWKSSource: Sendable {
     /// The document, or `nil` when it is known not to have changed since the last document returned.
     /// The error's description names no credential and no key material.
     func read() async throws(KeySetError) -> [UInt8]?
+    /// Where the keys come from, as an error may name it (a URL without its credentials or query); `nil` when the
+    /// errors name it themselves (a file).
+    var origin: String? { get }
+}
+
+extension JWKSSource {
+    public var origin: String? { nil }
 }

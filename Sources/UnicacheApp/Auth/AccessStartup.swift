@@ -1,3 +1,4 @@
+import Foundation
 import Access
 import AsyncHTTPClient
 import Logging
@@ -6,7 +7,8 @@ import Logging
 /// or holds no usable key, is a start-up error naming `--jwt-jwks`.
 enum AccessStartup {
     static func accessControl(
-        _ settings: AccessSettings, adminToken: String?, client: HTTPClient, timeout: Duration, logger: Logger
+        _ settings: AccessSettings, adminToken: String?, client: HTTPClient, timeout: Duration, host: String,
+        logger: Logger
     ) async throws -> AccessControl {
         var source: (any JWKSSource)?
         if settings.mode == .jwt, let jwks = settings.jwks {
@@ -20,12 +22,20 @@ enum AccessStartup {
             throw ConfigurationError(message: error.description)
         }
         logger.info("access mode \(settings.mode.rawValue)", metadata: metadata(settings, keys: access.snapshot.keys))
-        for warning in warnings(settings) { logger.warning("\(warning)") }
+        for warning in warnings(settings, host: host) { logger.warning("\(warning)") }
         return access
     }
 
     /// What an operator should know about a JWT set-up that works but is weaker than it could be (CONTRACT §8.9).
-    static func warnings(_ settings: AccessSettings) -> [String] {
+    static func warnings(_ settings: AccessSettings, host: String = "127.0.0.1") -> [String] {
+        if settings.mode == .protected, !isLoopback(host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))) {
+            // CONTRACT §11.4: bound to a network address, protected mode still serves user data to loopback only.
+            return [
+                "protected mode on \(host): only loopback clients (this machine) will be served user data and admin "
+                    + "endpoints; clients of other machines get 403. Choose --auth jwt (or --auth none behind a gateway "
+                    + "that authenticates) to serve them"
+            ]
+        }
         guard settings.mode == .jwt else { return [] }
         var warnings: [String] = []
         if settings.audience == nil {

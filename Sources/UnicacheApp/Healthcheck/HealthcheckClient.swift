@@ -7,6 +7,10 @@ public enum HealthcheckError: Error, Sendable, Equatable, CustomStringConvertibl
     case timeout
     case io(String)
     case malformedResponse
+    /// Plain HTTP was answered with a TLS record: the port speaks HTTPS (CONTRACT §11.4).
+    case speaksTLS
+    /// Plain HTTP was answered by a close and no byte (libmicrohttpd's HTTPS port does this).
+    case closedWithoutAnswer
     /// The TLS handshake failed, or the service showed another certificate than its `--tls-cert`.
     case tls(String)
 
@@ -17,6 +21,11 @@ public enum HealthcheckError: Error, Sendable, Equatable, CustomStringConvertibl
         case .timeout: "no answer in time"
         case .io(let reason): "connection failed: \(reason)"
         case .malformedResponse: "the answer is not HTTP"
+        case .speaksTLS:
+            "the port speaks HTTPS: pass --tls-cert FILE (or UNICACHE_TLS_CERT), the certificate the service serves"
+        case .closedWithoutAnswer:
+            "the connection closed without an answer, as an HTTPS port does to plain HTTP: if the service has "
+                + "--tls-cert, pass the same --tls-cert FILE (or UNICACHE_TLS_CERT)"
         case .tls(let reason): "TLS failed: \(reason)"
         }
     }
@@ -67,6 +76,9 @@ public struct HealthcheckClient: Sendable {
         defer { socket.close() }
         try socket.send(Array(request.utf8))
         let head = try socket.receive(until: Self.lineEnd, limit: 8192, deadline: deadline)
+        // A TLS record (an alert, 0x15, or a handshake, 0x16, of version 3.x) where an HTTP status line belongs.
+        if head.count >= 2, head[0] == 0x15 || head[0] == 0x16, head[1] == 0x03 { throw .speaksTLS }
+        if head.isEmpty { throw .closedWithoutAnswer }
         return try Self.statusCode(ofResponseHead: head)
     }
 

@@ -32,6 +32,11 @@ struct AccessExecutableTests {
             #expect(result.status == 64, "\(jwks)")
             let lines = result.standardError.split(separator: "\n")
             #expect(lines.last?.hasPrefix("error: --jwt-jwks: ") == true, "\(result.standardError)")
+            if jwks.hasPrefix("http") {
+                // CONTRACT §11.4: the URL and the cause.
+                #expect(lines.last?.contains("http://127.0.0.1:1/jwks.json: ") == true, "\(result.standardError)")
+                #expect(lines.last?.contains("connection refused") == true, "\(result.standardError)")
+            }
             #expect(!result.standardError.contains("listening on"))
         }
         var service = try ExecutableTests.Service(

@@ -71,6 +71,15 @@ struct AccessOptionTests {
         #expect(try parse(["--auth", "none"]).audience == nil)
     }
 
+    /// CONTRACT §11.4: protected mode bound to a network address says at start-up whom it serves.
+    @Test(arguments: [("0.0.0.0", true), ("::", true), ("192.0.2.7", true), ("127.0.0.1", false), ("::1", false),
+                      ("localhost", false)])
+    func protectedModeOnANetworkAddressIsWarnedOf(host: String, warned: Bool) throws {
+        let warnings = AccessStartup.warnings(try parse([]), host: host)
+        #expect(warnings.contains { $0.hasPrefix("protected mode on \(host): only loopback clients") } == warned)
+        #expect(AccessStartup.warnings(try parse(["--auth", "none"]), host: host).isEmpty)
+    }
+
     /// An `http://` JWKS URL on another host can be swapped by whoever is on the path: a start-up warning names it.
     @Test(arguments: [
         ("http://id.example/jwks.json", true), ("http://user:pw@10.0.0.7:8080/jwks", true), ("https://id.example/jwks", false),

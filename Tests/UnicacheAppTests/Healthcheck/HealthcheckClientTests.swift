@@ -45,7 +45,19 @@ import UnicacheApp
         }
     }
 
-    @Test(arguments: ["garbage\r\n\r\n", "HTTP/1.1 OK\r\n\r\n", "HTTP/1.1 20 OK\r\n\r\n", "SSH-2.0-OpenSSH\r\n", ""])
+    /// A close without a byte is what libmicrohttpd's HTTPS port answers plain HTTP with: the error says to pass
+    /// --tls-cert (CONTRACT §11.4); so does a TLS record where a status line belongs.
+    @Test(arguments: [("", HealthcheckError.closedWithoutAnswer), ("\u{15}\u{3}\u{3}\u{0}\u{2}\u{2}\u{32}", .speaksTLS)])
+    func anHTTPSPortIsNamed(_ answer: String, _ error: HealthcheckError) throws {
+        let server = try TinyHTTPServer(answer: answer)
+        defer { server.stop() }
+        #expect(throws: error) {
+            try HealthcheckClient(host: "127.0.0.1", port: server.port, timeout: Self.generous).status()
+        }
+        #expect(error.description.contains("--tls-cert"))
+    }
+
+    @Test(arguments: ["garbage\r\n\r\n", "HTTP/1.1 OK\r\n\r\n", "HTTP/1.1 20 OK\r\n\r\n", "SSH-2.0-OpenSSH\r\n"])
     func aNonHTTPAnswerIsMalformed(_ answer: String) throws {
         let server = try TinyHTTPServer(answer: answer)
         defer { server.stop() }

@@ -37,6 +37,7 @@ struct TLSServiceTests {
         let plain = try await BuiltExecutable.run(["healthcheck", "--port", "\(port)", "--timeout", "10s"])
         #expect(plain.status == 1)
         #expect(plain.standardError.hasPrefix("unhealthy: "))
+        #expect(plain.standardError.contains("pass the same --tls-cert FILE"), "\(plain.standardError)")
         let other = try TestCertificate().write()
         defer { try? FileManager.default.removeItem(at: other.folder) }
         let impostor = try await BuiltExecutable.run(
