@@ -34,26 +34,21 @@ enum DuplicateMembers {
             guard offset < bytes.count else { return false }
             switch bytes[offset] {
             case UInt8(ascii: "{"):
-                return objectHasUniqueMembers(depth: depth)
+                // Names are compared as Swift strings (canonical equivalence, which includes byte equality): two
+                // names that a dictionary would merge are refused too, so that the decoded claims have one reading.
+                var names: Set<String> = []
+                return elements(closedBy: UInt8(ascii: "}")) { scanner in
+                    guard scanner.offset < scanner.bytes.count, scanner.bytes[scanner.offset] == UInt8(ascii: "\""),
+                        let name = scanner.string(), names.insert(String(decoding: name, as: UTF8.self)).inserted
+                    else { return false }
+                    scanner.skipWhitespace()
+                    guard scanner.offset < scanner.bytes.count, scanner.bytes[scanner.offset] == UInt8(ascii: ":")
+                    else { return false }
+                    scanner.offset += 1
+                    return scanner.valueHasUniqueMembers(depth: depth + 1)
+                }
             case UInt8(ascii: "["):
-                offset += 1
-                skipWhitespace()
-                if offset < bytes.count, bytes[offset] == UInt8(ascii: "]") {
-                    offset += 1
-                    return true
-                }
-                while true {
-                    guard valueHasUniqueMembers(depth: depth + 1) else { return false }
-                    skipWhitespace()
-                    guard offset < bytes.count else { return false }
-                    if bytes[offset] == UInt8(ascii: ",") {
-                        offset += 1
-                        continue
-                    }
-                    guard bytes[offset] == UInt8(ascii: "]") else { return false }
-                    offset += 1
-                    return true
-                }
+                return elements(closedBy: UInt8(ascii: "]")) { $0.valueHasUniqueMembers(depth: depth + 1) }
             case UInt8(ascii: "\""):
                 return string() != nil
             default:
@@ -63,32 +58,25 @@ enum DuplicateMembers {
             }
         }
 
-        private mutating func objectHasUniqueMembers(depth: Int) -> Bool {
-            offset += 1  // "{"
-            // Names are compared as Swift strings (canonical equivalence, which includes byte equality): two names
-            // that a dictionary would merge are refused too, so that the decoded claims have one reading.
-            var names: Set<String> = []
+        /// The elements of an object or array whose opening bracket is at `offset`, separated by commas, up to
+        /// `closing`; `element` scans one (a member, or a value) and says whether it is fine.
+        private mutating func elements(closedBy closing: UInt8, _ element: (inout Scanner) -> Bool) -> Bool {
+            offset += 1
             skipWhitespace()
-            if offset < bytes.count, bytes[offset] == UInt8(ascii: "}") {
+            if offset < bytes.count, bytes[offset] == closing {
                 offset += 1
                 return true
             }
             while true {
                 skipWhitespace()
-                guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\""), let name = string(),
-                    names.insert(String(decoding: name, as: UTF8.self)).inserted
-                else { return false }
-                skipWhitespace()
-                guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else { return false }
-                offset += 1
-                guard valueHasUniqueMembers(depth: depth + 1) else { return false }
+                guard element(&self) else { return false }
                 skipWhitespace()
                 guard offset < bytes.count else { return false }
                 if bytes[offset] == UInt8(ascii: ",") {
                     offset += 1
                     continue
                 }
-                guard bytes[offset] == UInt8(ascii: "}") else { return false }
+                guard bytes[offset] == closing else { return false }
                 offset += 1
                 return true
             }

@@ -10,12 +10,7 @@ struct AccessOptionTests {
     }
 
     func error(_ arguments: [String], _ environment: [String: String] = [:]) -> String {
-        do {
-            _ = try UnicacheConfiguration.parse(arguments: arguments, environment: environment)
-            return ""
-        } catch {
-            return error.message
-        }
+        configurationError(arguments, environment)
     }
 
     @Test func protectedModeByDefault() throws {

@@ -18,12 +18,7 @@ struct SecretFileOptionTests {
     }
 
     func error(_ arguments: [String], _ environment: [String: String] = [:]) -> String {
-        do {
-            _ = try UnicacheConfiguration.parse(arguments: arguments, environment: environment)
-            return ""
-        } catch {
-            return error.message
-        }
+        configurationError(arguments, environment)
     }
 
     @Test(arguments: [("s3cret\n", 0o600), ("s3cret", 0o400), ("s3cret\r\n", 0o600)])

@@ -9,12 +9,7 @@ struct SourceOptionTests {
     }
 
     func error(_ arguments: [String], _ environment: [String: String] = [:]) -> String {
-        do {
-            _ = try UnicacheConfiguration.parse(arguments: arguments, environment: environment)
-            return ""
-        } catch {
-            return error.message
-        }
+        configurationError(arguments, environment)
     }
 
     func sources(_ settings: UpstreamSettings) -> [String] {
