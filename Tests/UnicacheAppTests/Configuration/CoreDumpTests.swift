@@ -19,15 +19,31 @@ struct CoreDumpTests {
         return (fields.prefix(2).joined(separator: " "), owner ?? -1)
     }
 
+    /// A copy of the executable that `nobody` may run: the build folder may lie below folders only root may enter
+    /// (a CI clone under a mode-700 temporary folder).
+    func executableForNobody() throws -> (folder: URL, executable: URL) {
+        let built = try #require(BuiltExecutable.url)
+        let folder = URL(fileURLWithPath: "/tmp").appendingPathComponent("unicache-core-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path)
+        let copy = folder.appendingPathComponent("unicache")
+        try FileManager.default.copyItem(at: built, to: copy)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: copy.path)
+        return (folder, copy)
+    }
+
     @Test func secretsMakeTheProcessNotDumpable() throws {
-        var plain = try ExecutableTests.Service(["--auth", "none"], launcher: Self.launcher)
+        let (folder, executable) = try executableForNobody()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var plain = try ExecutableTests.Service(["--auth", "none"], launcher: Self.launcher, executable: executable)
         #expect(plain.port != nil, "\(plain.log)")
         let before = try coreFacts(plain.process.processIdentifier)
         #expect(before.limit == "unlimited unlimited")
         #expect(before.owner == 65534)
         #expect(plain.stop() == 0)
 
-        var holding = try ExecutableTests.Service(["--auth", "none", "--admin-token", "s3cret"], launcher: Self.launcher)
+        var holding = try ExecutableTests.Service(
+            ["--auth", "none", "--admin-token", "s3cret"], launcher: Self.launcher, executable: executable)
         #expect(holding.port != nil, "\(holding.log)")
         let after = try coreFacts(holding.process.processIdentifier)
         #expect(after.limit == "0 0")

@@ -74,9 +74,9 @@ struct ExecutableTests {
         var log: String
         let port: Int?
 
-        /// `launcher` runs the executable (`taskset -c 0`), or nothing.
-        init(_ arguments: [String], launcher: [String] = []) throws {
-            guard let executable = BuiltExecutable.url else { throw BuiltExecutable.NotBuilt() }
+        /// `launcher` runs the executable (`taskset -c 0`), or nothing; `executable` is the built one unless given.
+        init(_ arguments: [String], launcher: [String] = [], executable: URL? = nil) throws {
+            guard let executable = executable ?? BuiltExecutable.url else { throw BuiltExecutable.NotBuilt() }
             process = Process()
             let command = launcher + [executable.path] + arguments
             process.executableURL = URL(fileURLWithPath: command[0])
