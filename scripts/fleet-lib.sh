@@ -60,16 +60,33 @@ fleet_launch() {
   fail "${what} did not start"
 }
 
+# A random secret of 32 hex digits (a Redis password).
+fleet_secret() { od -An -N16 -tx1 /dev/urandom | tr -d ' \n'; }
+
+# Private by default (CONTRACT §10.5): the instances connect as the ACL user `unicache`, restricted by
+# deploy/redis-acl.rules to the fleet's prefix and the commands it sends; the default user (this script's redis-cli
+# look-ups, an operator) has a password of its own. Both passwords are made anew for each fleet.
+REDIS_USER=unicache
+REDIS_PASSWORD=${REDIS_PASSWORD:-$(fleet_secret)}
+REDIS_ADMIN_PASSWORD=${REDIS_ADMIN_PASSWORD:-$(fleet_secret)}
+fleet_redis_rules() { grep -v '^#' "$FLEET_ROOT/deploy/redis-acl.rules" | grep -v '^$'; }
+# The instances' --redis (the password percent-encoding-free: hex digits).
+fleet_redis_url() { echo "redis://${REDIS_USER}:${REDIS_PASSWORD}@127.0.0.1:${REDIS_PORT}"; }
+fleet_redis_cli() { REDISCLI_AUTH="$REDIS_ADMIN_PASSWORD" redis-cli -p "$REDIS_PORT" "$@"; }
+
 # Redis, its append-only file in FLEET_WORK/redis; ours when INFO names its process id.
 fleet_redis_start() {
   REDIS_PORT="$(free_port)"
+  local rules
+  read -r -a rules <<<"$(fleet_redis_rules)"
   redis-server "$FLEET_ROOT/deploy/redis.conf" --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$FLEET_WORK/redis" \
+    --requirepass "$REDIS_ADMIN_PASSWORD" --user "$REDIS_USER" on ">${REDIS_PASSWORD}" "${rules[@]}" \
     --daemonize no >"$FLEET_WORK/redis.log" 2>&1 &
   REDIS_PID=$!
   LAUNCHED_PID=$REDIS_PID
 }
 fleet_redis_ours() {
-  redis-cli -p "$REDIS_PORT" info server 2>/dev/null | grep -q "^process_id:${REDIS_PID}"$'\r'
+  fleet_redis_cli info server 2>/dev/null | grep -q "^process_id:${REDIS_PID}"$'\r'
 }
 
 # One instance on port 0 (it says which port it took), its own data dir, the fleet's Redis.
@@ -78,7 +95,7 @@ fleet_start_instance() {
   # shellcheck disable=SC2034 # read by start_service (service-lib.sh)
   SERVICE_LOG="$FLEET_WORK/${name}.log"
   start_service "$BIN" --host 127.0.0.1 --port 0 --data-dir "$FLEET_WORK/${name}" \
-    --redis "redis://127.0.0.1:${REDIS_PORT}" "${FLEET_ARGS[@]}"
+    --redis "$(fleet_redis_url)" "${FLEET_ARGS[@]}"
   FLEET_PIDS+=("$SERVICE_PID")
   INSTANCE_NAMES+=("$name")
   INSTANCE_PIDS+=("$SERVICE_PID")

@@ -343,8 +343,8 @@ final class PoolShared: Sendable {
         case .success(let connected): context = connected
         case .failure(let failure): return .failure(.unavailable("cannot connect to \(endpoint): \(failure.message)"))
         }
-        if let password = endpoint.password {
-            if let failure = setUp(context, ["AUTH", password], step: "AUTH") { return .failure(.unavailable(failure)) }
+        if let auth = endpoint.authArguments {
+            if let failure = setUp(context, auth, step: "AUTH") { return .failure(.unavailable(failure)) }
         }
         if endpoint.database != 0 {
             if let failure = setUp(context, ["SELECT", String(endpoint.database)], step: "SELECT \(endpoint.database)") {

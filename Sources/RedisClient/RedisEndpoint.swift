@@ -1,24 +1,36 @@
 /// Where Redis is: parsed from `redis://[[user]:password@]host[:port][/db]`.
 ///
-/// A user name is accepted and ignored: a one-argument AUTH authenticates Redis 7's default user.
-/// The password may be percent-encoded (`%40` for `@`). IPv6 hosts go in brackets (`[::1]`).
+/// With a user name the connection authenticates as that ACL user (`AUTH user password`, CONTRACT §10.2); without
+/// one, a one-argument AUTH authenticates Redis's default user. User and password may be percent-encoded (`%40`
+/// for `@`). IPv6 hosts go in brackets (`[::1]`).
 public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
     public var host: String
     public var port: Int
+    /// The ACL user (Redis 6+); `nil`: the default user.
+    public var user: String?
     public var password: String?
     public var database: Int
 
-    public init(host: String, port: Int, password: String? = nil, database: Int = 0) {
+    public init(host: String, port: Int, user: String? = nil, password: String? = nil, database: Int = 0) {
         self.host = host
         self.port = port
+        self.user = user
         self.password = password
         self.database = database
+    }
+
+    /// The AUTH command a new connection sends: `AUTH user password` for an ACL user, `AUTH password` for the
+    /// default one; `nil` without a password.
+    public var authArguments: [String]? {
+        guard let password else { return nil }
+        if let user { return ["AUTH", user, password] }
+        return ["AUTH", password]
     }
 
     public init(url: String) throws(RedisEndpointError) {
         let schemeEnd = url.firstRange(of: "://")
         guard let schemeEnd else {
-            throw RedisEndpointError("Redis URL must look like redis://[:password@]host[:port][/db]")
+            throw RedisEndpointError("Redis URL must look like redis://[[user]:password@]host[:port][/db]")
         }
         let scheme = url[..<schemeEnd.lowerBound].lowercased()
         guard scheme == "redis" else {
@@ -36,15 +48,27 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
         // Authority up to the first "/" after the last "@" (a password may contain "/" only encoded,
         // but the last "@" is the separator however the password is written).
         var password: String?
+        var user: String?
         if let at = rest.lastIndex(of: "@") {
             let userInfo = rest[..<at]
             rest = rest[rest.index(after: at)...]
-            if let colon = userInfo.firstIndex(of: ":") {
+            let colon = userInfo.firstIndex(of: ":")
+            let encodedUser = userInfo[..<(colon ?? userInfo.endIndex)]
+            guard let decodedUser = Self.percentDecoded(encodedUser),
+                decodedUser.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F })
+            else {
+                throw RedisEndpointError("Redis URL user has an invalid percent-encoding or a space or control character")
+            }
+            user = decodedUser.isEmpty ? nil : decodedUser
+            if let colon {
                 let encoded = userInfo[userInfo.index(after: colon)...]
                 guard let decoded = Self.percentDecoded(encoded) else {
                     throw RedisEndpointError("Redis URL password has an invalid percent-encoding")
                 }
                 password = decoded.isEmpty ? nil : decoded
+            }
+            if user != nil, password == nil {
+                throw RedisEndpointError("Redis URL names a user without a password (redis://user:password@host)")
             }
         }
         let authority: Substring
@@ -93,13 +117,13 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
             }
             database = value
         }
-        self.init(host: String(host), port: port, password: password, database: database)
+        self.init(host: String(host), port: port, user: user, password: password, database: database)
     }
 
-    /// The URL with the password replaced by "***": what logs, /stats and errors may show.
+    /// The URL with the password replaced by "***": what logs, /stats and errors may show (the user is named).
     public var description: String {
         let shownHost = host.contains(":") ? "[\(host)]" : host
-        let credentials = password == nil ? "" : ":***@"
+        let credentials = password == nil ? "" : "\(user ?? ""):***@"
         return "redis://\(credentials)\(shownHost):\(port)/\(database)"
     }
 

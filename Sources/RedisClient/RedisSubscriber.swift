@@ -191,8 +191,8 @@ final class SubscriberCore: Sendable {
             return .lost("cannot connect to \(endpoint): \(error)", wasSubscribed: false)
         }
 
-        if let password = endpoint.password {
-            guard context.append([Array("AUTH".utf8), Array(password.utf8)]) else {
+        if let auth = endpoint.authArguments {
+            guard context.append(auth.map { Array($0.utf8) }) else {
                 return .lost("cannot queue AUTH", wasSubscribed: false)
             }
         }

@@ -9,11 +9,12 @@ import Testing
         ("redis://127.0.0.1:6380/", RedisEndpoint(host: "127.0.0.1", port: 6380)),
         ("redis://h/3", RedisEndpoint(host: "h", port: 6379, database: 3)),
         ("redis://:s3cret@h:1/2", RedisEndpoint(host: "h", port: 1, password: "s3cret", database: 2)),
-        ("redis://default:s3cret@h", RedisEndpoint(host: "h", port: 6379, password: "s3cret")),
+        ("redis://default:s3cret@h", RedisEndpoint(host: "h", port: 6379, user: "default", password: "s3cret")),
+        ("redis://unicache:p%40ss@h:6380/1", RedisEndpoint(host: "h", port: 6380, user: "unicache", password: "p@ss", database: 1)),
+        ("redis://svc%2Da:pw@h", RedisEndpoint(host: "h", port: 6379, user: "svc-a", password: "pw")),
         ("redis://:p%40ss%2Fw%3a@h:7000", RedisEndpoint(host: "h", port: 7000, password: "p@ss/w:")),
         ("redis://:p@ss@h", RedisEndpoint(host: "h", port: 6379, password: "p@ss")),
         ("redis://:@h", RedisEndpoint(host: "h", port: 6379)),
-        ("redis://user@h", RedisEndpoint(host: "h", port: 6379)),
         ("redis://[::1]:7001/4", RedisEndpoint(host: "::1", port: 7001, database: 4)),
         ("redis://[::1]", RedisEndpoint(host: "::1", port: 6379)),
     ])
@@ -38,6 +39,8 @@ import Testing
         ("redis://h?db=1", "must not have a query"),
         ("redis://[::1", "unclosed ["),
         ("redis://:p%zz@h", "invalid percent-encoding"),
+        ("redis://user@h", "names a user without a password"),
+        ("redis://us%20er:pw@h", "user has an invalid percent-encoding or a space"),
     ])
     func rejectsBadInput(url: String, expectedMessage: String) {
         let error = #expect(throws: RedisEndpointError.self) { try RedisEndpoint(url: url) }
@@ -58,10 +61,18 @@ import Testing
 
     @Test func descriptionMasksThePassword() throws {
         let endpoint = try RedisEndpoint(url: "redis://default:hunter2@cache:6380/2")
-        #expect(endpoint.description == "redis://:***@cache:6380/2")
+        #expect(endpoint.description == "redis://default:***@cache:6380/2")
+        #expect(RedisEndpoint(host: "h", port: 1, password: "x").description == "redis://:***@h:1/0")
         #expect(!"\(endpoint)".contains("hunter2"))
         #expect(RedisEndpoint(host: "h", port: 1).description == "redis://h:1/0")
         #expect(RedisEndpoint(host: "::1", port: 2, database: 3).description == "redis://[::1]:2/3")
+    }
+
+    /// CONTRACT §10.2: an ACL user authenticates as itself; without one, the default user.
+    @Test func authNamesTheUser() {
+        #expect(RedisEndpoint(host: "h", port: 1).authArguments == nil)
+        #expect(RedisEndpoint(host: "h", port: 1, password: "pw").authArguments == ["AUTH", "pw"])
+        #expect(RedisEndpoint(host: "h", port: 1, user: "app", password: "pw").authArguments == ["AUTH", "app", "pw"])
     }
 
     @Test func descriptionParsesBackWithoutThePassword() throws {

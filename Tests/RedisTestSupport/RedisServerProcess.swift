@@ -22,16 +22,21 @@ public final class RedisServerProcess: Sendable {
     public let password: String?
     /// Its working directory (`--dir`), where `SAVE` writes its dump; `nil`: the test process's.
     public let directory: String?
+    /// More `redis-server` arguments (`--user …` rules), kept for `restart()`.
+    public let extraArguments: [String]
     private let executable: String
     private let child: Locked<ChildProcess>
 
     /// How long a server may take to say "Ready to accept connections" (a bound, not a wait).
     static let readinessBound = Duration.seconds(20)
 
-    private init(port: Int, password: String?, directory: String?, executable: String, child: ChildProcess) {
+    private init(
+        port: Int, password: String?, directory: String?, extraArguments: [String], executable: String, child: ChildProcess
+    ) {
         self.port = port
         self.password = password
         self.directory = directory
+        self.extraArguments = extraArguments
         self.executable = executable
         self.child = Locked(child)
     }
@@ -44,18 +49,22 @@ public final class RedisServerProcess: Sendable {
     /// Starts `redis-server` (at /usr/bin/redis-server or on PATH) on a free loopback port and
     /// returns once it accepts connections. Throws when redis-server is missing or never gets ready.
     /// `directory`: its working directory (`--dir`: Redis 7 refuses to change it at run time), where `SAVE` writes.
-    public static func start(password: String? = nil, directory: String? = nil) async throws -> RedisServerProcess {
+    /// `extraArguments`: more configuration, e.g. `--user NAME on >PASSWORD …` ACL rules.
+    public static func start(
+        password: String? = nil, directory: String? = nil, extraArguments: [String] = []
+    ) async throws -> RedisServerProcess {
         let executable = try findExecutable()
         var lastError = RedisServerError("redis-server did not start")
         // Another process may take the free port before redis-server binds it: then try another.
         for _ in 0..<5 {
             let port = try freeLoopbackPort()
             let child = try ChildProcess.spawn(
-                executable, arguments: arguments(port: port, password: password, directory: directory))
+                executable, arguments: arguments(port: port, password: password, directory: directory) + extraArguments)
             do throws(RedisServerError) {
                 try await child.waitUntilReady(within: readinessBound)
                 return RedisServerProcess(
-                    port: port, password: password, directory: directory, executable: executable, child: child)
+                    port: port, password: password, directory: directory, extraArguments: extraArguments,
+                    executable: executable, child: child)
             } catch {
                 child.signal(SIGKILL)
                 await child.waitForExit()
@@ -98,7 +107,7 @@ public final class RedisServerProcess: Sendable {
         previous.signal(SIGKILL)
         await previous.waitForExit()
         let next = try ChildProcess.spawn(
-            executable, arguments: Self.arguments(port: port, password: password, directory: directory))
+            executable, arguments: Self.arguments(port: port, password: password, directory: directory) + extraArguments)
         child.withLock { $0 = next }
         do {
             try await next.waitUntilReady(within: Self.readinessBound)

@@ -76,7 +76,7 @@ extension ServeOptions {
         do {
             return try RedisEndpoint(url: text.trimmingWhitespace())
         } catch {
-            throw ConfigurationError(message: "\(source): \(error.message) (expected redis://[:password@]host[:port][/db])")
+            throw ConfigurationError(message: "\(source): \(error.message) (expected redis://[[user]:password@]host[:port][/db])")
         }
     }
 

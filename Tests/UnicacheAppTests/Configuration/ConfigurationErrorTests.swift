@@ -31,8 +31,8 @@ let invalidCases: [InvalidCase] = [
     InvalidCase(arguments: [], environment: ["UNICACHE_UPSTREAM_WEATHER": "http://x"], prefix: "UNICACHE_UPSTREAM_WEATHER: ", form: "HEALTH, ACTIVITIES"),
     InvalidCase(arguments: [], environment: ["UNICACHE_IDLE_TIMEOUT": "30"], prefix: "UNICACHE_IDLE_TIMEOUT: ", form: "ms, s, m, h or d"),
     // The shared tier (CONTRACT §6); a password in a bad URL is never echoed (checked below).
-    InvalidCase(arguments: ["--redis", "http://cache:6379"], prefix: "--redis: ", form: "redis://[:password@]host[:port][/db]"),
-    InvalidCase(arguments: ["--redis", "redis://:hunter2@cache:port"], prefix: "--redis: ", form: "redis://[:password@]host[:port][/db]"),
+    InvalidCase(arguments: ["--redis", "http://cache:6379"], prefix: "--redis: ", form: "redis://[[user]:password@]host[:port][/db]"),
+    InvalidCase(arguments: ["--redis", "redis://:hunter2@cache:port"], prefix: "--redis: ", form: "redis://[[user]:password@]host[:port][/db]"),
     InvalidCase(arguments: [], environment: ["UNICACHE_REDIS": "redis://cache/x"], prefix: "UNICACHE_REDIS: ", form: "redis://"),
     InvalidCase(arguments: ["--redis-timeout", "0ms"], prefix: "--redis-timeout: ", form: "50ms"),
     InvalidCase(arguments: ["--redis-prefix", "has space"], prefix: "--redis-prefix: ", form: "visible ASCII"),

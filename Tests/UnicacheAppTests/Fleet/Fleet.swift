@@ -16,26 +16,42 @@ final class Fleet: Sendable {
     let upstreamPort: Int
     let instances: [LiveService]
     let prefix: String
+    /// What the instances connect with: the server's endpoint, or an ACL user's (`aclUser`).
+    let serviceEndpoint: RedisEndpoint
+
+    /// An ACL user the instances connect as (CONTRACT §10.2); `rules` are what follows `on >PASSWORD`.
+    struct ACLUser: Sendable {
+        var name: String
+        var password: String
+        var rules: [String]
+    }
 
     static func start(
         instances count: Int, password: String? = nil, timeout: Duration = .milliseconds(200),
         upstreamTimeout: Duration = .seconds(10), logger: Logger = Logger(label: "fleet-test"),
         memory: MemoryTierConfiguration = MemoryTierConfiguration(),
-        protection: [UpstreamDomain: UpstreamProtection] = [:]
+        protection: [UpstreamDomain: UpstreamProtection] = [:], prefix: String? = nil, aclUser: ACLUser? = nil
     ) async throws -> Fleet {
-        let redis = try await RedisServerProcess.start(password: password)
+        var arguments: [String] = []
+        if let aclUser { arguments = ["--user", aclUser.name, "on", ">\(aclUser.password)"] + aclUser.rules }
+        let redis = try await RedisServerProcess.start(password: password, extraArguments: arguments)
+        let endpoint = aclUser.map {
+            RedisEndpoint(host: "127.0.0.1", port: redis.port, user: $0.name, password: $0.password)
+        } ?? redis.endpoint
         let upstream = TestUpstream()
         let upstreamPort = try await upstream.start()
-        let prefix = "t\(UInt32.random(in: 0...UInt32.max)):"
+        let prefix = prefix ?? "t\(UInt32.random(in: 0...UInt32.max)):"
         var instances: [LiveService] = []
         for _ in 0..<count {
             instances.append(
                 try await LiveService.start(
                     upstreamTimeout: upstreamTimeout, protection: protection, logger: logger, upstream: (upstream, upstreamPort),
-                    redis: Self.tierConfiguration(redis.endpoint, timeout: timeout, prefix: prefix),
+                    redis: Self.tierConfiguration(endpoint, timeout: timeout, prefix: prefix),
                     memory: memory))
         }
-        let fleet = Fleet(redis: redis, upstream: upstream, upstreamPort: upstreamPort, instances: instances, prefix: prefix)
+        let fleet = Fleet(
+            redis: redis, upstream: upstream, upstreamPort: upstreamPort, instances: instances, prefix: prefix,
+            serviceEndpoint: endpoint)
         for instance in instances { try await fleet.waitUntilConnected(instance) }
         return fleet
     }
@@ -46,12 +62,16 @@ final class Fleet: Sendable {
         SharedTierSettings(redis: endpoint, timeout: timeout, prefix: prefix)
     }
 
-    private init(redis: RedisServerProcess, upstream: TestUpstream, upstreamPort: Int, instances: [LiveService], prefix: String) {
+    private init(
+        redis: RedisServerProcess, upstream: TestUpstream, upstreamPort: Int, instances: [LiveService], prefix: String,
+        serviceEndpoint: RedisEndpoint
+    ) {
         self.redis = redis
         self.upstream = upstream
         self.upstreamPort = upstreamPort
         self.instances = instances
         self.prefix = prefix
+        self.serviceEndpoint = serviceEndpoint
     }
 
     /// One more instance of the fleet (a restart, a scale-up); `dataDir`: its disk tier's folder, if any.
@@ -60,7 +80,7 @@ final class Fleet: Sendable {
     ) async throws -> LiveService {
         let instance = try await LiveService.start(
             dataDir: dataDir, upstreamTimeout: upstreamTimeout, logger: logger, upstream: (upstream, upstreamPort),
-            redis: Self.tierConfiguration(redis.endpoint, timeout: .milliseconds(200), prefix: prefix))
+            redis: Self.tierConfiguration(serviceEndpoint, timeout: .milliseconds(200), prefix: prefix))
         try await waitUntilConnected(instance)
         return instance
     }
