@@ -12,10 +12,10 @@ public struct SystemWallClock: WallClock {
     public func now() -> Date { Date() }
 }
 
-/// A clock tests move by hand.
-public final class ManualWallClock: WallClock {
+/// A clock tests move by hand (`package`: a test hook, not API).
+package final class ManualWallClock: WallClock {
     private let current: NIOLockedValueBox<Date>
-    public init(_ start: Date) { current = NIOLockedValueBox(start) }
+    package init(_ start: Date) { current = NIOLockedValueBox(start) }
     public func now() -> Date { current.withLockedValue { $0 } }
     public func set(_ date: Date) { current.withLockedValue { $0 = date } }
     public func advance(by seconds: TimeInterval) { current.withLockedValue { $0 += seconds } }

@@ -22,8 +22,8 @@ public struct SystemGateClock: GateClock {
     }
 }
 
-/// A clock tests move by hand; sleepers wake when it is moved past their deadline.
-public final class ManualGateClock: GateClock {
+/// A clock tests move by hand; sleepers wake when it is moved past their deadline (`package`: a test hook, not API).
+package final class ManualGateClock: GateClock {
     private struct Sleeper {
         var id: UInt64
         var deadline: Duration
@@ -39,14 +39,14 @@ public final class ManualGateClock: GateClock {
 
     private let state = NIOLockedValueBox(State())
 
-    public init() {}
+    package init() {}
 
-    public func now() -> Duration { state.withLockedValue { $0.now } }
+    package func now() -> Duration { state.withLockedValue { $0.now } }
 
     /// How many tasks sleep on the clock now (a test waits for a waiter to park before moving the clock).
-    public var sleeping: Int { state.withLockedValue { $0.sleepers.count } }
+    package var sleeping: Int { state.withLockedValue { $0.sleepers.count } }
 
-    public func advance(by duration: Duration) {
+    package func advance(by duration: Duration) {
         let woken = state.withLockedValue { state -> [Sleeper] in
             state.now += duration
             let now = state.now
@@ -57,7 +57,7 @@ public final class ManualGateClock: GateClock {
         for sleeper in woken { sleeper.continuation.resume() }
     }
 
-    public func sleep(until deadline: Duration) async throws {
+    package func sleep(until deadline: Duration) async throws {
         let id = state.withLockedValue { state -> UInt64 in
             state.nextID += 1
             return state.nextID

@@ -178,13 +178,13 @@ extension EntryListing {
 
 extension UnifiedCacheManager {
     /// Waits for every load and refresh in flight right now (tests, shutdown); new ones are not awaited.
-    public func waitForPendingLoads() async {
+    package func waitForPendingLoads() async {
         let tasks = state.withLockedValue { $0.inFlight.pendingTasks }
         for task in tasks { _ = await task.value }
     }
 
     /// Requests currently waiting on another request's load of `key` (tests, diagnostics).
-    public func coalescedWaiters(for key: String) -> Int {
+    package func coalescedWaiters(for key: String) -> Int {
         state.withLockedValue { $0.inFlight.waiters(key) }
     }
 }
