@@ -26,7 +26,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
-        // UnifiedCache uses only NIOConcurrencyHelpers: a pthread lock ThreadSanitizer understands on Linux.
+        // swift-nio: NIOConcurrencyHelpers' locks (a pthread lock ThreadSanitizer understands on Linux) in most targets;
+        // NIOCore and NIOPosix in MicroHTTPServer (System.coreCount) and UnicacheApp (the upstream and JWKS client's
+        // errors, the healthcheck's TLS); the core, UnifiedCache, uses only the locks.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
         // Access: JWS signature verification with the key bound to its algorithm (RS/PS/ES/EdDSA, no HMAC JWKs).
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
