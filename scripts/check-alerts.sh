@@ -45,7 +45,8 @@ for e in errors:
     print(e, file=sys.stderr)
 sys.exit(1 if errors else 0)
 PY
-# The compose files mount the rules beside each Prometheus configuration.
+# The compose files mount the rules beside each Prometheus configuration; the fleet's Grafana gets its datasource
+# and the dashboard from deploy/grafana.
 python3 - <<'PY' || fail "a compose file does not mount the rules or the dashboard (above)"
 import sys, yaml
 def mounts(path, service):
@@ -53,6 +54,11 @@ def mounts(path, service):
 for path in ("compose.yaml", "compose.fleet.yaml"):
     if not any(str(v).startswith("./deploy/alerts.yml:/etc/prometheus/alerts.yml") for v in mounts(path, "prometheus")):
         sys.exit(f"{path}: prometheus does not mount ./deploy/alerts.yml at /etc/prometheus/alerts.yml")
+grafana = mounts("compose.fleet.yaml", "grafana")
+for want in ("./deploy/grafana/provisioning:/etc/grafana/provisioning",
+             "./deploy/grafana/unicache.json:/var/lib/grafana/dashboards/unicache.json"):
+    if not any(str(v).startswith(want) for v in grafana):
+        sys.exit(f"compose.fleet.yaml: grafana does not mount {want}")
 PY
 
 echo "check-alerts: OK ($(grep -c '^      - alert:' deploy/alerts.yml) rules)"
