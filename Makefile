@@ -51,7 +51,7 @@ conformance: release
 	UNICACHE_BIN=$$(swift build $(RELEASE_FLAGS) --show-bin-path)/unicache bash scripts/conformance.sh
 
 # The operator's kit against the release build: the dashboard (a valid dashboard whose expressions parse and name only
-# exported metrics) and the alert rules' metric names (installs promtool).
+# exported metrics), the alert rules' metric names, and `unicache top` in a tmux pane (installs tmux and promtool).
 ops-check: release
 	UNICACHE_BIN=$$(swift build $(RELEASE_FLAGS) --show-bin-path)/unicache bash scripts/check-ops.sh
 

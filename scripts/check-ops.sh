@@ -4,8 +4,10 @@
 #      `datasource` variable) whose every PromQL expression parses (`promtool check rules` on them as recording
 #      rules) and names only metrics the service exports: compared with a scrape of /metrics after a short workload,
 #      with a shared tier (an unreachable one) and a budget configured, so that every family shows;
-#   b) the alert rules (deploy/alerts.yml) name only exported metrics too (and Prometheus's own `up`).
-# Usage: scripts/check-ops.sh   (UNICACHE_BIN=/path/to/unicache skips the build). Installs promtool from
+#   b) the alert rules (deploy/alerts.yml) name only exported metrics too (and Prometheus's own `up`);
+#   c) `unicache top` in a real terminal (a detached tmux session of a fixed size) shows figures that move under a
+#      small workload, and `unicache top --once` prints the same view as plain text.
+# Usage: scripts/check-ops.sh   (UNICACHE_BIN=/path/to/unicache skips the build). Installs promtool and tmux from
 # Debian's packages when missing (scripts/ops-tools.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,12 +22,15 @@ source scripts/python-env.sh
 # shellcheck source=scripts/ops-tools.sh
 source scripts/ops-tools.sh
 ensure_promtool
+ensure_tmux
 
 WORK="$(mktemp -d)"
 SERVICE_LOG="$WORK/service.log"
+TMUX_SESSION="unicache-top-check-$$"
 # shellcheck source=scripts/service-lib.sh
 source scripts/service-lib.sh
 cleanup() {
+  tmux kill-session -t "$TMUX_SESSION" 2>/dev/null || true
   if [[ -n "$SERVICE_PID" ]] && kill -0 "$SERVICE_PID" 2>/dev/null; then kill -KILL "$SERVICE_PID" 2>/dev/null || true; fi
   rm -rf "$WORK"
 }
@@ -177,6 +182,59 @@ for e in errors:
 print(f"{len(exprs)} expressions, {len(used)} metric names, all exported" if not errors else "")
 sys.exit(1 if errors else 0)
 PY
+
+# ---------------------------------------------------------------------------------------------- c) unicache top
+step "unicache top in a real terminal (tmux, 120x50): figures move under a workload"
+export TERM="${TERM:-xterm}"
+[[ "$TERM" == dumb ]] && export TERM=xterm
+tmux -f /dev/null new-session -d -s "$TMUX_SESSION" -x 120 -y 50 "$BIN top --url $BASE"
+pane() { tmux capture-pane -p -t "$TMUX_SESSION" 2>/dev/null || true; }
+# The read-through row: label, rate per second, total.
+read_through() { pane | awk '$1 == "read-through" { print $2, $3; exit }'; }
+first=""
+deadline=$((SECONDS + 20))
+while ((SECONDS < deadline)); do
+  row="$(read_through)"
+  if [[ "$row" =~ ^[-0-9.]+\ ([0-9]+)$ ]]; then first="${BASH_REMATCH[1]}"; break; fi
+  sleep 0.1
+done
+[[ -n "$first" ]] || { pane >&2; fail "no frame of unicache top in the pane within 20s"; }
+echo "first frame: ${first} read-through requests"
+workload || fail "the second workload's requests failed"
+want=$((first + 18))
+moved="" rated=""
+deadline=$((SECONDS + 20))
+while ((SECONDS < deadline)); do
+  row="$(read_through)"
+  if [[ "$row" =~ ^([0-9.]+)\ ([0-9]+)$ ]]; then
+    [[ "${BASH_REMATCH[1]}" != 0.0 ]] && rated="${BASH_REMATCH[1]}"
+    ((BASH_REMATCH[2] >= want)) && moved="${BASH_REMATCH[2]}"
+  fi
+  [[ -n "$moved" && -n "$rated" ]] && break
+  sleep 0.1
+done
+pane >"$WORK/pane.txt"
+[[ -n "$moved" ]] || { cat "$WORK/pane.txt" >&2; fail "the read-through total did not reach ${want} within 20s"; }
+[[ -n "$rated" ]] || { cat "$WORK/pane.txt" >&2; fail "no frame showed a read-through rate above 0"; }
+echo "moved: ${first} -> ${moved} read-through requests, a frame at ${rated}/s"
+for row in "hit rate" "latency p50 / p99" "  memory" "activities" "shared   enabled yes" "auth     mode protected" "disk     "; do
+  grep -qF -- "$row" "$WORK/pane.txt" || { cat "$WORK/pane.txt" >&2; fail "the pane lacks '${row}'"; }
+done
+tmux kill-session -t "$TMUX_SESSION"
+
+step "unicache top --once: one plain frame"
+"$BIN" top --once --url "$BASE" >"$WORK/once.txt" || fail "unicache top --once failed"
+if grep -q $'\e' "$WORK/once.txt"; then fail "unicache top --once wrote terminal escapes"; fi
+for row in "read-through" "hits by tier" "upstream fetches" "endpoint -" "budget left" "memory   " "disk     "; do
+  grep -qF -- "$row" "$WORK/once.txt" || { cat "$WORK/once.txt" >&2; fail "unicache top --once lacks '${row}'"; }
+done
+# The activities domain has a budget (1000/1m): its budget column is a number; the others' `-` (none).
+grep -Eq '^activities +(closed|open|half-open) +[0-9]+ ' "$WORK/once.txt" \
+  || { cat "$WORK/once.txt" >&2; fail "the activities row does not show its budget left"; }
+if "$BIN" top --once --url "http://127.0.0.1:${closed_port}" >/dev/null 2>"$WORK/top-error.txt"; then
+  fail "unicache top --once succeeded against a closed port"
+fi
+grep -q "unicache top" "$WORK/top-error.txt" || fail "unicache top --once against a closed port did not say why"
 
 step "SIGTERM"
 stop_service
