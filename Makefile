@@ -9,7 +9,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # same wherever the service runs.
 RELEASE_FLAGS := -c release --static-swift-stdlib --product unicache --scratch-path .build-release
 
-.PHONY: deps run test build release check tsan openapi conformance docker-check fleet fleet-check bench-http bench-cache bench-shared
+.PHONY: deps run test build release check tsan openapi alerts ops-check conformance docker-check fleet fleet-check bench-http bench-cache bench-shared
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -42,8 +42,18 @@ tsan: deps
 openapi:
 	bash scripts/check-openapi.sh
 
+# The alert rules: `promtool check rules` and `promtool test rules deploy/alerts.test.yml` (installs Debian's
+# prometheus package, which ships promtool, when missing), and a test and a runbook section for every rule.
+alerts:
+	bash scripts/check-alerts.sh
+
 conformance: release
 	UNICACHE_BIN=$$(swift build $(RELEASE_FLAGS) --show-bin-path)/unicache bash scripts/conformance.sh
+
+# The operator's kit against the release build: the dashboard (a valid dashboard whose expressions parse and name only
+# exported metrics), the alert rules' metric names, and `unicache top` in a tmux pane (installs tmux and promtool).
+ops-check: release
+	UNICACHE_BIN=$$(swift build $(RELEASE_FLAGS) --show-bin-path)/unicache bash scripts/check-ops.sh
 
 docker-check: release
 	UNICACHE_BIN=$$(swift build $(RELEASE_FLAGS) --show-bin-path)/unicache bash scripts/check-docker.sh
@@ -58,7 +68,7 @@ fleet: release
 fleet-check: release
 	UNICACHE_BIN=$$(swift build $(RELEASE_FLAGS) --show-bin-path)/unicache bash scripts/check-fleet.sh
 
-check: openapi conformance docker-check fleet-check tsan
+check: openapi alerts conformance ops-check docker-check fleet-check tsan
 
 bench-http:
 	bash scripts/bench-http.sh

@@ -41,16 +41,10 @@ trap cleanup EXIT
 # ---------------------------------------------------------------------------------------------- tools
 step "tools"
 schemathesis --version
-if ! command -v promtool >/dev/null 2>&1; then
-  # promtool comes with Debian's prometheus package; keep its service from starting during the install.
-  created_policy=""
-  if [[ ! -e /usr/sbin/policy-rc.d ]]; then
-    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod 0755 /usr/sbin/policy-rc.d && created_policy=1
-  fi
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
-  if [[ -n "$created_policy" ]]; then rm -f /usr/sbin/policy-rc.d; fi
-fi
+# promtool comes with Debian's prometheus package (scripts/ops-tools.sh installs it when missing).
+# shellcheck source=scripts/ops-tools.sh
+source scripts/ops-tools.sh
+ensure_promtool
 promtool --version | head -n 1
 
 # ---------------------------------------------------------------------------------------------- binary

@@ -109,6 +109,11 @@ extension App {
             "durationMs": "\(Double(record.duration.components.attoseconds) / 1e15 + Double(record.duration.components.seconds) * 1000)",
         ]
         if let id = record.requestID { metadata["requestId"] = "\(id.value)" }
+        // The trace id beside the request id: the incoming traceparent's, else the one its fetches send.
+        if let traceID = TraceParent.traceID(
+            traceparent: record.requestHeaders[TraceParent.headerName], requestID: record.requestID?.value) {
+            metadata["traceId"] = "\(traceID)"
+        }
         return metadata
     }
 }

@@ -21,6 +21,10 @@ public struct FetchRequest: Sendable, Equatable {
     /// The id of the request that caused this fetch (the leader's, for a coalesced one), sent upstream so
     /// both sides' logs can be joined; nil for work no request caused.
     public var requestID: String?
+    /// The causing request's W3C `traceparent` and `tracestate` headers as received (unparsed; nil when absent),
+    /// for the fetcher to continue its trace.
+    public var traceparent: String?
+    public var tracestate: String?
 
     public init(
         key: String, namespace: String, user: String?, path: String,

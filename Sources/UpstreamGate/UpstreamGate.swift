@@ -107,8 +107,8 @@ public final class UpstreamGate: Sendable {
         let now = clock.now()
         let (rejected, circuit) = state.withLockedValue { ($0.rejected, $0.breaker.state(at: now)) }
         return UpstreamGateSnapshot(
-            inFlight: slots.inFlight, budgetRemaining: await budget?.remaining(at: now), rejected: rejected,
-            circuit: circuit)
+            inFlight: slots.inFlight, budgetRemaining: await budget?.remaining(at: now), budgetLimit: budget?.limit,
+            rejected: rejected, circuit: circuit)
     }
 
     /// Whether a request would be refused at once (a 429 pause, an open circuit), counted as the refusal it is;
@@ -157,6 +157,8 @@ public struct UpstreamGateSnapshot: Sendable, Equatable {
     public var inFlight: Int
     /// Nil without a budget.
     public var budgetRemaining: Int?
+    /// The budget's limit (its tightest window's), nil without a budget.
+    public var budgetLimit: Int? = nil
     public var rejected: [UpstreamRefusal.Reason: Int]
     public var circuit: CircuitBreaker.State
 }

@@ -5,6 +5,8 @@ public struct RequestRecord: Sendable {
     public var target: String
     /// The request's id, when the server gives requests ids.
     public var requestID: RequestID?
+    /// The request's headers (for what a log line may add lazily, e.g. the trace id; never logged whole).
+    public var requestHeaders: HTTPHeaders
     /// The matched route's template (`/v1/cache/{key}`), or nil for 404 and invalid targets.
     public var route: String?
     public var status: Int

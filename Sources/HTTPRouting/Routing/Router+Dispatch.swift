@@ -9,11 +9,11 @@ extension Router {
             switch gate(method, target, headers, clientAddress) {
             case .pass: break
             case .answer(let response):
-                return .immediate(answer(response, method: method, target: target, id: requestID, route: nil, since: start))
+                return .immediate(answer(response, method: method, target: target, id: requestID, headers: headers, route: nil, since: start))
             case .wait(let decide):
                 return .deferred({
                     if let denial = await decide() {
-                        return answer(denial, method: method, target: target, id: requestID, route: nil, since: start)
+                        return answer(denial, method: method, target: target, id: requestID, headers: headers, route: nil, since: start)
                     }
                     return await admittedAfterWaiting(
                         method: method, target: target, headers: headers, body: body, clientAddress: clientAddress,
@@ -43,14 +43,14 @@ extension Router {
         requestID: RequestID?, since start: MonotonicTime?
     ) -> Dispatch {
         if let shortcut, body.isEmpty, let (response, route) = shortcut(method, target, headers) {
-            return .immediate(answer(response, method: method, target: target, id: requestID, route: route, since: start))
+            return .immediate(answer(response, method: method, target: target, id: requestID, headers: headers, route: route, since: start))
         }
         do {
             return route(try Request(
                 method: method, target: target, headers: headers, body: body, clientAddress: clientAddress,
                 id: requestID), since: start)
         } catch {
-            return .immediate(answer(error.response, method: method, target: target, id: requestID, route: nil, since: start))
+            return .immediate(answer(error.response, method: method, target: target, id: requestID, headers: headers, route: nil, since: start))
         }
     }
 
@@ -117,29 +117,36 @@ extension Router {
     }
 
     private func answer(_ response: Response, to request: Request, route: String?, since start: MonotonicTime?) -> Response {
-        answer(response, method: request.method, target: request.target, id: request.id, route: route, since: start)
+        answer(
+            response, method: request.method, target: request.target, id: request.id, headers: request.headers, route: route,
+            since: start)
     }
 
     private func answer(
-        _ response: Response, method: HTTPMethod, target: String, id: RequestID?, route: String?, since start: MonotonicTime?
+        _ response: Response, method: HTTPMethod, target: String, id: RequestID?, headers: HTTPHeaders, route: String?,
+        since start: MonotonicTime?
     ) -> Response {
         if let observer, let start {
-            observer(Router.record(response, method: method, target: target, id: id, route: route, since: start))
+            observer(Router.record(response, method: method, target: target, id: id, headers: headers, route: route, since: start))
         }
         return response
     }
 
     private static func record(_ response: Response, for request: Request, route: String?, since start: MonotonicTime) -> RequestRecord {
-        record(response, method: request.method, target: request.target, id: request.id, route: route, since: start)
+        record(
+            response, method: request.method, target: request.target, id: request.id, headers: request.headers, route: route,
+            since: start)
     }
 
     private static func record(
-        _ response: Response, method: HTTPMethod, target: String, id: RequestID?, route: String?, since start: MonotonicTime
+        _ response: Response, method: HTTPMethod, target: String, id: RequestID?, headers: HTTPHeaders, route: String?,
+        since start: MonotonicTime
     ) -> RequestRecord {
         RequestRecord(
             method: method,
             target: target,
             requestID: id,
+            requestHeaders: headers,
             route: route,
             status: response.status,
             bodyBytes: response.body.count,

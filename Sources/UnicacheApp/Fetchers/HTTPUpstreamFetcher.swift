@@ -44,29 +44,38 @@ public struct HTTPUpstreamFetcher: Fetcher {
         outgoing.headers.add(name: "Accept", value: "application/json")
         for header in headers { outgoing.headers.add(name: header.name, value: header.value) }
         if let id = request.requestID { outgoing.headers.add(name: RequestID.headerName, value: id) }
+        let trace = TraceParent.outgoing(
+            traceparent: request.traceparent, tracestate: request.tracestate, requestID: request.requestID)
+        outgoing.headers.add(name: TraceParent.headerName, value: trace.traceparent)
+        if let state = trace.tracestate { outgoing.headers.add(name: TraceParent.stateHeaderName, value: state) }
         let start = ContinuousClock.now
         do {
             let response = try await client.httpClient.execute(
                 outgoing, timeout: .nanoseconds(UpstreamClient.nanoseconds(client.timeout))
             )
             let result = try await outcome(of: response)
-            client.logger.debug("upstream answered", metadata: Self.metadata(request, [
+            client.logger.debug("upstream answered", metadata: Self.metadata(request, trace.traceparent, [
                 "status": "\(response.status.code)",
                 "ms": "\(UpstreamClient.nanoseconds(ContinuousClock.now - start) / 1_000_000)",
             ]))
             return result
         } catch {
             let mapped = (error as? FetchError) ?? Self.map(error)
-            client.logger.debug("upstream fetch failed", metadata: Self.metadata(request, ["error": "\(mapped)"]))
+            client.logger.debug("upstream fetch failed", metadata: Self.metadata(request, trace.traceparent, ["error": "\(mapped)"]))
             throw mapped
         }
     }
 
-    /// A fetch's log metadata: its namespace and the id of the request that caused it (never headers or a body).
-    private static func metadata(_ request: FetchRequest, _ more: Logger.Metadata) -> Logger.Metadata {
+    /// A fetch's log metadata: its namespace, the id of the request that caused it and the trace it sent (never
+    /// headers or a body).
+    private static func metadata(_ request: FetchRequest, _ traceparent: String, _ more: Logger.Metadata) -> Logger.Metadata {
         var metadata = more
         metadata["namespace"] = "\(request.namespace)"
         if let id = request.requestID { metadata["requestId"] = "\(id)" }
+        if let sent = TraceParent(parsing: traceparent) {
+            metadata["traceId"] = "\(sent.traceID)"
+            metadata["spanId"] = "\(sent.parentID)"
+        }
         return metadata
     }
 

@@ -80,6 +80,28 @@ struct ClientSocket {
         return received
     }
 
+    /// Every byte until the peer closes, at most `limit` (more is an error), within the deadline.
+    func receiveAll(limit: Int, deadline: ContinuousClock.Instant) throws(HealthcheckError) -> [UInt8] {
+        var received: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            guard ContinuousClock.now < deadline else { throw .timeout }
+            let count = chunk.withUnsafeMutableBytes { buffer in
+                systemReceive(fileDescriptor, buffer.baseAddress, buffer.count, 0)
+            }
+            if count > 0 {
+                received += chunk[..<count]
+                guard received.count <= limit else { throw .io("answer larger than \(limit) bytes") }
+            } else if count == 0 {
+                return received
+            } else {
+                let code = errno
+                if code == EINTR { continue }
+                throw code == EAGAIN || code == EWOULDBLOCK ? .timeout : .io(errorText(code))
+            }
+        }
+    }
+
     func close() {
         systemClose(fileDescriptor)
     }

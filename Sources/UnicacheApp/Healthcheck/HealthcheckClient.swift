@@ -84,6 +84,27 @@ public struct HealthcheckClient: Sendable {
 
     static let lineEnd = Array("\r\n".utf8)
 
+    /// The status and body of `GET path` over plain HTTP (`unicache top`), at most `limit` bytes: the answer is
+    /// read until the service closes the connection (`Connection: close`).
+    public func get(accept: String, limit: Int = 16 << 20) throws(HealthcheckError) -> (status: Int, body: [UInt8]) {
+        guard tls == nil else { throw .tls("reading a body over HTTPS is not supported") }
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        let target = Self.connectHost(forBindAddress: host)
+        let socket = try ClientSocket.connect(host: target, port: port, timeout: timeout)
+        defer { socket.close() }
+        let request =
+            "GET \(path) HTTP/1.1\r\nHost: \(authority(host: target, port: port))\r\nUser-Agent: unicache-top\r\n"
+            + "Accept: \(accept)\r\nConnection: close\r\n\r\n"
+        try socket.send(Array(request.utf8))
+        let answer = try socket.receiveAll(limit: limit, deadline: deadline)
+        let status = try Self.statusCode(ofResponseHead: answer)
+        let separator = Array("\r\n\r\n".utf8)
+        guard let end = (0...max(0, answer.count - separator.count)).first(where: {
+            answer[$0..<min(answer.count, $0 + separator.count)].elementsEqual(separator)
+        }) else { throw .malformedResponse }
+        return (status, Array(answer[(end + separator.count)...]))
+    }
+
     /// `HTTP/1.1 200 OK\r\n…` → 200.
     static func statusCode(ofResponseHead head: [UInt8]) throws(HealthcheckError) -> Int {
         guard let lineEnd = head.firstIndex(of: UInt8(ascii: "\r")) else { throw .malformedResponse }

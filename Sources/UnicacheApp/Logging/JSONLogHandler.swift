@@ -2,8 +2,8 @@ import Foundation
 import Logging
 
 /// A swift-log handler that writes every event as one JSON object on one line:
-/// `{"timestamp":"…Z","level":"info","label":"…","message":"…","metadata":{…}}` (plus `"requestId"` when the
-/// metadata has one, and `"error"` when the event has one).
+/// `{"timestamp":"…Z","level":"info","label":"…","message":"…","metadata":{…}}` (plus `"requestId"` and
+/// `"traceId"` when the metadata has them, and `"error"` when the event has one).
 public struct JSONLogHandler: LogHandler {
     public var logLevel: Logger.Level
     public var metadata: Logger.Metadata = [:]
@@ -45,6 +45,10 @@ public struct JSONLogHandler: LogHandler {
         // The request's id also at the top (CONTRACT §7.4), where log pipelines index it.
         if let requestID = merged["requestId"] {
             line += ",\"requestId\":" + JSONText.string(requestID.description)
+        }
+        // Its W3C trace id beside it, for joining the upstream's traces (docs/operating.md).
+        if let traceID = merged["traceId"] {
+            line += ",\"traceId\":" + JSONText.string(traceID.description)
         }
         line += ",\"metadata\":" + JSONText.object(merged)
         if let error = event.error {

@@ -1395,7 +1395,7 @@ components:
           allOf:
             - $ref: '#/components/schemas/CacheCounters'
             - type: object
-              required: [hitRate, evictions]
+              required: [hitRate, evictions, hitsByTier]
               properties:
                 hitRate:
                   description: hits / (hits + misses + coalesced + stale + refreshes); 0 before the first request.
@@ -1406,6 +1406,16 @@ components:
                   description: Entries removed to keep a tier's budget (memory + disk).
                   type: integer
                   minimum: 0
+                hitsByTier:
+                  description: >-
+                    Hits by the tier that answered them (remembered 404s included); their sum is `hits`. Prometheus:
+                    unicache_cache_tier_hits_total{tier}.
+                  type: object
+                  required: [memory, disk, shared]
+                  properties:
+                    memory: {type: integer, minimum: 0}
+                    disk: {type: integer, minimum: 0}
+                    shared: {type: integer, minimum: 0}
         memory: {$ref: '#/components/schemas/TierStats'}
         disk:
           allOf:

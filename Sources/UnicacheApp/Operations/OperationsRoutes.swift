@@ -52,8 +52,13 @@ struct OperationsRoutes: Sendable {
     }
 
     func prometheus() async -> Response {
-        metrics.carry(access?.snapshot)
-        let body = metrics.exposition(cache.statistics(), gates: await gates.snapshots())
+        let snapshot = access?.snapshot
+        metrics.carry(snapshot)
+        metrics.carryKeys(snapshot)
+        let statistics = cache.statistics()
+        let gates = await gates.snapshots()
+        metrics.carryOperator(statistics, gates: gates)
+        let body = metrics.exposition(statistics, gates: gates)
         return Response(status: 200, headers: ["Content-Type": Self.exposition], body: body)
     }
 

@@ -8,6 +8,8 @@ struct StatsDocument: Encodable {
         var hits, misses, coalesced, stale, refreshes: Int
         var evictions: Int?
         var hitRate: Double
+        /// The whole cache's only: hits by the tier that answered them.
+        var hitsByTier: HitsByTier?
 
         init(_ counters: RequestCounters, evictions: Int? = nil) {
             hits = counters.hits
@@ -18,6 +20,10 @@ struct StatsDocument: Encodable {
             self.evictions = evictions
             hitRate = counters.hitRate
         }
+    }
+
+    struct HitsByTier: Encodable {
+        var memory, disk, shared: Int
     }
 
     struct Memory: Encodable {
@@ -136,6 +142,8 @@ struct StatsDocument: Encodable {
     ) {
         self.uptimeSeconds = uptimeSeconds
         cache = Counters(statistics.requests, evictions: statistics.evictions)
+        let tiers = statistics.hitsByTier
+        cache.hitsByTier = HitsByTier(memory: tiers.memory, disk: tiers.disk, shared: tiers.shared)
         let memory = statistics.memory
         self.memory = Memory(
             entries: memory.entries, bytes: memory.bytes, limitBytes: memory.limitBytes,

@@ -13,10 +13,11 @@ struct HealthSummary: Sendable {
             let weekday = LocalDate(c.now, in: try c.timeZone().zone).weekday
             return (today, try ResourceTable.averages(c, weekday: weekday))
         }
+        let (traced, tracedAverage) = (ReadThrough.traced(today, request), ReadThrough.traced(average, request))
         let zone = try readThrough.resolve(request) { c throws(InputError) in try c.timeZone() }
         let control = try ReadThrough.control(request)
-        async let todayResult = readThrough.result(today, domain: .health, control: control)
-        async let averageResult = readThrough.result(average, domain: .health, control: control)
+        async let todayResult = readThrough.result(traced, domain: .health, control: control)
+        async let averageResult = readThrough.result(tracedAverage, domain: .health, control: control)
         // Today's part may fail or be missing: the summary degrades to the average alone.
         let todayPart: CacheResult? = try? await todayResult.get()
         let averagePart = try await averageResult.get()

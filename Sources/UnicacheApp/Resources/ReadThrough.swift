@@ -68,12 +68,22 @@ struct ReadThrough: Sendable {
     }
 
     func handle(_ resource: Resource, _ request: Request) async throws(Problem) -> Response {
-        let resolved = try resolve(resource, request)
+        let resolved = Self.traced(try resolve(resource, request), request)
         let control = try Self.control(request)
         let result = try await get(resolved, domain: resource.domain, control: control)
         // A plain request's control is `.normal` (no Cache-Control, no ?refresh): its answer may be remembered.
         guard RenderedAnswers.isPlain(request) else { return CacheHeaders.response(for: result, request: request) }
         return answers.answer(result, to: request, route: resource.route, resolved: resolved, now: clock.now())
+    }
+
+    /// `resolved` with the request's trace context headers, for the fetch it may cause: read here, on the way to the
+    /// cache's load path, not on the immediate (fresh hit) path; parsed only when a fetch is sent.
+    static func traced(_ resolved: ResolvedResource, _ request: Request) -> ResolvedResource {
+        guard let traceparent = request.headers[TraceParent.headerName] else { return resolved }
+        var traced = resolved
+        traced.fetch.traceparent = traceparent
+        traced.fetch.tracestate = request.headers[TraceParent.stateHeaderName]
+        return traced
     }
 
     /// One cache read with the contract's error mapping.

@@ -67,7 +67,7 @@ public final class UnifiedCacheManager: Sendable {
         guard entry.kind == .value else { return nil }
         guard entry.isFresh(at: now) else { return tier == .memory ? staleRefused(entry, now: now, refusal: refusal) : nil }
         if let rule = policy.refreshAhead, rule.shouldRefresh(storedAt: entry.storedAt, now: now) { return nil }
-        recorder.record(.hit, namespace: entry.namespace)
+        recorder.record(.hit, namespace: entry.namespace, tier: tier)
         return CacheResult(entry: entry, outcome: .hit, tier: tier, stored: false, now: now)
     }
 
@@ -119,7 +119,7 @@ public final class UnifiedCacheManager: Sendable {
             }
         } answer: { [self] entry in
             guard let entry else { return answer(nil) }
-            recorder.record(.hit, namespace: entry.namespace)
+            recorder.record(.hit, namespace: entry.namespace, tier: .shared)
             answer(CacheResult(entry: entry, outcome: .hit, tier: .shared, stored: false, now: clock.now()))
         }
     }
@@ -166,7 +166,7 @@ public final class UnifiedCacheManager: Sendable {
         let now = clock.now()
         guard entry.isFresh(at: now) else { return nil }
         guard entry.kind == .value else {
-            recorder.record(.hit, namespace: request.namespace)
+            recorder.record(.hit, namespace: request.namespace, tier: .memory)
             throw .notFound
         }
         if let rule = policy.refreshAhead, rule.shouldRefresh(storedAt: entry.storedAt, now: now) {
@@ -175,7 +175,7 @@ public final class UnifiedCacheManager: Sendable {
             recorder.record(outcome, namespace: request.namespace)
             return CacheResult(entry: entry, outcome: outcome, tier: .memory, stored: false, now: now)
         }
-        recorder.record(.hit, namespace: request.namespace)
+        recorder.record(.hit, namespace: request.namespace, tier: .memory)
         return CacheResult(entry: entry, outcome: .hit, tier: .memory, stored: false, now: now)
     }
 
@@ -189,7 +189,7 @@ public final class UnifiedCacheManager: Sendable {
         let fetchedOutcome: CacheOutcome = isLeader ? (mode == .refresh ? .refresh : .miss) : .coalesced
         switch outcome {
         case .cached(let entry, let tier):
-            recorder.record(.hit, namespace: request.namespace)
+            recorder.record(.hit, namespace: request.namespace, tier: tier)
             guard entry.kind == .value else { throw .notFound }
             return CacheResult(entry: entry, outcome: .hit, tier: tier, stored: false, now: now)
         case .joined(let entry):
@@ -248,7 +248,7 @@ public final class UnifiedCacheManager: Sendable {
         let now = clock.now()
         guard let (entry, tier) = found else { throw .notCached }
         if entry.isFresh(at: now) {
-            recorder.record(.hit, namespace: request.namespace)
+            recorder.record(.hit, namespace: request.namespace, tier: tier)
             guard entry.kind == .value else { throw .notFound }
             return CacheResult(entry: entry, outcome: .hit, tier: tier, stored: false, now: now)
         }

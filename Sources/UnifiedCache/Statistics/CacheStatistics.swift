@@ -62,6 +62,8 @@ public struct CacheStatistics: Sendable, Equatable {
     public var secondTier: SecondTierStatistics?
     /// `nil` without a shared tier.
     public var shared: SharedTierStatistics?
+    /// Hits by the tier that answered them (remembered 404s included): their sum is `requests.hits`.
+    public var hitsByTier = TierHits()
 
     public init(
         requests: RequestCounters, namespaces: [String: RequestCounters], upstream: UpstreamStatistics,
@@ -76,4 +78,13 @@ public struct CacheStatistics: Sendable, Equatable {
 
     /// Entries removed from a tier to keep its budget: memory + second tier.
     public var evictions: Int { memory.evictions + (secondTier?.evictions ?? 0) }
+}
+
+/// Hits counted by the tier that answered them.
+public struct TierHits: Sendable, Equatable {
+    public var memory = 0
+    public var disk = 0
+    public var shared = 0
+
+    public init() {}
 }

@@ -5,14 +5,22 @@ final class StatisticsRecorder: Sendable {
     private struct State {
         var namespaces: [String: RequestCounters] = [:]
         var latency = LatencyRecorder()
+        var tierHits = TierHits()
     }
 
     private let state = NIOLockedValueBox(State())
 
     init() {}
 
-    func record(_ outcome: CacheOutcome, namespace: String) {
+    /// A hit also counts for the tier that answered it (`tier`).
+    func record(_ outcome: CacheOutcome, namespace: String, tier: CacheTier? = nil) {
         state.withLockedValue { state in
+            switch tier {
+            case .memory: state.tierHits.memory += 1
+            case .disk: state.tierHits.disk += 1
+            case .shared: state.tierHits.shared += 1
+            case nil: break
+            }
             switch outcome {
             case .hit: state.namespaces[namespace, default: RequestCounters()].hits += 1
             case .miss: state.namespaces[namespace, default: RequestCounters()].misses += 1
@@ -38,12 +46,14 @@ final class StatisticsRecorder: Sendable {
     }
 
     func snapshot(memory: MemoryTierStatistics, secondTier: SecondTierStatistics?) -> CacheStatistics {
-        let (namespaces, latency) = state.withLockedValue { ($0.namespaces, $0.latency) }
+        let (namespaces, latency, tierHits) = state.withLockedValue { ($0.namespaces, $0.latency, $0.tierHits) }
         let total = namespaces.values.reduce(RequestCounters(), +)
         var upstream = latency.statistics()
         upstream.fetches = total.fetches
         upstream.failures = total.fetchFailures
-        return CacheStatistics(
+        var statistics = CacheStatistics(
             requests: total, namespaces: namespaces, upstream: upstream, memory: memory, secondTier: secondTier)
+        statistics.hitsByTier = tierHits
+        return statistics
     }
 }
