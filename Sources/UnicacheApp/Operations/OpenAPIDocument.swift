@@ -604,8 +604,9 @@ paths:
       summary: Re-seal every disk and Redis entry under the key ring's primary key (CONTRACT §9.3).
       description: |
         With `--encryption-keys`, re-seals under the primary key every entry of this instance's disk tier and of the
-        shared tier that is not sealed under it yet (plaintext entries from before the key ring included), so the
-        old key can then leave the ring. A value written meanwhile is never overwritten: on disk each file is
+        shared tier that is not sealed under it yet, so the old key can then leave the ring. Plaintext entries
+        (from before the key ring) are sealed only under `--encryption-migrate`; without it they fail to open, as a
+        forgery would, and are deleted and counted in `undecryptable` (CONTRACT §9.2). A value written meanwhile is never overwritten: on disk each file is
         re-sealed in one step of the disk tier's write order, in Redis by compare-and-set (the value keeps its
         expiry). Entries that do not open (a key no longer in the ring, edited, moved, another fleet's) or do not
         verify are deleted and counted in `undecryptable`. The disk tier is done first: while Redis is unreachable
@@ -1399,7 +1400,7 @@ components:
                 corrupt: {type: integer, minimum: 0}
                 writeErrors: {type: integer, minimum: 0}
                 undecryptable:
-                  description: Sealed files that did not open (CONTRACT §9.2); deleted, never served.
+                  description: 'Files that did not open (CONTRACT §9.2): sealed under a key not in the ring, edited, found under another entry''s name (by a read or the start-up scan), or plaintext under a key ring without `--encryption-migrate`; deleted, never served.'
                   type: integer
                   minimum: 0
         shared:
@@ -1416,7 +1417,7 @@ components:
             invalidationsSent: {type: integer, minimum: 0}
             invalidationsReceived: {type: integer, minimum: 0}
             undecryptable:
-              description: 'Sealed values that did not open (another fleet''s key ring, a removed key, edited, moved); deleted, never served.'
+              description: 'Values that did not open (another fleet''s key ring, a removed key, edited, moved, or plaintext under a key ring without `--encryption-migrate`); deleted, never served.'
               type: integer
               minimum: 0
             instances:

@@ -42,11 +42,14 @@ public enum EntryFormatError: Error, Sendable, Equatable {
     case unknownKey(String)
     /// Sealed, and does not open here: edited, or moved from another file or Redis key.
     case notAuthentic
+    /// A plaintext value where a key ring is configured and no migration allows it (CONTRACT §9.2): it needs no
+    /// secret to forge, so it fails to open.
+    case unsealed
 
     /// A sealed value that does not open (`disk.undecryptable`, `shared.undecryptable`), as opposed to damage.
     public var isUndecryptable: Bool {
         switch self {
-        case .unknownKey, .notAuthentic: true
+        case .unknownKey, .notAuthentic, .unsealed: true
         default: false
         }
     }
