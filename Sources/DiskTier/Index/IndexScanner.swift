@@ -15,6 +15,8 @@ struct IndexScanner: Sendable {
         var found: [Found] = []
         /// Paths of entry files whose header or size did not verify.
         var suspect: [String] = []
+        /// Paths of sealed files under another entry's name (moved): undecryptable, as a read finds them (§9.2).
+        var misplacedSealed: [String] = []
         var temporaryFilesSwept = 0
         var readErrors: [FileSystemError] = []
     }
@@ -56,6 +58,7 @@ struct IndexScanner: Sendable {
         switch inspect(path, named: name) {
         case .found(let found): result.found.append(found)
         case .suspect: result.suspect.append(path)
+        case .misplacedSealed: result.misplacedSealed.append(path)
         case .gone: break  // Removed by the running tier since the listing: nothing to index.
         case .failed(let error): result.readErrors.append(error)
         }
@@ -64,6 +67,8 @@ struct IndexScanner: Sendable {
     enum Outcome: Sendable {
         case found(Found)
         case suspect
+        /// A sealed file whose header names another key than its file name's: it was moved, and does not open.
+        case misplacedSealed
         case gone
         case failed(FileSystemError)
     }
@@ -72,8 +77,11 @@ struct IndexScanner: Sendable {
     func inspect(_ path: String, named name: String) -> Outcome {
         do {
             guard let header = try readHeader(path) else { return .suspect }
-            guard header.size == header.header.fileSize, DiskLayout.fileName(for: header.header.metadata.key) == name
-            else { return .suspect }
+            // The key first, as a read checks it: a sealed value under another key's name is undecryptable.
+            guard DiskLayout.fileName(for: header.header.metadata.key) == name else {
+                return header.header.isSealed ? .misplacedSealed : .suspect
+            }
+            guard header.size == header.header.fileSize else { return .suspect }
             let entry = IndexedEntry(metadata: header.header.metadata, fileSize: header.size)
             return .found(Found(entry: entry, modified: header.modified))
         } catch {
