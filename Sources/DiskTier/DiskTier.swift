@@ -119,12 +119,17 @@ public actor DiskTier: SecondTier {
             delete(key)
             return nil
         }
-        if index[key] == nil {
+        if let indexed = index[key] {
+            // A sealed header read alone gave an upper bound of the body's length (CONTRACT §9.7): now it is known.
+            if indexed.metadata.bytes != entry.body.count {
+                index.insert(key, IndexedEntry(metadata: entry.metadata, fileSize: indexed.fileSize))
+            } else {
+                index.touch(key)
+            }
+        } else {
             index.insert(key, IndexedEntry(metadata: entry.metadata, fileSize: contents.size))
             if !rebuilding { makeRoom(for: 0) }
             publishSize()
-        } else {
-            index.touch(key)
         }
         return entry
     }

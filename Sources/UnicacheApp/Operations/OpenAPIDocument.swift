@@ -1344,7 +1344,10 @@ components:
       properties:
         key: {type: string, pattern: '^[A-Za-z0-9._:,@-]{1,512}$'}
         namespace: {type: string, minLength: 1}
-        bytes: {type: integer, minimum: 0}
+        bytes:
+          description: 'The body''s length. A sealed disk entry indexed from its header alone (found at start-up) gives its sealed part''s length instead, an upper bound, until a read opens it (CONTRACT §9.7: no body length is in the clear).'
+          type: integer
+          minimum: 0
         tier: {type: string, enum: [memory, disk]}
         storedAt: {type: string, format: date-time}
         expiresAt: {type: string, format: date-time}

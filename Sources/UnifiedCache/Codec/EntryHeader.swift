@@ -3,8 +3,9 @@ package struct EntryHeader: Sendable, Equatable {
     package enum Payload: Sendable, Equatable {
         /// Version 1: the body follows in the clear.
         case plain(etag: String, contentType: String, bodyDigest: [UInt8])
-        /// Version 2: one sealed envelope of `length` bytes follows (ETag, content type and body inside).
-        case sealed(length: Int)
+        /// Versions 2 and 3: one sealed envelope of `length` bytes follows (ETag, content type and body inside; in
+        /// version 3, `padded`, the body's length too and zero bytes to a multiple of 64).
+        case sealed(length: Int, padded: Bool)
     }
 
     package var metadata: CacheEntryMetadata
@@ -15,7 +16,7 @@ package struct EntryHeader: Sendable, Equatable {
     package var fileSize: Int {
         switch payload {
         case .plain: headerLength + metadata.bytes
-        case .sealed(let length): headerLength + length
+        case .sealed(let length, _): headerLength + length
         }
     }
 
