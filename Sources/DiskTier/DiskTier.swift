@@ -121,6 +121,7 @@ public actor DiskTier: SecondTier {
         }
         if let indexed = index[key] {
             // A sealed header read alone gave an upper bound of the body's length (CONTRACT §9.7): now it is known.
+            // (`loadNow` leaves the index alone: the bound stays until a read here or a new write.)
             if indexed.metadata.bytes != entry.body.count {
                 index.insert(key, IndexedEntry(metadata: entry.metadata, fileSize: indexed.fileSize))
             } else {

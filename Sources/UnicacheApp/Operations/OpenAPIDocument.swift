@@ -1345,7 +1345,7 @@ components:
         key: {type: string, pattern: '^[A-Za-z0-9._:,@-]{1,512}$'}
         namespace: {type: string, minLength: 1}
         bytes:
-          description: 'The body''s length. A sealed disk entry indexed from its header alone (found at start-up) gives its sealed part''s length instead, an upper bound, until a read opens it (CONTRACT §9.7: no body length is in the clear).'
+          description: 'The body''s length. A sealed disk entry indexed from its header alone (found at start-up) gives its sealed part''s length instead, an upper bound, until the disk tier opens it on its own queue or it is written again (CONTRACT §9.7: no body length is in the clear).'
           type: integer
           minimum: 0
         tier: {type: string, enum: [memory, disk]}
