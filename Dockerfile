@@ -47,7 +47,7 @@ RUN apt-get update \
  && groupadd --system --gid 10001 unicache \
  && useradd --system --no-log-init --uid 10001 --gid 10001 --home-dir /nonexistent --no-create-home \
       --shell /usr/sbin/nologin unicache \
- && install -d -o 10001 -g 10001 -m 0750 /data
+ && install -d -o 10001 -g 10001 -m 0700 /data
 COPY --from=build /out/ /usr/local/bin/
 # Access (CONTRACT §8): the image listens on 0.0.0.0, where protected mode would refuse every client outside the
 # container (published ports arrive from the bridge, not loopback). It asks a bearer JWT instead and fails closed:

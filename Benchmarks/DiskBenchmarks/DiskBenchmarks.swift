@@ -54,7 +54,7 @@ actor DiskFixture {
         if let tier = hit[sealed] { return tier }
         // Force unwraps as preconditions: a fresh temporary folder is writable and a 32-byte key makes a ring, or the
         // benchmark cannot run at all.
-        let codec = sealed ? EntryCodec(keyRing: try! KeyRing(keys: [("bench", Array(repeating: 9, count: 32))])) : EntryCodec()
+        let codec = sealed ? EntryCodec(keyRing: try! KeyRing(keys: [("bench", Array(repeating: 9, count: 32))]), acceptPlaintext: false) : EntryCodec()
         let tier = try! await DiskTier.open(
             DiskTierConfiguration(directory: newFolder(), limitBytes: 1 << 30), codec: codec)
         for i in 0..<Self.hitKeys { await tier.store(entry(Self.hitKey(i), bytes: 1024)) }

@@ -22,7 +22,7 @@ extension DiskTier {
                 continuation.resume(returning: scanner.scan())
             }
         }
-        let corrupt = merge(result, scanner: scanner)
+        let (corrupt, undecryptable) = merge(result, scanner: scanner)
         rebuilding = false
         touchedDuringRebuild = []
         makeRoom(for: 0)
@@ -33,6 +33,7 @@ extension DiskTier {
             "disk tier index rebuilt",
             metadata: [
                 "entries": "\(index.count)", "bytes": "\(index.totalBytes)", "corrupt": "\(corrupt)",
+                "undecryptable": "\(undecryptable)",
                 "temporaryFilesSwept": "\(result.temporaryFilesSwept)", "readErrors": "\(result.readErrors.count)",
                 "duration": "\(elapsed)",
             ])
@@ -40,8 +41,9 @@ extension DiskTier {
 
     /// Adds what the scan found, least recently written as least recently used. Keys this instance already
     /// touched are skipped (its view is newer); doubtful files are checked again here, where no store can
-    /// interleave, and deleted if they still do not verify. Returns the number of corrupt files deleted.
-    private func merge(_ result: IndexScanner.Result, scanner: IndexScanner) -> Int {
+    /// interleave, and deleted if they still do not verify (or, sealed under another entry's name, still do not
+    /// open). Returns the numbers of corrupt and of undecryptable files deleted.
+    private func merge(_ result: IndexScanner.Result, scanner: IndexScanner) -> (corrupt: Int, undecryptable: Int) {
         let now = clock.now()
         var expired: [String] = []
         index.reserveCapacity(index.count + result.found.count)
@@ -55,20 +57,43 @@ extension DiskTier {
             }
         }
         for key in expired { delete(key) }
-        var corrupt = 0
-        for path in result.suspect {
-            guard case .suspect = scanner.inspect(path, named: String(path.suffix(64))) else { continue }
-            do {
-                try fileSystem.unlink(path)
-                corrupt += 1
-            } catch {
-                if !error.isNotFound { counters.writeFailed(error.description) }
-            }
-        }
+        let corrupt = deleteDoubtful(result.suspect, still: .suspect, scanner: scanner)
+        let undecryptable = deleteDoubtful(result.misplacedSealed, still: .misplacedSealed, scanner: scanner)
         if corrupt > 0 {
             counters.addCorrupt(corrupt)
             logger.warning("disk tier: corrupt files deleted at start-up", metadata: ["count": "\(corrupt)"])
         }
-        return corrupt
+        if undecryptable > 0 {
+            counters.addUndecryptable(undecryptable)
+            logger.warning(
+                "disk tier: sealed files under another entry's name deleted at start-up",
+                metadata: ["count": "\(undecryptable)"])
+        }
+        return (corrupt, undecryptable)
+    }
+
+    /// Deletes each of `paths` that the scanner still finds `doubt` now; returns how many it deleted.
+    private func deleteDoubtful(_ paths: [String], still doubt: IndexScanner.Outcome, scanner: IndexScanner) -> Int {
+        var deleted = 0
+        for path in paths {
+            guard scanner.inspect(path, named: String(path.suffix(64))).isSame(as: doubt) else { continue }
+            do {
+                try fileSystem.unlink(path)
+                deleted += 1
+            } catch {
+                if !error.isNotFound { counters.writeFailed(error.description) }
+            }
+        }
+        return deleted
+    }
+}
+
+extension IndexScanner.Outcome {
+    /// Whether both are `.suspect`, or both `.misplacedSealed`.
+    fileprivate func isSame(as other: Self) -> Bool {
+        switch (self, other) {
+        case (.suspect, .suspect), (.misplacedSealed, .misplacedSealed): true
+        default: false
+        }
     }
 }

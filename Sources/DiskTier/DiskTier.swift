@@ -76,6 +76,18 @@ public actor DiskTier: SecondTier {
         } catch {
             throw .dataDirectoryUnusable(path: configuration.directory, reason: error.description)
         }
+        warnIfDataDirectoryIsOpen()
+    }
+
+    /// A data dir the service made is 700 (CONTRACT §8.9); one that existed is left as it is (it may be a mount
+    /// point, or the operator's), with a warning when its group or others may use it.
+    private nonisolated func warnIfDataDirectoryIsOpen() {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: layout.root),
+            let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue, mode & 0o077 != 0
+        else { return }
+        logger.warning(
+            "the data dir lets its group or others in; its files are 600 and the folders the service makes 700, but file names and sizes are listed to them (chmod 700 it)",
+            metadata: ["path": "\(layout.root)", "mode": "\(String(mode & 0o777, radix: 8))"])
     }
 
     // MARK: SecondTier
@@ -107,12 +119,18 @@ public actor DiskTier: SecondTier {
             delete(key)
             return nil
         }
-        if index[key] == nil {
+        if let indexed = index[key] {
+            // A sealed header read alone gave an upper bound of the body's length (CONTRACT §9.7): now it is known.
+            // (`loadNow` leaves the index alone: the bound stays until a read here or a new write.)
+            if indexed.metadata.bytes != entry.body.count {
+                index.insert(key, IndexedEntry(metadata: entry.metadata, fileSize: indexed.fileSize))
+            } else {
+                index.touch(key)
+            }
+        } else {
             index.insert(key, IndexedEntry(metadata: entry.metadata, fileSize: contents.size))
             if !rebuilding { makeRoom(for: 0) }
             publishSize()
-        } else {
-            index.touch(key)
         }
         return entry
     }

@@ -35,8 +35,13 @@ struct LogPositionFile: Sendable {
         let line = Array("v1 \(checkpoint.epoch) \(checkpoint.position)\n".utf8)
         let temporary = path + ".tmp"
         return writing.withLock {
-            let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            // Mode 600 whatever the umask, and even when an older temporary file is reused (CONTRACT §8.9).
+            let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
             guard descriptor >= 0 else { return false }
+            guard fchmod(descriptor, 0o600) == 0 else {
+                close(descriptor)
+                return false
+            }
             let written = line.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
             let synced = fsync(descriptor) == 0
             close(descriptor)

@@ -26,13 +26,18 @@ extension Application {
     static let checkpointFileName = "fleet-log-position"
 
     /// How the tiers below memory store entries: sealed under the key ring's primary with `--encryption-keys`
-    /// (CONTRACT §9); a bad ring stops start-up with one line naming the flag.
+    /// (CONTRACT §9); a bad ring stops start-up with one line naming the flag. The one place the plaintext policy
+    /// is decided: with a ring, plaintext values fail to open unless `--encryption-migrate` (§9.2).
     static func entryCodec(_ settings: EncryptionSettings, logger: Logger) throws(ConfigurationError) -> EntryCodec {
         guard let keyRing = try settings.keyRing() else { return EntryCodec() }
         logger.info(
             "values at rest are sealed with AES-256-GCM",
             metadata: ["primaryKey": "\(keyRing.primary.id)", "keys": "\(keyRing.keys.count)"])
-        return EntryCodec(keyRing: keyRing)
+        if settings.migrate {
+            logger.warning(
+                "--encryption-migrate: values stored in the clear are read and served, and POST /v1/admin/rekey seals them; whoever can write to the data folder or to Redis can make this instance serve a body of their choosing until it restarts without the flag")
+        }
+        return EntryCodec(keyRing: keyRing, acceptPlaintext: settings.migrate)
     }
 
     /// With a shared tier the `--upstream-rate` budgets count the fleet's requests (CONTRACT §6.3).

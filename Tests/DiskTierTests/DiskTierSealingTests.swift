@@ -9,9 +9,11 @@ import UnifiedCache
 /// CONTRACT §9 in the disk tier: every file sealed with a key ring, what does not open deleted and counted as
 /// undecryptable (never served), rotation and rekey in the tier's own write order.
 @Suite(.timeLimit(.minutes(10))) struct DiskTierSealingTests {
-    static func codec(_ ids: String...) -> EntryCodec {
+    static func codec(_ ids: String..., migrate: Bool = false) -> EntryCodec {
         // Valid by construction: 32-byte keys, distinct IDs of the allowed characters.
-        EntryCodec(keyRing: try! KeyRing(keys: ids.map { ($0, Array(SHA256.hash(data: Array($0.utf8)))) }))
+        EntryCodec(
+            keyRing: try! KeyRing(keys: ids.map { ($0, Array(SHA256.hash(data: Array($0.utf8)))) }),
+            acceptPlaintext: migrate)
     }
 
     static let marker = Array("DISK-MARKER-5e1f".utf8)
@@ -81,7 +83,8 @@ import UnifiedCache
                 #expect(await writer.store(entry(key)))
             }
 
-            let rotated = try await openTier(dir, codec: Self.codec("k2", "k1"))
+            // A migration: the plaintext file is read and sealed.
+            let rotated = try await openTier(dir, codec: Self.codec("k2", "k1", migrate: true))
             await rotated.waitUntilIndexed()
             #expect(await rotated.load("raw:plain") == entry("raw:plain"))
             #expect(await rotated.load("raw:k1") == entry("raw:k1"))

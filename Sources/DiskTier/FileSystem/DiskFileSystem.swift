@@ -13,7 +13,8 @@ public protocol DiskFileSystem: Sendable {
     /// the bytes may not be the whole file (longer than `limit`), so that the caller defers to `read`, which tells
     /// why. Anything but a regular file reads as an error or as empty bytes, which do not verify.
     func readWhole(_ path: String, upTo limit: Int) -> [UInt8]?
-    /// Creates `path` (which must not exist) with `bytes`; with `sync`, flushes it to stable storage before closing.
+    /// Creates `path` (which must not exist) with `bytes`, mode 600 whatever the umask (CONTRACT §8.9); with `sync`,
+    /// flushes it to stable storage before closing.
     func createFile(_ path: String, bytes: [UInt8], sync: Bool) throws(FileSystemError)
     /// Atomically replaces `destination` with `source` (POSIX `rename`).
     func rename(_ source: String, to destination: String) throws(FileSystemError)
@@ -21,29 +22,39 @@ public protocol DiskFileSystem: Sendable {
     func unlink(_ path: String) throws(FileSystemError)
     /// The names in a folder, without `.` and `..`.
     func list(_ directory: String) throws(FileSystemError) -> [String]
-    /// Creates one folder; succeeds when it already exists.
+    /// Creates one folder, mode 700 whatever the umask; succeeds when it already exists (and leaves it as it is).
     func makeDirectory(_ path: String) throws(FileSystemError)
+    /// Takes every permission of group and others away from a file or folder the tier made (one written by an
+    /// earlier version, before CONTRACT §8.9): 600 for a file, 700 for a folder. A link is not followed; anything
+    /// else (missing, not the tier's to change) is left as it is.
+    func restrictAccess(_ path: String)
     /// Flushes a folder's entries (after a rename) to stable storage.
     func syncDirectory(_ path: String) throws(FileSystemError)
 }
 
 extension DiskFileSystem {
+    /// Nothing (a file system without modes).
+    public func restrictAccess(_ path: String) {}
+
     /// `readWhole` through `read`.
     public func readWhole(_ path: String, upTo limit: Int) -> [UInt8]? {
         (try? read(path, upTo: min(limit, Int.max - 1) + 1))?.whole(upTo: limit)
     }
 }
 
-/// A file's first bytes with its size and modification time.
+/// A file's first bytes with its size, modification time and permission bits.
 public struct FileContents: Sendable, Equatable {
     public var bytes: [UInt8]
     public var size: Int
     public var modified: Date
+    /// The permission bits (`st_mode & 0o7777`).
+    public var permissions: UInt32
 
-    public init(bytes: [UInt8], size: Int, modified: Date) {
+    public init(bytes: [UInt8], size: Int, modified: Date, permissions: UInt32 = 0o600) {
         self.bytes = bytes
         self.size = size
         self.modified = modified
+        self.permissions = permissions
     }
 
     /// The bytes when they are the whole file and it is at most `limit` bytes long.

@@ -75,15 +75,22 @@ public struct POSIXFileSystem: DiskFileSystem {
         if failure != 0 { throw FileSystemError("read", code: failure) }
         let modified = Date(
             timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec) + TimeInterval(info.st_mtim.tv_nsec) / 1e9)
-        return FileContents(bytes: bytes, size: size, modified: modified)
+        return FileContents(bytes: bytes, size: size, modified: modified, permissions: UInt32(info.st_mode & 0o7777))
     }
 
     /// What `readWhole` reads in one call: most entries (a body of a few KiB and its header) fit.
     static let wholeReadBytes = 16 << 10
 
+    /// Mode 600 at `open` and again by `fchmod`: the umask can only take bits away, and a stricter one than 077
+    /// would leave the service unable to read its own file.
     public func createFile(_ path: String, bytes: [UInt8], sync: Bool) throws(FileSystemError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, Self.fileMode)
         guard fd >= 0 else { throw FileSystemError("open", code: errno) }
+        guard fchmod(fd, Self.fileMode) == 0 else {
+            let code = errno
+            close(fd)
+            throw FileSystemError("fchmod", code: code)
+        }
         var done = 0
         while done < bytes.count {
             // Force unwrap: `bytes` is non-empty here (done < count), so its base address exists.
@@ -125,9 +132,37 @@ public struct POSIXFileSystem: DiskFileSystem {
         return names
     }
 
+    /// Mode 700 at `mkdir`, then `fchmod` of the folder just made (the umask may have taken more away). A folder
+    /// that already exists is left as it is: it may be a mount point or shared (the data dir's parents are made here
+    /// too, by `mkdir -p`).
     public func makeDirectory(_ path: String) throws(FileSystemError) {
-        if mkdir(path, 0o755) != 0 && errno != EEXIST { throw FileSystemError("mkdir", code: errno) }
+        guard mkdir(path, Self.folderMode) == 0 else {
+            if errno == EEXIST { return }
+            throw FileSystemError("mkdir", code: errno)
+        }
+        // Through a descriptor of the folder itself: a link put in its place meanwhile is not followed.
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { throw FileSystemError("open", code: errno) }
+        defer { close(fd) }
+        guard fchmod(fd, Self.folderMode) == 0 else { throw FileSystemError("fchmod", code: errno) }
     }
+
+    public func restrictAccess(_ path: String) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_uid == geteuid() else { return }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: if info.st_mode & 0o7777 != Self.fileMode { _ = fchmod(fd, Self.fileMode) }
+        case S_IFDIR: if info.st_mode & 0o7777 != Self.folderMode { _ = fchmod(fd, Self.folderMode) }
+        default: break
+        }
+    }
+
+    /// What the tier's files and folders allow (CONTRACT §8.9): their owner only.
+    public static let fileMode: mode_t = 0o600
+    public static let folderMode: mode_t = 0o700
 
     public func syncDirectory(_ path: String) throws(FileSystemError) {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

@@ -15,6 +15,8 @@ struct IndexScanner: Sendable {
         var found: [Found] = []
         /// Paths of entry files whose header or size did not verify.
         var suspect: [String] = []
+        /// Paths of sealed files under another entry's name (moved): undecryptable, as a read finds them (§9.2).
+        var misplacedSealed: [String] = []
         var temporaryFilesSwept = 0
         var readErrors: [FileSystemError] = []
     }
@@ -28,8 +30,12 @@ struct IndexScanner: Sendable {
         var result = Result()
         for first in DiskLayout.firstLevel {
             let firstPath = "\(layout.root)/\(first)"
-            for second in list(firstPath, into: &result) where second.utf8.count == 2 {
+            let seconds = list(firstPath, into: &result)
+            // Folders an earlier version made 755 become 700 (CONTRACT §8.9).
+            if !seconds.isEmpty { fileSystem.restrictAccess(firstPath) }
+            for second in seconds where second.utf8.count == 2 {
                 let folder = "\(firstPath)/\(second)"
+                fileSystem.restrictAccess(folder)
                 for name in list(folder, into: &result) {
                     scanFile(named: name, in: folder, into: &result)
                 }
@@ -56,6 +62,7 @@ struct IndexScanner: Sendable {
         switch inspect(path, named: name) {
         case .found(let found): result.found.append(found)
         case .suspect: result.suspect.append(path)
+        case .misplacedSealed: result.misplacedSealed.append(path)
         case .gone: break  // Removed by the running tier since the listing: nothing to index.
         case .failed(let error): result.readErrors.append(error)
         }
@@ -64,6 +71,8 @@ struct IndexScanner: Sendable {
     enum Outcome: Sendable {
         case found(Found)
         case suspect
+        /// A sealed file whose header names another key than its file name's: it was moved, and does not open.
+        case misplacedSealed
         case gone
         case failed(FileSystemError)
     }
@@ -72,8 +81,13 @@ struct IndexScanner: Sendable {
     func inspect(_ path: String, named name: String) -> Outcome {
         do {
             guard let header = try readHeader(path) else { return .suspect }
-            guard header.size == header.header.fileSize, DiskLayout.fileName(for: header.header.metadata.key) == name
-            else { return .suspect }
+            // A file an earlier version wrote 644 becomes 600 (CONTRACT §8.9).
+            if header.permissions & 0o077 != 0 { fileSystem.restrictAccess(path) }
+            // The key first, as a read checks it: a sealed value under another key's name is undecryptable.
+            guard DiskLayout.fileName(for: header.header.metadata.key) == name else {
+                return header.header.isSealed ? .misplacedSealed : .suspect
+            }
+            guard header.size == header.header.fileSize else { return .suspect }
             let entry = IndexedEntry(metadata: header.header.metadata, fileSize: header.size)
             return .found(Found(entry: entry, modified: header.modified))
         } catch {
@@ -82,17 +96,17 @@ struct IndexScanner: Sendable {
         }
     }
 
-    /// The verified header with the file's size and time, or `nil` when it does not verify.
+    /// The verified header with the file's size, time and permission bits, or `nil` when it does not verify.
     private func readHeader(_ path: String) throws(FileSystemError) -> (
-        header: EntryHeader, size: Int, modified: Date
+        header: EntryHeader, size: Int, modified: Date, permissions: UInt32
     )? {
         var contents = try fileSystem.read(path, upTo: EntryFormat.typicalHeaderRead)
         do throws(EntryFormatError) {
-            return (try EntryFormat.decodeHeader(contents.bytes), contents.size, contents.modified)
+            return (try EntryFormat.decodeHeader(contents.bytes), contents.size, contents.modified, contents.permissions)
         } catch .truncated(let needed) where needed <= contents.size && needed > contents.bytes.count {
             contents = try fileSystem.read(path, upTo: needed)
             guard let header = try? EntryFormat.decodeHeader(contents.bytes) else { return nil }
-            return (header, contents.size, contents.modified)
+            return (header, contents.size, contents.modified, contents.permissions)
         } catch {
             return nil
         }

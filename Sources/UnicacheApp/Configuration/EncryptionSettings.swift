@@ -6,10 +6,14 @@ public struct EncryptionSettings: Sendable, Equatable {
     public var keyFile: String?
     /// Where the path came from (the flag or `UNICACHE_ENCRYPTION_KEYS`), for the start-up error.
     public var source: String
+    /// `--encryption-migrate`: with a key ring, plaintext values are still read (and rekey seals them); without it
+    /// they fail to open (CONTRACT §9.2). Only valid with `keyFile` (the configuration refuses it otherwise).
+    public var migrate: Bool
 
-    public init(keyFile: String? = nil, source: String = "--encryption-keys") {
+    public init(keyFile: String? = nil, source: String = "--encryption-keys", migrate: Bool = false) {
         self.keyFile = keyFile
         self.source = source
+        self.migrate = migrate
     }
 
     /// The key ring, `nil` without `--encryption-keys`. A bad ring is a one-line error naming the flag (and the

@@ -62,12 +62,31 @@ extension ServeOptions {
                 redisTimeout, flag: "--redis-timeout", default: defaults.shared.timeout,
                 format: .duration(example: "50ms", aboveZero: true)),
             prefix: try Self.redisPrefix(redisPrefix, resolver: resolver) ?? defaults.shared.prefix)
-        let keyFile = resolver.text(flag: encryptionKeys, named: "--encryption-keys")
+        let encryption = try encryptionSettings(resolver: resolver)
         return UnicacheConfiguration(
             server: server, cache: cache, upstreams: upstreamSettings,
             admin: AdminSettings(token: try Self.adminToken(adminToken, file: adminTokenFile, resolver: resolver)), log: log, shared: shared,
             access: try accessSettings(resolver: resolver),
-            encryption: EncryptionSettings(keyFile: keyFile?.text, source: keyFile?.source ?? "--encryption-keys"))
+            encryption: encryption)
+    }
+
+    /// `--encryption-keys` and `--encryption-migrate`; a migration without a key ring has nothing to migrate to and
+    /// stops start-up naming the flag.
+    func encryptionSettings(resolver: SettingResolver) throws(ConfigurationError) -> EncryptionSettings {
+        let keyFile = resolver.text(flag: encryptionKeys, named: "--encryption-keys")
+        var migrate = encryptionMigrate
+        var migrateSource = "--encryption-migrate"
+        if !migrate, let (text, source) = resolver.text(flag: nil, named: "--encryption-migrate") {
+            migrate = try ValueFormat.boolean.value(of: text, from: source)
+            migrateSource = source
+        }
+        if migrate, keyFile == nil {
+            throw ConfigurationError(
+                message: "\(migrateSource): a migration to sealed values needs a key ring "
+                    + "(add --encryption-keys FILE, or drop \(migrateSource))")
+        }
+        return EncryptionSettings(
+            keyFile: keyFile?.text, source: keyFile?.source ?? "--encryption-keys", migrate: migrate)
     }
 
     /// `--redis`: the error names the flag and the form, never the password.

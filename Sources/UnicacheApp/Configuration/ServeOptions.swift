@@ -129,5 +129,11 @@ public struct ServeOptions: ParsableArguments, Sendable {
             valueName: "file"))
     public var encryptionKeys: String?
 
+    @Flag(
+        name: .customLong("encryption-migrate"),
+        help: ArgumentHelp(
+            "With --encryption-keys, still read values stored in the clear and let POST /v1/admin/rekey seal them; without it they are refused as forgeable (env UNICACHE_ENCRYPTION_MIGRATE=true)."))
+    public var encryptionMigrate = false
+
     public init() {}
 }

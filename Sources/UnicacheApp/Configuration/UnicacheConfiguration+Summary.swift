@@ -57,6 +57,7 @@ extension UnicacheConfiguration {
             "redis-timeout": .string(ValueSyntax.text(of: shared.timeout)),
             "redis-prefix": .string(shared.prefix),
             "encryption-keys": .string(encryption.keyFile ?? "none"),
+            "encryption-migrate": .string(encryption.migrate ? "on" : "off"),
             "log-level": .string(log.level.rawValue),
             "log-format": .string(log.format.rawValue),
             "auth": .string(access.mode.rawValue),

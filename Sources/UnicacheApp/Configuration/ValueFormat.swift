@@ -67,6 +67,21 @@ extension ValueFormat where Value == String {
     }
 }
 
+extension ValueFormat where Value == Bool {
+    /// An environment variable standing for a flag without a value.
+    static var boolean: Self {
+        ValueFormat(
+            kind: "a boolean", form: "use true or false (also 1 or 0, yes or no, on or off)",
+            parse: { text in
+                switch text.lowercased() {
+                case "true", "1", "yes", "on": true
+                case "false", "0", "no", "off": false
+                default: nil
+                }
+            })
+    }
+}
+
 extension ValueFormat where Value == Logger.Level {
     static var logLevel: Self {
         ValueFormat(

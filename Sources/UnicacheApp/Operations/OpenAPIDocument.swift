@@ -608,8 +608,9 @@ paths:
       summary: Re-seal every disk and Redis entry under the key ring's primary key (CONTRACT §9.3).
       description: |
         With `--encryption-keys`, re-seals under the primary key every entry of this instance's disk tier and of the
-        shared tier that is not sealed under it yet (plaintext entries from before the key ring included), so the
-        old key can then leave the ring. A value written meanwhile is never overwritten: on disk each file is
+        shared tier that is not sealed under it yet, so the old key can then leave the ring. Plaintext entries
+        (from before the key ring) are sealed only under `--encryption-migrate`; without it they fail to open, as a
+        forgery would, and are deleted and counted in `undecryptable` (CONTRACT §9.2). A value written meanwhile is never overwritten: on disk each file is
         re-sealed in one step of the disk tier's write order, in Redis by compare-and-set (the value keeps its
         expiry). Entries that do not open (a key no longer in the ring, edited, moved, another fleet's) or do not
         verify are deleted and counted in `undecryptable`. The disk tier is done first: while Redis is unreachable
@@ -1349,7 +1350,10 @@ components:
       properties:
         key: {type: string, pattern: '^[A-Za-z0-9._:,@-]{1,512}$'}
         namespace: {type: string, minLength: 1}
-        bytes: {type: integer, minimum: 0}
+        bytes:
+          description: 'The body''s length. A sealed disk entry indexed from its header alone (found at start-up) gives its sealed part''s length instead, an upper bound, until the disk tier opens it on its own queue or it is written again (CONTRACT §9.7: no body length is in the clear).'
+          type: integer
+          minimum: 0
         tier: {type: string, enum: [memory, disk]}
         storedAt: {type: string, format: date-time}
         expiresAt: {type: string, format: date-time}
@@ -1426,7 +1430,7 @@ components:
                 corrupt: {type: integer, minimum: 0}
                 writeErrors: {type: integer, minimum: 0}
                 undecryptable:
-                  description: Sealed files that did not open (CONTRACT §9.2); deleted, never served.
+                  description: 'Files that did not open (CONTRACT §9.2): sealed under a key not in the ring, edited, found under another entry''s name (by a read or the start-up scan), or plaintext under a key ring without `--encryption-migrate`; deleted, never served.'
                   type: integer
                   minimum: 0
         shared:
@@ -1443,7 +1447,7 @@ components:
             invalidationsSent: {type: integer, minimum: 0}
             invalidationsReceived: {type: integer, minimum: 0}
             undecryptable:
-              description: 'Sealed values that did not open (another fleet''s key ring, a removed key, edited, moved); deleted, never served.'
+              description: 'Values that did not open (another fleet''s key ring, a removed key, edited, moved, or plaintext under a key ring without `--encryption-migrate`); deleted, never served.'
               type: integer
               minimum: 0
             instances:

@@ -1,8 +1,9 @@
 import Foundation
 
-/// The header fields both versions of `EntryFormat` share, read in their order.
+/// The header fields every version of `EntryFormat` shares, read in their order.
 extension ByteReader {
-    /// What follows magic and version: kind, flags, header length, body length.
+    /// What follows magic and version: kind, flags, header length, body length (in version 3, the sealed length:
+    /// no body length is in the clear).
     mutating func entryPreamble() throws(EntryFormatError) -> (rawKind: UInt8, flags: UInt8, headerLength: Int, bodyLength: UInt64) {
         _ = take(6)
         let rawKind: UInt8 = try integer()

@@ -1,13 +1,26 @@
 import Sealing
 
 /// How a tier below memory turns entries into stored bytes and back: sealed under the key ring's primary when
-/// there is a ring (CONTRACT §9), plaintext as before without one. Either way it reads both versions: plaintext
-/// values written before the ring was added stay readable, and a sealed one opens with any key of the ring.
+/// there is a ring (CONTRACT §9), plaintext as before without one. A sealed value opens with any key of the ring.
+///
+/// Whether a plaintext value is read is an explicit policy: without a ring always; with one only during a
+/// migration (`--encryption-migrate`), because a plaintext value needs no secret to forge (CONTRACT §9.2). A
+/// refused one fails to open like a value sealed under an unknown key: deleted, counted undecryptable, a miss.
 public struct EntryCodec: Sendable {
     public let keyRing: KeyRing?
+    /// Whether plaintext (version 1) values are read; always `true` without a key ring.
+    public let acceptsPlaintext: Bool
 
-    public init(keyRing: KeyRing? = nil) {
+    /// Without a key ring: plaintext written and read, a sealed value undecryptable.
+    public init() {
+        self.init(keyRing: nil, acceptPlaintext: true)
+    }
+
+    /// With `keyRing`, sealed writes, and plaintext read only when `acceptPlaintext` (a migration); without one,
+    /// plaintext whatever `acceptPlaintext` says.
+    public init(keyRing: KeyRing?, acceptPlaintext: Bool) {
         self.keyRing = keyRing
+        self.acceptsPlaintext = keyRing == nil || acceptPlaintext
     }
 
     /// The primary key's ID, `nil` without a ring.
@@ -30,6 +43,7 @@ public struct EntryCodec: Sendable {
         _ bytes: [UInt8], fileSize: Int, key: String
     ) throws(EntryFormatError) -> (entry: CacheEntry, keyID: String?) {
         let header = try EntryFormat.decodeHeader(bytes)
+        guard header.isSealed || acceptsPlaintext else { throw .unsealed }
         // A sealed value's key is authenticated too: one that names another key was moved here.
         guard header.metadata.key == key else { throw header.isSealed ? .notAuthentic : .keyMismatch }
         guard fileSize == header.fileSize, bytes.count == header.fileSize else { throw .lengthMismatch }
@@ -46,7 +60,7 @@ public struct EntryCodec: Sendable {
 
     /// For a rekey: `nil` when `bytes` (stored for `key`) is already sealed under the primary (or, without a
     /// ring, is a valid value), else the same entry sealed under the primary. Throws when it does not verify or
-    /// open; `isUndecryptable` tells which.
+    /// open (a plaintext value outside a migration does not); `isUndecryptable` tells which.
     public func resealed(_ bytes: [UInt8], key: String) throws(EntryFormatError) -> [UInt8]? {
         let (entry, keyID) = try decode(bytes, fileSize: bytes.count, key: key)
         guard let keyRing, keyID != keyRing.primary.id else { return nil }

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 
 /// The stored form of one entry (a disk file, a Redis value): a self-describing, checksummed header followed
-/// by the body, in one piece, so data and metadata can never disagree. Two versions, integers little-endian:
+/// by the body, in one piece, so data and metadata can never disagree. Integers little-endian:
 ///
 /// Version 1, plaintext (written without a key ring):
 ///
@@ -14,8 +14,10 @@ import Foundation
 ///     SHA-256 of every header byte before it (32)
 ///     body
 ///
-/// Version 2, sealed (written with a key ring, CONTRACT §9; see `SealedEntryFormat`): the same header without the
-/// body's digest, the ETag and the content type, then one AES-256-GCM envelope holding those and the body.
+/// Version 3, sealed (written with a key ring, CONTRACT §9; see `SealedEntryFormat`): the same header without the
+/// body's length and digest, the ETag and the content type, then one AES-256-GCM envelope holding those and the
+/// body, padded to a multiple of 64 bytes. Version 2 (sealed, with the body's length in the clear, unpadded) is
+/// still read.
 ///
 /// The shared tier stores its values in this format too (CONTRACT §6.2: the same verification as a disk file).
 public enum EntryFormat {
@@ -56,7 +58,7 @@ public enum EntryFormat {
         return out.bytes
     }
 
-    /// Parses and verifies the header at the start of `bytes`, of either version. Needs `header.headerLength`
+    /// Parses and verifies the header at the start of `bytes`, of any version. Needs `header.headerLength`
     /// bytes: throws `.truncated(needed:)` with the length to read when `bytes` is shorter.
     package static func decodeHeader(_ bytes: [UInt8]) throws(EntryFormatError) -> EntryHeader {
         guard bytes.count >= 6 else { throw .truncated(needed: fixedLength) }
@@ -65,6 +67,7 @@ public enum EntryFormat {
         switch version {
         case Self.version: return try decodePlainHeader(bytes)
         case SealedEntryFormat.version: return try SealedEntryFormat.decodeHeader(bytes)
+        case SealedEntryFormatVersion2.version: return try SealedEntryFormatVersion2.decodeHeader(bytes)
         default: throw .unsupportedVersion(version)
         }
     }

@@ -3,8 +3,9 @@ package struct EntryHeader: Sendable, Equatable {
     package enum Payload: Sendable, Equatable {
         /// Version 1: the body follows in the clear.
         case plain(etag: String, contentType: String, bodyDigest: [UInt8])
-        /// Version 2: one sealed envelope of `length` bytes follows (ETag, content type and body inside).
-        case sealed(length: Int)
+        /// Versions 2 and 3: one sealed envelope of `length` bytes follows (ETag, content type and body inside; in
+        /// version 3, `padded`, the body's length too and zero bytes to a multiple of 64).
+        case sealed(length: Int, padded: Bool)
     }
 
     package var metadata: CacheEntryMetadata
@@ -15,7 +16,7 @@ package struct EntryHeader: Sendable, Equatable {
     package var fileSize: Int {
         switch payload {
         case .plain: headerLength + metadata.bytes
-        case .sealed(let length): headerLength + length
+        case .sealed(let length, _): headerLength + length
         }
     }
 
@@ -42,11 +43,14 @@ public enum EntryFormatError: Error, Sendable, Equatable {
     case unknownKey(String)
     /// Sealed, and does not open here: edited, or moved from another file or Redis key.
     case notAuthentic
+    /// A plaintext value where a key ring is configured and no migration allows it (CONTRACT §9.2): it needs no
+    /// secret to forge, so it fails to open.
+    case unsealed
 
     /// A sealed value that does not open (`disk.undecryptable`, `shared.undecryptable`), as opposed to damage.
     public var isUndecryptable: Bool {
         switch self {
-        case .unknownKey, .notAuthentic: true
+        case .unknownKey, .notAuthentic, .unsealed: true
         default: false
         }
     }

@@ -38,7 +38,8 @@ final class LiveService: Sendable {
     /// from the one test upstream, with its domain's service headers. `logger`: the service's, every part of it.
     /// `upstream`: one shared by several instances (started by the caller); `redis`: the fleet's shared tier.
     /// The service is built by `Application.build`, as `unicache serve` builds it.
-    /// `keyFile`: the key ring sealing what the disk and shared tiers store (`--encryption-keys`, CONTRACT §9).
+    /// `keyFile`: the key ring sealing what the disk and shared tiers store (`--encryption-keys`, CONTRACT §9);
+    /// `migrate`: plaintext values still read under it (`--encryption-migrate`).
     /// `domains`: those fetching from the test upstream (the others: `demo`'s, else none); `paths`: `--upstream-path`.
     static func start(
         dataDir: String? = nil, requestTimeout: Duration = .seconds(30), upstreamTimeout: Duration = .seconds(30),
@@ -46,7 +47,7 @@ final class LiveService: Sendable {
         logger: Logger = Logger(label: "live-test"), upstream shared: (TestUpstream, port: Int)? = nil,
         redis: SharedTierSettings? = nil, memory: MemoryTierConfiguration = MemoryTierConfiguration(),
         access: AccessSettings = AccessSettings(), host: String = "127.0.0.1", ownsUpstream: Bool? = nil,
-        keyFile: String? = nil, domains: Set<UpstreamDomain> = Set(UpstreamDomain.allCases),
+        keyFile: String? = nil, migrate: Bool = false, domains: Set<UpstreamDomain> = Set(UpstreamDomain.allCases),
         demo: Set<UpstreamDomain>? = nil, paths: [String: UpstreamPathTemplate] = [:]
     ) async throws -> LiveService {
         let upstream = shared?.0 ?? TestUpstream()
@@ -64,7 +65,7 @@ final class LiveService: Sendable {
                 urls: Dictionary(uniqueKeysWithValues: domains.map { ($0, baseURL) }),
                 timeout: upstreamTimeout, protection: protection, demo: demo, paths: paths),
             admin: AdminSettings(token: token),
-            shared: redis ?? SharedTierSettings(), access: access, encryption: EncryptionSettings(keyFile: keyFile))
+            shared: redis ?? SharedTierSettings(), access: access, encryption: EncryptionSettings(keyFile: keyFile, migrate: migrate))
         let application = try await Application.build(configuration, logger: logger, gateClock: gateClock)
         let port = try application.server.start()
         let group = application.serviceGroup()

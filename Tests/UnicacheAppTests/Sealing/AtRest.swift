@@ -96,16 +96,17 @@ extension Array where Element == UInt8 {
 }
 
 extension LiveService {
-    /// A service sealing with the key ring `keyFile` (removed once read), or in the clear without one.
+    /// A service sealing with the key ring `keyFile` (removed once read), or in the clear without one; `migrate`:
+    /// plaintext values still read under the ring (`--encryption-migrate`).
     static func starting(
         dataDir: String? = nil, redis: RedisServerProcess? = nil, prefix: String, keyFile: String?,
-        upstream: (TestUpstream, port: Int)? = nil
+        upstream: (TestUpstream, port: Int)? = nil, migrate: Bool = false
     ) async throws -> LiveService {
         defer { if let keyFile { try? FileManager.default.removeItem(atPath: keyFile) } }
         let service = try await LiveService.start(
             dataDir: dataDir, upstream: upstream,
             redis: redis.map { SharedTierSettings(redis: $0.endpoint, timeout: .seconds(1), prefix: prefix) },
-            keyFile: keyFile)
+            keyFile: keyFile, migrate: migrate)
         if redis != nil {
             try await Fleet.waitUntil("the shared tier is connected") { service.app.cache.statistics().shared?.connected == true }
         }

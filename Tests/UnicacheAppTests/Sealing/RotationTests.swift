@@ -7,13 +7,15 @@ import Testing
 @testable import UnicacheApp
 
 /// CONTRACT §9.3 end to end, with restarts over one data folder, and over one Redis: entries written in the clear,
-/// then under k1, are read after k2 is put first; `POST /v1/admin/rekey` moves them all to k2; then k1 leaves the
-/// ring and everything is still served.
+/// then under k1, are read after k2 is put first (a migration: `--encryption-migrate`); `POST /v1/admin/rekey` moves
+/// them all to k2; then k1 leaves the ring and everything is still served, without the migration.
 @Suite(.serialized, .timeLimit(.minutes(10))) struct RotationTests {
     let prefix = "rot:"
 
-    func start(_ redis: RedisServerProcess?, dataDir: String?, ring: String?) async throws -> LiveService {
-        try await LiveService.starting(dataDir: dataDir, redis: redis, prefix: prefix, keyFile: ring)
+    func start(_ redis: RedisServerProcess?, dataDir: String?, ring: String?, migrate: Bool = false) async throws
+        -> LiveService
+    {
+        try await LiveService.starting(dataDir: dataDir, redis: redis, prefix: prefix, keyFile: ring, migrate: migrate)
     }
 
     func rekey(_ service: LiveService) async throws -> [String: Int] {
@@ -29,12 +31,13 @@ import Testing
         #expect(try await plain.request(.PUT, "/v1/cache/doc:plain", body: "written in the clear", admin: true).status == 201)
         await plain.stop()
 
-        let first = try await start(redis, dataDir: dataDir, ring: try AtRest.keyFile("k1"))
+        // A migration (`--encryption-migrate`): what was written in the clear is still read, until a rekey seals it.
+        let first = try await start(redis, dataDir: dataDir, ring: try AtRest.keyFile("k1"), migrate: true)
         #expect(try await first.request(.GET, "/v1/cache/doc:plain", admin: true).body == "written in the clear")
         #expect(try await first.request(.PUT, "/v1/cache/doc:one", body: "sealed under k1", admin: true).status == 201)
         await first.stop()
 
-        let rotated = try await start(redis, dataDir: dataDir, ring: try AtRest.keyFile("k2", "k1"))
+        let rotated = try await start(redis, dataDir: dataDir, ring: try AtRest.keyFile("k2", "k1"), migrate: true)
         #expect(try await rotated.request(.GET, "/v1/cache/doc:one", admin: true).body == "sealed under k1")
         // Two entries, none under k2 yet.
         #expect(try await rekey(rotated) == ["rekeyed": 2, "current": 0, "undecryptable": 0])

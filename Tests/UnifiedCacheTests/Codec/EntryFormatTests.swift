@@ -48,8 +48,8 @@ import Testing
         for i in 0..<EntryFormat.fixedLength { zeroed[i] = 0 }
         #expect(decode(zeroed) == .badMagic)
         var future = good
-        future[4] = 3
-        #expect(decode(future) == .unsupportedVersion(3))
+        future[4] = 4
+        #expect(decode(future) == .unsupportedVersion(4))
         #expect(decode(good, key: "another:key") == .keyMismatch)
     }
 }

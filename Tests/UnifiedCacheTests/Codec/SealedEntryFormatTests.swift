@@ -22,7 +22,7 @@ import Testing
     }
 
     @Test func aSealedEntryRoundTripsAndShowsNothingOfTheBody() throws {
-        let codec = EntryCodec(keyRing: Self.ring("k1"))
+        let codec = EntryCodec(keyRing: Self.ring("k1"), acceptPlaintext: false)
         let bytes = try codec.encode(entry)
         #expect(try codec.decode(bytes, key: entry.key) == entry)
         for secret in [marker, Array("MARKER-type".utf8), Array(entry.etag.utf8), Array(SHA256.hash(data: entry.body))] {
@@ -32,26 +32,33 @@ import Testing
         #expect(try codec.encode(entry) != bytes)
         // The index reads the metadata without the key.
         let header = try EntryFormat.decodeHeader(bytes)
-        #expect(header.metadata == entry.metadata)
+        // All but the body's length, which is not in the clear (§9.7): the header gives an upper bound.
+        var metadata = header.metadata
+        #expect(metadata.bytes >= entry.body.count)
+        metadata.bytes = entry.body.count
+        #expect(metadata == entry.metadata)
         #expect(header.fileSize == bytes.count)
         #expect(header.isSealed)
     }
 
-    @Test func plaintextStaysReadableWithARingAndSealedNeedsOne() throws {
+    @Test func plaintextIsReadWithARingOnlyInAMigrationAndSealedNeedsOne() throws {
         let plain = EntryFormat.encode(entry)
-        #expect(try EntryCodec(keyRing: Self.ring("k1")).decode(plain, key: entry.key) == entry)
-        let sealed = try EntryCodec(keyRing: Self.ring("k1")).encode(entry)
+        #expect(try EntryCodec(keyRing: Self.ring("k1"), acceptPlaintext: true).decode(plain, key: entry.key) == entry)
+        #expect(throws: EntryFormatError.unsealed) {
+            try EntryCodec(keyRing: Self.ring("k1"), acceptPlaintext: false).decode(plain, key: entry.key)
+        }
+        let sealed = try EntryCodec(keyRing: Self.ring("k1"), acceptPlaintext: false).encode(entry)
         #expect(throws: EntryFormatError.unknownKey("k1")) { try EntryCodec().decode(sealed, key: entry.key) }
-        #expect(throws: EntryFormatError.unknownKey("k1")) { try EntryCodec(keyRing: Self.ring("k2")).decode(sealed, key: entry.key) }
-        #expect(try EntryCodec(keyRing: Self.ring("k2", "k1")).decode(sealed, key: entry.key) == entry)
+        #expect(throws: EntryFormatError.unknownKey("k1")) { try EntryCodec(keyRing: Self.ring("k2"), acceptPlaintext: false).decode(sealed, key: entry.key) }
+        #expect(try EntryCodec(keyRing: Self.ring("k2", "k1"), acceptPlaintext: false).decode(sealed, key: entry.key) == entry)
     }
 
     @Test func editedMovedOrForeignValuesDoNotOpen() throws {
-        let codec = EntryCodec(keyRing: Self.ring("k1"))
+        let codec = EntryCodec(keyRing: Self.ring("k1"), acceptPlaintext: false)
         let sealed = try codec.encode(entry)
         func failure(_ bytes: [UInt8], key: String? = nil, codec: EntryCodec? = nil) -> EntryFormatError? {
             do {
-                _ = try (codec ?? EntryCodec(keyRing: Self.ring("k1"))).decode(bytes, key: key ?? entry.key)
+                _ = try (codec ?? EntryCodec(keyRing: Self.ring("k1"), acceptPlaintext: false)).decode(bytes, key: key ?? entry.key)
                 return nil
             } catch { return error }
         }
@@ -66,7 +73,7 @@ import Testing
         other.key = "activities:bob:ride,run:30"
         #expect(failure(try codec.encode(other)) == .notAuthentic)
         // Another fleet's ring with the same key ID.
-        let foreign = EntryCodec(keyRing: try KeyRing(keys: [("k1", Array(repeating: 9, count: 32))]))
+        let foreign = EntryCodec(keyRing: try KeyRing(keys: [("k1", Array(repeating: 9, count: 32))]), acceptPlaintext: false)
         #expect(failure(sealed, codec: foreign) == .notAuthentic)
         // The clear header is covered by its digest and by the tag.
         var flippedHeader = sealed
@@ -78,16 +85,20 @@ import Testing
     }
 
     @Test func resealingMovesEverythingToThePrimary() throws {
-        let old = EntryCodec(keyRing: Self.ring("k1"))
-        let rotated = EntryCodec(keyRing: Self.ring("k2", "k1"))
+        let old = EntryCodec(keyRing: Self.ring("k1"), acceptPlaintext: false)
+        let rotated = EntryCodec(keyRing: Self.ring("k2", "k1"), acceptPlaintext: true)
         for stored in [EntryFormat.encode(entry), try old.encode(entry)] {
             let resealed = try #require(try rotated.resealed(stored, key: entry.key))
             #expect(KeyRing.keyID(of: resealed[try EntryFormat.decodeHeader(resealed).headerLength...]) == "k2")
-            #expect(try EntryCodec(keyRing: Self.ring("k2")).decode(resealed, key: entry.key) == entry)
+            #expect(try EntryCodec(keyRing: Self.ring("k2"), acceptPlaintext: false).decode(resealed, key: entry.key) == entry)
             #expect(try rotated.resealed(resealed, key: entry.key) == nil)
         }
-        let foreign = try EntryCodec(keyRing: Self.ring("x")).encode(entry)
+        let foreign = try EntryCodec(keyRing: Self.ring("x"), acceptPlaintext: false).encode(entry)
         #expect(throws: EntryFormatError.unknownKey("x")) { try rotated.resealed(foreign, key: entry.key) }
+        // Outside a migration a plaintext value is not sealed: it fails to open, and counts as undecryptable.
+        let strict = EntryCodec(keyRing: Self.ring("k2", "k1"), acceptPlaintext: false)
+        #expect(throws: EntryFormatError.unsealed) { try strict.resealed(EntryFormat.encode(entry), key: entry.key) }
+        #expect(EntryFormatError.unsealed.isUndecryptable)
     }
 }
 
