@@ -10,7 +10,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # same wherever the service runs.
 RELEASE_FLAGS := -c release --static-swift-stdlib --product unicache --scratch-path .build-release
 
-.PHONY: deps run test build release check tsan openapi conformance docker-check fleet fleet-check bench-http bench-cache bench-shared
+.PHONY: deps run test build release check tsan openapi conformance docker-check docs-check fleet fleet-check bench-http bench-cache bench-shared
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -49,6 +49,11 @@ conformance: release
 docker-check: release
 	UNICACHE_BIN=$$(swift build $(RELEASE_FLAGS) --show-bin-path)/unicache bash scripts/check-docker.sh
 
+# Every command of the README and docs/*.md, run as written against the release build (scripts/check-docs.sh says
+# how blocks become commands); also every flag of --help documented in docs/configuration.md.
+docs-check: release
+	UNICACHE_BIN=$$(swift build $(RELEASE_FLAGS) --show-bin-path)/unicache bash scripts/check-docs.sh
+
 # The fleet of compose.fleet.yaml without Docker: Redis, two instances of the release build and HAProxy on free
 # loopback ports, until Ctrl-C (ARGS: more flags for every instance, e.g. ARGS="--demo-latency 50ms").
 fleet: release
@@ -59,7 +64,7 @@ fleet: release
 fleet-check: release
 	UNICACHE_BIN=$$(swift build $(RELEASE_FLAGS) --show-bin-path)/unicache bash scripts/check-fleet.sh
 
-check: openapi conformance docker-check fleet-check tsan
+check: openapi conformance docker-check docs-check fleet-check tsan
 
 bench-http:
 	bash scripts/bench-http.sh
