@@ -51,7 +51,7 @@ fi
 UNICACHE_BIN="$(cd "$(dirname "$UNICACHE_BIN")" && pwd)/$(basename "$UNICACHE_BIN")"
 
 # --- the flags of --help are documented
-for help in "" serve; do
+for help in "" serve healthcheck; do
   # shellcheck disable=SC2086
   for flag in $("$UNICACHE_BIN" $help --help 2>&1 | grep -oE -- '--[a-z][a-z0-9-]+' | sort -u); do
     [[ "$flag" == --help || "$flag" == --version ]] && continue
