@@ -13,7 +13,8 @@
 #                             arguments after the image name: the same flags and environment, without Docker
 #   docker build, docker compose, sudo …, other make targets
 #                             are not run (hadolint and scripts/check-docker.sh check the Dockerfile and compose files)
-#   anything else             runs as written, with localhost:8080 and 127.0.0.1:8080 rewritten to the started port
+#   anything else             runs as written, with localhost:8080 and 127.0.0.1:8080 rewritten to the started port;
+#                             a curl printing -w '%{http_code}' whose comment starts with a status must print it
 #
 # Every started service gets --host 127.0.0.1 --port 0 and its own --data-dir after the document's flags, and must
 # print its `listening on` line; a command that fails (curl cannot connect, grep finds nothing, jq cannot parse)
@@ -113,7 +114,15 @@ __run() {
   line="$(cat)"
   line="${line//localhost:8080/localhost:$PORT}"
   line="${line//127.0.0.1:8080/127.0.0.1:$PORT}"
-  eval "$line"
+  # A curl that prints its status (-w '%{http_code}') with a comment starting with the status it shows: checked.
+  if [[ "$line" == *'%{http_code}'* && "$line" =~ \#[[:space:]]*([1-5][0-9][0-9])([^0-9]|$) ]]; then
+    local want="${BASH_REMATCH[1]}" got
+    got="$(eval "$line")"
+    echo "$got"
+    [[ "$(tail -n1 <<<"$got")" == "$want" ]] || { echo "expected status $want, got $got: $line" >&2; return 1; }
+  else
+    eval "$line"
+  fi
 }
 # unicache COMMAND…: the binary; healthcheck asks the started port.
 unicache() {
