@@ -2,14 +2,15 @@
 # it needs (when missing) and then calls SwiftPM. `make check` is what CI runs after `make test`.
 SHELL := /bin/bash
 # redis-server and haproxy: the fleet (`make fleet`, `make fleet-check`) and the shared-tier tests and benchmarks.
-APT_PACKAGES := libmicrohttpd-dev libhiredis-dev redis-server haproxy pkg-config libgnutls28-dev iproute2 curl openssl
+# jq and python3: the README tour (jq reads the JSON; scripts/dev-token.py mints test tokens) and `make docs-check`.
+APT_PACKAGES := libmicrohttpd-dev libhiredis-dev redis-server haproxy pkg-config libgnutls28-dev iproute2 curl openssl jq python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # The release build `make run`, the conformance and Docker checks, the benchmarks and pressure.sh share (the
 # Dockerfile's flags): the Swift runtime and Foundation linked in, so that the resident memory §1 bounds is the
 # same wherever the service runs.
 RELEASE_FLAGS := -c release --static-swift-stdlib --product unicache --scratch-path .build-release
 
-.PHONY: deps run test build release check tsan openapi alerts ops-check conformance docker-check fleet fleet-check bench-http bench-cache bench-shared
+.PHONY: deps run test build release check tsan openapi alerts ops-check conformance docker-check docs-check fleet fleet-check bench-http bench-cache bench-shared
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -58,6 +59,11 @@ ops-check: release
 docker-check: release
 	UNICACHE_BIN=$$(swift build $(RELEASE_FLAGS) --show-bin-path)/unicache bash scripts/check-docker.sh
 
+# Every command of the README and docs/*.md, run as written against the release build (scripts/check-docs.sh says
+# how blocks become commands); also every flag of --help documented in docs/configuration.md.
+docs-check: release
+	UNICACHE_BIN=$$(swift build $(RELEASE_FLAGS) --show-bin-path)/unicache bash scripts/check-docs.sh
+
 # The fleet of compose.fleet.yaml without Docker: Redis, two instances of the release build and HAProxy on free
 # loopback ports, until Ctrl-C (ARGS: more flags for every instance, e.g. ARGS="--demo-latency 50ms").
 fleet: release
@@ -68,7 +74,7 @@ fleet: release
 fleet-check: release
 	UNICACHE_BIN=$$(swift build $(RELEASE_FLAGS) --show-bin-path)/unicache bash scripts/check-fleet.sh
 
-check: openapi alerts conformance ops-check docker-check fleet-check tsan
+check: openapi alerts conformance ops-check docker-check docs-check fleet-check tsan
 
 bench-http:
 	bash scripts/bench-http.sh
