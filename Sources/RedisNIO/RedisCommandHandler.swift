@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOSSL
 
@@ -37,8 +38,14 @@ final class RedisCommandHandler: ChannelDuplexHandler {
     /// Where pub/sub messages go on a subscription connection (nil: a command connection, where a push is a reply).
     private let onMessage: ((RedisPubSubMessage) -> Void)?
     private let onClose: (() -> Void)?
+    /// The first failure, shared with the connection: a command written after the pipeline is gone fails with it.
+    private let closeReason: NIOLockedValueBox<RedisNIOError?>
 
-    init(onMessage: ((RedisPubSubMessage) -> Void)? = nil, onClose: (() -> Void)? = nil) {
+    init(
+        closeReason: NIOLockedValueBox<RedisNIOError?>, onMessage: ((RedisPubSubMessage) -> Void)? = nil,
+        onClose: (() -> Void)? = nil
+    ) {
+        self.closeReason = closeReason
         self.onMessage = onMessage
         self.onClose = onClose
     }
@@ -60,7 +67,10 @@ final class RedisCommandHandler: ChannelDuplexHandler {
         var replies: [RESPValue] = []
         replies.reserveCapacity(batch.expectedReplies)
         pending.append(Pending(promise: batch.promise, expected: batch.expectedReplies, endsOnError: batch.endsOnError, replies: replies))
-        context.write(wrapOutboundOut(buffer), promise: promise)
+        // The batch is ours now: a failed write closes the channel, and errorCaught or channelInactive fails it with
+        // the cause (a TLS error must not lose the race to the buffered write's "closed").
+        promise?.succeed()
+        context.write(wrapOutboundOut(buffer), promise: nil)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -108,7 +118,10 @@ final class RedisCommandHandler: ChannelDuplexHandler {
     }
 
     private func failAll(_ error: RedisNIOError) {
-        if failure == nil { failure = error }
+        if failure == nil {
+            failure = error
+            closeReason.withLockedValue { if $0 == nil { $0 = error } }
+        }
         while let next = pending.popFirst() { next.promise.fail(error) }
     }
 }

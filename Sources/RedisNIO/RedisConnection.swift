@@ -4,6 +4,7 @@
 // `redis://`, `rediss://` and `redis-sentinel://`; `RedisSentinel` finds the primary and follows `+switch-master`.
 // Not wired into RedisTier yet (it still runs on RedisClient's hiredis).
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -21,10 +22,13 @@ import Darwin
 public final class RedisConnection: Sendable {
     public let configuration: RedisConnectionConfiguration
     let channel: any Channel
+    /// Why the connection closed (its handler's first failure), for commands written after it closed.
+    let closeReason: NIOLockedValueBox<RedisNIOError?>
 
-    init(configuration: RedisConnectionConfiguration, channel: any Channel) {
+    init(configuration: RedisConnectionConfiguration, channel: any Channel, closeReason: NIOLockedValueBox<RedisNIOError?>) {
         self.configuration = configuration
         self.channel = channel
+        self.closeReason = closeReason
     }
 
     /// Connects, completes TLS, sends AUTH and SELECT (or PING). Throws `RedisServerError` when AUTH or SELECT is
@@ -34,8 +38,11 @@ public final class RedisConnection: Sendable {
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger = Logger(label: "unicache.redis")
     ) async throws -> RedisConnection {
-        let channel = try await makeChannel(configuration, eventLoopGroup: eventLoopGroup, handler: { RedisCommandHandler() })
-        let connection = RedisConnection(configuration: configuration, channel: channel)
+        let closeReason = NIOLockedValueBox<RedisNIOError?>(nil)
+        let channel = try await makeChannel(configuration, eventLoopGroup: eventLoopGroup) {
+            RedisCommandHandler(closeReason: closeReason)
+        }
+        let connection = RedisConnection(configuration: configuration, channel: channel, closeReason: closeReason)
         try await connection.handshake(logger: logger, eventLoopGroup: eventLoopGroup)
         return connection
     }
@@ -60,11 +67,12 @@ public final class RedisConnection: Sendable {
         let promise = channel.eventLoop.makePromise(of: [RESPValue].self)
         let future = promise.futureResult
         let channel = self.channel
+        let closeReason = self.closeReason
         let deadline = channel.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
             channel.triggerUserOutboundEvent(RedisDeadlinePassed(future: future), promise: nil)
         }
         channel.writeAndFlush(RedisCommandBatch(commands: commands, expectedReplies: expectedReplies, endsOnError: endsOnError, promise: promise))
-            .whenFailure { promise.fail(RedisNIOError(channelError: $0)) }
+            .whenFailure { error in promise.fail(closeReason.withLockedValue { $0 } ?? RedisNIOError(channelError: error)) }
         defer { deadline.cancel() }
         do {
             return try await future.get()

@@ -1,4 +1,5 @@
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
@@ -23,15 +24,17 @@ public final class RedisSubscription: Sendable {
     ) async throws -> RedisSubscription {
         let (messages, continuation) = AsyncStream.makeStream(of: RedisPubSubMessage.self, bufferingPolicy: bufferingPolicy)
         let channel: any Channel
+        let closeReason = NIOLockedValueBox<RedisNIOError?>(nil)
         do {
             channel = try await RedisConnection.makeChannel(configuration, eventLoopGroup: eventLoopGroup) {
-                RedisCommandHandler(onMessage: { continuation.yield($0) }, onClose: { continuation.finish() })
+                RedisCommandHandler(
+                    closeReason: closeReason, onMessage: { continuation.yield($0) }, onClose: { continuation.finish() })
             }
         } catch {
             continuation.finish()
             throw error
         }
-        let connection = RedisConnection(configuration: configuration, channel: channel)
+        let connection = RedisConnection(configuration: configuration, channel: channel, closeReason: closeReason)
         let replies: [RESPValue]
         do {
             replies = try await connection.send(configuration.handshake, timeout: configuration.connectTimeout)

@@ -12,6 +12,13 @@ enum RedisTLSDiagnosis {
     ) async -> NIOSSLCertificate? {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.certificateVerification = .none
+        if let certificateFile = configuration.tls?.certificateFile, let keyFile = configuration.tls?.keyFile,
+            let chain = try? NIOSSLCertificate.fromPEMFile(certificateFile), let key = try? NIOSSLPrivateKey(file: keyFile, format: .pem)
+        {
+            // A server with tls-auth-clients yes would otherwise end the handshake before the certificate is read.
+            tls.certificateChain = chain.map { .certificate($0) }
+            tls.privateKey = .privateKey(key)
+        }
         guard let context = try? NIOSSLContext(configuration: tls) else { return nil }
         let serverHostname = configuration.tls?.serverHostname(for: configuration.host)
         let loop = eventLoopGroup.next()
