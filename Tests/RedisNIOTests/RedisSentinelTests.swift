@@ -10,8 +10,9 @@ struct RedisSentinelTests {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         try await withServers { group in
-            let primary = try await group.start()
-            let replica = try await group.start(["--replicaof", "127.0.0.1", String(primary.port)])
+            // Their own folder: a full resynchronisation writes dump.rdb into the working directory.
+            let primary = try await group.start(["--dir", folder.path])
+            let replica = try await group.start(["--dir", folder.path, "--replicaof", "127.0.0.1", String(primary.port)])
             var sentinels: [RedisServerProcess] = []
             for _ in 0..<3 {
                 let sentinel = try await group.start(readyMarker: "+monitor master") { port in
