@@ -49,6 +49,19 @@ let package = Package(
         .systemLibrary(name: "CHiredis"),
         // The only Swift module that touches hiredis: pooled command contexts and a subscriber thread.
         .target(name: "RedisClient", dependencies: ["CHiredis", "Breaker"], swiftSettings: strict),
+        // The Redis client on SwiftNIO (RESP2, pipelining, TLS, ACL, Sentinel); not wired into RedisTier yet.
+        .target(
+            name: "RedisNIO",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         // One circuit-breaker state machine, configured per dependency (each upstream, Redis).
         .target(name: "Breaker", swiftSettings: strict),
         // glibc's <malloc.h> (mallopt, malloc_trim, mallinfo2): the service bounds what the allocator keeps.
@@ -196,6 +209,19 @@ let package = Package(
             ],
             path: "Tests/TLSTestSupport", swiftSettings: strict),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "RedisTestSupport", "Breaker"], swiftSettings: strict),
+        // RedisNIO against real redis-servers the tests start: plain, TLS (a test CA), ACL users, Sentinel groups.
+        .testTarget(
+            name: "RedisNIOTests",
+            dependencies: [
+                "RedisNIO", "RedisTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
         // The RedisTier types against a real redis-server the tests start: the log, catch-up, resets.
         .testTarget(
             name: "RedisTierTests",

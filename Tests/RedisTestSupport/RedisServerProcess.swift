@@ -22,22 +22,25 @@ public final class RedisServerProcess: Sendable {
     public let password: String?
     /// Its working directory (`--dir`), where `SAVE` writes its dump; `nil`: the test process's.
     public let directory: String?
-    /// More `redis-server` arguments (`--user …` rules), kept for `restart()`.
-    public let extraArguments: [String]
     private let executable: String
+    /// The command line after the executable (the same on `restart()`), and the output line that says it is ready.
+    private let arguments: [String]
+    private let readyMarker: String
     private let child: Locked<ChildProcess>
 
     /// How long a server may take to say "Ready to accept connections" (a bound, not a wait).
     static let readinessBound = Duration.seconds(20)
 
     private init(
-        port: Int, password: String?, directory: String?, extraArguments: [String], executable: String, child: ChildProcess
+        port: Int, password: String?, directory: String?, executable: String, arguments: [String], readyMarker: String,
+        child: ChildProcess
     ) {
         self.port = port
         self.password = password
         self.directory = directory
-        self.extraArguments = extraArguments
         self.executable = executable
+        self.arguments = arguments
+        self.readyMarker = readyMarker
         self.child = Locked(child)
     }
 
@@ -49,22 +52,34 @@ public final class RedisServerProcess: Sendable {
     /// Starts `redis-server` (at /usr/bin/redis-server or on PATH) on a free loopback port and
     /// returns once it accepts connections. Throws when redis-server is missing or never gets ready.
     /// `directory`: its working directory (`--dir`: Redis 7 refuses to change it at run time), where `SAVE` writes.
-    /// `extraArguments`: more configuration, e.g. `--user NAME on >PASSWORD …` ACL rules.
+    /// `extraArguments`: more configuration after the standard command line, e.g. `--user NAME on >PASSWORD …` ACL
+    /// rules (kept for `restart()`).
     public static func start(
         password: String? = nil, directory: String? = nil, extraArguments: [String] = []
+    ) async throws -> RedisServerProcess {
+        try await start(password: password, directory: directory) { port in
+            standardArguments(port: port, password: password, directory: directory) + extraArguments
+        }
+    }
+
+    /// Starts `redis-server` with the command line `arguments(port)` makes for a free loopback port (a TLS-only
+    /// server, a replica, `--sentinel` with a config file…) and returns once its output shows `readyMarker`.
+    public static func start(
+        password: String? = nil, directory: String? = nil, readyMarker: String = "Ready to accept connections",
+        arguments: (Int) throws -> [String]
     ) async throws -> RedisServerProcess {
         let executable = try findExecutable()
         var lastError = RedisServerError("redis-server did not start")
         // Another process may take the free port before redis-server binds it: then try another.
         for _ in 0..<5 {
             let port = try freeLoopbackPort()
-            let child = try ChildProcess.spawn(
-                executable, arguments: arguments(port: port, password: password, directory: directory) + extraArguments)
+            let commandLine = try arguments(port)
+            let child = try ChildProcess.spawn(executable, arguments: commandLine, readyMarker: readyMarker)
             do throws(RedisServerError) {
                 try await child.waitUntilReady(within: readinessBound)
                 return RedisServerProcess(
-                    port: port, password: password, directory: directory, extraArguments: extraArguments,
-                    executable: executable, child: child)
+                    port: port, password: password, directory: directory, executable: executable,
+                    arguments: commandLine, readyMarker: readyMarker, child: child)
             } catch {
                 child.signal(SIGKILL)
                 await child.waitForExit()
@@ -106,8 +121,7 @@ public final class RedisServerProcess: Sendable {
         let previous = child.withLock { $0 }
         previous.signal(SIGKILL)
         await previous.waitForExit()
-        let next = try ChildProcess.spawn(
-            executable, arguments: Self.arguments(port: port, password: password, directory: directory) + extraArguments)
+        let next = try ChildProcess.spawn(executable, arguments: arguments, readyMarker: readyMarker)
         child.withLock { $0 = next }
         do {
             try await next.waitUntilReady(within: Self.readinessBound)
@@ -139,7 +153,8 @@ public final class RedisServerProcess: Sendable {
         if !exited { await current.waitForExit() }
     }
 
-    private static func arguments(port: Int, password: String?, directory: String?) -> [String] {
+    /// The command line `start(password:directory:)` uses: no persistence, loopback only, DEBUG from loopback.
+    public static func standardArguments(port: Int, password: String? = nil, directory: String? = nil) -> [String] {
         var arguments = [
             "--save", "", "--appendonly", "no", "--bind", "127.0.0.1", "--port", String(port),
             "--daemonize", "no", "--enable-debug-command", "local", "--loglevel", "notice",
@@ -171,6 +186,7 @@ public final class RedisServerProcess: Sendable {
 /// One spawned redis-server: a thread reads its output (to see readiness), another reaps it.
 final class ChildProcess: Sendable {
     let pid: Int32
+    private let readyMarker: [UInt8]
     private let state = Locked(State())
 
     private struct State: Sendable {
@@ -187,13 +203,12 @@ final class ChildProcess: Sendable {
         case failed(String)
     }
 
-    private static let readyMarker = Array("Ready to accept connections".utf8)
-
-    private init(pid: Int32) {
+    private init(pid: Int32, readyMarker: String) {
         self.pid = pid
+        self.readyMarker = Array(readyMarker.utf8)
     }
 
-    static func spawn(_ executable: String, arguments: [String]) throws(RedisServerError) -> ChildProcess {
+    static func spawn(_ executable: String, arguments: [String], readyMarker: String) throws(RedisServerError) -> ChildProcess {
         // Close-on-exec from the start, so no other spawned server inherits the write end.
         guard let (readEnd, writeEnd) = closeOnExecSocketPair() else {
             throw RedisServerError("socketpair(): \(String(cString: strerror(errno)))")
@@ -231,7 +246,7 @@ final class ChildProcess: Sendable {
             throw RedisServerError("cannot start \(executable): \(String(cString: strerror(status)))")
         }
 
-        let child = ChildProcess(pid: pid)
+        let child = ChildProcess(pid: pid, readyMarker: readyMarker)
         let reader = JoinableThread.start(name: "redis-output") { child.readOutput(readEnd) }
         let reaper = JoinableThread.start(name: "redis-reaper") { child.reap() }
         switch (reader, reaper) {
@@ -304,7 +319,7 @@ final class ChildProcess: Sendable {
             let sawMarker = state.withLock { state -> Bool in
                 state.output += buffer[0..<count]
                 if state.output.count > 64 * 1024 { state.output.removeFirst(state.output.count - 64 * 1024) }
-                return state.output.firstRange(of: Self.readyMarker) != nil
+                return state.output.firstRange(of: readyMarker) != nil
             }
             if sawMarker { settle(.ready) }
         }

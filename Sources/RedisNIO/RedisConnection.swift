@@ -1,0 +1,170 @@
+// RedisNIO: a Redis client on SwiftNIO (RESP2). One `RedisConnection` is one TCP or TLS connection on an event
+// loop that pipelines commands and matches replies in order; a deadline that passes fails what is in flight and
+// closes the connection. `RedisSubscription` delivers pub/sub messages as an AsyncStream. `RedisURL` parses
+// `redis://`, `rediss://` and `redis-sentinel://`; `RedisSentinel` finds the primary and follows `+switch-master`.
+// Not wired into RedisTier yet (it still runs on RedisClient's hiredis).
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import NIOSSL
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One connection to a Redis node: commands pipelined, replies matched in order. Once closed (by `close()`, a
+/// deadline, a protocol violation or the server) it fails what was pending and refuses new commands: make a new one.
+public final class RedisConnection: Sendable {
+    public let configuration: RedisConnectionConfiguration
+    let channel: any Channel
+    /// Why the connection closed (its handler's first failure), for commands written after it closed.
+    let closeReason: NIOLockedValueBox<RedisNIOError?>
+
+    init(configuration: RedisConnectionConfiguration, channel: any Channel, closeReason: NIOLockedValueBox<RedisNIOError?>) {
+        self.configuration = configuration
+        self.channel = channel
+        self.closeReason = closeReason
+    }
+
+    /// Connects, completes TLS, sends AUTH and SELECT (or PING). Throws `RedisServerError` when AUTH or SELECT is
+    /// refused (`WRONGPASS`, `NOAUTH`, `NOPERM`), `RedisNIOError` otherwise (`.tls` says which check failed).
+    public static func connect(
+        _ configuration: RedisConnectionConfiguration,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger = Logger(label: "unicache.redis")
+    ) async throws -> RedisConnection {
+        let closeReason = NIOLockedValueBox<RedisNIOError?>(nil)
+        let channel = try await makeChannel(configuration, eventLoopGroup: eventLoopGroup) {
+            RedisCommandHandler(closeReason: closeReason)
+        }
+        let connection = RedisConnection(configuration: configuration, channel: channel, closeReason: closeReason)
+        try await connection.handshake(logger: logger, eventLoopGroup: eventLoopGroup)
+        return connection
+    }
+
+    /// Sends every command (all written before any reply is read) and returns their replies in order. An error
+    /// reply is a `.error` value in its place. Throws `RedisNIOError.timeout` when the replies are not all in within
+    /// `timeout` (default: the configuration's): then this connection is closed.
+    public func send(_ commands: [[RESPArgument]], timeout: Duration? = nil) async throws(RedisNIOError) -> [RESPValue] {
+        try await send(commands, expectedReplies: commands.count, timeout: timeout ?? configuration.commandTimeout)
+    }
+
+    /// One command's reply.
+    public func send(_ command: [RESPArgument], timeout: Duration? = nil) async throws(RedisNIOError) -> RESPValue {
+        let replies = try await send([command], timeout: timeout)
+        guard let reply = replies.first else { throw .unexpectedReply("no reply") }
+        return reply
+    }
+
+    func send(
+        _ commands: [[RESPArgument]], expectedReplies: Int, endsOnError: Bool = false, timeout: Duration
+    ) async throws(RedisNIOError) -> [RESPValue] {
+        let promise = channel.eventLoop.makePromise(of: [RESPValue].self)
+        let future = promise.futureResult
+        let channel = self.channel
+        let closeReason = self.closeReason
+        let deadline = channel.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
+            channel.triggerUserOutboundEvent(RedisDeadlinePassed(future: future), promise: nil)
+        }
+        channel.writeAndFlush(RedisCommandBatch(commands: commands, expectedReplies: expectedReplies, endsOnError: endsOnError, promise: promise))
+            .whenFailure { error in promise.fail(closeReason.withLockedValue { $0 } ?? RedisNIOError(channelError: error)) }
+        defer { deadline.cancel() }
+        do {
+            return try await future.get()
+        } catch let error as RedisNIOError {
+            throw error
+        } catch {
+            throw RedisNIOError(channelError: error)
+        }
+    }
+
+    /// False once the connection is closed (then every command fails).
+    public var isActive: Bool { channel.isActive }
+
+    /// Completes when the connection has closed, for whatever reason.
+    public var closeFuture: EventLoopFuture<Void> { channel.closeFuture }
+
+    /// Closes the connection; pending commands fail with `.connectionClosed`.
+    public func close() async {
+        try? await channel.close()
+    }
+
+    private func handshake(logger: Logger, eventLoopGroup: any EventLoopGroup) async throws {
+        let replies: [RESPValue]
+        do {
+            replies = try await send(configuration.handshake, timeout: configuration.connectTimeout)
+        } catch {
+            await close()
+            throw await Self.explained(error, configuration, eventLoopGroup: eventLoopGroup)
+        }
+        if let refused = replies.lazy.compactMap(\.serverError).first {
+            await close()
+            logger.debug("Redis refused the connection's handshake", metadata: [
+                "redis": "\(configuration)", "error": "\(refused.prefix)",
+            ])
+            throw refused
+        }
+    }
+
+    /// A TCP (or TLS) channel to the configured node with the RESP decoder and `handler()` in its pipeline.
+    static func makeChannel(
+        _ configuration: RedisConnectionConfiguration, eventLoopGroup: any EventLoopGroup,
+        handler: @escaping @Sendable () -> RedisCommandHandler
+    ) async throws -> any Channel {
+        let tls = try configuration.tls.map { options throws(RedisNIOError) in
+            (context: try options.makeContext(), serverHostname: options.serverHostname(for: configuration.host))
+        }
+        let limits = configuration.limits
+        let bootstrap = ClientBootstrap(group: eventLoopGroup)
+            .connectTimeout(TimeAmount(configuration.connectTimeout))
+            .channelOption(.socketOption(.so_keepalive), value: 1)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    if let tls {
+                        try pipeline.addHandler(NIOSSLClientHandler(context: tls.context, serverHostname: tls.serverHostname))
+                    }
+                    try pipeline.addHandler(ByteToMessageHandler(RESPDecoder(parser: RESPParser(limits: limits))))
+                    try pipeline.addHandler(handler())
+                }
+            }
+        do {
+            return try await bootstrap.connect(host: configuration.host, port: configuration.port).get()
+        } catch let error as RedisNIOError {
+            throw error
+        } catch {
+            throw RedisNIOError.connectFailed("\(configuration): \(error)")
+        }
+    }
+
+    /// A failed handshake's error, with the TLS reason made specific (expired, not yet valid, untrusted, wrong name).
+    static func explained(
+        _ error: RedisNIOError, _ configuration: RedisConnectionConfiguration, eventLoopGroup: any EventLoopGroup
+    ) async -> RedisNIOError {
+        guard case .tls(let reason) = error, let options = configuration.tls else { return error }
+        let expectedName = options.serverHostname(for: configuration.host)
+        if reason.contains("ailedToValidateHostname") || reason.contains("Couldn't find") {
+            return .tls("the certificate does not name \(expectedName ?? configuration.host) (wrong name)")
+        }
+        guard reason.contains("CERTIFICATE_VERIFY_FAILED") else { return error }
+        guard let certificate = await RedisTLSDiagnosis.peerCertificate(configuration, eventLoopGroup: eventLoopGroup)
+        else { return .tls("the certificate did not verify (\(reason))") }
+        let now = time(nil)
+        if certificate.notValidAfter < now { return .tls("the certificate has expired (certificate verify failed)") }
+        if certificate.notValidBefore > now { return .tls("the certificate is not valid yet (certificate verify failed)") }
+        return .tls("the certificate is not issued by a trusted CA (certificate verify failed)")
+    }
+}
+
+extension TimeAmount {
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}

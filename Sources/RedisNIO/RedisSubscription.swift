@@ -1,0 +1,93 @@
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+/// A connection in subscribe mode: `messages` delivers what the subscribed channels receive and finishes when the
+/// connection drops (pub/sub is at-most-once: a consumer treats the end as "messages may have been lost").
+/// `PING` is allowed, as in RESP2's subscribe mode.
+public final class RedisSubscription: Sendable {
+    public let messages: AsyncStream<RedisPubSubMessage>
+    private let connection: RedisConnection
+
+    private init(messages: AsyncStream<RedisPubSubMessage>, connection: RedisConnection) {
+        self.messages = messages
+        self.connection = connection
+    }
+
+    /// Connects (TLS, AUTH, SELECT as for commands); subscribe next.
+    public static func connect(
+        _ configuration: RedisConnectionConfiguration,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        bufferingPolicy: AsyncStream<RedisPubSubMessage>.Continuation.BufferingPolicy = .bufferingNewest(10_000),
+        logger: Logger = Logger(label: "unicache.redis")
+    ) async throws -> RedisSubscription {
+        let (messages, continuation) = AsyncStream.makeStream(of: RedisPubSubMessage.self, bufferingPolicy: bufferingPolicy)
+        let channel: any Channel
+        let closeReason = NIOLockedValueBox<RedisNIOError?>(nil)
+        do {
+            channel = try await RedisConnection.makeChannel(configuration, eventLoopGroup: eventLoopGroup) {
+                RedisCommandHandler(
+                    closeReason: closeReason, onMessage: { continuation.yield($0) }, onClose: { continuation.finish() })
+            }
+        } catch {
+            continuation.finish()
+            throw error
+        }
+        let connection = RedisConnection(configuration: configuration, channel: channel, closeReason: closeReason)
+        let replies: [RESPValue]
+        do {
+            replies = try await connection.send(configuration.handshake, timeout: configuration.connectTimeout)
+        } catch {
+            await connection.close()
+            throw await RedisConnection.explained(error, configuration, eventLoopGroup: eventLoopGroup)
+        }
+        if let refused = replies.lazy.compactMap(\.serverError).first {
+            await connection.close()
+            logger.debug("Redis refused the subscription's handshake", metadata: ["redis": "\(configuration)"])
+            throw refused
+        }
+        return RedisSubscription(messages: messages, connection: connection)
+    }
+
+    /// `SUBSCRIBE` the channels; returns once Redis confirmed each.
+    public func subscribe(_ channels: [String]) async throws {
+        try await confirm("SUBSCRIBE", channels)
+    }
+
+    /// `SSUBSCRIBE` (Redis 7 sharded channels); returns once Redis confirmed each.
+    public func ssubscribe(_ channels: [String]) async throws {
+        try await confirm("SSUBSCRIBE", channels)
+    }
+
+    /// `PSUBSCRIBE` the patterns; returns once Redis confirmed each.
+    public func psubscribe(_ patterns: [String]) async throws {
+        try await confirm("PSUBSCRIBE", patterns)
+    }
+
+    /// `UNSUBSCRIBE` the channels (at least one); returns once Redis confirmed each.
+    public func unsubscribe(_ channels: [String]) async throws {
+        try await confirm("UNSUBSCRIBE", channels)
+    }
+
+    /// `PING`: the connection is alive when this returns (a bound: the configuration's command timeout).
+    public func ping(timeout: Duration? = nil) async throws {
+        let reply = try await connection.send(["PING"], timeout: timeout)
+        if let error = reply.serverError { throw error }
+    }
+
+    public var isActive: Bool { connection.isActive }
+
+    /// Closes the connection; `messages` finishes.
+    public func close() async {
+        await connection.close()
+    }
+
+    private func confirm(_ command: String, _ names: [String]) async throws {
+        guard !names.isEmpty else { throw RedisNIOError.unexpectedReply("\(command) needs at least one name") }
+        let replies = try await connection.send(
+            [[RESPArgument(command)] + names.map { RESPArgument($0) }], expectedReplies: names.count,
+            endsOnError: true, timeout: connection.configuration.commandTimeout)
+        if let error = replies.lazy.compactMap(\.serverError).first { throw error }
+    }
+}

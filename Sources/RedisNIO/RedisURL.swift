@@ -1,0 +1,189 @@
+/// A parsed `--redis` URL: `redis://[user:password@]host[:port][/db]`, `rediss://…` (TLS), or
+/// `redis-sentinel://[user:password@]host[:port][,host[:port]…][/db]?master=NAME[&sentinel-password=…][&tls=true]`
+/// (Sentinels on 26379 by default; the user and password are the data nodes'). Passwords may be percent-encoded;
+/// IPv6 hosts go in brackets. `description` never shows a password.
+public struct RedisURL: Sendable, Hashable, CustomStringConvertible {
+    public struct Address: Sendable, Hashable, CustomStringConvertible {
+        public var host: String
+        public var port: Int
+        public init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+        public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    }
+
+    public enum Target: Sendable, Hashable {
+        case node(Address)
+        /// The Sentinels to ask, in order, for the primary of `masterName`.
+        case sentinel(sentinels: [Address], masterName: String, sentinelPassword: String?)
+    }
+
+    public var target: Target
+    /// TLS to every node (`rediss://`, or `?tls=true` on `redis-sentinel://`).
+    public var tls: Bool
+    public var username: String?
+    public var password: String?
+    public var database: Int
+
+    public init(_ url: String) throws(RedisURLError) {
+        guard let schemeEnd = url.firstRange(of: "://") else {
+            throw RedisURLError("Redis URL must start with redis://, rediss:// or redis-sentinel://")
+        }
+        let scheme = url[..<schemeEnd.lowerBound].lowercased()
+        guard ["redis", "rediss", "redis-sentinel"].contains(scheme) else {
+            throw RedisURLError("Redis URL scheme must be redis://, rediss:// or redis-sentinel://")
+        }
+        var rest = url[schemeEnd.upperBound...]
+        guard !rest.contains("#") else { throw RedisURLError("Redis URL must not have a fragment") }
+        var query: Substring = ""
+        if let mark = rest.firstIndex(of: "?") {
+            query = rest[rest.index(after: mark)...]
+            rest = rest[..<mark]
+        }
+        if let at = rest.lastIndex(of: "@") {
+            let userInfo = rest[..<at]
+            rest = rest[rest.index(after: at)...]
+            let colon = userInfo.firstIndex(of: ":")
+            let user = try Self.decoded(userInfo[..<(colon ?? userInfo.endIndex)], "user")
+            username = user.isEmpty ? nil : user
+            if let colon {
+                let secret = try Self.decoded(userInfo[userInfo.index(after: colon)...], "password")
+                password = secret.isEmpty ? nil : secret
+            }
+        }
+        var hosts = rest
+        database = 0
+        if let slash = rest.firstIndex(of: "/") {
+            hosts = rest[..<slash]
+            let path = rest[rest.index(after: slash)...]
+            if !path.isEmpty {
+                guard let value = Self.decimal(path) else {
+                    throw RedisURLError("Redis URL database must be a number from 0 to 999999999")
+                }
+                database = value
+            }
+        }
+        var parameters: [String: String] = [:]
+        for pair in query.split(separator: "&") where !pair.isEmpty {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = String(parts[0])
+            guard ["master", "sentinel-password", "tls"].contains(name), scheme == "redis-sentinel" else {
+                throw RedisURLError("Redis URL query parameter is not known (only redis-sentinel:// takes master, sentinel-password, tls)")
+            }
+            parameters[name] = try Self.decoded(parts.count > 1 ? parts[1] : "", name)
+        }
+        if scheme == "redis-sentinel" {
+            guard let masterName = parameters["master"], !masterName.isEmpty else {
+                throw RedisURLError("redis-sentinel:// URL needs ?master=NAME")
+            }
+            let sentinels = try hosts.split(separator: ",", omittingEmptySubsequences: false).map {
+                text throws(RedisURLError) in try Self.address(text, defaultPort: 26379)
+            }
+            let password = parameters["sentinel-password"].flatMap { $0.isEmpty ? nil : $0 }
+            target = .sentinel(sentinels: sentinels, masterName: masterName, sentinelPassword: password)
+            switch parameters["tls"] {
+            case nil, "false": tls = false
+            case "true": tls = true
+            default: throw RedisURLError("Redis URL tls= must be true or false")
+            }
+        } else {
+            target = .node(try Self.address(hosts, defaultPort: 6379))
+            tls = scheme == "rediss"
+        }
+    }
+
+    /// The URL with the password (and a Sentinel password) replaced by `***`.
+    public var description: String {
+        let credentials: String
+        switch (username, password) {
+        case (nil, nil): credentials = ""
+        case (let user?, nil): credentials = "\(user)@"
+        case (let user, _?): credentials = "\(user ?? ""):***@"
+        }
+        switch target {
+        case .node(let address):
+            return "\(tls ? "rediss" : "redis")://\(credentials)\(address)/\(database)"
+        case .sentinel(let sentinels, let masterName, let sentinelPassword):
+            let list = sentinels.map(\.description).joined(separator: ",")
+            let secret = sentinelPassword == nil ? "" : "&sentinel-password=***"
+            return "redis-sentinel://\(credentials)\(list)/\(database)?master=\(masterName)\(secret)\(tls ? "&tls=true" : "")"
+        }
+    }
+
+    /// A data node's connection: this URL's user, password, database and TLS (`tlsOptions` when TLS is on).
+    public func configuration(
+        for address: Address, tlsOptions: RedisTLSOptions = RedisTLSOptions(), commandTimeout: Duration = .milliseconds(50)
+    ) -> RedisConnectionConfiguration {
+        RedisConnectionConfiguration(
+            host: address.host, port: address.port, tls: tls ? tlsOptions : nil, username: username, password: password,
+            database: database, commandTimeout: commandTimeout)
+    }
+
+    private static func address(_ text: Substring, defaultPort: Int) throws(RedisURLError) -> Address {
+        var host = text
+        var portText: Substring?
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { throw RedisURLError("Redis URL host has an unclosed [") }
+            host = text[text.index(after: text.startIndex)..<close]
+            let after = text[text.index(after: close)...]
+            if !after.isEmpty {
+                guard after.hasPrefix(":") else { throw RedisURLError("Redis URL has text after an IPv6 address") }
+                portText = after.dropFirst()
+            }
+        } else if let colon = text.firstIndex(of: ":") {
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+        }
+        guard !host.isEmpty else { throw RedisURLError("Redis URL has an empty host") }
+        var port = defaultPort
+        if let portText {
+            guard let value = decimal(portText), (1...65535).contains(value) else {
+                throw RedisURLError("Redis URL port must be a number from 1 to 65535")
+            }
+            port = value
+        }
+        return Address(host: String(host), port: port)
+    }
+
+    private static func decimal(_ text: Substring) -> Int? {
+        guard !text.isEmpty, text.count <= 9, text.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        return Int(text)
+    }
+
+    /// Percent-decoded UTF-8; the error names the part, never its text (it may be a password).
+    private static func decoded(_ text: Substring, _ part: String) throws(RedisURLError) -> String {
+        var bytes: [UInt8] = []
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                throw RedisURLError("Redis URL \(part) has an invalid percent-encoding")
+            }
+            bytes.append(high << 4 | low)
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw RedisURLError("Redis URL \(part) is not UTF-8")
+        }
+        return text
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
+
+/// A Redis URL that could not be parsed. The message never contains a password.
+public struct RedisURLError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

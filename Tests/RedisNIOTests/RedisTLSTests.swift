@@ -1,0 +1,98 @@
+import Foundation
+import RedisNIO
+import RedisTestSupport
+import Testing
+
+@Suite("TLS to a TLS-only redis-server")
+struct RedisTLSTests {
+    /// A server with only a TLS port, its certificate from `pki`.
+    private func startTLSServer(
+        _ group: ServerGroup, pki: TestPKI, certificate: (certificate: String, key: String), authClients: Bool
+    ) async throws -> RedisServerProcess {
+        try await group.start { port in
+            RedisServerProcess.standardArguments(port: port) + [
+                "--port", "0", "--tls-port", String(port), "--tls-cert-file", certificate.certificate,
+                "--tls-key-file", certificate.key, "--tls-ca-cert-file", pki.caFile,
+                "--tls-auth-clients", authClients ? "yes" : "no",
+            ]
+        }
+    }
+
+    private func tlsConfiguration(_ server: RedisServerProcess, _ options: RedisTLSOptions) -> RedisConnectionConfiguration {
+        var result = configuration(server)
+        result.tls = options
+        return result
+    }
+
+    private func tlsReason(_ configuration: RedisConnectionConfiguration) async -> String? {
+        do {
+            let connection = try await RedisConnection.connect(configuration)
+            await connection.close()
+            Issue.record("connected although the certificate should be refused")
+            return nil
+        } catch let RedisNIOError.tls(reason) {
+            return reason
+        } catch {
+            Issue.record("not a TLS error: \(error)")
+            return nil
+        }
+    }
+
+    @Test func verifiedConnectionsWorkAndEveryBadCertificateIsRefusedSayingWhy() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let pki = try TestPKI(folder: folder)
+        let otherCA = try TestPKI(folder: folder, name: "someone else's CA")
+        let client = try pki.issue(commonName: "unicache", dnsNames: [], client: true)
+        try await withServers { group in
+            let server = try await startTLSServer(group, pki: pki, certificate: try pki.issue(), authClients: true)
+            let verified = RedisTLSOptions(
+                caFile: pki.caFile, serverName: "localhost", certificateFile: client.certificate, keyFile: client.key)
+
+            let connection = try await RedisConnection.connect(tlsConfiguration(server, verified))
+            #expect(try await connection.send([["SET", "unicache:tls", "yes"], ["GET", "unicache:tls"]])
+                == [.simpleString("OK"), .bulkString(Array("yes".utf8))])
+            await connection.close()
+            let subscription = try await RedisSubscription.connect(tlsConfiguration(server, verified))
+            try await subscription.subscribe(["unicache:events"])
+            await subscription.close()
+
+            var wrongCA = verified
+            wrongCA.caFile = otherCA.caFile
+            let untrusted = await tlsReason(tlsConfiguration(server, wrongCA))
+            #expect(untrusted?.contains("not issued by a trusted CA") == true, "\(untrusted ?? "")")
+
+            var wrongName = verified
+            wrongName.serverName = "redis.example"
+            let misnamed = await tlsReason(tlsConfiguration(server, wrongName))
+            #expect(misnamed?.contains("does not name redis.example") == true, "\(misnamed ?? "")")
+
+            // An address is never sent as SNI; without an override the certificate must name the address.
+            var byAddress = verified
+            byAddress.serverName = nil
+            let address = await tlsReason(tlsConfiguration(server, byAddress))
+            #expect(address?.contains("does not name 127.0.0.1") == true, "\(address ?? "")")
+
+            // tls-auth-clients yes: no client certificate, no connection (never a plaintext fallback).
+            var anonymous = verified
+            anonymous.certificateFile = nil
+            anonymous.keyFile = nil
+            await #expect(throws: (any Error).self) { try await RedisConnection.connect(tlsConfiguration(server, anonymous)) }
+
+            // Plain TCP to the TLS port is not a connection either.
+            await #expect(throws: (any Error).self) { try await RedisConnection.connect(configuration(server)) }
+        }
+    }
+
+    @Test func anExpiredCertificateIsRefusedSayingSo() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let pki = try TestPKI(folder: folder)
+        let expired = try pki.issue(notValidBefore: Date() - 3 * 86_400, notValidAfter: Date() - 86_400)
+        try await withServers { group in
+            let server = try await startTLSServer(group, pki: pki, certificate: expired, authClients: false)
+            let reason = await tlsReason(tlsConfiguration(server, RedisTLSOptions(caFile: pki.caFile, serverName: "localhost")))
+            #expect(reason?.contains("expired") == true, "\(reason ?? "")")
+        }
+    }
+}
