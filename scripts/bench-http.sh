@@ -39,7 +39,7 @@ TARGETS=(
   "baseline|$BASELINE_BIN {port}|/"
   # Raw libmicrohttpd with one response made at start-up and queued for every request: the stack's limit, and the
   # base the warm hit's goals are judged against (warm-once, warm-jwt).
-  "baseline-once|env MHD_BASELINE_RESPONSE=once $BASELINE_BIN {port}|/"
+  "baseline-once|env MHD_BASELINE_RESPONSE=once $BASELINE_BIN {port}|/|baseline-once"
   "swift-sync|$BENCH_BIN --port {port}|/sync"
   # The sync route with request ids (X-Request-ID on every answer): their cost on the warm path.
   "sync-ids|$BENCH_BIN --port {port} --request-ids|/sync"
