@@ -318,10 +318,10 @@ paths:
       - name: id
         in: path
         required: true
-        description: The activity's id (same alphabet as `user`; not only dots).
+        description: The activity's id, 1–128 of `A-Z a-z 0-9 . _ -`, not only dots.
         schema:
           type: string
-          pattern: '^(?!\.+$)[A-Za-z0-9._|@-]{1,128}$'
+          pattern: '^(?!\.+$)[A-Za-z0-9._-]{1,128}$'
     get:
       operationId: getActivityStreams
       tags: [activities]
