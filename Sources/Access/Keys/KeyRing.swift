@@ -12,6 +12,7 @@ final class KeyRing: Sendable {
 
     private struct State {
         var keys: KeySet
+        /// When a file was last looked at (a URL's timer keeps its own time).
         var lastCheck: Double
         var lastUnknownKeyFetch: Double = -.infinity
         var reload: Task<Void, Never>?
@@ -76,7 +77,6 @@ final class KeyRing: Sendable {
         return state.withLockedValue { state in
             guard now - state.lastUnknownKeyFetch >= Self.unknownKeyInterval else { return false }
             state.lastUnknownKeyFetch = now
-            state.lastCheck = now
             return true
         }
     }
