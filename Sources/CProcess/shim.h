@@ -3,6 +3,3 @@
 
 /// PR_SET_DUMPABLE 0: no core dump, and /proc/PID/* owned by root (CONTRACT §8.9). Returns prctl's result.
 static inline int unicache_process_set_not_dumpable(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
-
-/// Whether the process may dump core (PR_GET_DUMPABLE: 1 yes, 0 no), for the service's tests.
-static inline int unicache_process_dumpable(void) { return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0); }

@@ -22,7 +22,4 @@ enum ProcessHardening {
             logger.warning("could not make the process not dumpable", metadata: ["errno": "\(errno)"])
         }
     }
-
-    /// `PR_GET_DUMPABLE` of this process (tests).
-    static var isDumpable: Bool { unicache_process_dumpable() != 0 }
 }
