@@ -145,6 +145,8 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The demo upstream (`--demo`): deterministic synthetic data for every namespace, a Fetcher like any other.
+        .target(name: "DemoUpstream", dependencies: ["UnifiedCache"], swiftSettings: strict),
         // Resource table, fetchers, admin and stats routes, configuration.
         .target(
             name: "UnicacheApp",
@@ -152,6 +154,7 @@ let package = Package(
                 "CMalloc", "CProcess", "UnifiedCache", "UpstreamGate", "DiskTier", "RedisTier", "RedisClient", "HTTPRouting", "MicroHTTPServer",
                 "Access",
                 "Sealing",
+                "DemoUpstream",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -253,6 +256,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "SealingTests", dependencies: ["Sealing"], swiftSettings: strict),
+        .testTarget(
+            name: "DemoUpstreamTests",
+            dependencies: ["DemoUpstream", "UnifiedCache", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "MicroHTTPServerTests",
             dependencies: [
