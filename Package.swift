@@ -147,6 +147,15 @@ let package = Package(
         ),
         // The demo upstream (`--demo`): deterministic synthetic data for every namespace, a Fetcher like any other.
         .target(name: "DemoUpstream", dependencies: ["UnifiedCache"], swiftSettings: strict),
+        // `--log-level` and `--log-format`: the swift-log bootstrap, one JSON object per line, whole-line writes.
+        .target(
+            name: "JSONLogging",
+            dependencies: [
+                "HTTPRouting", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
         // Resource table, fetchers, admin and stats routes, configuration.
         .target(
             name: "UnicacheApp",
@@ -154,7 +163,7 @@ let package = Package(
                 "CMalloc", "CProcess", "UnifiedCache", "UpstreamGate", "DiskTier", "RedisTier", "RedisClient", "HTTPRouting", "MicroHTTPServer",
                 "Access",
                 "Sealing",
-                "DemoUpstream",
+                "DemoUpstream", "JSONLogging",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -171,7 +180,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "unicache",
-            dependencies: ["UnicacheApp", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["UnicacheApp", "JSONLogging", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict
         ),
         // The Swift server of scripts/bench-http.sh (sync and async routes over MicroHTTPServer).
@@ -297,7 +306,7 @@ let package = Package(
             dependencies: [
                 "UnicacheApp", "UnifiedCache", "UpstreamGate", "DiskTier", "HTTPRouting", "MicroHTTPServer", "RedisClient",
                 "RedisTier", "RedisTestSupport", "TLSTestSupport", "Sealing",
-                "Access", "AccessTestSupport",
+                "Access", "AccessTestSupport", "JSONLogging",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
