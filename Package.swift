@@ -156,6 +156,18 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // `unicache healthcheck` and `unicache top`'s client: one GET over a blocking socket, HTTPS with a pinned
+        // certificate (swift-nio-ssl).
+        .target(
+            name: "Healthcheck",
+            dependencies: [
+                "HTTPRouting",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: strict
+        ),
         // Resource table, fetchers, admin and stats routes, configuration.
         .target(
             name: "UnicacheApp",
@@ -163,7 +175,7 @@ let package = Package(
                 "CMalloc", "CProcess", "UnifiedCache", "UpstreamGate", "DiskTier", "RedisTier", "RedisClient", "HTTPRouting", "MicroHTTPServer",
                 "Access",
                 "Sealing",
-                "DemoUpstream", "JSONLogging",
+                "DemoUpstream", "JSONLogging", "Healthcheck",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -173,14 +185,12 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                // The healthcheck over HTTPS: a pinned-certificate TLS client.
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: strict
         ),
         .executableTarget(
             name: "unicache",
-            dependencies: ["UnicacheApp", "JSONLogging", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["UnicacheApp", "JSONLogging", "Healthcheck", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict
         ),
         // The Swift server of scripts/bench-http.sh (sync and async routes over MicroHTTPServer).
@@ -306,7 +316,7 @@ let package = Package(
             dependencies: [
                 "UnicacheApp", "UnifiedCache", "UpstreamGate", "DiskTier", "HTTPRouting", "MicroHTTPServer", "RedisClient",
                 "RedisTier", "RedisTestSupport", "TLSTestSupport", "Sealing",
-                "Access", "AccessTestSupport", "JSONLogging",
+                "Access", "AccessTestSupport", "JSONLogging", "Healthcheck",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
