@@ -1,4 +1,5 @@
 import Foundation
+import JSONLogging
 import Logging
 import RedisClient
 import RedisTestSupport
