@@ -1,4 +1,3 @@
-import Foundation
 import RedisClient
 import UnifiedCache
 
@@ -11,11 +10,12 @@ extension RedisSharedTier {
             $0.settled = settled
         }
         let subscriber = RedisSubscriber(
-            endpoint: configuration.endpoint, channel: keys.channel, timeout: max(configuration.timeout, .seconds(1))
+            endpoint: configuration.endpoint, channel: keys.channel, timeout: max(configuration.timeout, .seconds(1)),
+            logger: logger
         ) { [weak self] event in
             self?.handle(event)
         }
-        if let previous = swapSubscriber(subscriber) { Thread.detachNewThread { previous.stop() } }
+        swapSubscriber(subscriber)?.stop()
         subscriber.start()
         membership.start()
         if checkpointFile != nil {
@@ -37,8 +37,8 @@ extension RedisSharedTier {
             metadata: ["redis": "\(configuration.endpoint)", "prefix": "\(configuration.prefix)", "instance": "\(commands.instanceID)"])
     }
 
-    /// Joining the subscriber's thread blocks: done on a thread of its own, never on the cooperative commands.pool.
-    /// The checkpoint is written once more (the caller has flushed the local tiers' writes).
+    /// Waits for the subscriber's loop to end, then closes the command connections. The checkpoint is written once
+    /// more (the caller has flushed the local tiers' writes).
     public func stop() async {
         checkpointing.withLockedValue { $0 }?.cancel()
         await saveCheckpoint()
@@ -48,14 +48,9 @@ extension RedisSharedTier {
         }
         membership.stop()
         let subscriber = swapSubscriber(nil)
-        let pool = commands.pool
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            Thread.detachNewThread {
-                subscriber?.stop()
-                pool.shutdown()
-                done.resume()
-            }
-        }
+        subscriber?.stop()
+        await subscriber?.waitUntilStopped()
+        commands.pool.shutdown()
         waiters.wakeAll()
     }
 

@@ -23,8 +23,8 @@ import Testing
     }
 
     @Test(arguments: [
-        ("http://h", "scheme must be redis:// (got http://)"),
-        ("rediss://h:6380", "scheme must be redis:// (got rediss://)"),
+        ("http://h", "scheme must be redis://, rediss:// or redis-sentinel:// (got http://)"),
+        ("redis-sentinel://h", "needs ?master=NAME"),
         ("localhost:6379", "must look like redis://"),
         ("redis://", "no host"),
         ("redis://:pw@", "no host"),
