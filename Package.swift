@@ -156,7 +156,8 @@ let package = Package(
         .target(
             name: "UnicacheApp",
             dependencies: [
-                "CMalloc", "CProcess", "UnifiedCache", "UpstreamGate", "DiskTier", "RedisTier", "RedisClient", "HTTPRouting", "MicroHTTPServer",
+                "CMalloc", "CProcess", "UnifiedCache", "UpstreamGate", "DiskTier", "RedisTier", "RedisClient", "RedisNIO",
+                "HTTPRouting", "MicroHTTPServer",
                 "Access",
                 "Sealing",
                 .product(name: "Logging", package: "swift-log"),
@@ -202,7 +203,12 @@ let package = Package(
         // Starts a real redis-server on a free loopback port for the tests that need one (never shipped).
         .target(
             name: "RedisTestSupport",
-            dependencies: ["RedisClient", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            dependencies: [
+                "RedisClient", .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                // TestPKI: a CA and the certificates it signs, for the TLS tests.
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             path: "Tests/RedisTestSupport", swiftSettings: strict),
         // A seeded random generator, so that randomised tests replay from their seed.
         .target(name: "SeededRandom", path: "Tests/SeededRandom", swiftSettings: strict),
@@ -221,7 +227,8 @@ let package = Package(
         .testTarget(
             name: "RedisClientTests",
             dependencies: [
-                "RedisClient", "RedisTestSupport", "Breaker", .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                "RedisClient", "RedisNIO", "RedisTestSupport", "Breaker",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: strict),
         // RedisNIO against real redis-servers the tests start: plain, TLS (a test CA), ACL users, Sentinel groups.
@@ -302,7 +309,7 @@ let package = Package(
         .testTarget(
             name: "UnicacheAppTests",
             dependencies: [
-                "UnicacheApp", "UnifiedCache", "UpstreamGate", "DiskTier", "HTTPRouting", "MicroHTTPServer", "RedisClient",
+                "UnicacheApp", "UnifiedCache", "UpstreamGate", "DiskTier", "HTTPRouting", "MicroHTTPServer", "RedisClient", "RedisNIO",
                 "RedisTier", "RedisTestSupport", "TLSTestSupport", "Sealing",
                 "Access", "AccessTestSupport",
                 .product(name: "Logging", package: "swift-log"),

@@ -168,7 +168,13 @@ public final class RedisConnection: Sendable {
     static func explained(
         _ error: RedisNIOError, _ configuration: RedisConnectionConfiguration, eventLoopGroup: any EventLoopGroup
     ) async -> RedisNIOError {
-        guard case .tls(let reason) = error, let options = configuration.tls else { return error }
+        guard let options = configuration.tls else { return error }
+        // TLS 1.3: the client's handshake is done before the server checks the client's certificate, so a refused
+        // one shows as the server closing the connection before it answers AUTH or PING.
+        if error == .connectionClosed {
+            return .tls("the server closed the connection during the handshake (it refused the client certificate, or wants one)")
+        }
+        guard case .tls(let reason) = error else { return error }
         let expectedName = options.serverHostname(for: configuration.host)
         if reason.contains("ailedToValidateHostname") || reason.contains("Couldn't find") {
             return .tls("the certificate does not name \(expectedName ?? configuration.host) (wrong name)")

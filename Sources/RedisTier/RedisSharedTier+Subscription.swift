@@ -11,7 +11,7 @@ extension RedisSharedTier {
         }
         let subscriber = RedisSubscriber(
             endpoint: configuration.endpoint, channel: keys.channel, timeout: max(configuration.timeout, .seconds(1)),
-            logger: logger
+            failures: commands.pool.connectFailures, logger: logger
         ) { [weak self] event in
             self?.handle(event)
         }
