@@ -22,6 +22,9 @@ public final class RedisCommandPool: Sendable {
     private let state: NIOLockedValueBox<PoolState>
     private let eventLoopGroup: any EventLoopGroup
     private let logger: Logger
+    /// With `redis-sentinel://`: asked for the primary on every new connection, and heard for `+switch-master`.
+    private let sentinel: RedisSentinel?
+    private let watcher = NIOLockedValueBox<Task<Void, Never>?>(nil)
     /// The breaker's time origin.
     private let origin = ContinuousClock.now
 
@@ -39,6 +42,7 @@ public final class RedisCommandPool: Sendable {
         state = NIOLockedValueBox(PoolState(breaker: CircuitBreaker(breaker)))
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
+        sentinel = endpoint.sentinelDiscovery(timeout: timeout, eventLoopGroup: eventLoopGroup, logger: logger)
     }
 
     deinit {
@@ -97,6 +101,21 @@ public final class RedisCommandPool: Sendable {
     /// subscriber to the same Redis may count into it too.
     public let connectFailures = RedisConnectFailures()
 
+    /// `host:port` of the node in use: the primary a Sentinel named last, else the endpoint's.
+    public var primary: String {
+        state.withLockedValue { $0.primary?.description } ?? endpoint.address
+    }
+
+    /// Primary switches followed since the pool was created (a `+switch-master`, or a new primary found on reconnect).
+    public var failovers: Int {
+        state.withLockedValue { $0.failovers }
+    }
+
+    /// `handler` runs after each primary switch (the connections to the old one are closed by then).
+    public func onPrimarySwitch(_ handler: @escaping @Sendable () -> Void) {
+        state.withLockedValue { $0.switchHandlers.append(handler) }
+    }
+
     /// Closes every connection; commands in flight, waiting and later fail with `.unavailable`. Idempotent, never
     /// blocks.
     public func shutdown() {
@@ -105,6 +124,7 @@ public final class RedisCommandPool: Sendable {
             return !state.isShutDown
         }
         guard first else { return }
+        watcher.withLockedValue { $0 }?.cancel()
         for slot in slots { slot.shutDown() }
     }
 
@@ -186,6 +206,10 @@ public final class RedisCommandPool: Sendable {
             connection.enqueue(commands, timeout: timeout).whenComplete { [self] result in
                 switch result {
                 case .success(let values):
+                    // A demoted primary (CONTRACT §10.3): the next command asks the Sentinels again.
+                    if sentinel != nil, values.contains(where: { $0.serverError?.kind == .readOnly }) {
+                        slot.drop(connection)
+                    }
                     done(.success(values.map(RedisReply.init)))
                 case .failure(let error):
                     slot.drop(connection)
@@ -212,18 +236,61 @@ public final class RedisCommandPool: Sendable {
         case .refuse: ready(.failure(.unavailable("the Redis pool is shut down")))
         case .connect:
             state.withLockedValue { $0.connectAttempts += 1 }
-            let configuration = endpoint.connection(timeout: timeout)
-            let (group, logger) = (eventLoopGroup, logger)
             // The one task of a connect (TLS and the handshake are async); commands themselves run on futures.
             Task { [self] in
                 do {
-                    let connection = try await RedisConnection.connect(configuration, eventLoopGroup: group, logger: logger)
-                    slot.connected(connection)
+                    slot.connected(try await connect())
                 } catch {
                     slot.failed(connectFailure(error))
                 }
             }
         }
+    }
+
+    /// A new connection: to the endpoint, or to the primary the Sentinels name (checked with `ROLE`).
+    private func connect() async throws -> RedisConnection {
+        guard let sentinel else {
+            return try await RedisConnection.connect(
+                endpoint.connection(timeout: timeout), eventLoopGroup: eventLoopGroup, logger: logger)
+        }
+        watchFailovers(sentinel)
+        let (endpoint, timeout) = (self.endpoint, self.timeout)
+        let connection = try await sentinel.connectToPrimary { endpoint.connection(timeout: timeout, at: $0) }
+        primaryIs(RedisURL.Address(host: connection.configuration.host, port: connection.configuration.port), announced: false)
+        return connection
+    }
+
+    /// Follows `+switch-master` from the first Sentinel that accepts the subscription, again after it drops.
+    private func watchFailovers(_ sentinel: RedisSentinel) {
+        watcher.withLockedValue { task in
+            guard task == nil, !state.withLockedValue({ $0.isShutDown }) else { return }
+            task = Task { [weak self] in
+                while !Task.isCancelled {
+                    if let watcher = try? await sentinel.watch() {
+                        for await change in watcher.switches { self?.primaryIs(change.new, announced: true) }
+                        await watcher.close()
+                    }
+                    try? await Task.sleep(for: .milliseconds(500))
+                }
+            }
+        }
+    }
+
+    /// The primary is `address` now. A change is a failover followed: counted, the connections to the old primary
+    /// closed, the switch handlers told; one Sentinel announced closes the breaker too (the new primary is up, so
+    /// fleet writes need not wait out a back-off earned while the old one was dying).
+    private func primaryIs(_ address: RedisURL.Address, announced: Bool) {
+        let handlers = state.withLockedValue { state -> [@Sendable () -> Void]? in
+            defer { state.primary = address }
+            guard let old = state.primary, old != address else { return nil }
+            state.failovers += 1
+            if announced { state.succeeded() }
+            return state.switchHandlers
+        }
+        guard let handlers else { return }
+        logger.info("Redis primary switched", metadata: ["primary": "\(address)", "group": "\(sentinel?.masterName ?? "")"])
+        for slot in slots { slot.dropConnection(unlessAt: address) }
+        for handler in handlers { handler() }
     }
 
     /// Why a connect failed, counted by kind and logged once per back-off (the first failure after a success,
@@ -267,6 +334,10 @@ struct PoolState: Sendable {
     var isShutDown = false
     var connectAttempts = 0
     var nextSlot = 0
+    /// The primary in use (Sentinel), and how many times it changed.
+    var primary: RedisURL.Address?
+    var failovers = 0
+    var switchHandlers: [@Sendable () -> Void] = []
     /// A connect failure was logged since the last success (the next is logged only by a probe).
     var loggedFailure = false
 
@@ -353,6 +424,18 @@ final class ConnectionSlot: Sendable {
             return true
         }
         if current { connection.closeSoon() }
+    }
+
+    /// Closes the slot's connection unless it goes to `address` (a failover: the old primary's connections go).
+    func dropConnection(unlessAt address: RedisURL.Address) {
+        let dropped = state.withLockedValue { state -> RedisConnection? in
+            guard case .connected(let connection) = state,
+                connection.configuration.host != address.host || connection.configuration.port != address.port
+            else { return nil }
+            state = .idle
+            return connection
+        }
+        dropped?.closeSoon()
     }
 
     func shutDown() {

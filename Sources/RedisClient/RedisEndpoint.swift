@@ -1,3 +1,5 @@
+import Logging
+import NIOCore
 import RedisNIO
 
 /// Where Redis is: parsed from `redis://[[user]:password@]host[:port][/db]` or `rediss://…` (TLS) by RedisNIO's
@@ -15,10 +17,13 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
     public var database: Int
     /// TLS to the node (`rediss://`): how its certificate is verified; `nil`: plain TCP.
     public var tls: RedisTLSOptions?
+    /// A Sentinel-watched group (`redis-sentinel://…?master=NAME`, CONTRACT §10.3): every new connection asks these
+    /// Sentinels for the primary; `host` and `port` are then the first Sentinel's.
+    public var sentinel: RedisSentinelGroup?
 
     public init(
         host: String, port: Int, user: String? = nil, password: String? = nil, database: Int = 0,
-        tls: RedisTLSOptions? = nil
+        tls: RedisTLSOptions? = nil, sentinel: RedisSentinelGroup? = nil
     ) {
         self.host = host
         self.port = port
@@ -26,6 +31,7 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
         self.password = password
         self.database = database
         self.tls = tls
+        self.sentinel = sentinel
     }
 
     /// The AUTH command a new connection sends: `AUTH user password` for an ACL user, `AUTH password` for the
@@ -43,12 +49,18 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
         } catch {
             throw RedisEndpointError(error.message)
         }
-        guard case .node(let address) = parsed.target else {
-            throw RedisEndpointError("redis-sentinel:// URLs are not supported yet")
+        let tls = parsed.tls ? RedisTLSOptions() : nil
+        switch parsed.target {
+        case .node(let address):
+            self.init(
+                host: address.host, port: address.port, user: parsed.username, password: parsed.password,
+                database: parsed.database, tls: tls)
+        case .sentinel(let sentinels, let masterName, let sentinelPassword):
+            self.init(
+                host: sentinels[0].host, port: sentinels[0].port, user: parsed.username, password: parsed.password,
+                database: parsed.database, tls: tls,
+                sentinel: RedisSentinelGroup(sentinels: sentinels, masterName: masterName, password: sentinelPassword))
         }
-        self.init(
-            host: address.host, port: address.port, user: parsed.username, password: parsed.password,
-            database: parsed.database, tls: parsed.tls ? RedisTLSOptions() : nil)
     }
 
     /// `host:port` (IPv6 in brackets), never a password.
@@ -56,17 +68,44 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
 
     /// The URL with the password replaced by "***": what logs, /stats and errors may show (the user is named).
     public var description: String {
-        RedisURL(
-            target: .node(RedisURL.Address(host: host, port: port)), tls: tls != nil, username: user, password: password,
-            database: database
-        ).description
+        let target: RedisURL.Target =
+            sentinel.map { .sentinel(sentinels: $0.sentinels, masterName: $0.masterName, sentinelPassword: $0.password) }
+            ?? .node(RedisURL.Address(host: host, port: port))
+        return RedisURL(target: target, tls: tls != nil, username: user, password: password, database: database)
+            .description
     }
 
-    /// One connection's configuration: `timeout` bounds the connect (with AUTH and SELECT) and each command.
-    func connection(timeout: Duration) -> RedisConnectionConfiguration {
+    /// One connection's configuration (to `address`, the primary a Sentinel named, else this host and port):
+    /// `timeout` bounds the connect (with AUTH and SELECT) and each command.
+    func connection(timeout: Duration, at address: RedisURL.Address? = nil) -> RedisConnectionConfiguration {
         RedisConnectionConfiguration(
-            host: host, port: port, tls: tls, username: user, password: password, database: database,
-            commandTimeout: timeout, connectTimeout: timeout)
+            host: address?.host ?? host, port: address?.port ?? port, tls: tls, username: user, password: password,
+            database: database, commandTimeout: timeout, connectTimeout: timeout)
+    }
+
+    /// The Sentinels' discovery with the same TLS and bounds (their own password), or nil without a group.
+    func sentinelDiscovery(timeout: Duration, eventLoopGroup: any EventLoopGroup, logger: Logger) -> RedisSentinel? {
+        sentinel.map { group in
+            RedisSentinel(
+                sentinels: group.sentinels, masterName: group.masterName,
+                sentinelTemplate: RedisConnectionConfiguration(
+                    host: "", tls: tls, password: group.password, commandTimeout: timeout, connectTimeout: timeout),
+                eventLoopGroup: eventLoopGroup, logger: logger)
+        }
+    }
+}
+
+/// The Sentinels of `redis-sentinel://` and the group they watch.
+public struct RedisSentinelGroup: Sendable, Equatable {
+    public var sentinels: [RedisURL.Address]
+    public var masterName: String
+    /// `sentinel-password=`, for Sentinels that need one (the URL's own password is the data nodes').
+    public var password: String?
+
+    public init(sentinels: [RedisURL.Address], masterName: String, password: String? = nil) {
+        self.sentinels = sentinels
+        self.masterName = masterName
+        self.password = password
     }
 }
 

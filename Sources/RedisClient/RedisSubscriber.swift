@@ -170,8 +170,13 @@ final class SubscriberCore: Sendable {
     private func session() async -> Outcome {
         let subscription: RedisSubscription
         do {
+            var address: RedisURL.Address?
+            // With Sentinel the primary is asked each time (a replica would hear the fleet too, but not for long).
+            if let sentinel = endpoint.sentinelDiscovery(timeout: timeout, eventLoopGroup: eventLoopGroup, logger: logger) {
+                address = try await sentinel.primaryAddress()
+            }
             subscription = try await RedisSubscription.connect(
-                endpoint.connection(timeout: timeout), eventLoopGroup: eventLoopGroup, logger: logger)
+                endpoint.connection(timeout: timeout, at: address), eventLoopGroup: eventLoopGroup, logger: logger)
         } catch {
             failures?.record(error)
             return .lost(endpoint.reason(connecting: error, timeout: timeout), wasSubscribed: false)

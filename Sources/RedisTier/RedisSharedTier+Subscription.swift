@@ -9,14 +9,10 @@ extension RedisSharedTier {
             $0.handler = events
             $0.settled = settled
         }
-        let subscriber = RedisSubscriber(
-            endpoint: configuration.endpoint, channel: keys.channel, timeout: max(configuration.timeout, .seconds(1)),
-            failures: commands.pool.connectFailures, logger: logger
-        ) { [weak self] event in
-            self?.handle(event)
-        }
+        let subscriber = makeSubscriber()
         swapSubscriber(subscriber)?.stop()
         subscriber.start()
+        commands.pool.onPrimarySwitch { [weak self] in self?.primarySwitched() }
         membership.start()
         if checkpointFile != nil {
             let interval = configuration.checkpointInterval
@@ -52,6 +48,25 @@ extension RedisSharedTier {
         await subscriber?.waitUntilStopped()
         commands.pool.shutdown()
         waiters.wakeAll()
+    }
+
+    func makeSubscriber() -> RedisSubscriber {
+        RedisSubscriber(
+            endpoint: configuration.endpoint, channel: keys.channel, timeout: max(configuration.timeout, .seconds(1)),
+            failures: commands.pool.connectFailures, logger: logger
+        ) { [weak self] event in
+            self?.handle(event)
+        }
+    }
+
+    /// A failover (CONTRACT §10.3) is a reconnection (§6.6): out of step, then subscribed on the new primary and
+    /// caught up from its log (or reset when it cannot vouch for the position).
+    func primarySwitched() {
+        guard sync.withLockedValue({ $0.handler != nil }), currentSubscriber != nil else { return }
+        handle(.disconnected("the Redis primary switched"))
+        let subscriber = makeSubscriber()
+        swapSubscriber(subscriber)?.stop()
+        subscriber.start()
     }
 
     func handle(_ event: RedisSubscriber.Event) {

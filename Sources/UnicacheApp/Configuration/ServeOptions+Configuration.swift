@@ -97,7 +97,7 @@ extension ServeOptions {
         do {
             return try RedisEndpoint(url: text.trimmingWhitespace())
         } catch {
-            throw ConfigurationError(message: "\(source): \(error.message) (expected redis://[[user]:password@]host[:port][/db] or rediss://…)")
+            throw ConfigurationError(message: "\(source): \(error.message) (expected redis://[[user]:password@]host[:port][/db], rediss://… or redis-sentinel://HOST[:PORT][,…]?master=NAME)")
         }
     }
 

@@ -107,7 +107,7 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("tls-key"), help: ArgumentHelp("PEM private key of --tls-cert, unencrypted, never logged (env UNICACHE_TLS_KEY, default none).", valueName: "file"))
     public var tlsKey: String?
 
-    @Option(name: .customLong("redis"), help: ArgumentHelp("Shared tier: redis://[[user]:password@]host[:port][/db] or rediss://… for TLS (a user: AUTH as that ACL user); instances naming the same Redis and prefix form one fleet (env UNICACHE_REDIS, default none).", valueName: "url"))
+    @Option(name: .customLong("redis"), help: ArgumentHelp("Shared tier: redis://[[user]:password@]host[:port][/db], rediss://… for TLS, or redis-sentinel://HOST[:PORT][,…][/db]?master=NAME (a user: AUTH as that ACL user); instances naming the same Redis and prefix form one fleet (env UNICACHE_REDIS, default none).", valueName: "url"))
     public var redis: String?
 
     @Option(name: .customLong("redis-timeout"), help: ArgumentHelp("Bound of one Redis command (env UNICACHE_REDIS_TIMEOUT, default 50ms).", valueName: "duration"))
