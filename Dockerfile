@@ -5,12 +5,11 @@
 
 # ---- build: the official Swift image on Debian 12 (same Swift as CI: 6.3.1) -------------------------------
 FROM swift:6.3.1-bookworm AS build
-# libmicrohttpd's and hiredis's headers, and pkg-config, without which SwiftPM cannot find Debian's multiarch .pc file.
+# libmicrohttpd's headers, and pkg-config, without which SwiftPM cannot find Debian's multiarch .pc file.
 # (libmicrohttpd-dev brings libgnutls28-dev, whose GnuTLS the shim calls to check a --tls-cert/--tls-key pair.)
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       libmicrohttpd-dev=0.9.75-6 \
-      libhiredis-dev=0.14.1-3 \
       pkg-config=1.8.1-1 \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
@@ -22,7 +21,8 @@ COPY Tests ./Tests
 # Package.swift names the benchmark executables' folders: the manifest does not load without them.
 COPY Benchmarks/HTTPBenchServer ./Benchmarks/HTTPBenchServer
 COPY Benchmarks/AccessBench ./Benchmarks/AccessBench
-# The Swift runtime and Foundation are linked statically; libmicrohttpd (LGPL) and hiredis stay shared libraries.
+# The Swift runtime and Foundation are linked statically; libmicrohttpd (LGPL) stays a shared library;
+# Redis (TLS included) is Swift on SwiftNIO, BoringSSL built in by swift-nio-ssl.
 # SwiftPM resource bundles (*.resources), if a target ever has some, must sit next to the executable.
 RUN swift build -c release --static-swift-stdlib --product unicache \
  && bin="$(swift build -c release --static-swift-stdlib --show-bin-path)" \
@@ -38,7 +38,6 @@ FROM debian:bookworm-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       libmicrohttpd12=0.9.75-6 \
-      libhiredis0.14=0.14.1-3 \
       libstdc++6=12.2.0-14+deb12u1 \
       libgcc-s1=12.2.0-14+deb12u1 \
       zlib1g=1:1.2.13.dfsg-1 \

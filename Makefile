@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 # redis-server and haproxy: the fleet (`make fleet`, `make fleet-check`) and the shared-tier tests and benchmarks.
 # jq and python3: the README tour (jq reads the JSON; scripts/dev-token.py mints test tokens) and `make docs-check`.
-APT_PACKAGES := libmicrohttpd-dev libhiredis-dev redis-server haproxy pkg-config libgnutls28-dev iproute2 curl openssl jq python3
+APT_PACKAGES := libmicrohttpd-dev redis-server haproxy pkg-config libgnutls28-dev iproute2 curl openssl jq python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # The release build `make run`, the conformance and Docker checks, the benchmarks and pressure.sh share (the
 # Dockerfile's flags): the Swift runtime and Foundation linked in, so that the resident memory §1 bounds is the

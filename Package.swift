@@ -44,12 +44,19 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
-        // hiredis as Debian ships it (libhiredis-dev 0.14, RESP2): the reference Redis client, behind RedisClient
-        // only. Not through pkg-config: its `-D_FILE_OFFSET_BITS=64` is a flag SwiftPM refuses with a warning.
-        .systemLibrary(name: "CHiredis"),
-        // The only Swift module that touches hiredis: pooled command contexts and a subscriber thread.
-        .target(name: "RedisClient", dependencies: ["CHiredis", "Breaker"], swiftSettings: strict),
-        // The Redis client on SwiftNIO (RESP2, pipelining, TLS, ACL, Sentinel); not wired into RedisTier yet.
+        // The service's Redis link: a pool of multiplexed RedisNIO connections behind a circuit breaker, and the
+        // invalidation subscriber (RedisTier's only way to Redis).
+        .target(
+            name: "RedisClient",
+            dependencies: [
+                "RedisNIO", "Breaker", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        // The Redis client on SwiftNIO (RESP2, pipelining, TLS, ACL, Sentinel), under RedisClient.
         .target(
             name: "RedisNIO",
             dependencies: [
@@ -71,8 +78,8 @@ let package = Package(
         // Non-variadic C wrappers for what Swift cannot call directly.
         // GnuTLS (libmicrohttpd's TLS library, libgnutls28-dev) checks a certificate and key before a TLS daemon starts.
         .target(name: "CMicroHTTPDShim", dependencies: ["CMicroHTTPD"], linkerSettings: [.linkedLibrary("gnutls")]),
-        // The only Swift module that touches libmicrohttpd (RedisClient confines hiredis; UnicacheApp calls only
-        // glibc's malloc controls through CMalloc).
+        // The only Swift module that touches libmicrohttpd (UnicacheApp calls only glibc's malloc controls through
+        // CMalloc).
         .target(
             name: "MicroHTTPServer",
             dependencies: [
@@ -175,7 +182,8 @@ let package = Package(
         .target(
             name: "UnicacheApp",
             dependencies: [
-                "CMalloc", "CProcess", "UnifiedCache", "UpstreamGate", "DiskTier", "RedisTier", "RedisClient", "HTTPRouting", "MicroHTTPServer",
+                "CMalloc", "CProcess", "UnifiedCache", "UpstreamGate", "DiskTier", "RedisTier", "RedisClient", "RedisNIO",
+                "HTTPRouting", "MicroHTTPServer",
                 "Access",
                 "Sealing",
                 "DemoUpstream", "JSONLogging", "Healthcheck", "OpenAPISpec",
@@ -218,7 +226,15 @@ let package = Package(
         ),
 
         // Starts a real redis-server on a free loopback port for the tests that need one (never shipped).
-        .target(name: "RedisTestSupport", dependencies: ["RedisClient"], path: "Tests/RedisTestSupport", swiftSettings: strict),
+        .target(
+            name: "RedisTestSupport",
+            dependencies: [
+                "RedisClient", .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                // TestPKI: a CA and the certificates it signs, for the TLS tests.
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Tests/RedisTestSupport", swiftSettings: strict),
         // A seeded random generator, so that randomised tests replay from their seed.
         .target(name: "SeededRandom", path: "Tests/SeededRandom", swiftSettings: strict),
         // A certificate and key made in-process, and a keep-alive HTTPS client, for the TLS tests (never shipped).
@@ -233,7 +249,13 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             path: "Tests/TLSTestSupport", swiftSettings: strict),
-        .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "RedisTestSupport", "Breaker"], swiftSettings: strict),
+        .testTarget(
+            name: "RedisClientTests",
+            dependencies: [
+                "RedisClient", "RedisNIO", "RedisTestSupport", "Breaker",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strict),
         // RedisNIO against real redis-servers the tests start: plain, TLS (a test CA), ACL users, Sentinel groups.
         .testTarget(
             name: "RedisNIOTests",
@@ -317,7 +339,7 @@ let package = Package(
         .testTarget(
             name: "UnicacheAppTests",
             dependencies: [
-                "UnicacheApp", "UnifiedCache", "UpstreamGate", "DiskTier", "HTTPRouting", "MicroHTTPServer", "RedisClient",
+                "UnicacheApp", "UnifiedCache", "UpstreamGate", "DiskTier", "HTTPRouting", "MicroHTTPServer", "RedisClient", "RedisNIO",
                 "RedisTier", "RedisTestSupport", "TLSTestSupport", "Sealing",
                 "Access", "AccessTestSupport", "JSONLogging", "Healthcheck", "OpenAPISpec",
                 .product(name: "Logging", package: "swift-log"),

@@ -1437,7 +1437,7 @@ components:
         shared:
           type: object
           description: The fleet's shared Redis tier (CONTRACT §6.7); `enabled` is false without `--redis`.
-          required: [enabled, connected, hits, misses, errors, corrupt, invalidationsSent, invalidationsReceived, replayed, resets]
+          required: [enabled, connected, hits, misses, errors, corrupt, invalidationsSent, invalidationsReceived, replayed, resets, endpoint, tls, failovers, tlsErrors, authErrors]
           properties:
             enabled: {type: boolean}
             connected: {type: boolean}
@@ -1468,6 +1468,28 @@ components:
                 Times the local tiers were dropped because the fleet's log could not vouch for what was missed (Redis
                 restarted empty, the log trimmed past this instance's position, or no position known: the first start
                 of an instance with a disk tier).
+              type: integer
+              minimum: 0
+            endpoint:
+              description: |
+                `host:port` of the Redis in use (with `redis-sentinel://`, the primary Sentinel named last), never a
+                password (CONTRACT §10.6); null without `--redis`.
+              type: [string, 'null']
+            tls:
+              description: Whether the link to Redis is TLS (`rediss://`, CONTRACT §10.1).
+              type: boolean
+            failovers:
+              description: Primary switches followed (a Sentinel failover, CONTRACT §10.3).
+              type: integer
+              minimum: 0
+            tlsErrors:
+              description: |
+                Connects to Redis refused for their TLS (CONTRACT §10.1): a certificate not issued by the trusted CA,
+                expired or not yet valid, naming another host, or a failed handshake. Never a plaintext fallback.
+              type: integer
+              minimum: 0
+            authErrors:
+              description: Connects whose `AUTH` Redis refused (`WRONGPASS`, `NOAUTH`, `NOPERM`; CONTRACT §10.2).
               type: integer
               minimum: 0
         encryption:

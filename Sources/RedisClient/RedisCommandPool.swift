@@ -1,28 +1,48 @@
 import Breaker
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import RedisNIO
 
-/// A small pool of blocking hiredis contexts, each owned by its own thread, so no Redis call ever
-/// runs on the caller's thread: callers suspend until their reply.
+/// A few multiplexed RedisNIO connections on a NIO event loop group: commands from any number of callers are
+/// pipelined on them and matched to their replies in order, so no Redis call ever holds a thread.
 ///
-/// Commands wait in one queue; whichever worker thread is free takes the next. Each worker has one
-/// context, connected lazily (on its first command) and discarded after any failure; the next
-/// command on that worker reconnects (AUTH and SELECT included). A ``CircuitBreaker`` (``CircuitBreaker/Configuration/redis``) guards the
-/// pool: while it is open, commands fail at once without reaching a thread.
+/// Each connection is made lazily (by the first command that needs it: AUTH and SELECT included, bounded by
+/// `timeout`), and dropped after a failure; the next command on its slot reconnects. A command that finds its
+/// connection closed meanwhile (a Redis that restarted) runs once more on a new one. A ``CircuitBreaker``
+/// (``CircuitBreaker/Configuration/redis``) guards the pool: while it is open, commands fail at once without a
+/// connect. A timed-out command closes its connection (RedisNIO: a late reply is never matched to another command),
+/// failing what was in flight on it.
 public final class RedisCommandPool: Sendable {
     public let endpoint: RedisEndpoint
     public let timeout: Duration
     public let size: Int
-    private let shared: PoolShared
+    private let slots: [ConnectionSlot]
+    private let state: NIOLockedValueBox<PoolState>
+    private let eventLoopGroup: any EventLoopGroup
+    private let logger: Logger
+    /// With `redis-sentinel://`: asked for the primary on every new connection, and heard for `+switch-master`.
+    private let sentinel: RedisSentinel?
+    private let watcher = NIOLockedValueBox<Task<Void, Never>?>(nil)
+    /// The breaker's time origin.
+    private let origin = ContinuousClock.now
 
-    /// `timeout` bounds the connect and each command (each read and write). `size` contexts.
+    /// `timeout` bounds the connect (TLS, AUTH and SELECT included) and each command. `size` connections.
     /// Connects lazily, so creating a pool never fails and never blocks.
     public init(
-        endpoint: RedisEndpoint, timeout: Duration, size: Int = 4,
-        breaker: CircuitBreaker.Configuration = .redis
+        endpoint: RedisEndpoint, timeout: Duration, size: Int = 4, breaker: CircuitBreaker.Configuration = .redis,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger = Logger(label: "unicache.redis")
     ) {
         self.endpoint = endpoint
         self.timeout = timeout
         self.size = max(size, 1)
-        shared = PoolShared(endpoint: endpoint, timeout: timeout, breaker: CircuitBreaker(breaker))
+        slots = (0..<max(size, 1)).map { _ in ConnectionSlot() }
+        state = NIOLockedValueBox(PoolState(breaker: CircuitBreaker(breaker)))
+        self.eventLoopGroup = eventLoopGroup
+        self.logger = logger
+        sentinel = endpoint.sentinelDiscovery(timeout: timeout, eventLoopGroup: eventLoopGroup, logger: logger)
     }
 
     deinit {
@@ -30,8 +50,8 @@ public final class RedisCommandPool: Sendable {
     }
 
     /// One command, binary safe. A reply of kind `.error` is returned, not thrown. Throws
-    /// `.unavailable` when the command could not be run (the context is then discarded), when the
-    /// breaker is open (at once, without touching a thread) or after `shutdown()`.
+    /// `.unavailable` when the command could not be run (its connection is then dropped), when the
+    /// breaker is open (at once, without a connect) or after `shutdown()`.
     public func command(_ arguments: [[UInt8]]) async throws(RedisError) -> RedisReply {
         let replies = try await run([arguments])
         guard let reply = replies.first else { throw .unavailable("no reply") }
@@ -48,7 +68,7 @@ public final class RedisCommandPool: Sendable {
         try await command(arguments.map { Array($0.utf8) })
     }
 
-    /// Several commands sent in one round trip on one context; their replies in order. Throws
+    /// Several commands sent in one round trip on one connection; their replies in order. Throws
     /// `.unavailable` as `command` does (then none of the replies is known).
     public func pipeline(_ commands: [[[UInt8]]]) async throws(RedisError) -> [RedisReply] {
         if commands.isEmpty { return [] }
@@ -57,61 +77,67 @@ public final class RedisCommandPool: Sendable {
 
     /// False while the breaker is open or half-open (for /stats and /readyz), and after shutdown.
     public var isAvailable: Bool {
-        shared.state.withLock { !$0.isShutDown && $0.breaker.isClosed }
+        state.withLockedValue { !$0.isShutDown && $0.breaker.isClosed }
     }
 
     /// The breaker's state now.
     public var breakerState: CircuitBreaker.State {
-        let now = shared.now
-        return shared.state.withLock { $0.breaker.state(at: now) }
+        let now = self.now
+        return state.withLockedValue { $0.breaker.state(at: now) }
     }
 
     /// Why the latest command failed; nil when it succeeded. Never contains the password.
     public var lastError: String? {
-        shared.state.withLock { $0.lastError }
+        state.withLockedValue { $0.lastError }
     }
 
-    /// How many times a worker tried to connect (successful or not) since the pool was created.
+    /// How many times a connection was attempted (successful or not) since the pool was created.
     public var connectAttempts: Int {
-        shared.state.withLock { $0.connectAttempts }
+        state.withLockedValue { $0.connectAttempts }
     }
 
-    /// Closes every context and joins the worker threads (a command in flight finishes first,
-    /// bounded by `timeout`); queued and later commands throw `.unavailable`. Idempotent.
+    /// Connects refused for their TLS (certificate not trusted, expired, wrong name, handshake) and for their
+    /// credentials (`WRONGPASS`, `NOAUTH`, `NOPERM`), since the pool was created (CONTRACT §10.1, §10.2). A
+    /// subscriber to the same Redis may count into it too.
+    public let connectFailures = RedisConnectFailures()
+
+    /// `host:port` of the node in use: the primary a Sentinel named last, else the endpoint's.
+    public var primary: String {
+        state.withLockedValue { $0.primary?.description } ?? endpoint.address
+    }
+
+    /// Primary switches followed since the pool was created (a `+switch-master`, or a new primary found on reconnect).
+    public var failovers: Int {
+        state.withLockedValue { $0.failovers }
+    }
+
+    /// `handler` runs after each primary switch (the connections to the old one are closed by then).
+    public func onPrimarySwitch(_ handler: @escaping @Sendable () -> Void) {
+        state.withLockedValue { $0.switchHandlers.append(handler) }
+    }
+
+    /// Closes every connection; commands in flight, waiting and later fail with `.unavailable`. Idempotent, never
+    /// blocks.
     public func shutdown() {
-        let (first, jobs, threads) = shared.state.withLock { state -> (Bool, [PoolJob], [JoinableThread]) in
-            guard !state.isShutDown else { return (false, [], []) }
-            state.isShutDown = true
-            defer {
-                state.jobs.removeAll()
-                state.threads.removeAll()
-            }
-            return (true, state.jobs, state.threads)
+        let first = state.withLockedValue { state -> Bool in
+            defer { state.isShutDown = true }
+            return !state.isShutDown
         }
-        guard first else {
-            // Another caller is joining the threads: return once it has.
-            shared.state.withLock(waitingUntil: { $0.threadsJoined }) { _ in }
-            return
-        }
-        shared.state.broadcast()
-        for job in jobs {
-            job.reply(.failure(.unavailable("the Redis pool is shut down")))
-        }
-        for thread in threads {
-            thread.join()
-        }
-        shared.state.withLock { $0.threadsJoined = true }
-        shared.state.broadcast()
+        guard first else { return }
+        watcher.withLockedValue { $0 }?.cancel()
+        for slot in slots { slot.shutDown() }
     }
 
-    /// One command whose reply (or failure) is handed to `reply` on the worker thread that ran it, without a task:
-    /// for a caller that is not async (an HTTP thread answering from Redis). `reply` must not block; it is called
-    /// once, at once on the calling thread when the command cannot be queued (breaker open, shut down).
+    /// One command whose reply (or failure) is handed to `reply` on the event loop that got it, without a task: for
+    /// a caller that is not async (an HTTP thread answering from Redis). `reply` must not block; it is called once,
+    /// at once on the calling thread when the command cannot be sent (breaker open, shut down).
     public func command(_ arguments: [[UInt8]], reply: @escaping @Sendable (Result<RedisReply, RedisError>) -> Void) {
         submit([arguments]) { result in
             reply(result.flatMap { $0.first.map { .success($0) } ?? .failure(.unavailable("no reply")) })
         }
     }
+
+    private var now: Duration { origin.duration(to: .now) }
 
     private func run(_ commands: [[[UInt8]]]) async throws(RedisError) -> [RedisReply] {
         try await withCheckedContinuation { continuation in
@@ -119,255 +145,322 @@ public final class RedisCommandPool: Sendable {
         }.get()
     }
 
-    /// Queues `commands` as one job, unless the breaker refuses them or the pool is shut down.
+    /// Sends `commands` as one pipeline on the next connection, unless the breaker refuses them or the pool is shut
+    /// down; settles the breaker with the outcome.
     private func submit(_ commands: [[[UInt8]]], reply: @escaping @Sendable (Result<[RedisReply], RedisError>) -> Void) {
-        let now = shared.now
-        let admission = shared.state.withLock { state -> Result<Bool, RedisError> in
+        let now = self.now
+        let admission = state.withLockedValue { state -> Result<(probe: Bool, slot: Int), RedisError> in
             if state.isShutDown { return .failure(.unavailable("the Redis pool is shut down")) }
+            let slot = state.nextSlot % slots.count
+            state.nextSlot &+= 1
             switch state.breaker.admit(at: now) {
             case .refused: return .failure(.unavailable(state.rejection))
-            case .probe: return .success(true)
-            case .pass: return .success(false)
+            case .probe: return .success((true, slot))
+            case .pass: return .success((false, slot))
             }
         }
+        let probe: Bool
+        let slot: ConnectionSlot
         switch admission {
-        case .failure(let failure):
-            reply(.failure(failure))
-        case .success(let isProbe):
-            if let failure = shared.enqueue(PoolJob(commands: commands, isProbe: isProbe, reply: reply), workers: size) {
-                reply(.failure(failure))
+        case .failure(let failure): return reply(.failure(failure))
+        case .success(let admitted):
+            probe = admitted.probe
+            slot = slots[admitted.slot]
+        }
+        // An empty command gets an error reply in its place (RESP has no empty command: Redis would not answer).
+        let sent = commands.filter { !$0.isEmpty }.map { $0.map(RESPArgument.init(bytes:)) }
+        guard !sent.isEmpty else { return reply(.success(commands.map { _ in .error("ERR empty command") })) }
+        attempt(sent, on: slot, mayRetry: true) { [self] result in
+            let now = self.now
+            state.withLockedValue { state in
+                switch result {
+                case .success:
+                    state.succeeded()
+                case .failure(.unavailable(let reason)):
+                    state.lastError = reason
+                    state.breaker.failed(at: now, probe: probe)
+                }
             }
+            reply(result.map { values -> [RedisReply] in
+                var replies = values.makeIterator()
+                return commands.map { command -> RedisReply in
+                    command.isEmpty ? RedisReply.error("ERR empty command") : (replies.next() ?? RedisReply.null)
+                }
+            })
+        }
+    }
+
+    /// Sends on the slot's connection (connecting first when it has none). A reused connection that turns out closed
+    /// (not timed out) is dropped and the commands go once more on a new one: every command we send may be repeated.
+    private func attempt(
+        _ commands: [[RESPArgument]], on slot: ConnectionSlot, mayRetry: Bool,
+        _ done: @escaping @Sendable (Result<[RedisReply], RedisError>) -> Void
+    ) {
+        obtain(slot) { [self] obtained in
+            let connection: RedisConnection
+            let fresh: Bool
+            switch obtained {
+            case .failure(let failure): return done(.failure(failure))
+            case .success(let ready): (connection, fresh) = ready
+            }
+            connection.enqueue(commands, timeout: timeout).whenComplete { [self] result in
+                switch result {
+                case .success(let values):
+                    // A demoted primary (CONTRACT §10.3): the next command asks the Sentinels again.
+                    if sentinel != nil, values.contains(where: { $0.serverError?.kind == .readOnly }) {
+                        slot.drop(connection)
+                    }
+                    done(.success(values.map(RedisReply.init)))
+                case .failure(let error):
+                    slot.drop(connection)
+                    let failure = error as? RedisNIOError ?? .connectionClosed
+                    if mayRetry, !fresh, failure == .connectionClosed {
+                        attempt(commands, on: slot, mayRetry: false, done)
+                    } else {
+                        done(.failure(.unavailable(endpoint.reason(failure, timeout: timeout))))
+                    }
+                }
+            }
+        }
+    }
+
+    /// The slot's connection, or a new one (one connect per slot at a time: the commands that need the slot
+    /// meanwhile wait for it). `fresh`: made for these commands, so a failure on it is not retried.
+    private func obtain(
+        _ slot: ConnectionSlot,
+        _ ready: @escaping @Sendable (Result<(RedisConnection, fresh: Bool), RedisError>) -> Void
+    ) {
+        switch slot.take(ready) {
+        case .use(let connection): ready(.success((connection, false)))
+        case .wait: break
+        case .refuse: ready(.failure(.unavailable("the Redis pool is shut down")))
+        case .connect:
+            state.withLockedValue { $0.connectAttempts += 1 }
+            // The one task of a connect (TLS and the handshake are async); commands themselves run on futures.
+            Task { [self] in
+                do {
+                    slot.connected(try await connect())
+                } catch {
+                    slot.failed(connectFailure(error))
+                }
+            }
+        }
+    }
+
+    /// A new connection: to the endpoint, or to the primary the Sentinels name (checked with `ROLE`).
+    private func connect() async throws -> RedisConnection {
+        guard let sentinel else {
+            return try await RedisConnection.connect(
+                endpoint.connection(timeout: timeout), eventLoopGroup: eventLoopGroup, logger: logger)
+        }
+        watchFailovers(sentinel)
+        let (endpoint, timeout) = (self.endpoint, self.timeout)
+        let connection = try await sentinel.connectToPrimary { endpoint.connection(timeout: timeout, at: $0) }
+        primaryIs(RedisURL.Address(host: connection.configuration.host, port: connection.configuration.port), announced: false)
+        return connection
+    }
+
+    /// Follows `+switch-master` from the first Sentinel that accepts the subscription, again after it drops.
+    private func watchFailovers(_ sentinel: RedisSentinel) {
+        watcher.withLockedValue { task in
+            guard task == nil, !state.withLockedValue({ $0.isShutDown }) else { return }
+            task = Task { [weak self] in
+                while !Task.isCancelled {
+                    if let watcher = try? await sentinel.watch() {
+                        for await change in watcher.switches { self?.primaryIs(change.new, announced: true) }
+                        await watcher.close()
+                    }
+                    try? await Task.sleep(for: .milliseconds(500))
+                }
+            }
+        }
+    }
+
+    /// The primary is `address` now. A change is a failover followed: counted, the connections to the old primary
+    /// closed, the switch handlers told; one Sentinel announced closes the breaker too (the new primary is up, so
+    /// fleet writes need not wait out a back-off earned while the old one was dying).
+    private func primaryIs(_ address: RedisURL.Address, announced: Bool) {
+        let handlers = state.withLockedValue { state -> [@Sendable () -> Void]? in
+            defer { state.primary = address }
+            guard let old = state.primary, old != address else { return nil }
+            state.failovers += 1
+            if announced { state.succeeded() }
+            return state.switchHandlers
+        }
+        guard let handlers else { return }
+        logger.info("Redis primary switched", metadata: ["primary": "\(address)", "group": "\(sentinel?.masterName ?? "")"])
+        for slot in slots { slot.dropConnection(unlessAt: address) }
+        for handler in handlers { handler() }
+    }
+
+    /// Why a connect failed, counted by kind and logged once per back-off (the first failure after a success,
+    /// then each probe's).
+    private func connectFailure(_ error: any Error) -> RedisError {
+        let reason = endpoint.reason(connecting: error, timeout: timeout)
+        connectFailures.record(error)
+        let shouldLog = state.withLockedValue { state -> Bool in
+            defer { state.loggedFailure = true }
+            return !state.loggedFailure || !state.breaker.isClosed
+        }
+        if shouldLog { logger.warning("Redis connect failed", metadata: ["reason": "\(reason)"]) }
+        return .unavailable(reason)
+    }
+}
+
+/// Connects refused by cause (CONTRACT §10.1, §10.2), counted by a pool and the subscriber it is given to.
+public final class RedisConnectFailures: Sendable {
+    private let counts = NIOLockedValueBox((tls: 0, authentication: 0))
+
+    public init() {}
+
+    /// A certificate that did not verify (untrusted, expired, wrong name) or a failed TLS handshake.
+    public var tls: Int { counts.withLockedValue { $0.tls } }
+    /// `WRONGPASS`, `NOAUTH` or `NOPERM` in answer to the connection's AUTH.
+    public var authentication: Int { counts.withLockedValue { $0.authentication } }
+
+    /// Counts a failed connect's error when it is one of the two kinds.
+    func record(_ error: any Error) {
+        if let refused = error as? RedisServerError, refused.isAuthenticationError {
+            counts.withLockedValue { $0.authentication += 1 }
+        } else if let failure = error as? RedisNIOError, case .tls = failure {
+            counts.withLockedValue { $0.tls += 1 }
         }
     }
 }
 
-/// A command (or pipeline) waiting for a worker, with where its result goes.
-struct PoolJob: Sendable {
-    let commands: [[[UInt8]]]
-    var isProbe: Bool
-    let reply: @Sendable (Result<[RedisReply], RedisError>) -> Void
-}
-
 struct PoolState: Sendable {
     var breaker: CircuitBreaker
-    var jobs: [PoolJob] = []
     var lastError: String?
     var isShutDown = false
-    var threadsJoined = false
-    var threads: [JoinableThread] = []
     var connectAttempts = 0
+    var nextSlot = 0
+    /// The primary in use (Sentinel), and how many times it changed.
+    var primary: RedisURL.Address?
+    var failovers = 0
+    var switchHandlers: [@Sendable () -> Void] = []
+    /// A connect failure was logged since the last success (the next is logged only by a probe).
+    var loggedFailure = false
 
     /// Why a command is refused while the breaker is open.
     var rejection: String {
         "circuit breaker open" + (lastError.map { " (last error: \($0))" } ?? "")
     }
+
+    mutating func succeeded() {
+        lastError = nil
+        loggedFailure = false
+        breaker.succeeded()
+    }
 }
 
-/// What the pool and its worker threads share (the threads do not keep the pool alive).
-final class PoolShared: Sendable {
-    let endpoint: RedisEndpoint
-    let timeout: Duration
-    let state: Locked<PoolState>
-    /// The breaker's time origin.
-    private let origin = ContinuousClock.now
+/// One of the pool's connections: none yet, being made (with the commands waiting for it), or made.
+final class ConnectionSlot: Sendable {
+    typealias Waiter = @Sendable (Result<(RedisConnection, fresh: Bool), RedisError>) -> Void
 
-    /// The breaker's time: since the pool was made.
-    var now: Duration { origin.duration(to: .now) }
-
-    init(endpoint: RedisEndpoint, timeout: Duration, breaker: CircuitBreaker) {
-        self.endpoint = endpoint
-        self.timeout = timeout
-        state = Locked(PoolState(breaker: breaker))
+    private enum State {
+        case idle
+        case connecting([Waiter])
+        case connected(RedisConnection)
+        case shutDown
     }
 
-    /// Queues `job`, starting the worker threads on first use. Returns the failure to resume the job
-    /// with when it could not be queued (the job is then not queued).
-    ///
-    /// A worker is woken only for a job that finds the queue empty: jobs queued behind it go with the batch of the
-    /// worker woken for it (which wakes another when it leaves some behind), so that under load one wake-up and
-    /// one round trip serve many commands instead of each command waking a worker of its own.
-    func enqueue(_ job: PoolJob, workers: Int) -> RedisError? {
-        var wake = false
-        let failure = state.withLock { state -> RedisError? in
-            if state.isShutDown {
-                return .unavailable("the Redis pool is shut down")
-            }
-            if state.threads.isEmpty {
-                for _ in 0..<workers {
-                    switch JoinableThread.start(name: "redis-worker", { [self] in workerLoop() }) {
-                    case .success(let thread): state.threads.append(thread)
-                    case .failure(let error): state.lastError = error.message
-                    }
-                }
-                if state.threads.isEmpty {
-                    // Counts as a failure, and must settle a probe (or the breaker stays half-open).
-                    state.breaker.failed(at: now, probe: job.isProbe)
-                    return .unavailable(state.lastError ?? "cannot start a thread")
-                }
-            }
-            wake = state.jobs.isEmpty
-            state.jobs.append(job)
-            return nil
-        }
-        if wake { state.signal() }
-        return failure
+    enum Take {
+        case use(RedisConnection)
+        /// A connect is under way; the waiter is called when it ends.
+        case wait
+        /// Nobody is connecting: the caller connects, and its waiter is the first called.
+        case connect
+        case refuse
     }
 
-    private enum Step {
-        case exit
-        case reject(PoolJob, String)
-        case run([PoolJob])
-    }
+    private let state = NIOLockedValueBox(State.idle)
 
-    /// The most queued jobs a worker sends in one round trip.
-    static let batchLimit = 64
-
-    /// A worker thread: takes jobs until shutdown, owning one context. While the breaker is closed, the jobs
-    /// waiting when it takes one go with it as one pipeline (one write and one read for all of them, as a client
-    /// that pipelines would send them): under load the round trips and thread wake-ups are shared. A probe goes
-    /// alone, so that its outcome is its own.
-    private func workerLoop() {
-        JoinableThread.preferBatchScheduling()
-        var context: HiredisContext?
-        while true {
-            var jobsLeft = false
-            let step = state.withLock(waitingUntil: { $0.isShutDown || !$0.jobs.isEmpty }) { state -> Step in
-                if state.isShutDown { return .exit }
-                defer { jobsLeft = !state.jobs.isEmpty }
-                var job = state.jobs.removeFirst()
-                // The breaker may have opened while the job waited: then it fails without a connect.
-                if !job.isProbe {
-                    switch state.breaker.admit(at: now) {
-                    case .refused: return .reject(job, state.rejection)
-                    case .probe: job.isProbe = true
-                    case .pass: break
-                    }
-                }
-                guard !job.isProbe, state.breaker.isClosed else { return .run([job]) }
-                let taken = min(state.jobs.prefix { !$0.isProbe }.count, Self.batchLimit - 1)
-                let batch = [job] + state.jobs.prefix(taken)
-                state.jobs.removeFirst(taken)
-                return .run(batch)
-            }
-            // Jobs queued behind this worker's batch woke nobody: the next worker takes them.
-            if jobsLeft { state.signal() }
-            switch step {
-            case .exit:
-                return
-            case .reject(let job, let reason):
-                job.reply(.failure(.unavailable(reason)))
-            case .run(let batch):
-                var attemptedConnect = false
-                let result = execute(batch.flatMap(\.commands), on: &context, attemptedConnect: &attemptedConnect)
-                state.withLock { state in
-                    if attemptedConnect { state.connectAttempts += 1 }
-                    switch result {
-                    case .success:
-                        state.lastError = nil
-                        state.breaker.succeeded()
-                    case .failure(.unavailable(let reason)):
-                        // Each command that failed counts, as when they went one by one.
-                        state.lastError = reason
-                        for job in batch { state.breaker.failed(at: now, probe: job.isProbe) }
-                    }
-                }
-                switch result {
-                case .success(let replies):
-                    var next = replies.startIndex
-                    for job in batch {
-                        let end = next + job.commands.count
-                        job.reply(.success(Array(replies[next..<end])))
-                        next = end
-                    }
-                case .failure(let failure):
-                    for job in batch { job.reply(.failure(failure)) }
-                }
+    func take(_ waiter: @escaping Waiter) -> Take {
+        state.withLockedValue { state -> Take in
+            switch state {
+            case .connected(let connection) where connection.isActive:
+                return .use(connection)
+            case .connecting(let waiters):
+                state = .connecting(waiters + [waiter])
+                return .wait
+            case .idle, .connected:
+                state = .connecting([waiter])
+                return .connect
+            case .shutDown:
+                return .refuse
             }
         }
     }
 
-    /// Runs commands on `context` (connecting first if there is none); drops the context on failure. A context
-    /// that sat idle may have been closed by a Redis that restarted meanwhile: when a reused context fails other
-    /// than by a timeout, the commands run once more on a new connection (every command we send may be repeated).
-    private func execute(
-        _ commands: [[[UInt8]]], on context: inout HiredisContext?, attemptedConnect: inout Bool
-    ) -> Result<[RedisReply], RedisError> {
-        let reused = context != nil
-        var timedOut = false
-        let result = executeOnce(commands, on: &context, attemptedConnect: &attemptedConnect, timedOut: &timedOut)
-        if case .failure = result, reused, !timedOut, context == nil {
-            return executeOnce(commands, on: &context, attemptedConnect: &attemptedConnect, timedOut: &timedOut)
+    func connected(_ connection: RedisConnection) {
+        let waiters = state.withLockedValue { state -> [Waiter]? in
+            guard case .connecting(let waiters) = state else { return nil }
+            state = .connected(connection)
+            return waiters
         }
-        return result
+        guard let waiters else {
+            // Shut down meanwhile.
+            connection.closeSoon()
+            return
+        }
+        for waiter in waiters { waiter(.success((connection, true))) }
     }
 
-    private func executeOnce(
-        _ commands: [[[UInt8]]], on context: inout HiredisContext?, attemptedConnect: inout Bool, timedOut: inout Bool
-    ) -> Result<[RedisReply], RedisError> {
-        if context == nil {
-            attemptedConnect = true
-            switch connect() {
-            case .success(let connected): context = connected
-            case .failure(let error): return .failure(error)
-            }
+    func failed(_ failure: RedisError) {
+        let waiters = state.withLockedValue { state -> [Waiter] in
+            guard case .connecting(let waiters) = state else { return [] }
+            state = .idle
+            return waiters
         }
-        guard let connection = context else { return .failure(.unavailable("no connection")) }
-        for command in commands where !command.isEmpty {
-            guard connection.append(command) else {
-                timedOut = connection.failure(timeout: timeout)?.timedOut ?? false
-                context = nil
-                return .failure(.unavailable("cannot queue a command: \(failureText(connection))"))
-            }
-        }
-        var replies: [RedisReply] = []
-        replies.reserveCapacity(commands.count)
-        for command in commands {
-            if command.isEmpty {
-                replies.append(.error("ERR empty command"))
-                continue
-            }
-            guard let reply = connection.nextReply() else {
-                timedOut = connection.failure(timeout: timeout)?.timedOut ?? false
-                context = nil
-                return .failure(.unavailable("command on \(endpoint) failed: \(failureText(connection))"))
-            }
-            replies.append(reply)
-        }
-        return .success(replies)
+        for waiter in waiters { waiter(.failure(failure)) }
     }
 
-    /// Connects, authenticates and selects the database.
-    private func connect() -> Result<HiredisContext, RedisError> {
-        let context: HiredisContext
-        switch HiredisContext.connectBlocking(host: endpoint.host, port: endpoint.port, timeout: timeout) {
-        case .success(let connected): context = connected
-        case .failure(let failure): return .failure(.unavailable("cannot connect to \(endpoint): \(failure.message)"))
+    /// Forgets `connection` after a failure on it (closed by RedisNIO already when it timed out), unless the slot
+    /// moved on meanwhile.
+    func drop(_ connection: RedisConnection) {
+        let current = state.withLockedValue { state -> Bool in
+            guard case .connected(let held) = state, held === connection else { return false }
+            state = .idle
+            return true
         }
-        if let auth = endpoint.authArguments {
-            if let failure = setUp(context, auth, step: "AUTH") { return .failure(.unavailable(failure)) }
+        if current { connection.closeSoon() }
+    }
+
+    /// Closes the slot's connection unless it goes to `address` (a failover: the old primary's connections go).
+    func dropConnection(unlessAt address: RedisURL.Address) {
+        let dropped = state.withLockedValue { state -> RedisConnection? in
+            guard case .connected(let connection) = state,
+                connection.configuration.host != address.host || connection.configuration.port != address.port
+            else { return nil }
+            state = .idle
+            return connection
         }
-        if endpoint.database != 0 {
-            if let failure = setUp(context, ["SELECT", String(endpoint.database)], step: "SELECT \(endpoint.database)") {
-                return .failure(.unavailable(failure))
+        dropped?.closeSoon()
+    }
+
+    func shutDown() {
+        let (connection, waiters) = state.withLockedValue { state -> (RedisConnection?, [Waiter]) in
+            defer { state = .shutDown }
+            switch state {
+            case .connected(let connection): return (connection, [])
+            case .connecting(let waiters): return (nil, waiters)
+            case .idle, .shutDown: return (nil, [])
             }
         }
-        return .success(context)
+        connection?.closeSoon()
+        for waiter in waiters { waiter(.failure(.unavailable("the Redis pool is shut down"))) }
     }
+}
 
-    /// Runs a set-up command that must answer +OK; returns why it did not. `step` names it in
-    /// messages (never the arguments: AUTH's is the password).
-    private func setUp(_ context: HiredisContext, _ arguments: [String], step: String) -> String? {
-        guard context.append(arguments.map { Array($0.utf8) }), let reply = context.nextReply() else {
-            return "\(step) on \(endpoint) failed: \(failureText(context))"
+extension RedisReply {
+    init(_ value: RESPValue) {
+        switch value {
+        case .simpleString(let text): self = .status(text)
+        case .error(let error): self = .error(error.message)
+        case .integer(let number): self = .integer(Int(truncatingIfNeeded: number))
+        case .bulkString(let bytes): self = .string(bytes)
+        case .array(let elements): self = .array(elements.map(RedisReply.init))
+        case .null: self = .null
         }
-        switch reply {
-        case .status("OK"): return nil
-        case .error(let message): return "\(step) on \(endpoint) was refused: \(message)"
-        default: return "\(step) on \(endpoint) gave an unexpected reply"
-        }
-    }
-
-    private func failureText(_ context: HiredisContext) -> String {
-        context.failure(timeout: timeout)?.message ?? "unknown error"
     }
 }

@@ -1,4 +1,9 @@
-/// Where Redis is: parsed from `redis://[[user]:password@]host[:port][/db]`.
+import Logging
+import NIOCore
+import RedisNIO
+
+/// Where Redis is: parsed from `redis://[[user]:password@]host[:port][/db]` or `rediss://…` (TLS) by RedisNIO's
+/// `RedisURL` (the one parser of Redis URLs).
 ///
 /// With a user name the connection authenticates as that ACL user (`AUTH user password`, CONTRACT §10.2); without
 /// one, a one-argument AUTH authenticates Redis's default user. User and password may be percent-encoded (`%40`
@@ -10,13 +15,23 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
     public var user: String?
     public var password: String?
     public var database: Int
+    /// TLS to the node (`rediss://`): how its certificate is verified; `nil`: plain TCP.
+    public var tls: RedisTLSOptions?
+    /// A Sentinel-watched group (`redis-sentinel://…?master=NAME`, CONTRACT §10.3): every new connection asks these
+    /// Sentinels for the primary; `host` and `port` are then the first Sentinel's.
+    public var sentinel: RedisSentinelGroup?
 
-    public init(host: String, port: Int, user: String? = nil, password: String? = nil, database: Int = 0) {
+    public init(
+        host: String, port: Int, user: String? = nil, password: String? = nil, database: Int = 0,
+        tls: RedisTLSOptions? = nil, sentinel: RedisSentinelGroup? = nil
+    ) {
         self.host = host
         self.port = port
         self.user = user
         self.password = password
         self.database = database
+        self.tls = tls
+        self.sentinel = sentinel
     }
 
     /// The AUTH command a new connection sends: `AUTH user password` for an ACL user, `AUTH password` for the
@@ -28,141 +43,69 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
     }
 
     public init(url: String) throws(RedisEndpointError) {
-        let schemeEnd = url.firstRange(of: "://")
-        guard let schemeEnd else {
-            throw RedisEndpointError("Redis URL must look like redis://[[user]:password@]host[:port][/db]")
+        let parsed: RedisURL
+        do {
+            parsed = try RedisURL(url)
+        } catch {
+            throw RedisEndpointError(error.message)
         }
-        let scheme = url[..<schemeEnd.lowerBound].lowercased()
-        guard scheme == "redis" else {
-            // The scheme is echoed only when it looks like one (no credentials can hide in it).
-            let shown = scheme.count <= 16 && scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
-            throw RedisEndpointError(
-                shown && !scheme.isEmpty
-                    ? "Redis URL scheme must be redis:// (got \(scheme)://)"
-                    : "Redis URL scheme must be redis://")
+        let tls = parsed.tls ? RedisTLSOptions() : nil
+        switch parsed.target {
+        case .node(let address):
+            self.init(
+                host: address.host, port: address.port, user: parsed.username, password: parsed.password,
+                database: parsed.database, tls: tls)
+        case .sentinel(let sentinels, let masterName, let sentinelPassword):
+            self.init(
+                host: sentinels[0].host, port: sentinels[0].port, user: parsed.username, password: parsed.password,
+                database: parsed.database, tls: tls,
+                sentinel: RedisSentinelGroup(sentinels: sentinels, masterName: masterName, password: sentinelPassword))
         }
-        var rest = url[schemeEnd.upperBound...]
-        if rest.contains("?") || rest.contains("#") {
-            throw RedisEndpointError("Redis URL must not have a query or fragment")
-        }
-        // Authority up to the first "/" after the last "@" (a password may contain "/" only encoded,
-        // but the last "@" is the separator however the password is written).
-        var password: String?
-        var user: String?
-        if let at = rest.lastIndex(of: "@") {
-            let userInfo = rest[..<at]
-            rest = rest[rest.index(after: at)...]
-            let colon = userInfo.firstIndex(of: ":")
-            let encodedUser = userInfo[..<(colon ?? userInfo.endIndex)]
-            guard let decodedUser = Self.percentDecoded(encodedUser),
-                decodedUser.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F })
-            else {
-                throw RedisEndpointError("Redis URL user has an invalid percent-encoding or a space or control character")
-            }
-            user = decodedUser.isEmpty ? nil : decodedUser
-            if let colon {
-                let encoded = userInfo[userInfo.index(after: colon)...]
-                guard let decoded = Self.percentDecoded(encoded) else {
-                    throw RedisEndpointError("Redis URL password has an invalid percent-encoding")
-                }
-                password = decoded.isEmpty ? nil : decoded
-            }
-            if user != nil, password == nil {
-                throw RedisEndpointError("Redis URL names a user without a password (redis://user:password@host)")
-            }
-        }
-        let authority: Substring
-        let path: Substring
-        if let slash = rest.firstIndex(of: "/") {
-            authority = rest[..<slash]
-            path = rest[rest.index(after: slash)...]
-        } else {
-            authority = rest
-            path = ""
-        }
-
-        let host: Substring
-        var portText: Substring?
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else {
-                throw RedisEndpointError("Redis URL host has an unclosed [ (IPv6 address)")
-            }
-            host = authority[authority.index(after: authority.startIndex)..<close]
-            let after = authority[authority.index(after: close)...]
-            if !after.isEmpty {
-                guard after.hasPrefix(":") else {
-                    throw RedisEndpointError("Redis URL has unexpected text after the IPv6 address")
-                }
-                portText = after.dropFirst()
-            }
-        } else if let colon = authority.firstIndex(of: ":") {
-            host = authority[..<colon]
-            portText = authority[authority.index(after: colon)...]
-        } else {
-            host = authority
-        }
-        guard !host.isEmpty else { throw RedisEndpointError("Redis URL has no host") }
-
-        var port = 6379
-        if let portText {
-            guard let value = Self.decimal(portText), (1...65535).contains(value) else {
-                throw RedisEndpointError("Redis URL port must be a number from 1 to 65535\(Self.echo(portText))")
-            }
-            port = value
-        }
-        var database = 0
-        if !path.isEmpty {
-            guard let value = Self.decimal(path) else {
-                throw RedisEndpointError("Redis URL database must be a number from 0 to 999999999\(Self.echo(path))")
-            }
-            database = value
-        }
-        self.init(host: String(host), port: port, user: user, password: password, database: database)
     }
+
+    /// `host:port` (IPv6 in brackets), never a password.
+    public var address: String { RedisURL.Address(host: host, port: port).description }
 
     /// The URL with the password replaced by "***": what logs, /stats and errors may show (the user is named).
     public var description: String {
-        let shownHost = host.contains(":") ? "[\(host)]" : host
-        let credentials = password == nil ? "" : "\(user ?? ""):***@"
-        return "redis://\(credentials)\(shownHost):\(port)/\(database)"
+        let target: RedisURL.Target =
+            sentinel.map { .sentinel(sentinels: $0.sentinels, masterName: $0.masterName, sentinelPassword: $0.password) }
+            ?? .node(RedisURL.Address(host: host, port: port))
+        return RedisURL(target: target, tls: tls != nil, username: user, password: password, database: database)
+            .description
     }
 
-    /// " (got 70000)" for a number out of range; nothing for other text, which might be a
-    /// misplaced password.
-    private static func echo(_ text: Substring) -> String {
-        text.count <= 20 && text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "-") }) && !text.isEmpty
-            ? " (got \(text))" : ""
+    /// One connection's configuration (to `address`, the primary a Sentinel named, else this host and port):
+    /// `timeout` bounds the connect (with AUTH and SELECT) and each command.
+    func connection(timeout: Duration, at address: RedisURL.Address? = nil) -> RedisConnectionConfiguration {
+        RedisConnectionConfiguration(
+            host: address?.host ?? host, port: address?.port ?? port, tls: tls, username: user, password: password,
+            database: database, commandTimeout: timeout, connectTimeout: timeout)
     }
 
-    /// Digits only (no sign, no spaces), at most 9 of them.
-    private static func decimal(_ text: Substring) -> Int? {
-        guard !text.isEmpty, text.count <= 9, text.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
-        return Int(text)
-    }
-
-    private static func percentDecoded(_ text: Substring) -> String? {
-        var bytes: [UInt8] = []
-        var iterator = text.utf8.makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
-                return nil
-            }
-            bytes.append(high << 4 | low)
+    /// The Sentinels' discovery with the same TLS and bounds (their own password), or nil without a group.
+    func sentinelDiscovery(timeout: Duration, eventLoopGroup: any EventLoopGroup, logger: Logger) -> RedisSentinel? {
+        sentinel.map { group in
+            RedisSentinel(
+                sentinels: group.sentinels, masterName: group.masterName,
+                sentinelTemplate: RedisConnectionConfiguration(
+                    host: "", tls: tls, password: group.password, commandTimeout: timeout, connectTimeout: timeout),
+                eventLoopGroup: eventLoopGroup, logger: logger)
         }
-        return String(validating: bytes, as: UTF8.self)
     }
+}
 
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
+/// The Sentinels of `redis-sentinel://` and the group they watch.
+public struct RedisSentinelGroup: Sendable, Equatable {
+    public var sentinels: [RedisURL.Address]
+    public var masterName: String
+    /// `sentinel-password=`, for Sentinels that need one (the URL's own password is the data nodes').
+    public var password: String?
+
+    public init(sentinels: [RedisURL.Address], masterName: String, password: String? = nil) {
+        self.sentinels = sentinels
+        self.masterName = masterName
+        self.password = password
     }
 }
 

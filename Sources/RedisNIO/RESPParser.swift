@@ -29,29 +29,32 @@ public struct RESPParser: Sendable {
     /// One reply, consumed from `buffer`; nil (nothing consumed) when the reply is not complete yet.
     /// Throws `RedisNIOError.protocolViolation` for bytes that are not RESP2 or a reply over a limit.
     public func next(from buffer: inout ByteBuffer) throws(RedisNIOError) -> RESPValue? {
-        let view = buffer.readableBytesView
-        var index = view.startIndex
-        guard let value = try parse(view, &index, depth: 0) else { return nil }
-        buffer.moveReaderIndex(forwardBy: index - view.startIndex)
+        let parsed = try buffer.withUnsafeReadableBytes { bytes throws(RedisNIOError) -> (RESPValue, Int)? in
+            var index = 0
+            guard let value = try parse(bytes, &index, depth: 0) else { return nil }
+            return (value, index)
+        }
+        guard let (value, consumed) = parsed else { return nil }
+        buffer.moveReaderIndex(forwardBy: consumed)
         return value
     }
 
-    private func parse(_ view: ByteBufferView, _ index: inout Int, depth: Int) throws(RedisNIOError) -> RESPValue? {
-        guard index < view.endIndex else { return nil }
-        let type = view[index]
+    private func parse(_ bytes: UnsafeRawBufferPointer, _ index: inout Int, depth: Int) throws(RedisNIOError) -> RESPValue? {
+        guard index < bytes.count else { return nil }
+        let type = bytes[index]
         var cursor = index + 1
-        guard let line = try line(view, &cursor) else { return nil }
+        guard let line = try line(bytes, &cursor) else { return nil }
         let value: RESPValue
         switch type {
         case UInt8(ascii: "+"):
-            value = .simpleString(String(decoding: line, as: UTF8.self))
+            value = .simpleString(String(decoding: UnsafeRawBufferPointer(rebasing: bytes[line]), as: UTF8.self))
         case UInt8(ascii: "-"):
-            value = .error(RedisServerError(message: String(decoding: line, as: UTF8.self)))
+            value = .error(RedisServerError(message: String(decoding: UnsafeRawBufferPointer(rebasing: bytes[line]), as: UTF8.self)))
         case UInt8(ascii: ":"):
-            guard let number = Self.integer(line) else { throw .protocolViolation("an integer reply is not a number") }
+            guard let number = Self.integer(bytes, line) else { throw .protocolViolation("an integer reply is not a number") }
             value = .integer(number)
         case UInt8(ascii: "$"):
-            guard let length = Self.integer(line).flatMap({ Int(exactly: $0) }), length >= -1 else {
+            guard let length = Self.integer(bytes, line).flatMap({ Int(exactly: $0) }), length >= -1 else {
                 throw .protocolViolation("bad bulk length")
             }
             if length == -1 {
@@ -60,15 +63,15 @@ public struct RESPParser: Sendable {
                 guard length <= limits.maxBulkLength else {
                     throw .protocolViolation("a bulk string of \(length) bytes is over the limit of \(limits.maxBulkLength)")
                 }
-                guard view.endIndex - cursor >= length + 2 else { return nil }
-                guard view[cursor + length] == UInt8(ascii: "\r"), view[cursor + length + 1] == UInt8(ascii: "\n") else {
+                guard bytes.count - cursor >= length + 2 else { return nil }
+                guard bytes[cursor + length] == UInt8(ascii: "\r"), bytes[cursor + length + 1] == UInt8(ascii: "\n") else {
                     throw .protocolViolation("a bulk string does not end with CRLF")
                 }
-                value = .bulkString(Array(view[cursor..<(cursor + length)]))
+                value = .bulkString(Array(UnsafeRawBufferPointer(rebasing: bytes[cursor..<(cursor + length)])))
                 cursor += length + 2
             }
         case UInt8(ascii: "*"):
-            guard let count = Self.integer(line).flatMap({ Int(exactly: $0) }), count >= -1 else {
+            guard let count = Self.integer(bytes, line).flatMap({ Int(exactly: $0) }), count >= -1 else {
                 throw .protocolViolation("bad array length")
             }
             if count == -1 {
@@ -83,7 +86,7 @@ public struct RESPParser: Sendable {
                 var elements: [RESPValue] = []
                 elements.reserveCapacity(min(count, 1024))
                 for _ in 0..<count {
-                    guard let element = try parse(view, &cursor, depth: depth + 1) else { return nil }
+                    guard let element = try parse(bytes, &cursor, depth: depth + 1) else { return nil }
                     elements.append(element)
                 }
                 value = .array(elements)
@@ -95,15 +98,15 @@ public struct RESPParser: Sendable {
         return value
     }
 
-    /// The bytes up to CRLF (cursor moved past it); nil when no CRLF yet.
-    private func line(_ view: ByteBufferView, _ cursor: inout Int) throws(RedisNIOError) -> ByteBufferView? {
-        let searchEnd = min(view.endIndex, cursor + limits.maxLineLength + 2)
+    /// The range of the bytes up to CRLF (cursor moved past it); nil when no CRLF yet.
+    func line(_ bytes: UnsafeRawBufferPointer, _ cursor: inout Int) throws(RedisNIOError) -> Range<Int>? {
+        let searchEnd = min(bytes.count, cursor + limits.maxLineLength + 2)
         var position = cursor
         while position < searchEnd {
-            if view[position] == UInt8(ascii: "\r") {
-                guard position + 1 < view.endIndex else { return nil }
-                guard view[position + 1] == UInt8(ascii: "\n") else { throw .protocolViolation("CR without LF") }
-                let line = view[cursor..<position]
+            if bytes[position] == UInt8(ascii: "\r") {
+                guard position + 1 < bytes.count else { return nil }
+                guard bytes[position + 1] == UInt8(ascii: "\n") else { throw .protocolViolation("CR without LF") }
+                let line = cursor..<position
                 cursor = position + 2
                 return line
             }
@@ -115,9 +118,86 @@ public struct RESPParser: Sendable {
         return nil
     }
 
-    private static func integer(_ line: ByteBufferView) -> Int64? {
-        guard !line.isEmpty, line.count <= 20 else { return nil }
-        return Int64(String(decoding: line, as: UTF8.self))
+    /// A decimal integer with an optional `-`, at most 19 digits; nil for anything else.
+    static func integer(_ bytes: UnsafeRawBufferPointer, _ line: Range<Int>) -> Int64? {
+        var index = line.lowerBound
+        let negative = index < line.upperBound && bytes[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
+        guard index < line.upperBound, line.upperBound - index <= 19 else { return nil }
+        var value: Int64 = 0
+        while index < line.upperBound {
+            let digit = bytes[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            value = value &* 10 &+ Int64(digit)
+            guard value >= 0 else { return nil }
+            index += 1
+        }
+        return negative ? -value : value
+    }
+}
+
+/// Whether the bytes so far hold a whole reply, found without building it and resumed where the last look stopped:
+/// a large reply (an `XRANGE` of 100,000 entries) arriving in many reads is scanned once, not again from its start
+/// after every read. Only limits and framing are checked here; the parser checks the rest when the reply is whole.
+struct RESPScanner {
+    /// Bytes of the reply under way already scanned (from the buffer's reader index).
+    private var offset = 0
+    /// Elements still to come in each array opened so far, outermost first.
+    private var remaining: [Int] = []
+
+    /// True when the buffer starts with a whole reply (the scanner is then ready for the next one).
+    mutating func hasWholeReply(_ buffer: ByteBuffer, parser: RESPParser) throws(RedisNIOError) -> Bool {
+        try buffer.withUnsafeReadableBytes { bytes throws(RedisNIOError) in try hasWholeReply(bytes, parser: parser) }
+    }
+
+    private mutating func hasWholeReply(_ bytes: UnsafeRawBufferPointer, parser: RESPParser) throws(RedisNIOError) -> Bool {
+        let limits = parser.limits
+        var cursor = offset
+        while true {
+            guard cursor < bytes.count else { break }
+            var next = cursor + 1
+            guard let line = try parser.line(bytes, &next) else { break }
+            let type = bytes[cursor]
+            switch type {
+            case UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: ":"):
+                break
+            case UInt8(ascii: "$"):
+                guard let length = RESPParser.integer(bytes, line).flatMap({ Int(exactly: $0) }), length >= -1,
+                    length <= limits.maxBulkLength
+                else { throw .protocolViolation("bad or oversized bulk length") }
+                if length >= 0 {
+                    guard bytes.count - next >= length + 2 else {
+                        offset = cursor
+                        return false
+                    }
+                    next += length + 2
+                }
+            case UInt8(ascii: "*"):
+                guard let count = RESPParser.integer(bytes, line).flatMap({ Int(exactly: $0) }), count >= -1,
+                    count <= limits.maxArrayCount, remaining.count < limits.maxDepth
+                else { throw .protocolViolation("bad, oversized or too deeply nested array") }
+                if count > 0 {
+                    remaining.append(count)
+                    cursor = next
+                    continue
+                }
+            default:
+                throw .protocolViolation("unknown reply type byte \(type)")
+            }
+            cursor = next
+            // One element is whole: close the arrays it completes.
+            while let last = remaining.indices.last {
+                remaining[last] -= 1
+                guard remaining[last] == 0 else { break }
+                remaining.removeLast()
+            }
+            if remaining.isEmpty {
+                offset = 0
+                return true
+            }
+        }
+        offset = cursor
+        return false
     }
 }
 
@@ -125,9 +205,13 @@ public struct RESPParser: Sendable {
 struct RESPDecoder: NIOSingleStepByteToMessageDecoder {
     typealias InboundOut = RESPValue
     let parser: RESPParser
+    var scanner = RESPScanner()
+
+    init(parser: RESPParser) { self.parser = parser }
 
     mutating func decode(buffer: inout ByteBuffer) throws -> RESPValue? {
-        try parser.next(from: &buffer)
+        guard try scanner.hasWholeReply(buffer, parser: parser) else { return nil }
+        return try parser.next(from: &buffer)
     }
 
     mutating func decodeLast(buffer: inout ByteBuffer, seenEOF: Bool) throws -> RESPValue? {

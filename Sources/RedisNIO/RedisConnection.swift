@@ -2,7 +2,7 @@
 // loop that pipelines commands and matches replies in order; a deadline that passes fails what is in flight and
 // closes the connection. `RedisSubscription` delivers pub/sub messages as an AsyncStream. `RedisURL` parses
 // `redis://`, `rediss://` and `redis-sentinel://`; `RedisSentinel` finds the primary and follows `+switch-master`.
-// Not wired into RedisTier yet (it still runs on RedisClient's hiredis).
+// RedisClient runs the service's command pool and invalidation subscriber on it.
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -64,6 +64,24 @@ public final class RedisConnection: Sendable {
     func send(
         _ commands: [[RESPArgument]], expectedReplies: Int, endsOnError: Bool = false, timeout: Duration
     ) async throws(RedisNIOError) -> [RESPValue] {
+        do {
+            return try await enqueue(commands, expectedReplies: expectedReplies, endsOnError: endsOnError, timeout: timeout).get()
+        } catch let error as RedisNIOError {
+            throw error
+        } catch {
+            throw RedisNIOError(channelError: error)
+        }
+    }
+
+    /// `send` for a caller that is not async: the replies (or a `RedisNIOError`) complete the future on the
+    /// connection's event loop, with no task in between.
+    public func enqueue(_ commands: [[RESPArgument]], timeout: Duration? = nil) -> EventLoopFuture<[RESPValue]> {
+        enqueue(commands, expectedReplies: commands.count, timeout: timeout ?? configuration.commandTimeout)
+    }
+
+    func enqueue(
+        _ commands: [[RESPArgument]], expectedReplies: Int, endsOnError: Bool = false, timeout: Duration
+    ) -> EventLoopFuture<[RESPValue]> {
         let promise = channel.eventLoop.makePromise(of: [RESPValue].self)
         let future = promise.futureResult
         let channel = self.channel
@@ -73,14 +91,8 @@ public final class RedisConnection: Sendable {
         }
         channel.writeAndFlush(RedisCommandBatch(commands: commands, expectedReplies: expectedReplies, endsOnError: endsOnError, promise: promise))
             .whenFailure { error in promise.fail(closeReason.withLockedValue { $0 } ?? RedisNIOError(channelError: error)) }
-        defer { deadline.cancel() }
-        do {
-            return try await future.get()
-        } catch let error as RedisNIOError {
-            throw error
-        } catch {
-            throw RedisNIOError(channelError: error)
-        }
+        future.whenComplete { _ in deadline.cancel() }
+        return future
     }
 
     /// False once the connection is closed (then every command fails).
@@ -92,6 +104,11 @@ public final class RedisConnection: Sendable {
     /// Closes the connection; pending commands fail with `.connectionClosed`.
     public func close() async {
         try? await channel.close()
+    }
+
+    /// `close()` for a caller that is not async: starts closing, returns at once.
+    public func closeSoon() {
+        channel.close(promise: nil)
     }
 
     private func handshake(logger: Logger, eventLoopGroup: any EventLoopGroup) async throws {
@@ -135,11 +152,15 @@ public final class RedisConnection: Sendable {
                 }
             }
         do {
+            // An address is connected to directly: no resolver, no Happy Eyeballs delay, a refusal seen at once.
+            if let address = try? SocketAddress(ipAddress: configuration.host, port: configuration.port) {
+                return try await bootstrap.connect(to: address).get()
+            }
             return try await bootstrap.connect(host: configuration.host, port: configuration.port).get()
         } catch let error as RedisNIOError {
             throw error
         } catch {
-            throw RedisNIOError.connectFailed("\(configuration): \(error)")
+            throw RedisNIOError.connectFailed(connectFailureReason(error, timeout: configuration.connectTimeout))
         }
     }
 
@@ -147,7 +168,13 @@ public final class RedisConnection: Sendable {
     static func explained(
         _ error: RedisNIOError, _ configuration: RedisConnectionConfiguration, eventLoopGroup: any EventLoopGroup
     ) async -> RedisNIOError {
-        guard case .tls(let reason) = error, let options = configuration.tls else { return error }
+        guard let options = configuration.tls else { return error }
+        // TLS 1.3: the client's handshake is done before the server checks the client's certificate, so a refused
+        // one shows as the server closing the connection before it answers AUTH or PING.
+        if error == .connectionClosed {
+            return .tls("the server closed the connection during the handshake (it refused the client certificate, or wants one)")
+        }
+        guard case .tls(let reason) = error else { return error }
         let expectedName = options.serverHostname(for: configuration.host)
         if reason.contains("ailedToValidateHostname") || reason.contains("Couldn't find") {
             return .tls("the certificate does not name \(expectedName ?? configuration.host) (wrong name)")
@@ -159,6 +186,23 @@ public final class RedisConnection: Sendable {
         if certificate.notValidAfter < now { return .tls("the certificate has expired (certificate verify failed)") }
         if certificate.notValidBefore > now { return .tls("the certificate is not valid yet (certificate verify failed)") }
         return .tls("the certificate is not issued by a trusted CA (certificate verify failed)")
+    }
+}
+
+/// Why a connect failed, in a few words ("Connection refused (errno: 111)", "timed out after 50 ms"), without the
+/// resolver's and NIO's wrapping.
+func connectFailureReason(_ error: any Error, timeout: Duration) -> String {
+    switch error {
+    case let error as NIOConnectionError:
+        if let first = error.connectionErrors.first { return connectFailureReason(first.error, timeout: timeout) }
+        if let resolution = error.dnsAError ?? error.dnsAAAAError { return "cannot resolve \(error.host): \(resolution)" }
+        return "cannot connect to \(error.host):\(error.port)"
+    case let error as IOError:
+        return error.description
+    case ChannelError.connectTimeout:
+        return "timed out after \(timeout.shortDescription)"
+    default:
+        return "\(error)"
     }
 }
 

@@ -83,6 +83,11 @@ public final class RedisSubscription: Sendable {
         await connection.close()
     }
 
+    /// `close()` for a caller that is not async: starts closing, returns at once.
+    public func closeSoon() {
+        connection.closeSoon()
+    }
+
     private func confirm(_ command: String, _ names: [String]) async throws {
         guard !names.isEmpty else { throw RedisNIOError.unexpectedReply("\(command) needs at least one name") }
         let replies = try await connection.send(

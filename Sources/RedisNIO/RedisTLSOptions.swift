@@ -20,6 +20,12 @@ public struct RedisTLSOptions: Sendable, Hashable {
         self.keyFile = keyFile
     }
 
+    /// Reads the CA bundle and the client certificate and key as a connection will, so that a wrong file shows at
+    /// start-up rather than at the first connect.
+    public func validate() throws(RedisNIOError) {
+        _ = try makeContext()
+    }
+
     /// The client context: full verification, trust roots, the client certificate if any.
     func makeContext() throws(RedisNIOError) -> NIOSSLContext {
         var configuration = TLSConfiguration.makeClientConfiguration()

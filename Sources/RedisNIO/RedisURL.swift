@@ -28,28 +28,40 @@ public struct RedisURL: Sendable, Hashable, CustomStringConvertible {
 
     public init(_ url: String) throws(RedisURLError) {
         guard let schemeEnd = url.firstRange(of: "://") else {
-            throw RedisURLError("Redis URL must start with redis://, rediss:// or redis-sentinel://")
+            throw RedisURLError("Redis URL must look like redis://[[user]:password@]host[:port][/db] (or rediss://, redis-sentinel://)")
         }
         let scheme = url[..<schemeEnd.lowerBound].lowercased()
         guard ["redis", "rediss", "redis-sentinel"].contains(scheme) else {
-            throw RedisURLError("Redis URL scheme must be redis://, rediss:// or redis-sentinel://")
+            // The scheme is echoed only when it looks like one (no credentials can hide in it).
+            let shown = scheme.count <= 16 && !scheme.isEmpty && scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
+            throw RedisURLError("Redis URL scheme must be redis://, rediss:// or redis-sentinel://\(shown ? " (got \(scheme)://)" : "")")
         }
         var rest = url[schemeEnd.upperBound...]
         guard !rest.contains("#") else { throw RedisURLError("Redis URL must not have a fragment") }
         var query: Substring = ""
         if let mark = rest.firstIndex(of: "?") {
+            guard scheme == "redis-sentinel" else {
+                throw RedisURLError("Redis URL must not have a query (only redis-sentinel:// takes ?master=NAME)")
+            }
             query = rest[rest.index(after: mark)...]
             rest = rest[..<mark]
         }
+        // The last "@" separates the credentials however the password is written.
         if let at = rest.lastIndex(of: "@") {
             let userInfo = rest[..<at]
             rest = rest[rest.index(after: at)...]
             let colon = userInfo.firstIndex(of: ":")
             let user = try Self.decoded(userInfo[..<(colon ?? userInfo.endIndex)], "user")
+            guard user.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F }) else {
+                throw RedisURLError("Redis URL user has an invalid percent-encoding or a space or control character")
+            }
             username = user.isEmpty ? nil : user
             if let colon {
                 let secret = try Self.decoded(userInfo[userInfo.index(after: colon)...], "password")
                 password = secret.isEmpty ? nil : secret
+            }
+            if username != nil, password == nil {
+                throw RedisURLError("Redis URL names a user without a password (redis://user:password@host)")
             }
         }
         var hosts = rest
@@ -59,7 +71,7 @@ public struct RedisURL: Sendable, Hashable, CustomStringConvertible {
             let path = rest[rest.index(after: slash)...]
             if !path.isEmpty {
                 guard let value = Self.decimal(path) else {
-                    throw RedisURLError("Redis URL database must be a number from 0 to 999999999")
+                    throw RedisURLError("Redis URL database must be a number from 0 to 999999999\(Self.echo(path))")
                 }
                 database = value
             }
@@ -68,8 +80,8 @@ public struct RedisURL: Sendable, Hashable, CustomStringConvertible {
         for pair in query.split(separator: "&") where !pair.isEmpty {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let name = String(parts[0])
-            guard ["master", "sentinel-password", "tls"].contains(name), scheme == "redis-sentinel" else {
-                throw RedisURLError("Redis URL query parameter is not known (only redis-sentinel:// takes master, sentinel-password, tls)")
+            guard ["master", "sentinel-password", "tls"].contains(name) else {
+                throw RedisURLError("Redis URL query parameter is not known (redis-sentinel:// takes master, sentinel-password, tls)")
             }
             parameters[name] = try Self.decoded(parts.count > 1 ? parts[1] : "", name)
         }
@@ -91,6 +103,15 @@ public struct RedisURL: Sendable, Hashable, CustomStringConvertible {
             target = .node(try Self.address(hosts, defaultPort: 6379))
             tls = scheme == "rediss"
         }
+    }
+
+    /// A URL's parts, as made by hand (a test's server, a `host:port` from Sentinel).
+    public init(target: Target, tls: Bool = false, username: String? = nil, password: String? = nil, database: Int = 0) {
+        self.target = target
+        self.tls = tls
+        self.username = username
+        self.password = password
+        self.database = database
     }
 
     /// The URL with the password (and a Sentinel password) replaced by `***`.
@@ -124,7 +145,7 @@ public struct RedisURL: Sendable, Hashable, CustomStringConvertible {
         var host = text
         var portText: Substring?
         if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]") else { throw RedisURLError("Redis URL host has an unclosed [") }
+            guard let close = text.firstIndex(of: "]") else { throw RedisURLError("Redis URL host has an unclosed [ (IPv6 address)") }
             host = text[text.index(after: text.startIndex)..<close]
             let after = text[text.index(after: close)...]
             if !after.isEmpty {
@@ -135,15 +156,21 @@ public struct RedisURL: Sendable, Hashable, CustomStringConvertible {
             host = text[..<colon]
             portText = text[text.index(after: colon)...]
         }
-        guard !host.isEmpty else { throw RedisURLError("Redis URL has an empty host") }
+        guard !host.isEmpty else { throw RedisURLError("Redis URL has no host") }
         var port = defaultPort
         if let portText {
             guard let value = decimal(portText), (1...65535).contains(value) else {
-                throw RedisURLError("Redis URL port must be a number from 1 to 65535")
+                throw RedisURLError("Redis URL port must be a number from 1 to 65535\(echo(portText))")
             }
             port = value
         }
         return Address(host: String(host), port: port)
+    }
+
+    /// " (got 70000)" for a number out of range; nothing for other text, which might be a misplaced password.
+    private static func echo(_ text: Substring) -> String {
+        text.count <= 20 && text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "-") }) && !text.isEmpty
+            ? " (got \(text))" : ""
     }
 
     private static func decimal(_ text: Substring) -> Int? {

@@ -1,4 +1,3 @@
-import Dispatch
 import NIOConcurrencyHelpers
 
 /// Requests of this instance waiting for another instance to fill a key: woken by the fill's message on the
@@ -26,6 +25,16 @@ final class FillWaiters: Sendable {
     }
 
     private let state = NIOLockedValueBox(State())
+    /// How a wait's bound passes: the clock's sleep (a test can give a clock it advances itself).
+    private let sleep: @Sendable (Duration) async throws -> Void
+
+    init<C: Clock>(clock: C) where C.Duration == Duration {
+        sleep = { try await clock.sleep(for: $0) }
+    }
+
+    convenience init() {
+        self.init(clock: ContinuousClock())
+    }
 
     /// A ticket that every wake of `key` (or of all) from now on wakes: take it before looking, then `wait`.
     func arm(_ key: String) -> Ticket {
@@ -38,20 +47,24 @@ final class FillWaiters: Sendable {
 
     /// Returns when the ticket is woken (at once if it already was) or `atMost` has passed; the ticket is used up.
     func wait(_ ticket: Ticket, atMost: Duration) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let waits = state.withLockedValue { state -> Bool in
-                guard case .armed = state.slots[ticket.key]?[ticket.id] else {
-                    Self.remove(ticket, from: &state)
-                    return false
+        await withTaskGroup(of: Void.self) { group in
+            // The bound: a child task sleeping on the clock, cancelled once the ticket is woken.
+            group.addTask { [self] in
+                guard (try? await sleep(atMost)) != nil else { return }
+                timeOut(ticket)
+            }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let waits = state.withLockedValue { state -> Bool in
+                    guard case .armed = state.slots[ticket.key]?[ticket.id] else {
+                        Self.remove(ticket, from: &state)
+                        return false
+                    }
+                    state.slots[ticket.key]?[ticket.id] = .waiting(continuation)
+                    return true
                 }
-                state.slots[ticket.key]?[ticket.id] = .waiting(continuation)
-                return true
+                if !waits { continuation.resume() }
             }
-            guard waits else { return continuation.resume() }
-            let nanoseconds = atMost.components.seconds * 1_000_000_000 + atMost.components.attoseconds / 1_000_000_000
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(max(0, nanoseconds)))) {
-                self.timeOut(ticket)
-            }
+            group.cancelAll()
         }
     }
 
@@ -92,11 +105,19 @@ final class FillWaiters: Sendable {
         return woken
     }
 
+    /// The bound passed: a waiting ticket returns; one not waiting yet is marked woken, so its wait returns at once.
     private func timeOut(_ ticket: Ticket) {
         let continuation = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
-            guard case .waiting(let continuation) = state.slots[ticket.key]?[ticket.id] else { return nil }
-            Self.remove(ticket, from: &state)
-            return continuation
+            switch state.slots[ticket.key]?[ticket.id] {
+            case .waiting(let continuation):
+                Self.remove(ticket, from: &state)
+                return continuation
+            case .armed:
+                state.slots[ticket.key]?[ticket.id] = .woken
+                return nil
+            case .woken, nil:
+                return nil
+            }
         }
         continuation?.resume()
     }

@@ -17,7 +17,8 @@ public final class RedisCommands: Sendable {
         keys = RedisKeys(prefix: configuration.prefix)
         instanceID = Self.randomToken()
         pool = RedisCommandPool(
-            endpoint: configuration.endpoint, timeout: configuration.timeout, size: configuration.connections)
+            endpoint: configuration.endpoint, timeout: configuration.timeout, size: configuration.connections,
+            logger: logger)
         self.logger = logger
     }
 

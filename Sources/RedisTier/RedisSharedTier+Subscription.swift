@@ -1,4 +1,3 @@
-import Foundation
 import RedisClient
 import UnifiedCache
 
@@ -10,13 +9,10 @@ extension RedisSharedTier {
             $0.handler = events
             $0.settled = settled
         }
-        let subscriber = RedisSubscriber(
-            endpoint: configuration.endpoint, channel: keys.channel, timeout: max(configuration.timeout, .seconds(1))
-        ) { [weak self] event in
-            self?.handle(event)
-        }
-        if let previous = swapSubscriber(subscriber) { Thread.detachNewThread { previous.stop() } }
+        let subscriber = makeSubscriber()
+        swapSubscriber(subscriber)?.stop()
         subscriber.start()
+        commands.pool.onPrimarySwitch { [weak self] in self?.primarySwitched() }
         membership.start()
         if checkpointFile != nil {
             let interval = configuration.checkpointInterval
@@ -37,8 +33,8 @@ extension RedisSharedTier {
             metadata: ["redis": "\(configuration.endpoint)", "prefix": "\(configuration.prefix)", "instance": "\(commands.instanceID)"])
     }
 
-    /// Joining the subscriber's thread blocks: done on a thread of its own, never on the cooperative commands.pool.
-    /// The checkpoint is written once more (the caller has flushed the local tiers' writes).
+    /// Waits for the subscriber's loop to end, then closes the command connections. The checkpoint is written once
+    /// more (the caller has flushed the local tiers' writes).
     public func stop() async {
         checkpointing.withLockedValue { $0 }?.cancel()
         await saveCheckpoint()
@@ -48,15 +44,29 @@ extension RedisSharedTier {
         }
         membership.stop()
         let subscriber = swapSubscriber(nil)
-        let pool = commands.pool
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            Thread.detachNewThread {
-                subscriber?.stop()
-                pool.shutdown()
-                done.resume()
-            }
-        }
+        subscriber?.stop()
+        await subscriber?.waitUntilStopped()
+        commands.pool.shutdown()
         waiters.wakeAll()
+    }
+
+    func makeSubscriber() -> RedisSubscriber {
+        RedisSubscriber(
+            endpoint: configuration.endpoint, channel: keys.channel, timeout: max(configuration.timeout, .seconds(1)),
+            failures: commands.pool.connectFailures, logger: logger
+        ) { [weak self] event in
+            self?.handle(event)
+        }
+    }
+
+    /// A failover (CONTRACT §10.3) is a reconnection (§6.6): out of step, then subscribed on the new primary and
+    /// caught up from its log (or reset when it cannot vouch for the position).
+    func primarySwitched() {
+        guard sync.withLockedValue({ $0.handler != nil }), currentSubscriber != nil else { return }
+        handle(.disconnected("the Redis primary switched"))
+        let subscriber = makeSubscriber()
+        swapSubscriber(subscriber)?.stop()
+        subscriber.start()
     }
 
     func handle(_ event: RedisSubscriber.Event) {

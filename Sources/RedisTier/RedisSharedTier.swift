@@ -359,6 +359,11 @@ public final class RedisSharedTier: SharedTier {
         let connected = commands.pool.isAvailable && (currentSubscriber?.isConnected ?? false) && sync.withLockedValue { $0.inStep }
         var statistics = commands.counters.snapshot(connected: connected, state: connected ? nil : unavailableReason)
         statistics.instances = membership.size
+        statistics.endpoint = commands.pool.primary
+        statistics.failovers = commands.pool.failovers
+        statistics.tls = commands.pool.endpoint.tls != nil
+        statistics.tlsErrors = commands.pool.connectFailures.tls
+        statistics.authErrors = commands.pool.connectFailures.authentication
         return statistics
     }
 

@@ -160,6 +160,16 @@ public struct SharedTierStatistics: Sendable, Equatable {
     public var replayed: Int = 0
     /// Times the local tiers were dropped because the log could not vouch for a gap (CONTRACT §6.6).
     public var resets: Int = 0
+    /// `host:port` of the Redis (the primary) in use, never a password (CONTRACT §10.6).
+    public var endpoint: String?
+    /// Whether the link to Redis is TLS (`rediss://`).
+    public var tls = false
+    /// Primary switches followed (Sentinel, CONTRACT §10.3).
+    public var failovers = 0
+    /// Connects refused for their TLS (a certificate that did not verify, expired, a wrong name) (CONTRACT §10.1).
+    public var tlsErrors = 0
+    /// Connects whose AUTH was refused (`WRONGPASS`, `NOAUTH`, `NOPERM`) (CONTRACT §10.2).
+    public var authErrors = 0
 
     public struct Operation: Sendable, Hashable {
         public var operation: String

@@ -18,18 +18,6 @@ import Testing
         }
     }
 
-    /// Operators see the pool's threads by name (`top -H`, `ps -L`), not under the name of whatever created them.
-    @Test func theWorkersAreNamed() async throws {
-        try await withRedisServer { (server: RedisServerProcess) async throws in
-            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(5))
-            defer { pool.shutdown() }
-            #expect(try await pool.command("PING") == .status("PONG"))
-            let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")
-            let names = tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
-            #expect(names.contains("redis-worker\n"))
-        }
-    }
-
     @Test func replyKindsMapAndAnErrorReplyKeepsTheContext() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
             // One context: the error reply and the next command share it.
@@ -84,16 +72,17 @@ import Testing
                 #expect(!text.contains(password))
             }
 
+            #expect(refused.connectFailures.authentication == 1)
+
+            // Without a password the connection's first command (PING) is refused: a failed connect, counted as an
+            // authentication refusal (CONTRACT §10.2), not a reply to the caller's command.
             var none = server.endpoint
             none.password = nil
             let anonymous = RedisCommandPool(endpoint: none, timeout: .seconds(5))
             defer { anonymous.shutdown() }
-            let reply = try await anonymous.command("GET", "k")
-            guard case .error(let noAuth) = reply else {
-                Issue.record("expected NOAUTH, got \(reply)")
-                return
-            }
-            #expect(noAuth.hasPrefix("NOAUTH"))
+            let noAuth = await #expect(throws: RedisError.self) { try await anonymous.command("GET", "k") }
+            #expect(reason(noAuth)?.contains("NOAUTH") == true, "\(String(describing: noAuth))")
+            #expect(anonymous.connectFailures.authentication == 1)
         }
     }
 

@@ -1,4 +1,5 @@
 import RedisClient
+import RedisNIO
 import Testing
 
 @Suite(.timeLimit(.minutes(10))) struct RedisEndpointTests {
@@ -23,8 +24,8 @@ import Testing
     }
 
     @Test(arguments: [
-        ("http://h", "scheme must be redis:// (got http://)"),
-        ("rediss://h:6380", "scheme must be redis:// (got rediss://)"),
+        ("http://h", "scheme must be redis://, rediss:// or redis-sentinel:// (got http://)"),
+        ("redis-sentinel://h", "needs ?master=NAME"),
         ("localhost:6379", "must look like redis://"),
         ("redis://", "no host"),
         ("redis://:pw@", "no host"),
@@ -57,6 +58,15 @@ import Testing
         let error = #expect(throws: RedisEndpointError.self) { try RedisEndpoint(url: url) }
         #expect(error != nil)
         #expect(error?.message.contains("hunter2") == false, "\(error?.message ?? "")")
+    }
+
+    /// CONTRACT §10.3: the Sentinels, the group, their own password; the data nodes' user and password.
+    @Test func sentinelURLsNameTheGroup() throws {
+        let endpoint = try RedisEndpoint(url: "redis-sentinel://app:pw@s1,s2:26380/2?master=cache&sentinel-password=sp&tls=true")
+        #expect(endpoint.sentinel == RedisSentinelGroup(
+            sentinels: [.init(host: "s1", port: 26379), .init(host: "s2", port: 26380)], masterName: "cache", password: "sp"))
+        #expect(endpoint.user == "app" && endpoint.password == "pw" && endpoint.database == 2 && endpoint.tls != nil)
+        #expect(endpoint.description == "redis-sentinel://app:***@s1:26379,s2:26380/2?master=cache&sentinel-password=***&tls=true")
     }
 
     @Test func descriptionMasksThePassword() throws {

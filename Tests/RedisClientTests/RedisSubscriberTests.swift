@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import RedisClient
 import RedisTestSupport
 import Testing
@@ -204,16 +205,16 @@ import Testing
     @Test func stopFromTheEventHandlerDoesNotDeadlock() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
             let events = AsyncEventQueue<Event>()
-            let holder = Locked<RedisSubscriber?>(nil)
+            let holder = NIOLockedValueBox<RedisSubscriber?>(nil)
             let subscriber = RedisSubscriber(endpoint: server.endpoint, channel: "c", timeout: .seconds(2)) { event in
                 events.push(event)
-                if event == .subscribed { holder.withLock { $0 }?.stop() }
+                if event == .subscribed { holder.withLockedValue { $0 }?.stop() }
             }
-            holder.withLock { $0 = subscriber }
+            holder.withLockedValue { $0 = subscriber }
             subscriber.start()
             #expect(await events.next() == .subscribed)
             subscriber.stop()
-            holder.withLock { $0 = nil }
+            holder.withLockedValue { $0 = nil }
             #expect(!subscriber.isConnected)
         }
     }

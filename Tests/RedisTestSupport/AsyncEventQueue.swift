@@ -1,4 +1,4 @@
-import RedisClient
+import NIOConcurrencyHelpers
 
 /// Events pushed from any thread (e.g. a RedisSubscriber's onEvent), awaited by one test task with
 /// a bound: `next(within:)` returns nil instead of hanging when nothing comes.
@@ -14,12 +14,12 @@ public final class AsyncEventQueue<Element: Sendable>: Sendable {
         var nextID: UInt64 = 0
     }
 
-    private let state = Locked(State())
+    private let state = NIOLockedValueBox(State())
 
     public init() {}
 
     public func push(_ element: Element) {
-        let waiter = state.withLock { state -> Waiter? in
+        let waiter = state.withLockedValue { state -> Waiter? in
             if let waiter = state.waiter {
                 state.waiter = nil
                 return waiter
@@ -33,7 +33,7 @@ public final class AsyncEventQueue<Element: Sendable>: Sendable {
     /// The next element, or nil when none arrived within `bound` (a bound, not a synchronisation).
     public func next(within bound: Duration = .seconds(10)) async -> Element? {
         await withCheckedContinuation { continuation in
-            let (ready, id) = state.withLock { state -> (Element?, UInt64) in
+            let (ready, id) = state.withLockedValue { state -> (Element?, UInt64) in
                 if !state.buffer.isEmpty { return (state.buffer.removeFirst(), 0) }
                 state.nextID += 1
                 state.waiter = Waiter(id: state.nextID, continuation: continuation)
@@ -63,11 +63,11 @@ public final class AsyncEventQueue<Element: Sendable>: Sendable {
 
     /// What arrived and was not taken yet.
     public var pending: [Element] {
-        state.withLock { $0.buffer }
+        state.withLockedValue { $0.buffer }
     }
 
     private func expire(_ id: UInt64) {
-        let waiter = state.withLock { state -> Waiter? in
+        let waiter = state.withLockedValue { state -> Waiter? in
             guard let waiter = state.waiter, waiter.id == id else { return nil }
             state.waiter = nil
             return waiter

@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import RedisClient
 
 #if canImport(Glibc)
@@ -9,7 +10,7 @@ import Darwin
 #endif
 
 /// Why a test's redis-server could not be started.
-public struct RedisServerError: Error, Sendable, CustomStringConvertible {
+public struct RedisProcessError: Error, Sendable, CustomStringConvertible {
     public let message: String
     public init(_ message: String) { self.message = message }
     public var description: String { message }
@@ -26,7 +27,7 @@ public final class RedisServerProcess: Sendable {
     /// The command line after the executable (the same on `restart()`), and the output line that says it is ready.
     private let arguments: [String]
     private let readyMarker: String
-    private let child: Locked<ChildProcess>
+    private let child: NIOLockedValueBox<ChildProcess>
 
     /// How long a server may take to say "Ready to accept connections" (a bound, not a wait).
     static let readinessBound = Duration.seconds(20)
@@ -41,12 +42,12 @@ public final class RedisServerProcess: Sendable {
         self.executable = executable
         self.arguments = arguments
         self.readyMarker = readyMarker
-        self.child = Locked(child)
+        self.child = NIOLockedValueBox(child)
     }
 
     deinit {
         // A failing test must never leak a server; the monitor thread reaps it.
-        child.withLock { $0 }.signal(SIGKILL)
+        child.withLockedValue { $0 }.signal(SIGKILL)
     }
 
     /// Starts `redis-server` (at /usr/bin/redis-server or on PATH) on a free loopback port and
@@ -69,13 +70,13 @@ public final class RedisServerProcess: Sendable {
         arguments: (Int) throws -> [String]
     ) async throws -> RedisServerProcess {
         let executable = try findExecutable()
-        var lastError = RedisServerError("redis-server did not start")
+        var lastError = RedisProcessError("redis-server did not start")
         // Another process may take the free port before redis-server binds it: then try another.
         for _ in 0..<5 {
             let port = try freeLoopbackPort()
             let commandLine = try arguments(port)
             let child = try ChildProcess.spawn(executable, arguments: commandLine, readyMarker: readyMarker)
-            do throws(RedisServerError) {
+            do throws(RedisProcessError) {
                 try await child.waitUntilReady(within: readinessBound)
                 return RedisServerProcess(
                     port: port, password: password, directory: directory, executable: executable,
@@ -91,7 +92,7 @@ public final class RedisServerProcess: Sendable {
     }
 
     /// The current process id (a new one after `restart()`).
-    public var pid: Int32 { child.withLock { $0.pid } }
+    public var pid: Int32 { child.withLockedValue { $0.pid } }
 
     /// 127.0.0.1, this port, the password if any, database 0.
     public var endpoint: RedisEndpoint {
@@ -100,29 +101,29 @@ public final class RedisServerProcess: Sendable {
 
     /// SIGKILL and wait for the exit (the port is then refused).
     public func kill() async {
-        let current = child.withLock { $0 }
+        let current = child.withLockedValue { $0 }
         current.signal(SIGKILL)
         await current.waitForExit()
     }
 
     /// SIGSTOP: the server stops answering but its sockets stay open (a silent server).
     public func suspend() {
-        child.withLock { $0 }.signal(SIGSTOP)
+        child.withLockedValue { $0 }.signal(SIGSTOP)
     }
 
     /// SIGCONT after `suspend()`.
     public func resume() {
-        child.withLock { $0 }.signal(SIGCONT)
+        child.withLockedValue { $0 }.signal(SIGCONT)
     }
 
     /// Starts a fresh, empty redis-server on the same port (after `kill()` or `stop()`), returns
     /// once it accepts connections.
     public func restart() async throws {
-        let previous = child.withLock { $0 }
+        let previous = child.withLockedValue { $0 }
         previous.signal(SIGKILL)
         await previous.waitForExit()
         let next = try ChildProcess.spawn(executable, arguments: arguments, readyMarker: readyMarker)
-        child.withLock { $0 = next }
+        child.withLockedValue { $0 = next }
         do {
             try await next.waitUntilReady(within: Self.readinessBound)
         } catch {
@@ -133,7 +134,7 @@ public final class RedisServerProcess: Sendable {
 
     /// SIGTERM (SIGKILL after 5 s), then waits for the exit. Idempotent.
     public func stop() async {
-        let current = child.withLock { $0 }
+        let current = child.withLockedValue { $0 }
         current.signal(SIGCONT)  // a suspended server cannot handle SIGTERM
         current.signal(SIGTERM)
         let exited = await withTaskGroup(of: Bool.self) { group in
@@ -164,7 +165,7 @@ public final class RedisServerProcess: Sendable {
         return arguments
     }
 
-    private static func findExecutable() throws(RedisServerError) -> String {
+    private static func findExecutable() throws(RedisProcessError) -> String {
         var candidates = ["/usr/bin/redis-server"]
         if let path = getenv("PATH") {
             candidates += String(cString: path).split(separator: ":").map { "\($0)/redis-server" }
@@ -172,11 +173,11 @@ public final class RedisServerProcess: Sendable {
         for candidate in candidates where access(candidate, X_OK) == 0 {
             return candidate
         }
-        throw RedisServerError("redis-server not found at /usr/bin/redis-server or on PATH (apt-get install redis-server)")
+        throw RedisProcessError("redis-server not found at /usr/bin/redis-server or on PATH (apt-get install redis-server)")
     }
 
     /// Binds 127.0.0.1:0, reads the port the kernel chose, closes the socket.
-    private static func freeLoopbackPort() throws(RedisServerError) -> Int {
+    private static func freeLoopbackPort() throws(RedisProcessError) -> Int {
         let reserved = try ReservedPort()
         defer { reserved.release() }
         return reserved.port
@@ -187,7 +188,7 @@ public final class RedisServerProcess: Sendable {
 final class ChildProcess: Sendable {
     let pid: Int32
     private let readyMarker: [UInt8]
-    private let state = Locked(State())
+    private let state = NIOLockedValueBox(State())
 
     private struct State: Sendable {
         var output: [UInt8] = []
@@ -208,10 +209,10 @@ final class ChildProcess: Sendable {
         self.readyMarker = Array(readyMarker.utf8)
     }
 
-    static func spawn(_ executable: String, arguments: [String], readyMarker: String) throws(RedisServerError) -> ChildProcess {
+    static func spawn(_ executable: String, arguments: [String], readyMarker: String) throws(RedisProcessError) -> ChildProcess {
         // Close-on-exec from the start, so no other spawned server inherits the write end.
         guard let (readEnd, writeEnd) = closeOnExecSocketPair() else {
-            throw RedisServerError("socketpair(): \(String(cString: strerror(errno)))")
+            throw RedisProcessError("socketpair(): \(String(cString: strerror(errno)))")
         }
 
         var actions = posix_spawn_file_actions_t()
@@ -243,38 +244,33 @@ final class ChildProcess: Sendable {
         close(writeEnd)
         guard status == 0 else {
             close(readEnd)
-            throw RedisServerError("cannot start \(executable): \(String(cString: strerror(status)))")
+            throw RedisProcessError("cannot start \(executable): \(String(cString: strerror(status)))")
         }
 
         let child = ChildProcess(pid: pid, readyMarker: readyMarker)
-        let reader = JoinableThread.start(name: "redis-output") { child.readOutput(readEnd) }
-        let reaper = JoinableThread.start(name: "redis-reaper") { child.reap() }
-        switch (reader, reaper) {
-        case (.success(let reader), .success(let reaper)):
-            reader.detach()
-            reaper.detach()
-            return child
-        default:
+        // Blocking read(2) and waitpid(2): each on a thread of its own, never on the cooperative pool.
+        guard startDetachedThread({ child.readOutput(readEnd) }), startDetachedThread({ child.reap() }) else {
             _ = kill(pid, SIGKILL)
-            throw RedisServerError("cannot start the threads watching redis-server")
+            throw RedisProcessError("cannot start the threads watching redis-server")
         }
+        return child
     }
 
     func signal(_ signal: Int32) {
-        let alive = state.withLock { !$0.exited }
+        let alive = state.withLockedValue { !$0.exited }
         if alive { _ = kill(pid, signal) }
     }
 
     /// Returns once the output said "Ready to accept connections"; throws with the output when the
     /// process exited first or `bound` passed.
-    func waitUntilReady(within bound: Duration) async throws(RedisServerError) {
+    func waitUntilReady(within bound: Duration) async throws(RedisProcessError) {
         let timer = Task { [self] in
             try? await Task.sleep(for: bound)
             if !Task.isCancelled { settle(.failed("redis-server was not ready within \(bound)")) }
         }
         defer { timer.cancel() }
         await withCheckedContinuation { continuation in
-            let settled = state.withLock { state -> Bool in
+            let settled = state.withLockedValue { state -> Bool in
                 if case .pending = state.readiness {
                     state.readinessWaiters.append(continuation)
                     return false
@@ -283,16 +279,16 @@ final class ChildProcess: Sendable {
             }
             if settled { continuation.resume() }
         }
-        let (readiness, output) = state.withLock { ($0.readiness, $0.output) }
+        let (readiness, output) = state.withLockedValue { ($0.readiness, $0.output) }
         if case .failed(let reason) = readiness {
             let text = String(decoding: output.suffix(2000), as: UTF8.self)
-            throw RedisServerError("\(reason); its output:\n\(text)")
+            throw RedisProcessError("\(reason); its output:\n\(text)")
         }
     }
 
     func waitForExit() async {
         await withCheckedContinuation { continuation in
-            let exited = state.withLock { state -> Bool in
+            let exited = state.withLockedValue { state -> Bool in
                 if !state.exited { state.exitWaiters.append(continuation) }
                 return state.exited
             }
@@ -301,7 +297,7 @@ final class ChildProcess: Sendable {
     }
 
     private func settle(_ readiness: Readiness) {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let waiters = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
             guard case .pending = state.readiness else { return [] }
             state.readiness = readiness
             defer { state.readinessWaiters.removeAll() }
@@ -316,7 +312,7 @@ final class ChildProcess: Sendable {
             let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { break }
-            let sawMarker = state.withLock { state -> Bool in
+            let sawMarker = state.withLockedValue { state -> Bool in
                 state.output += buffer[0..<count]
                 if state.output.count > 64 * 1024 { state.output.removeFirst(state.output.count - 64 * 1024) }
                 return state.output.firstRange(of: readyMarker) != nil
@@ -331,7 +327,7 @@ final class ChildProcess: Sendable {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         settle(.failed("redis-server exited before it was ready"))
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let waiters = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
             state.exited = true
             defer { state.exitWaiters.removeAll() }
             return state.exitWaiters

@@ -13,14 +13,14 @@ public final class ReservedPort: Sendable {
     public let port: Int
     private let descriptor: Int32
 
-    public init() throws(RedisServerError) {
+    public init() throws(RedisProcessError) {
         #if canImport(Glibc)
         let socketType = Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue)
         #else
         let socketType = SOCK_STREAM
         #endif
         let descriptor = socket(AF_INET, socketType, 0)
-        guard descriptor >= 0 else { throw RedisServerError("socket(): \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else { throw RedisProcessError("socket(): \(String(cString: strerror(errno)))") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = 0
@@ -34,7 +34,7 @@ public final class ReservedPort: Sendable {
         guard bound else {
             let reason = String(cString: strerror(errno))
             close(descriptor)
-            throw RedisServerError("cannot bind a loopback port: \(reason)")
+            throw RedisProcessError("cannot bind a loopback port: \(reason)")
         }
         self.descriptor = descriptor
         port = Int(UInt16(bigEndian: address.sin_port))

@@ -58,7 +58,9 @@ extension ServeOptions {
             level: try resolver.value(logLevel, flag: "--log-level", default: defaults.log.level, format: .logLevel),
             format: try resolver.value(logFormat, flag: "--log-format", default: defaults.log.format, format: .logFormat))
         let shared = SharedTierSettings(
-            redis: try Self.redisEndpoint(redis, resolver: resolver),
+            redis: try Self.redisTLS(
+                try Self.redisEndpoint(redis, resolver: resolver), ca: redisTLSCA, serverName: redisTLSServerName,
+                certificate: redisTLSCert, key: redisTLSKey, resolver: resolver),
             timeout: try resolver.value(
                 redisTimeout, flag: "--redis-timeout", default: defaults.shared.timeout,
                 format: .duration(example: "50ms", aboveZero: true)),
@@ -96,7 +98,7 @@ extension ServeOptions {
         do {
             return try RedisEndpoint(url: text.trimmingWhitespace())
         } catch {
-            throw ConfigurationError(message: "\(source): \(error.message) (expected redis://[[user]:password@]host[:port][/db])")
+            throw ConfigurationError(message: "\(source): \(error.message) (expected redis://[[user]:password@]host[:port][/db], rediss://… or redis-sentinel://HOST[:PORT][,…]?master=NAME)")
         }
     }
 

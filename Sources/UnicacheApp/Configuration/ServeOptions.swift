@@ -107,7 +107,7 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("tls-key"), help: ArgumentHelp("PEM private key of --tls-cert, unencrypted, never logged (env UNICACHE_TLS_KEY, default none).", valueName: "file"))
     public var tlsKey: String?
 
-    @Option(name: .customLong("redis"), help: ArgumentHelp("Shared tier: redis://[[user]:password@]host[:port][/db] (a user: AUTH as that ACL user); instances naming the same Redis and prefix form one fleet (env UNICACHE_REDIS, default none).", valueName: "url"))
+    @Option(name: .customLong("redis"), help: ArgumentHelp("Shared tier: redis://[[user]:password@]host[:port][/db], rediss://… for TLS, or redis-sentinel://HOST[:PORT][,…][/db]?master=NAME (a user: AUTH as that ACL user); instances naming the same Redis and prefix form one fleet (env UNICACHE_REDIS, default none).", valueName: "url"))
     public var redis: String?
 
     @Option(name: .customLong("redis-timeout"), help: ArgumentHelp("Bound of one Redis command (env UNICACHE_REDIS_TIMEOUT, default 50ms).", valueName: "duration"))
@@ -115,6 +115,18 @@ public struct ServeOptions: ParsableArguments, Sendable {
 
     @Option(name: .customLong("redis-prefix"), help: ArgumentHelp("Prefix of every Redis key and channel (env UNICACHE_REDIS_PREFIX, default unicache:).", valueName: "prefix"))
     public var redisPrefix: String?
+
+    @Option(name: .customLong("redis-tls-ca"), help: ArgumentHelp("With rediss://: PEM CA bundle verifying Redis's certificate (env UNICACHE_REDIS_TLS_CA, default the system's trust store).", valueName: "file"))
+    public var redisTLSCA: String?
+
+    @Option(name: .customLong("redis-tls-server-name"), help: ArgumentHelp("With rediss://: the name sent (SNI) and verified in Redis's certificate (env UNICACHE_REDIS_TLS_SERVER_NAME, default the URL's host).", valueName: "name"))
+    public var redisTLSServerName: String?
+
+    @Option(name: .customLong("redis-tls-cert"), help: ArgumentHelp("With rediss://: PEM client certificate for Redis's tls-auth-clients; needs --redis-tls-key (env UNICACHE_REDIS_TLS_CERT, default none).", valueName: "file"))
+    public var redisTLSCert: String?
+
+    @Option(name: .customLong("redis-tls-key"), help: ArgumentHelp("PEM private key of --redis-tls-cert, mode 600 or 400, never logged (env UNICACHE_REDIS_TLS_KEY, default none).", valueName: "file"))
+    public var redisTLSKey: String?
 
     @Option(name: .customLong("log-level"), help: ArgumentHelp("trace, debug, info, notice, warning, error, critical (env UNICACHE_LOG_LEVEL, default info).", valueName: "level"))
     public var logLevel: String?

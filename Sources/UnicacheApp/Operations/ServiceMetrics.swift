@@ -75,6 +75,10 @@ final class ServiceMetrics: Sendable {
         MetricNameDescriptor(metricName: "unicache_shared_replayed_total", unitName: "", helpText: "Other instances' changes applied from the fleet's invalidation log after a lost connection or a restart.")
     }
 
+    static var sharedFailovers: MetricNameDescriptor {
+        MetricNameDescriptor(metricName: "unicache_shared_failovers_total", unitName: "", helpText: "Primary switches of the shared Redis tier followed (Sentinel failovers).")
+    }
+
     static var sharedResets: MetricNameDescriptor {
         MetricNameDescriptor(metricName: "unicache_shared_resets_total", unitName: "", helpText: "Times the local tiers were dropped because the fleet's invalidation log could not vouch for what was missed.")
     }
@@ -152,7 +156,7 @@ final class ServiceMetrics: Sendable {
                 carry(total, into: counter, id: "\(family)\u{0}\(tier)", exported: &exported)
             }
             if let shared = statistics.shared {
-                for (descriptor, family, total) in [(Self.sharedReplayed, "replayed", shared.replayed), (Self.sharedResets, "resets", shared.resets)] {
+                for (descriptor, family, total) in [(Self.sharedReplayed, "replayed", shared.replayed), (Self.sharedResets, "resets", shared.resets), (Self.sharedFailovers, "failovers", shared.failovers)] {
                     carry(total, into: registry.makeCounter(descriptor: descriptor, labels: []), id: family, exported: &exported)
                 }
             }

@@ -47,6 +47,11 @@ struct StatsDocument: Encodable {
         var instances: Int
         /// Changes applied from the fleet's log after a loss or a restart; times the log could not vouch (§6.6).
         var replayed, resets: Int
+        /// The link (§10.6): `host:port` in use (null without `--redis`), TLS or not, primary switches followed,
+        /// connects refused for their TLS and for their credentials.
+        var endpoint: String?
+        var tls: Bool
+        var failovers, tlsErrors, authErrors: Int
 
         init(_ statistics: SharedTierStatistics?) {
             let s = statistics ?? SharedTierStatistics()
@@ -62,6 +67,33 @@ struct StatsDocument: Encodable {
             instances = s.instances
             replayed = s.replayed
             resets = s.resets
+            endpoint = s.endpoint
+            tls = s.tls
+            failovers = s.failovers
+            tlsErrors = s.tlsErrors
+            authErrors = s.authErrors
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case enabled, connected, hits, misses, errors, corrupt, invalidationsSent, invalidationsReceived, undecryptable
+            case instances, replayed, resets, endpoint, tls, failovers, tlsErrors, authErrors
+        }
+
+        /// Every field, `endpoint` written as null without `--redis` (not left out).
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(enabled, forKey: .enabled)
+            try container.encode(connected, forKey: .connected)
+            for (key, value) in [
+                (CodingKeys.hits, hits), (.misses, misses), (.errors, errors), (.corrupt, corrupt),
+                (.invalidationsSent, invalidationsSent), (.invalidationsReceived, invalidationsReceived),
+                (.undecryptable, undecryptable), (.instances, instances), (.replayed, replayed), (.resets, resets),
+                (.failovers, failovers), (.tlsErrors, tlsErrors), (.authErrors, authErrors),
+            ] {
+                try container.encode(value, forKey: key)
+            }
+            try container.encode(endpoint, forKey: .endpoint)
+            try container.encode(tls, forKey: .tls)
         }
     }
 

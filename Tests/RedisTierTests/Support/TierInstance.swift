@@ -96,9 +96,10 @@ func waitUntil(_ what: String, within bound: Duration = .seconds(20), _ conditio
     if try await !poll(within: bound, until: condition) { Issue.record("not within \(bound): \(what)") }
 }
 
-/// A command of the test's own, on its own pool.
+/// A command of the test's own, on its own pool (a bound of 30 s: one script writes 100,000 log entries, which on a
+/// loaded 2-core machine took more than 2 s).
 func redisCommand(_ redis: RedisServerProcess, _ arguments: String...) async throws -> RedisReply {
-    let pool = RedisCommandPool(endpoint: redis.endpoint, timeout: .seconds(2), size: 1)
+    let pool = RedisCommandPool(endpoint: redis.endpoint, timeout: .seconds(30), size: 1)
     defer { pool.shutdown() }
     return try await pool.command(arguments.map { Array($0.utf8) })
 }

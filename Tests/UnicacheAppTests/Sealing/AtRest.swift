@@ -59,7 +59,7 @@ enum AtRest {
         repeat {
             guard case .array(let parts) = try await command(redis, "SCAN", cursor, "MATCH", prefix + "*", "COUNT", "1000"),
                 parts.count == 2, case .string(let next) = parts[0], case .array(let names) = parts[1]
-            else { throw RedisServerError("unexpected SCAN reply") }
+            else { throw RedisProcessError("unexpected SCAN reply") }
             cursor = String(decoding: next, as: UTF8.self)
             for case .string(let name) in names {
                 let name = String(decoding: name, as: UTF8.self)
@@ -83,7 +83,7 @@ enum AtRest {
     private static func configuration(_ redis: RedisServerProcess, _ name: String) async throws -> String {
         guard case .array(let reply) = try await command(redis, "CONFIG", "GET", name), reply.count == 2,
             case .string(let value) = reply[1]
-        else { throw RedisServerError("unexpected CONFIG GET reply") }
+        else { throw RedisProcessError("unexpected CONFIG GET reply") }
         return String(decoding: value, as: UTF8.self)
     }
 }

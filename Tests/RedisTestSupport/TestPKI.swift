@@ -4,13 +4,13 @@ import X509
 
 /// A test certificate authority and what it signs, as PEM files in a temporary folder: the server's certificate
 /// names `localhost` only (an address is verified through an explicit server name).
-struct TestPKI {
-    let folder: URL
-    let caFile: String
+public struct TestPKI: Sendable {
+    public let folder: URL
+    public let caFile: String
     private let caKey: P256.Signing.PrivateKey
     private let caName: DistinguishedName
 
-    init(folder: URL, name: String = "unicache test CA") throws {
+    public init(folder: URL, name: String = "unicache test CA") throws {
         self.folder = folder
         caKey = P256.Signing.PrivateKey()
         caName = try DistinguishedName { CommonName(name) }
@@ -28,7 +28,7 @@ struct TestPKI {
     }
 
     /// A leaf certificate signed by this CA and its key, as files: (certificate, key).
-    func issue(
+    public func issue(
         commonName: String = "localhost", dnsNames: [String] = ["localhost"],
         notValidBefore: Date = Date() - 3600, notValidAfter: Date = Date() + 86_400, client: Bool = false
     ) throws -> (certificate: String, key: String) {
@@ -57,5 +57,22 @@ struct TestPKI {
             atPath: url.path, contents: Data((pem + "\n").utf8), attributes: [.posixPermissions: 0o600])
         else { throw CocoaError(.fileWriteUnknown) }
         return url.path
+    }
+}
+
+extension RedisServerProcess {
+    /// A redis-server with only a TLS port (the plain one off), its certificate `certificate` from `pki`, clients
+    /// verified against `pki` when `authClients`.
+    public static func startTLS(
+        pki: TestPKI, certificate: (certificate: String, key: String), authClients: Bool, password: String? = nil,
+        extraArguments: [String] = []
+    ) async throws -> RedisServerProcess {
+        try await start(password: password) { port in
+            standardArguments(port: port, password: password) + [
+                "--port", "0", "--tls-port", String(port), "--tls-cert-file", certificate.certificate,
+                "--tls-key-file", certificate.key, "--tls-ca-cert-file", pki.caFile,
+                "--tls-auth-clients", authClients ? "yes" : "no",
+            ] + extraArguments
+        }
     }
 }

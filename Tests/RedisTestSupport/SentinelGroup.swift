@@ -1,0 +1,90 @@
+import Foundation
+import RedisClient
+
+/// A primary, a replica and three `redis-server --sentinel` watching them as `unicache` (quorum 2, down after 1 s,
+/// failover timeout 5 s): a killed primary is replaced in about 2–4 s. Every process is stopped by its PID.
+public final class SentinelGroup: Sendable {
+    public static let masterName = "unicache"
+    public let primary: RedisServerProcess
+    public let replica: RedisServerProcess
+    public let sentinels: [RedisServerProcess]
+    public let folder: URL
+
+    private init(primary: RedisServerProcess, replica: RedisServerProcess, sentinels: [RedisServerProcess], folder: URL) {
+        self.primary = primary
+        self.replica = replica
+        self.sentinels = sentinels
+        self.folder = folder
+    }
+
+    /// `redis-sentinel://` for this group (database 0, no password).
+    public var url: String {
+        "redis-sentinel://" + sentinels.map { "127.0.0.1:\($0.port)" }.joined(separator: ",") + "?master=\(Self.masterName)"
+    }
+
+    public static func start() async throws -> SentinelGroup {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("unicache-sentinel-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        var started: [RedisServerProcess] = []
+        do {
+            // Their own folder: a full resynchronisation writes dump.rdb into the working directory.
+            let primary = try await RedisServerProcess.start(directory: folder.path)
+            started.append(primary)
+            let replica = try await RedisServerProcess.start(
+                directory: folder.path, extraArguments: ["--replicaof", "127.0.0.1", String(primary.port)])
+            started.append(replica)
+            var sentinels: [RedisServerProcess] = []
+            for _ in 0..<3 {
+                let sentinel = try await RedisServerProcess.start(readyMarker: "+monitor master") { port in
+                    let file = folder.appendingPathComponent("sentinel-\(port).conf")
+                    try """
+                    port \(port)
+                    bind 127.0.0.1
+                    daemonize no
+                    dir \(folder.path)
+                    sentinel monitor \(masterName) 127.0.0.1 \(primary.port) 2
+                    sentinel down-after-milliseconds \(masterName) 1000
+                    sentinel failover-timeout \(masterName) 5000
+
+                    """.write(to: file, atomically: true, encoding: .utf8)
+                    return [file.path, "--sentinel"]
+                }
+                started.append(sentinel)
+                sentinels.append(sentinel)
+            }
+            return SentinelGroup(primary: primary, replica: replica, sentinels: sentinels, folder: folder)
+        } catch {
+            for server in started { await server.stop() }
+            try? FileManager.default.removeItem(at: folder)
+            throw error
+        }
+    }
+
+    /// True once every Sentinel knows the replica and the two other Sentinels and the replica is in sync: only then
+    /// can a failover happen (polled, bounded).
+    public func waitUntilReadyForFailover(within bound: Duration = .seconds(60)) async throws -> Bool {
+        func ask(_ server: RedisServerProcess, _ commands: [[String]]) async -> [RedisReply]? {
+            let pool = RedisCommandPool(endpoint: RedisEndpoint(host: "127.0.0.1", port: server.port), timeout: .seconds(5), size: 1)
+            defer { pool.shutdown() }
+            return try? await pool.pipeline(commands.map { $0.map { Array($0.utf8) } })
+        }
+        return try await poll(within: bound) {
+            for sentinel in sentinels {
+                let replies = await ask(sentinel, [
+                    ["SENTINEL", "replicas", Self.masterName], ["SENTINEL", "sentinels", Self.masterName],
+                ])
+                guard let replies, case .array(let replicas) = replies[0], replicas.count == 1,
+                    case .array(let others) = replies[1], others.count == 2
+                else { return false }
+            }
+            guard let role = await ask(replica, [["ROLE"]])?.first, case .array(let parts) = role, parts.count == 5
+            else { return false }
+            return parts[3].text == "connected"
+        }
+    }
+
+    public func stop() async {
+        for server in sentinels + [replica, primary] { await server.stop() }
+        try? FileManager.default.removeItem(at: folder)
+    }
+}
