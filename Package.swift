@@ -194,12 +194,21 @@ let package = Package(
 
         // Starts a real redis-server on a free loopback port for the tests that need one (never shipped).
         .target(name: "RedisTestSupport", dependencies: ["RedisClient"], path: "Tests/RedisTestSupport", swiftSettings: strict),
+        // The tests' kit (never shipped): a latch, bounded polling, temporary folders, a capturing log handler.
+        .target(
+            name: "TestSupport",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            path: "Tests/TestSupport", swiftSettings: strict),
         // A seeded random generator, so that randomised tests replay from their seed.
         .target(name: "SeededRandom", path: "Tests/SeededRandom", swiftSettings: strict),
         // A certificate and key made in-process, and a keep-alive HTTPS client, for the TLS tests (never shipped).
         .target(
             name: "TLSTestSupport",
             dependencies: [
+                "TestSupport",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -247,16 +256,16 @@ let package = Package(
         .testTarget(
             name: "AccessTests",
             dependencies: [
-                "Access", "AccessTestSupport", "HTTPRouting", .product(name: "Logging", package: "swift-log"),
+                "Access", "AccessTestSupport", "HTTPRouting", "TestSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "SealingTests", dependencies: ["Sealing"], swiftSettings: strict),
+        .testTarget(name: "SealingTests", dependencies: ["Sealing", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "MicroHTTPServerTests",
             dependencies: [
-                "MicroHTTPServer", "HTTPRouting", "TLSTestSupport", "CMicroHTTPD",
+                "MicroHTTPServer", "HTTPRouting", "TLSTestSupport", "TestSupport", "CMicroHTTPD",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -266,7 +275,7 @@ let package = Package(
         .testTarget(
             name: "UnifiedCacheTests",
             dependencies: [
-                "UnifiedCache", "UpstreamGate", "SeededRandom", "Sealing",
+                "UnifiedCache", "UpstreamGate", "SeededRandom", "Sealing", "TestSupport",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: strict
@@ -274,21 +283,21 @@ let package = Package(
         .testTarget(
             name: "UpstreamGateTests",
             dependencies: [
-                "UpstreamGate", "UnifiedCache", "Breaker", "SeededRandom",
+                "UpstreamGate", "UnifiedCache", "Breaker", "SeededRandom", "TestSupport",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "DiskTierTests",
-            dependencies: ["DiskTier", "UnifiedCache", "Sealing", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            dependencies: ["DiskTier", "UnifiedCache", "Sealing", "TestSupport", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
             swiftSettings: strict
         ),
         .testTarget(
             name: "UnicacheAppTests",
             dependencies: [
                 "UnicacheApp", "UnifiedCache", "UpstreamGate", "DiskTier", "HTTPRouting", "MicroHTTPServer", "RedisClient",
-                "RedisTier", "RedisTestSupport", "TLSTestSupport", "Sealing",
+                "RedisTier", "RedisTestSupport", "TLSTestSupport", "TestSupport", "Sealing",
                 "Access", "AccessTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -1,4 +1,5 @@
 import NIOConcurrencyHelpers
+import TestSupport
 import Testing
 import UnifiedCache
 @testable import UpstreamGate
@@ -27,9 +28,9 @@ import UnifiedCache
         }
     }
 
-    /// Waits (without sleeping) until `count` tasks sleep on the clock: waiters parked for a slot.
+    /// Waits (bounded) until `count` tasks sleep on the clock: waiters parked for a slot.
     static func parked(_ count: Int, on clock: ManualGateClock) async {
-        while clock.sleeping < count { await Task.yield() }
+        await waitUntil("\(count) waiters park") { clock.sleeping >= count }
     }
 
     @Test(arguments: [(3 as Int?, 3), (nil, 60), (7200, 3600), (0, 0)])

@@ -1,5 +1,6 @@
 import Foundation
 import RedisTestSupport
+import TestSupport
 import Testing
 import UnifiedCache
 import UpstreamGate
@@ -137,14 +138,14 @@ import UpstreamGate
     /// at once: the HTTP client's pool does not queue them behind a few connections (it opened 8 per host before).
     @Test func theCapNotThePoolDecidesHowManyFetchesAreInFlight() async throws {
         let live = try await LiveService.start(protection: [.subscription: UpstreamProtection(concurrency: 80)])
-        let gate = Gate()
-        for user in 0..<80 { live.upstream.set("/users/u\(user)/subscription", .gated(gate, .json(#"{"ok":true}"#))) }
+        let latch = Latch()
+        for user in 0..<80 { live.upstream.set("/users/u\(user)/subscription", .gated(latch, .json(#"{"ok":true}"#))) }
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
             for user in 0..<80 { group.addTask { try await live.request(.GET, "/v1/users/u\(user)/subscription").status } }
             for user in 0..<80 { await live.upstream.waitForRequests("/users/u\(user)/subscription", count: 1) }
             let inFlight = try await Self.domainStats(live, "subscription")["inFlight"] as? Int
             #expect(inFlight == 80)
-            gate.open()
+            latch.open()
             return try await group.reduce(into: []) { $0.append($1) }
         }
         let stats = try await live.request(.GET, "/stats")

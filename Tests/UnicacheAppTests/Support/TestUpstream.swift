@@ -1,3 +1,4 @@
+import TestSupport
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
@@ -5,7 +6,7 @@ import NIOPosix
 
 /// A fake upstream for tests: an HTTP/1.1 server on 127.0.0.1 (port 0) that records every
 /// request target, counts requests per path and answers each path as the test told it
-/// (JSON, 404, 429, 500, no-store, held back by a `Gate`, delayed, or never).
+/// (JSON, 404, 429, 500, no-store, held back by a `Latch`, delayed, or never).
 /// A path nobody configured answers 200 `{"path":"…","request":N}` (N counts that path's requests).
 /// The lock is NIO's pthread-based `NIOLockedValueBox`, not `Synchronization.Mutex`: on Linux, Mutex's
 /// futex is invisible to ThreadSanitizer, which then reports false races (checked with a two-thread counter),
@@ -157,14 +158,16 @@ final class TestUpstream: Sendable {
         switch behavior {
         case .reply(let reply):
             return reply
-        case .gated(let gate, let reply):
-            try await gate.wait()
+        case .gated(let latch, let reply):
+            await latch.wait()
+            try Task.checkCancellation()
             return reply
         case .delayed(let delay, let reply):
             try await Task.sleep(for: delay)
             return reply
         case .hang:
-            try await Gate().wait()
+            await Latch().wait()
+            try Task.checkCancellation()
             return .serverError
         case nil:
             return .json(#"{"path":"\#(path)","request":\#(count)}"#)
