@@ -62,6 +62,8 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Time: `Duration` as seconds and milliseconds, and monotonic readings of any `Clock<Duration>`.
+        .target(name: "Clocks", swiftSettings: strict),
         // One circuit-breaker state machine, configured per dependency (each upstream, Redis).
         .target(name: "Breaker", swiftSettings: strict),
         // glibc's <malloc.h> (mallopt, malloc_trim, mallinfo2): the service bounds what the allocator keeps.
@@ -76,7 +78,7 @@ let package = Package(
         .target(
             name: "MicroHTTPServer",
             dependencies: [
-                "CMicroHTTPDShim", "CMicroHTTPD", "HTTPRouting",
+                "CMicroHTTPDShim", "CMicroHTTPD", "HTTPRouting", "Clocks",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 // System.coreCount: the CPUs a container's cgroup quota and cpuset allow.
@@ -91,7 +93,7 @@ let package = Package(
         .target(
             name: "Access",
             dependencies: [
-                "HTTPRouting", .product(name: "Logging", package: "swift-log"),
+                "HTTPRouting", "Clocks", .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 // NIOLockedValueBox: a pthread lock ThreadSanitizer understands on Linux (Synchronization.Mutex it does not).
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -104,7 +106,7 @@ let package = Package(
         .target(
             name: "UnifiedCache",
             dependencies: [
-                "Sealing",
+                "Sealing", "Clocks",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -115,7 +117,7 @@ let package = Package(
         // decorator; the cache core knows only the refusal it reports.
         .target(
             name: "UpstreamGate",
-            dependencies: ["UnifiedCache", "Breaker", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            dependencies: ["UnifiedCache", "Breaker", "Clocks", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
             swiftSettings: strict
         ),
         // The disk tier, plugged into UnifiedCache's second-tier hook.
