@@ -20,7 +20,7 @@ final class ScriptedFetcher: Fetcher {
         var calls: [FetchRequest] = []
         var behaviour: Behaviour = .answer
         var bodies: [String: String] = [:]
-        var arrivals: [CheckedContinuation<Void, Never>] = []
+        var arrivals: [(count: Int, latch: Latch)] = []
     }
 
     private let state = NIOLockedValueBox(State())
@@ -40,23 +40,22 @@ final class ScriptedFetcher: Fetcher {
     func open() { latch.open() }
     /// Returns once `count` fetches have arrived (at the gate or done).
     func waitForCalls(_ count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLockedValue { state in
-                if state.calls.count >= count { return true }
-                state.arrivals.append(continuation)
-                return false
-            }
-            if ready { continuation.resume() }
+        let latch = Latch()
+        let ready = state.withLockedValue { state in
+            if state.calls.count >= count { return true }
+            state.arrivals.append((count, latch))
+            return false
         }
+        if !ready { await latch.wait() }
     }
 
     func fetch(_ request: FetchRequest) async throws(FetchError) -> FetchedValue {
-        let arrivals = state.withLockedValue { state in
+        let arrived = state.withLockedValue { state in
             state.calls.append(request)
-            defer { state.arrivals = [] }
-            return state.arrivals
+            defer { state.arrivals.removeAll { $0.count <= state.calls.count } }
+            return state.arrivals.filter { $0.count <= state.calls.count }
         }
-        for continuation in arrivals { continuation.resume() }
+        for waiter in arrived { waiter.latch.open() }
         await latch.wait()
         let (behaviour, body, number) = state.withLockedValue { ($0.behaviour, $0.bodies[request.key], $0.calls.count) }
         switch behaviour {
