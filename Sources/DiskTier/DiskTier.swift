@@ -7,7 +7,8 @@ import UnifiedCache
 ///
 /// An actor on its own serial dispatch queue (`DispatchQueueExecutor`): file I/O is blocking but runs
 /// off the cooperative pool, and every change to a file and to the index happens in one serial order.
-/// Counters live in a `Mutex` so `statistics()` and `health()` answer without awaiting.
+/// Counters live in `DiskTierCounters` (behind a lock, outside the actor) so `statistics()` and `health()`
+/// answer without awaiting.
 public actor DiskTier: SecondTier {
     let configuration: DiskTierConfiguration
     let fileSystem: any DiskFileSystem

@@ -2,6 +2,8 @@
 import Glibc
 #endif
 
+import HTTPRouting
+
 /// Why the server could not start.
 public enum MicroHTTPServerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The host is neither an IP literal nor a resolvable name.

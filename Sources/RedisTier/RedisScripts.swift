@@ -12,15 +12,27 @@ enum RedisScripts {
 
         """
 
-    /// KEYS: entry, user index (or the entry again when the entry has no user), log.
-    /// ARGV: value, life in ms, cache key, namespace, has-user ("1"/"0"), channel, origin, log length.
+    /// KEYS: entry, user index (or the entry again when the entry has no user), log, the entry's fill lease.
+    /// ARGV: value, life in ms, cache key, namespace, has-user ("1"/"0"), channel, origin, log length, the lease's
+    /// token ('' when the writer holds none): the lease is given back in the same step while it is still the writer's.
     static let store = RedisScript(logAndPublish + """
         redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
         if ARGV[5] == '1' then
           redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
           if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[2], ARGV[2]) end
         end
+        if ARGV[9] ~= '' and redis.call('GET', KEYS[4]) == ARGV[9] then redis.call('DEL', KEYS[4]) end
         return announce(KEYS[3], ARGV[8], ARGV[6], ARGV[7], 'key|' .. ARGV[3])
+        """)
+
+    /// A local miss's look and fill claim in one round trip (CONTRACT §10.4): the stored value, or else the fill
+    /// lease taken when free. KEYS: entry, its fill lease. ARGV: a new token, the lease's life in ms.
+    /// Returns {1, value}, {2} (the lease is the caller's) or {3} (another holds it).
+    static let lookUp = RedisScript("""
+        local value = redis.call('GET', KEYS[1])
+        if value then return {1, value} end
+        if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return {2} end
+        return {3}
         """)
 
     /// KEYS: log, then the entries to delete. ARGV: channel, origin, message body (`KIND|PAYLOAD`), log length.

@@ -123,6 +123,38 @@ public final class RedisSharedTier: SharedTier {
             commands.counters.miss()
             return nil
         }
+        return await opened(bytes, key: key)
+    }
+
+    /// The look and the fill claim as one script, one round trip; a stored value that does not open is deleted and
+    /// the lease then claimed on its own.
+    public func lookUp(_ key: String) async -> SharedLookup {
+        let token = RedisCommands.randomToken()
+        let reply: RedisReply
+        do {
+            reply = try await commands.run(
+                "lookup", RedisScripts.lookUp, keys: [keys.entry(key), keys.lock(key)],
+                arguments: [token, "\(leaseMilliseconds)"])
+        } catch {
+            return .claimed(.unavailable)
+        }
+        guard case .array(let items) = reply, case .integer(let found)? = items.first else { return .claimed(.unavailable) }
+        switch found {
+        case 1:
+            guard items.count == 2, case .string(let bytes) = items[1] else { return .claimed(.unavailable) }
+            if let entry = await opened(bytes, key: key) { return .found(entry) }
+            return .claimed(await claimFill(key))
+        case 2:
+            commands.counters.miss()
+            return .claimed(.leader(token: token))
+        default:
+            commands.counters.miss()
+            return .claimed(.follower)
+        }
+    }
+
+    /// A stored value opened and counted as a hit; one that does not verify or open is deleted, counted, and nil.
+    private func opened(_ bytes: [UInt8], key: String) async -> CacheEntry? {
         do throws(EntryFormatError) {
             let entry = try codec.decode(bytes, key: key)
             commands.counters.hit()
@@ -168,6 +200,11 @@ public final class RedisSharedTier: SharedTier {
     }
 
     public func store(_ entry: CacheEntry) async throws(SharedTierUnavailable) {
+        try await store(entry, releasing: "")
+    }
+
+    /// The store script gives the lease back in the same step (an empty token: none held).
+    public func store(_ entry: CacheEntry, releasing token: String) async throws(SharedTierUnavailable) {
         let value: [UInt8]
         do { value = try codec.encode(entry) } catch { throw SharedTierUnavailable(reason: "the value could not be sealed") }
         let life = max(1, Int((entry.staleUntil.timeIntervalSinceNow * 1000).rounded(.up)))
@@ -176,9 +213,11 @@ public final class RedisSharedTier: SharedTier {
             [value]
             + [
                 "\(life)", entry.key, entry.namespace, entry.user == nil ? "0" : "1", keys.channel, commands.instanceID,
-                "\(configuration.logLength)",
+                "\(configuration.logLength)", token,
             ].map(RedisCommands.bytes)
-        _ = try await commands.run("store", RedisScripts.store, keys: [keys.entry(entry.key), userIndex, keys.log], arguments: arguments)
+        _ = try await commands.run(
+            "store", RedisScripts.store, keys: [keys.entry(entry.key), userIndex, keys.log, keys.lock(entry.key)],
+            arguments: arguments)
         commands.counters.sent()
     }
 
@@ -262,15 +301,19 @@ public final class RedisSharedTier: SharedTier {
 
     public func claimFill(_ key: String) async -> FillClaim {
         let token = RedisCommands.randomToken()
-        let milliseconds = configuration.leaseTime.components.seconds * 1000
-            + configuration.leaseTime.components.attoseconds / 1_000_000_000_000_000
         do {
             let reply = try await commands.run(
-                "lease", ["SET", keys.lock(key), token, "NX", "PX", "\(max(1, milliseconds))"].map(RedisCommands.bytes))
+                "lease", ["SET", keys.lock(key), token, "NX", "PX", "\(leaseMilliseconds)"].map(RedisCommands.bytes))
             return reply == .status("OK") ? .leader(token: token) : .follower
         } catch {
             return .unavailable
         }
+    }
+
+    /// A fill lease's life in Redis, whole milliseconds, at least 1.
+    private var leaseMilliseconds: Int64 {
+        let (seconds, attoseconds) = configuration.leaseTime.components
+        return max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
     }
 
     public func releaseFill(_ key: String, token: String) async {

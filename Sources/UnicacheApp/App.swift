@@ -6,7 +6,7 @@ import UnifiedCache
 import UpstreamGate
 
 /// The assembled application: the router with every route of the contract over one cache.
-/// Tests build it directly (`App.build`) and drive it in-process or behind a live server.
+/// Tests build it directly (`App.build` from an `AppDependencies`) and drive it in-process or behind a live server.
 public struct App: Sendable {
     public let router: Router
     public let cache: UnifiedCacheManager
@@ -17,30 +17,16 @@ public struct App: Sendable {
 }
 
 extension App {
-    /// - Parameters:
-    ///   - fetcher: the fetcher for each domain (demo or HTTP upstream); each is timed into the fetch histogram. A
-    ///     domain without one (`nil`) answers its routes 503 `no-upstream` (CONTRACT §11.1).
-    ///   - ttlOverrides: `--ttl NAMESPACE=DURATION`.
-    ///   - adminToken: `--admin-token`; `nil` disables the admin endpoints (403).
-    ///   - protection: each domain's budget and cap (CONTRACT §7); every domain has a circuit breaker.
-    ///   - slotWait: how long a fetch waits for a slot under its domain's cap (the upstream timeout).
-    ///   - gateClock: the upstream gates' clock.
-    ///   - rateCounter: builds each budget's counter (fleet-wide with `--redis`); local sliding logs without.
-    ///   - access: who may read what (CONTRACT §8), asked before anything else; `nil` admits every request.
-    ///   - encryption: whether the tiers below memory seal what they store, and the primary key's ID (CONTRACT §9).
-    ///   - facts: the version and each domain's source, for `/stats`.
-    public static func build(
-        cache: UnifiedCacheManager, fetcher: (UpstreamDomain) -> (any Fetcher)?, clock: any WallClock = SystemWallClock(),
-        ttlOverrides: [String: Duration] = [:], adminToken: String?, logger: Logger,
-        protection: [UpstreamDomain: UpstreamProtection] = [:], slotWait: Duration = .seconds(5),
-        gateClock: any GateClock = SystemGateClock(), rateCounter: RateCounterFactory? = nil,
-        access: AccessControl? = nil, encryption: EncryptionStatus = EncryptionStatus(),
-        facts: ServiceFacts = ServiceFacts()
-    ) -> App {
+    /// Every route of the contract over `dependencies.cache`.
+    public static func build(_ dependencies: AppDependencies) -> App {
+        let (cache, clock, access, encryption) =
+            (dependencies.cache, dependencies.clock, dependencies.access, dependencies.encryption)
         let metrics = ServiceMetrics()
-        let gates = UpstreamGates(protection: protection, slotWait: slotWait, clock: gateClock, counter: rateCounter)
+        let gates = UpstreamGates(
+            protection: dependencies.protection, slotWait: dependencies.slotWait, clock: dependencies.gateClock,
+            counter: dependencies.rateCounter)
         // The gate outside the timing: a fetch it refuses never reached the upstream.
-        let served = PerDomain { fetcher($0) }
+        let served = PerDomain { dependencies.fetchers[$0] }
         let fetchers = FetcherSet { domain in
             GatedFetcher(
                 MeasuredFetcher(
@@ -49,10 +35,11 @@ extension App {
                 gate: gates[domain])
         }
         let readThrough = ReadThrough(
-            cache: cache, fetchers: fetchers, clock: clock, ttl: TTLTable(overrides: ttlOverrides), gates: gates)
-        let auth = AdminAuth(token: adminToken, access: access)
+            cache: cache, fetchers: fetchers, clock: clock, ttl: TTLTable(overrides: dependencies.ttlOverrides),
+            gates: gates)
+        let auth = AdminAuth(token: dependencies.adminToken, access: access)
 
-        var router = Router(observer: Self.observer(metrics: metrics, logger: logger))
+        var router = Router(observer: Self.observer(metrics: metrics, logger: dependencies.logger))
         // Before the shortcut: a denied request reaches neither the cache nor an upstream, nor a cache counter.
         router.gate = access?.gate
         router.shortcut = { method, target, headers in readThrough.shortcut(method, target, headers) }
@@ -84,7 +71,7 @@ extension App {
         RekeyRoute(auth: auth, cache: cache, encryption: encryption).register(in: &router)
         OperationsRoutes(
             cache: cache, metrics: metrics, gates: gates, startedAt: .now, access: access, encryption: encryption,
-            facts: facts
+            facts: dependencies.facts
         ).register(in: &router)
         return App(router: router, cache: cache, metrics: metrics, gates: gates, access: access)
     }

@@ -1,3 +1,4 @@
+import DemoUpstream
 import DiskTier
 import Logging
 import RedisTier

@@ -54,14 +54,19 @@ public struct Application: Sendable {
             await upstream.shutdown()
             throw error
         }
-        let app = App.build(
-            cache: cache, fetcher: { fetchers[$0] },
-            clock: clock, ttlOverrides: configuration.cache.ttlOverrides, adminToken: configuration.admin.token,
-            logger: logger, protection: upstreams.protection, slotWait: upstreams.timeout, gateClock: gateClock,
-            rateCounter: Self.fleetBudgets(shared), access: access,
-            encryption: EncryptionStatus(primaryKey: codec.primaryKeyID),
-            facts: ServiceFacts(
-                sources: Dictionary(uniqueKeysWithValues: UpstreamDomain.allCases.map { ($0, upstreams.source(for: $0)) })))
+        var dependencies = AppDependencies(
+            cache: cache, fetchers: fetchers, adminToken: configuration.admin.token, logger: logger)
+        dependencies.clock = clock
+        dependencies.ttlOverrides = configuration.cache.ttlOverrides
+        dependencies.protection = upstreams.protection
+        dependencies.slotWait = upstreams.timeout
+        dependencies.gateClock = gateClock
+        dependencies.rateCounter = Self.fleetBudgets(shared)
+        dependencies.access = access
+        dependencies.encryption = EncryptionStatus(primaryKey: codec.primaryKeyID)
+        dependencies.facts = ServiceFacts(
+            sources: Dictionary(uniqueKeysWithValues: UpstreamDomain.allCases.map { ($0, upstreams.source(for: $0)) }))
+        let app = App.build(dependencies)
         let server = MicroHTTPServer(configuration: configuration.server, responder: app.router, logger: logger)
 
         var indexed: (@Sendable () async -> Void)?

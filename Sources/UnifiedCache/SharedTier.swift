@@ -21,8 +21,15 @@ public protocol SharedTier: Sendable {
     ) -> Bool
     /// Stores `entry` for its servable life and tells the fleet that any older copy of its key is gone.
     func store(_ entry: CacheEntry) async throws(SharedTierUnavailable)
+    /// `store`, giving the fill lease `token` back in the same step (the leader's fetch is over); the lease is then
+    /// not released again, even when the store fails (it expires).
+    func store(_ entry: CacheEntry, releasing token: String) async throws(SharedTierUnavailable)
     /// Removes the entries `scope` covers and tells the fleet to drop them; the keys removed from the shared tier.
     func invalidate(_ scope: SharedScope) async throws(SharedTierUnavailable) -> [String]
+    /// On a local miss: the verified copy of `key` (fresh or not: the caller judges), or, when there is none, the
+    /// fill lease claimed in the same round trip (CONTRACT §10.4). A tier that cannot be asked answers
+    /// `.claimed(.unavailable)`.
+    func lookUp(_ key: String) async -> SharedLookup
     /// Claims the fleet's fill lease of `key`: the leader fetches, a follower waits for its value.
     func claimFill(_ key: String) async -> FillClaim
     /// Gives a lease back (the leader's fetch is over, stored or not).
@@ -48,6 +55,27 @@ public protocol SharedTier: Sendable {
 }
 
 extension SharedTier {
+    /// A look, then a claim: two round trips where a tier cannot make them one.
+    public func lookUp(_ key: String) async -> SharedLookup {
+        do throws(SharedTierUnavailable) {
+            if let entry = try await load(key) { return .found(entry) }
+        } catch {
+            return .claimed(.unavailable)
+        }
+        return .claimed(await claimFill(key))
+    }
+
+    /// A store, then the release.
+    public func store(_ entry: CacheEntry, releasing token: String) async throws(SharedTierUnavailable) {
+        do throws(SharedTierUnavailable) {
+            try await store(entry)
+        } catch {
+            await releaseFill(entry.key, token: token)
+            throw error
+        }
+        await releaseFill(entry.key, token: token)
+    }
+
     /// Without a way to read but in a task, every shared read goes through `load`.
     public func loadNow(
         _ key: String, accept: @escaping @Sendable (CacheEntry) -> Bool,
@@ -79,6 +107,14 @@ public enum SharedTierEvent: Sendable, Equatable {
     /// no longer reaches back to this instance's position): no local entry stored before may be served without
     /// asking the fleet again.
     case reset
+}
+
+/// What one look at the shared tier on a local miss says.
+public enum SharedLookup: Sendable {
+    /// The shared tier's verified copy, fresh or not; no lease was claimed.
+    case found(CacheEntry)
+    /// No copy: the fill lease, claimed in the same round trip.
+    case claimed(FillClaim)
 }
 
 /// The answer to a fill-lease claim.

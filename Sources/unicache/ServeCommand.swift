@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import JSONLogging
 import UnicacheApp
 
 /// Validates the configuration, sets up logging and runs the service.

@@ -36,68 +36,6 @@ import Testing
         #expect(stale == instant(midnight).addingTimeInterval(24 * 3600))
     }
 
-    @Test func todayTimestampFreshForAtMostMaxTTL() {
-        let policy = FreshnessPolicy.todayTimestamp(timeZone: berlin)
-        let now = instant("2026-06-01T10:00:00Z")  // 12:00 in Berlin
-        let body = bytes(#"{"latestSampleTimestamp":"2026-06-01T11:55:00+02:00","total":5}"#)
-        let (expires, stale) = policy.lifetimes(body: body, storedAt: now)
-        #expect(expires == now.addingTimeInterval(15 * 60))
-        #expect(stale == instant("2026-06-01T22:00:00Z"))  // the stale window ends at local midnight
-    }
-
-    @Test func todayTimestampIsCappedAtLocalMidnightOnTheDSTDay() {
-        let policy = FreshnessPolicy.todayTimestamp(timeZone: berlin)
-        let now = instant("2026-10-25T22:50:00Z")  // 23:50 CET on the 25-hour day
-        let body = bytes(#"{"latestSampleTimestamp":"2026-10-25T23:40:00+01:00"}"#)
-        let (expires, stale) = policy.lifetimes(body: body, storedAt: now)
-        #expect(expires == instant("2026-10-25T23:00:00Z"))
-        #expect(stale == expires)
-    }
-
-    @Test func todayTimestampUsesTheLocalDayNotUTC() {
-        let policy = FreshnessPolicy.todayTimestamp(timeZone: berlin)
-        let now = instant("2026-10-25T23:10:00Z")  // 00:10 on the 26th in Berlin
-        // 00:05 on the 26th in Berlin although the 25th in UTC: today.
-        let today = bytes(#"{"latestSampleTimestamp":"2026-10-25T23:05:00Z"}"#)
-        #expect(policy.lifetimes(body: today, storedAt: now).expiresAt == now.addingTimeInterval(900))
-        // 23:55 on the 25th in Berlin: an earlier day, never served, not even stale.
-        let yesterday = bytes(#"{"latestSampleTimestamp":"2026-10-25T22:55:00Z"}"#)
-        let (expires, stale) = policy.lifetimes(body: yesterday, storedAt: now)
-        #expect(expires == now && stale == now)
-    }
-
-    @Test func todayTimestampInNewYorkAcrossSpringForward() {
-        let policy = FreshnessPolicy.todayTimestamp(timeZone: newYork)
-        let now = instant("2026-03-08T07:30:00Z")  // 03:30 EDT
-        let body = bytes(#"{"latestSampleTimestamp":"2026-03-08T01:30:00-05:00"}"#)
-        #expect(policy.lifetimes(body: body, storedAt: now).expiresAt == now.addingTimeInterval(900))
-        let previous = bytes(#"{"latestSampleTimestamp":"2026-03-07T23:59:59-05:00"}"#)
-        #expect(policy.lifetimes(body: previous, storedAt: now).staleUntil == now)
-    }
-
-    @Test(arguments: [
-        #"{"latestSampleTimestamp":null}"#, #"{"other":1}"#, #"{"latestSampleTimestamp":12}"#,
-        #"{"latestSampleTimestamp":"yesterday"}"#, "not json",
-    ])
-    func todayTimestampNullOrMissingIsStaleAtOnce(body: String) {
-        let policy = FreshnessPolicy.todayTimestamp(timeZone: berlin)
-        let now = instant("2026-06-01T20:00:00Z")  // 22:00 in Berlin
-        let (expires, stale) = policy.lifetimes(body: bytes(body), storedAt: now)
-        #expect(expires == now)
-        #expect(stale == instant("2026-06-01T22:00:00Z"))  // servable on error only until the day ends
-    }
-
-    @Test func permanentOnceAnswered() {
-        let policy = FreshnessPolicy.permanentWhenTrue(field: "answered", ttlWhileFalse: 3600)
-        let now = instant("2026-06-01T12:00:00Z")
-        #expect(policy.lifetimes(body: bytes(#"{"answered":true}"#), storedAt: now).expiresAt == .distantFuture)
-        #expect(policy.lifetimes(body: bytes(#"{"answered":false}"#), storedAt: now).expiresAt == now + 3600)
-        #expect(policy.lifetimes(body: bytes(#"{"answered":1}"#), storedAt: now).expiresAt == now + 3600)
-        #expect(policy.lifetimes(body: bytes(#"{"answered":"true"}"#), storedAt: now).expiresAt == now + 3600)
-        let overridden = FreshnessPolicy.permanentWhenTrue(ttlWhileFalse: 60)
-        #expect(overridden.lifetimes(body: bytes("{}"), storedAt: now).expiresAt == now + 60)
-    }
-
     @Test func ttlByDateTodayOrPast() {
         // 00:30 on June 2nd in Berlin, still June 1st in UTC.
         let now = instant("2026-06-01T22:30:00Z")
@@ -129,10 +67,27 @@ import Testing
         #expect(!summer.shouldRefresh(storedAt: stored, now: instant("2026-03-30T03:59:00Z")))
     }
 
-    @Test func timestampParsing() {
-        #expect(ISO8601Timestamp.parse("2026-06-01T12:00:00Z") == Date(timeIntervalSince1970: 1_780_315_200))
-        #expect(ISO8601Timestamp.parse("2026-06-01T14:00:00+02:00") == instant("2026-06-01T12:00:00Z"))
-        #expect(ISO8601Timestamp.parse("2026-06-01T12:00:00.250Z") == instant("2026-06-01T12:00:00Z") + 0.25)
-        #expect(ISO8601Timestamp.parse("2026-06-01") == nil)
+    @Test func anExpiryDecidesFromTheBodyAndThePolicysStaleWindow() {
+        struct BodyLength: Expiry {
+            func lifetimes(body: [UInt8], storedAt: Date, staleIfError: TimeInterval) -> (expiresAt: Date, staleUntil: Date) {
+                (storedAt + Double(body.count), storedAt + Double(body.count) + staleIfError)
+            }
+        }
+        var policy = FreshnessPolicy(lifetime: .expiry(BodyLength()))
+        policy.staleIfError = 7
+        let now = instant("2026-06-01T12:00:00Z")
+        #expect(policy.lifetimes(body: bytes("abc"), storedAt: now) == (now + 3, now + 10))
+    }
+}
+
+/// An application's rule as the core sees it: lifetimes counted from storing, whatever the body.
+struct FixedExpiry: Expiry {
+    /// Fresh this long.
+    var fresh: TimeInterval
+    /// Servable (stale) until this long after storing; `nil`: the policy's stale-if-error window past freshness.
+    var servable: TimeInterval?
+
+    func lifetimes(body: [UInt8], storedAt: Date, staleIfError: TimeInterval) -> (expiresAt: Date, staleUntil: Date) {
+        (storedAt + fresh, storedAt + (servable ?? fresh + staleIfError))
     }
 }

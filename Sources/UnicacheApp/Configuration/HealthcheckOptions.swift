@@ -1,4 +1,5 @@
 import ArgumentParser
+import Healthcheck
 
 /// The flags of `unicache healthcheck`: where the service listens (same flags and variables as `serve`).
 public struct HealthcheckOptions: ParsableArguments, Sendable {

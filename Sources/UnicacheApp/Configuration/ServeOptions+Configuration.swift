@@ -1,3 +1,4 @@
+import JSONLogging
 import RedisClient
 import Sealing
 

@@ -1,5 +1,6 @@
 import Access
 import ArgumentParser
+import JSONLogging
 import MicroHTTPServer
 
 /// Everything the service is started with, one value per concern; `init()` gives CONTRACT §1's defaults.

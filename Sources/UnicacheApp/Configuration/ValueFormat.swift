@@ -1,3 +1,4 @@
+import JSONLogging
 import Logging
 
 /// How one setting's text becomes a value, and how to say what is accepted when it does not.

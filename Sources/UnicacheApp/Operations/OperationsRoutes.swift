@@ -1,6 +1,7 @@
 import Access
 import Foundation
 import HTTPRouting
+import OpenAPISpec
 import UnifiedCache
 
 /// `/healthz`, `/readyz`, `/stats`, `/metrics`, `/openapi.yaml` (CONTRACT §5).

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPRouting
+import JSONLogging
 import UnifiedCache
 
 /// `/health/summary`: today's data plus the current weekday's average (CONTRACT §3).

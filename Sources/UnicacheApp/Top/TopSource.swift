@@ -1,4 +1,5 @@
 import Foundation
+import Healthcheck
 
 /// Where `unicache top` reads a running service: `GET /stats` (JSON) and `GET /metrics`, over the healthcheck's
 /// small socket client (plain HTTP).

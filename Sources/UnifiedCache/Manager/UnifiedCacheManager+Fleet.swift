@@ -15,15 +15,21 @@ extension UnifiedCacheManager {
     /// How many times a follower whose leader gave up without a value claims the lease again before fetching.
     static let fillClaims = 3
 
-    /// The shared tier's copy of `key`, then its fill lease: lead, or wait for the leader's value.
+    /// The shared tier's copy of `key`, or its fill lease claimed in the same round trip (a stale copy's lease is
+    /// claimed after it): lead, or wait for the leader's value.
     func fleetLookup(_ key: String, shared: any SharedTier) async -> FleetLookup {
         var stale: CacheEntry?
         for _ in 0..<Self.fillClaims {
-            if let entry = await loadShared(key) {
+            let claim: FillClaim
+            switch await shared.lookUp(key) {
+            case .found(let entry):
                 if entry.isFresh(at: clock.now()) { return .cached(entry) }
                 if entry.kind == .value, entry.isServableStale(at: clock.now()) { stale = entry }
+                claim = await shared.claimFill(key)
+            case .claimed(let claimed):
+                claim = claimed
             }
-            switch await shared.claimFill(key) {
+            switch claim {
             case .leader(let token): return .lead(token: token, stale: stale)
             case .unavailable: return .lead(token: nil, stale: stale)
             case .follower:
@@ -46,12 +52,13 @@ extension UnifiedCacheManager {
         do { return try await shared.load(key) } catch { return nil }
     }
 
-    /// Writes a fetched value to the shared tier (which tells the fleet that older copies are gone); a shared
-    /// tier that cannot be asked costs the fleet a hit, not this answer.
-    func storeShared(_ entry: CacheEntry) async {
+    /// Writes a fetched value to the shared tier (which tells the fleet that older copies are gone), giving the fill
+    /// lease back in the same step when this load holds one; a shared tier that cannot be asked costs the fleet a
+    /// hit, not this answer.
+    func storeShared(_ entry: CacheEntry, releasing lease: String? = nil) async {
         guard let shared else { return }
         do throws(SharedTierUnavailable) {
-            try await shared.store(entry)
+            if let lease { try await shared.store(entry, releasing: lease) } else { try await shared.store(entry) }
         } catch {
             logger.debug("shared tier store skipped", metadata: ["key": "\(entry.key)", "reason": "\(error.reason)"])
         }

@@ -42,16 +42,18 @@ extension UnifiedCacheManager {
                 if staleCopy == nil, let stale { staleCopy = (stale, .shared) }
             }
         }
-        let outcome = await fetchAndStore(request, policy: policy, fetcher: fetcher, id: id, mode: mode, staleCopy: staleCopy)
+        let outcome = await fetchAndStore(
+            request, policy: policy, fetcher: fetcher, id: id, mode: mode, staleCopy: staleCopy, lease: &lease)
         if let lease, let shared { await shared.releaseFill(key, token: lease) }
         return outcome
     }
 
     /// Fetches, records the fetch, stores the value (memory, write-through, shared tier) if the load is still
-    /// current, or answers from `staleCopy` when the fetch failed.
+    /// current, or answers from `staleCopy` when the fetch failed. A shared store gives the fill `lease` back in the
+    /// same step (and sets it to nil); any other outcome leaves it to the caller.
     private func fetchAndStore(
         _ request: FetchRequest, policy: FreshnessPolicy, fetcher: any Fetcher, id: UInt64, mode: InFlightTable.Mode,
-        staleCopy: (entry: CacheEntry, tier: CacheTier)?
+        staleCopy: (entry: CacheEntry, tier: CacheTier)?, lease: inout String?
     ) async -> LoadOutcome {
         let key = request.key
         var staleCopy = staleCopy
@@ -82,7 +84,10 @@ extension UnifiedCacheManager {
                 contentType: value.contentType, etag: ETag.make(for: value.body),
                 storedAt: storedAt, expiresAt: expiresAt, staleUntil: staleUntil)
             let stored = complete(id: id, key: key, mode: mode, storing: value.storable ? entry : nil)
-            if stored { await storeShared(entry) }
+            if stored {
+                await storeShared(entry, releasing: lease)
+                lease = nil
+            }
             return .fetched(entry, stored: stored)
 
         case .failure(.notFound):
@@ -93,7 +98,8 @@ extension UnifiedCacheManager {
                 contentType: "application/json", etag: ETag.make(for: []),
                 storedAt: storedAt, expiresAt: expiresAt, staleUntil: staleUntil)
             if complete(id: id, key: key, mode: mode, storing: policy.negativeTTL > 0 ? negative : nil) {
-                await storeShared(negative)
+                await storeShared(negative, releasing: lease)
+                lease = nil
             }
             logger.debug("upstream not found", metadata: ["key": "\(key)"])
             return .failed(.notFound)

@@ -6,18 +6,15 @@ import Foundation
 /// A value type: the app keeps one per namespace, or builds one per request when the policy
 /// depends on request parameters (a time zone, a date). Lifetimes are computed once, when an
 /// entry is stored (`lifetimes(body:storedAt:)`); only `refreshAhead` is evaluated at read time.
+/// A lifetime that depends on the body is the application's `Expiry`: the core knows no body format.
 public struct FreshnessPolicy: Sendable {
     public enum Lifetime: Sendable {
         /// Fresh for a fixed time.
         case ttl(TimeInterval)
-        /// Fresh for at most `maxTTL`, and only while the body's timestamp `field` (ISO 8601)
-        /// falls on today in `timeZone`. A null or missing timestamp is stale at once; a timestamp
-        /// from another local day is never served, not even stale. No entry outlives its local day.
-        case todayTimestamp(field: String, timeZone: TimeZone, maxTTL: TimeInterval)
         /// Fresh until the next local midnight in `timeZone` (DST-correct).
         case untilLocalMidnight(TimeZone)
-        /// Permanent once the body's boolean `field` is `true`; `ttlWhileFalse` otherwise.
-        case permanentWhenTrue(field: String, ttlWhileFalse: TimeInterval)
+        /// Decided by the application's rule, which may read the body (the core reads none).
+        case expiry(any Expiry)
     }
 
     public var lifetime: Lifetime
@@ -46,23 +43,9 @@ public struct FreshnessPolicy: Sendable {
         FreshnessPolicy(lifetime: .ttl(seconds))
     }
 
-    /// `health.today`: fresh while `field` is today in `timeZone`, at most `maxTTL` (15 min).
-    public static func todayTimestamp(
-        field: String = "latestSampleTimestamp", timeZone: TimeZone, maxTTL: TimeInterval = 15 * 60
-    ) -> FreshnessPolicy {
-        FreshnessPolicy(lifetime: .todayTimestamp(field: field, timeZone: timeZone, maxTTL: maxTTL))
-    }
-
     /// `progress.today`: fresh until local midnight in `timeZone`.
     public static func untilLocalMidnight(_ timeZone: TimeZone) -> FreshnessPolicy {
         FreshnessPolicy(lifetime: .untilLocalMidnight(timeZone))
-    }
-
-    /// `progress.any`: permanent once `field` is true, `ttlWhileFalse` (1 h) before.
-    public static func permanentWhenTrue(field: String = "answered", ttlWhileFalse: TimeInterval = 3600)
-        -> FreshnessPolicy
-    {
-        FreshnessPolicy(lifetime: .permanentWhenTrue(field: field, ttlWhileFalse: ttlWhileFalse))
     }
 
     /// `health.metrics`: `todayTTL` (5 min) when `date` (yyyy-mm-dd) is today or later in `timeZone`
@@ -92,22 +75,8 @@ public struct FreshnessPolicy: Sendable {
         case .untilLocalMidnight(let zone):
             let expires = LocalTime.endOfDay(containing: storedAt, in: zone)
             return (expires, expires.addingTimeInterval(staleIfError))
-        case .permanentWhenTrue(let field, let ttlWhileFalse):
-            if JSONFields.bool(field, in: body) == true { return (.distantFuture, .distantFuture) }
-            let expires = storedAt.addingTimeInterval(max(0, ttlWhileFalse))
-            return (expires, expires.addingTimeInterval(staleIfError))
-        case .todayTimestamp(let field, let zone, let maxTTL):
-            let endOfToday = LocalTime.endOfDay(containing: storedAt, in: zone)
-            guard let stamp = JSONFields.timestamp(field, in: body) else {
-                // Null or missing: stale at once, servable on error until the day ends.
-                return (storedAt, min(storedAt.addingTimeInterval(staleIfError), endOfToday))
-            }
-            guard LocalTime.sameDay(stamp, storedAt, in: zone) else {
-                // From another local day: never served, not even stale.
-                return (storedAt, storedAt)
-            }
-            let expires = min(storedAt.addingTimeInterval(max(0, maxTTL)), endOfToday)
-            return (expires, min(expires.addingTimeInterval(staleIfError), endOfToday))
+        case .expiry(let rule):
+            return rule.lifetimes(body: body, storedAt: storedAt, staleIfError: staleIfError)
         }
     }
 

@@ -1,7 +1,8 @@
 import Foundation
 
-/// Day arithmetic in a time zone, through a Gregorian `Calendar` so DST days are 23 or 25 hours.
-enum LocalTime {
+/// Day arithmetic in a time zone, through a Gregorian `Calendar` so DST days are 23 or 25 hours
+/// (for the package's own `Expiry` rules too).
+package enum LocalTime {
     static func calendar(_ zone: TimeZone) -> Calendar {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
@@ -9,13 +10,13 @@ enum LocalTime {
     }
 
     /// The first instant of the local day after the one containing `date` (local midnight).
-    static func endOfDay(containing date: Date, in zone: TimeZone) -> Date {
+    package static func endOfDay(containing date: Date, in zone: TimeZone) -> Date {
         let calendar = calendar(zone)
         if let interval = calendar.dateInterval(of: .day, for: date) { return interval.end }
         return date.addingTimeInterval(24 * 3600)
     }
 
-    static func sameDay(_ a: Date, _ b: Date, in zone: TimeZone) -> Bool {
+    package static func sameDay(_ a: Date, _ b: Date, in zone: TimeZone) -> Bool {
         calendar(zone).isDate(a, inSameDayAs: b)
     }
 

@@ -2,6 +2,7 @@ import Access
 import AccessTestSupport
 import AsyncHTTPClient
 import Foundation
+import JSONLogging
 import Logging
 import Testing
 import UnifiedCache

@@ -88,9 +88,12 @@ struct AppHarness {
             configuration: MemoryTierConfiguration(), secondTier: secondTier, clock: clock,
             logger: Logger(label: "test"))
         let fetcher = self.fetcher
-        app = App.build(
-            cache: cache, fetcher: { _ in fetcher }, clock: clock, ttlOverrides: ttl, adminToken: adminToken,
-            logger: Logger(label: "test"))
+        var dependencies = AppDependencies(
+            cache: cache, fetchers: Dictionary(uniqueKeysWithValues: UpstreamDomain.allCases.map { ($0, fetcher) }),
+            adminToken: adminToken, logger: Logger(label: "test"))
+        dependencies.clock = clock
+        dependencies.ttlOverrides = ttl
+        app = App.build(dependencies)
     }
 
     /// Sends a request the way the server would: the immediate path first, else the deferred one.

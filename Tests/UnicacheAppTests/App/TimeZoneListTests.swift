@@ -1,4 +1,5 @@
 import Foundation
+import OpenAPISpec
 import Testing
 
 @testable import UnicacheApp

@@ -1,3 +1,4 @@
+import JSONLogging
 import Logging
 import Testing
 import UnicacheApp

@@ -20,15 +20,21 @@ struct CoreDumpTests {
     }
 
     /// A copy of the executable that `nobody` may run: the build folder may lie below folders only root may enter
-    /// (a CI clone under a mode-700 temporary folder).
+    /// (a CI clone under a mode-700 temporary folder). `install` writes it in a process of its own: written from
+    /// this one, a child that another test forks meanwhile could inherit the open file and make the exec fail with
+    /// "Text file busy" (ETXTBSY).
     func executableForNobody() throws -> (folder: URL, executable: URL) {
         let built = try #require(BuiltExecutable.url)
         let folder = URL(fileURLWithPath: "/tmp").appendingPathComponent("unicache-core-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path)
         let copy = folder.appendingPathComponent("unicache")
-        try FileManager.default.copyItem(at: built, to: copy)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: copy.path)
+        let install = Process()
+        install.executableURL = URL(fileURLWithPath: "/usr/bin/install")
+        install.arguments = ["-m", "0755", built.path, copy.path]
+        try install.run()
+        install.waitUntilExit()
+        try #require(install.terminationStatus == 0, "install could not copy \(built.path)")
         return (folder, copy)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Healthcheck
 import Testing
 import UnicacheApp
 

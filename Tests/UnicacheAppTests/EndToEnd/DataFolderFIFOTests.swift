@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import TestSupport
 import Testing
+@testable import Healthcheck
 @testable import UnicacheApp
 
 /// CONTRACT §4: nothing placed in the data folder can hang the service. A raw entry's file is swapped for a FIFO

@@ -1,4 +1,5 @@
 import Foundation
+import JSONLogging
 import Logging
 import RedisClient
 import RedisTestSupport
@@ -49,10 +50,11 @@ import UnifiedCache
             try await fleet.waitUntil("all 300 requests wait", within: .seconds(60)) {
                 fleet.instances.map { $0.app.cache.coalescedWaiters(for: "subscription:crowd") }.reduce(0, +) == 297
             }
-            // And each instance's load has asked for the fill lease: a load still on its way to the shared tier
-            // when the gate opens would find the value stored and answer HIT for all of its instance's requests.
+            // And each instance's load has looked in Redis and asked for the fill lease (one script, CONTRACT §10.4):
+            // a load still on its way to the shared tier when the gate opens would find the value stored and answer
+            // HIT for all of its instance's requests.
             try await fleet.waitUntil("every instance claimed the fill lease", within: .seconds(60)) {
-                fleet.instances.allSatisfy { Fleet.shared($0).operations[.init("lease", "ok"), default: 0] >= 1 }
+                fleet.instances.allSatisfy { Fleet.shared($0).operations[.init("lookup", "ok"), default: 0] >= 1 }
             }
             gate.open()
             return try await group.reduce(into: []) { $0.append($1) }

@@ -1,3 +1,4 @@
+import Healthcheck
 import Testing
 import UnicacheApp
 

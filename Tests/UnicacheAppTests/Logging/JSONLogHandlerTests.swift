@@ -1,5 +1,6 @@
 import Foundation
 import HTTPRouting
+import JSONLogging
 import Logging
 import Testing
 import UnicacheApp

@@ -1,3 +1,4 @@
+import JSONLogging
 import NIOConcurrencyHelpers
 import UnicacheApp
 

@@ -1,4 +1,5 @@
 import Foundation
+import JSONLogging
 import Testing
 import UnicacheApp
 

@@ -3,7 +3,7 @@ import NIOConcurrencyHelpers
 import Testing
 import UnifiedCache
 
-@testable import UnicacheApp
+@testable import DemoUpstream
 
 @Suite(.timeLimit(.minutes(10))) struct DemoFetcherTests {
     /// 2026-03-10 12:34:56 UTC.

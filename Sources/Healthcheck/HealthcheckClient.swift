@@ -1,4 +1,4 @@
-import MicroHTTPServer
+import HTTPRouting
 
 /// Why a health check did not get an HTTP status.
 public enum HealthcheckError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -109,8 +109,9 @@ public struct HealthcheckClient: Sendable {
     static func statusCode(ofResponseHead head: [UInt8]) throws(HealthcheckError) -> Int {
         guard let lineEnd = head.firstIndex(of: UInt8(ascii: "\r")) else { throw .malformedResponse }
         let parts = String(decoding: head[..<lineEnd], as: UTF8.self).split(separator: " ", maxSplits: 2)
+        // Three characters that read as 100 or more are three digits (a sign would leave two).
         guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), parts[1].count == 3,
-            let code = ValueSyntax.wholeNumber(parts[1]), code >= 100
+            let code = Int(parts[1]), code >= 100
         else { throw .malformedResponse }
         return code
     }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Reads one top-level field of a JSON object body, for the body-dependent policies.
+/// Reads one top-level field of a JSON object body, for the resources' body-reading `Expiry` rules.
 /// Type-strict through `JSONDecoder`: `1` is not `true`, a number is not a timestamp.
 enum JSONFields {
     /// `true`/`false` when the field is a JSON boolean, else `nil`.
@@ -39,8 +39,8 @@ enum JSONFields {
 }
 
 /// ISO 8601 date-times with `Z` or a numeric offset, with or without fractional seconds.
-public enum ISO8601Timestamp {
-    public static func parse(_ text: String) -> Date? {
+enum ISO8601Timestamp {
+    static func parse(_ text: String) -> Date? {
         if let date = try? Date(text, strategy: .iso8601) { return date }
         return try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
     }

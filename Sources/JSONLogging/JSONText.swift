@@ -2,8 +2,8 @@ import Foundation
 import Logging
 
 /// Just enough JSON writing for log lines (RFC 8259 escaping; keys sorted so lines are stable).
-enum JSONText {
-    static func string(_ text: String) -> String {
+package enum JSONText {
+    package static func string(_ text: String) -> String {
         var result = "\""
         result.reserveCapacity(text.utf8.count + 2)
         for scalar in text.unicodeScalars {

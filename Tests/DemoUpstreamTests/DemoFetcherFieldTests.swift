@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import UnifiedCache
 
-@testable import UnicacheApp
+@testable import DemoUpstream
 
 /// The fields the contract names, with plausible values.
 @Suite(.timeLimit(.minutes(10))) struct DemoFetcherFieldTests {

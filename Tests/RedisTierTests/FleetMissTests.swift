@@ -1,0 +1,104 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import RedisClient
+import RedisTestSupport
+import Testing
+import UnifiedCache
+
+@testable import RedisTier
+
+/// CONTRACT §10.4 with a real redis-server: a fleet miss (memory, disk and Redis all missing) reaches the upstream
+/// after one round trip (the look-up and the fill claim are one script), and its value is stored with the lease
+/// given back in the same step.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct FleetMissTests {
+    /// Redis commands the tier sent so far for entries and leases (every command is one round trip, counted by
+    /// operation and result), without the fleet membership's announcements, which go on every second.
+    private static func sent(_ instance: TierInstance) -> [SharedTierStatistics.Operation: Int] {
+        instance.statistics.operations.filter { $0.key.operation != "announce" }
+    }
+
+    @Test func aFleetMissIsOneRoundTripBeforeTheUpstreamAndOneAfter() async throws {
+        let redis = try await RedisServerProcess.start()
+        let prefix = "m\(UInt32.random(in: 0...UInt32.max)):"
+        let instance = TierInstance(redis, prefix: prefix)
+        try await instance.startConnected()
+        let cache = UnifiedCacheManager(
+            configuration: MemoryTierConfiguration(), secondTier: nil, sharedTier: instance.tier,
+            logger: Logger(label: "fleet-miss-test"))
+        let fetcher = SnapshotFetcher { Self.sent(instance) }
+        // Redis learns the scripts on their first use (NOSCRIPT, then the text): a first miss teaches it.
+        _ = try await cache.get(request("warm-up"), policy: .ttl(60), fetcher: fetcher)
+
+        let before = Self.sent(instance)
+        let result = try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher)
+        let atFetch = try #require(fetcher.snapshots.last)
+        let after = Self.sent(instance)
+        let lease = try await redisCommand(redis, "EXISTS", instance.tier.keys.lock("k"))
+        let stored = try await redisCommand(redis, "EXISTS", instance.tier.keys.entry("k"))
+        await instance.stop()
+        await redis.stop()
+
+        #expect(result.outcome == .miss)
+        #expect(difference(atFetch, before) == [.init("lookup", "ok"): 1])
+        #expect(difference(after, before) == [.init("lookup", "ok"): 1, .init("store", "ok"): 1])
+        #expect(lease == .integer(0), "the store script gave the lease back")
+        #expect(stored == .integer(1))
+    }
+
+    /// A value stored by another instance is found by the same one round trip, and no lease is taken for it.
+    @Test func aSharedHitTakesNoLease() async throws {
+        let redis = try await RedisServerProcess.start()
+        let prefix = "m\(UInt32.random(in: 0...UInt32.max)):"
+        let (writer, reader) = (TierInstance(redis, prefix: prefix), TierInstance(redis, prefix: prefix))
+        try await writer.startConnected()
+        try await reader.startConnected()
+        let logger = Logger(label: "fleet-miss-test")
+        let writing = UnifiedCacheManager(
+            configuration: MemoryTierConfiguration(), secondTier: nil, sharedTier: writer.tier, logger: logger)
+        let reading = UnifiedCacheManager(
+            configuration: MemoryTierConfiguration(), secondTier: nil, sharedTier: reader.tier, logger: logger)
+        let fetcher = SnapshotFetcher { [:] }
+        _ = try await writing.get(request("k"), policy: .ttl(60), fetcher: fetcher)
+
+        let before = Self.sent(reader)
+        let result = try await reading.get(request("k"), policy: .ttl(60), fetcher: fetcher)
+        let after = Self.sent(reader)
+        await writer.stop()
+        await reader.stop()
+        await redis.stop()
+
+        #expect(result.outcome == .hit && result.tier == .shared)
+        #expect(fetcher.snapshots.count == 1, "only the writer fetched")
+        // The script may be new to this instance's connection only in name: Redis knows it from the writer.
+        #expect(difference(after, before) == [.init("lookup", "ok"): 1])
+    }
+}
+
+private func request(_ key: String) -> FetchRequest {
+    FetchRequest(key: key, namespace: "subscription", user: "alice", path: "/users/alice/subscription")
+}
+
+private func difference(
+    _ later: [SharedTierStatistics.Operation: Int], _ earlier: [SharedTierStatistics.Operation: Int]
+) -> [SharedTierStatistics.Operation: Int] {
+    later.merging(earlier.mapValues { -$0 }, uniquingKeysWith: +).filter { $0.value != 0 }
+}
+
+/// An upstream that answers at once, noting what `snapshot` says at the moment it is asked.
+private final class SnapshotFetcher: Fetcher {
+    private let snapshot: @Sendable () -> [SharedTierStatistics.Operation: Int]
+    private let taken = NIOLockedValueBox<[[SharedTierStatistics.Operation: Int]]>([])
+
+    init(_ snapshot: @escaping @Sendable () -> [SharedTierStatistics.Operation: Int]) {
+        self.snapshot = snapshot
+    }
+
+    var snapshots: [[SharedTierStatistics.Operation: Int]] { taken.withLockedValue { $0 } }
+
+    func fetch(_ request: FetchRequest) async throws(FetchError) -> FetchedValue {
+        let now = snapshot()
+        taken.withLockedValue { $0.append(now) }
+        return FetchedValue(body: Array("{\"plan\":\"pro\"}".utf8))
+    }
+}
