@@ -69,6 +69,8 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Time: `Duration` as seconds and milliseconds, and monotonic readings of any `Clock<Duration>`.
+        .target(name: "Clocks", swiftSettings: strict),
         // One circuit-breaker state machine, configured per dependency (each upstream, Redis).
         .target(name: "Breaker", swiftSettings: strict),
         // glibc's <malloc.h> (mallopt, malloc_trim, mallinfo2): the service bounds what the allocator keeps.
@@ -83,7 +85,7 @@ let package = Package(
         .target(
             name: "MicroHTTPServer",
             dependencies: [
-                "CMicroHTTPDShim", "CMicroHTTPD", "HTTPRouting",
+                "CMicroHTTPDShim", "CMicroHTTPD", "HTTPRouting", "Clocks",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 // System.coreCount: the CPUs a container's cgroup quota and cpuset allow.
@@ -98,7 +100,7 @@ let package = Package(
         .target(
             name: "Access",
             dependencies: [
-                "HTTPRouting", .product(name: "Logging", package: "swift-log"),
+                "HTTPRouting", "Clocks", .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 // NIOLockedValueBox: a pthread lock ThreadSanitizer understands on Linux (Synchronization.Mutex it does not).
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -111,7 +113,7 @@ let package = Package(
         .target(
             name: "UnifiedCache",
             dependencies: [
-                "Sealing",
+                "Sealing", "Clocks",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -122,7 +124,7 @@ let package = Package(
         // decorator; the cache core knows only the refusal it reports.
         .target(
             name: "UpstreamGate",
-            dependencies: ["UnifiedCache", "Breaker", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            dependencies: ["UnifiedCache", "Breaker", "Clocks", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
             swiftSettings: strict
         ),
         // The disk tier, plugged into UnifiedCache's second-tier hook.
@@ -235,12 +237,21 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Tests/RedisTestSupport", swiftSettings: strict),
+        // The tests' kit (never shipped): a latch, bounded polling, temporary folders, a capturing log handler.
+        .target(
+            name: "TestSupport",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            path: "Tests/TestSupport", swiftSettings: strict),
         // A seeded random generator, so that randomised tests replay from their seed.
         .target(name: "SeededRandom", path: "Tests/SeededRandom", swiftSettings: strict),
         // A certificate and key made in-process, and a keep-alive HTTPS client, for the TLS tests (never shipped).
         .target(
             name: "TLSTestSupport",
             dependencies: [
+                "TestSupport",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -294,12 +305,12 @@ let package = Package(
         .testTarget(
             name: "AccessTests",
             dependencies: [
-                "Access", "AccessTestSupport", "HTTPRouting", .product(name: "Logging", package: "swift-log"),
+                "Access", "AccessTestSupport", "HTTPRouting", "TestSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "SealingTests", dependencies: ["Sealing"], swiftSettings: strict),
+        .testTarget(name: "SealingTests", dependencies: ["Sealing", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "DemoUpstreamTests",
             dependencies: ["DemoUpstream", "UnifiedCache", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
@@ -308,7 +319,7 @@ let package = Package(
         .testTarget(
             name: "MicroHTTPServerTests",
             dependencies: [
-                "MicroHTTPServer", "HTTPRouting", "TLSTestSupport", "CMicroHTTPD",
+                "MicroHTTPServer", "HTTPRouting", "TLSTestSupport", "TestSupport", "CMicroHTTPD",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -318,7 +329,7 @@ let package = Package(
         .testTarget(
             name: "UnifiedCacheTests",
             dependencies: [
-                "UnifiedCache", "UpstreamGate", "SeededRandom", "Sealing",
+                "UnifiedCache", "UpstreamGate", "SeededRandom", "Sealing", "TestSupport",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: strict
@@ -326,21 +337,21 @@ let package = Package(
         .testTarget(
             name: "UpstreamGateTests",
             dependencies: [
-                "UpstreamGate", "UnifiedCache", "Breaker", "SeededRandom",
+                "UpstreamGate", "UnifiedCache", "Breaker", "SeededRandom", "TestSupport",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "DiskTierTests",
-            dependencies: ["DiskTier", "UnifiedCache", "Sealing", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            dependencies: ["DiskTier", "UnifiedCache", "Sealing", "TestSupport", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
             swiftSettings: strict
         ),
         .testTarget(
             name: "UnicacheAppTests",
             dependencies: [
                 "UnicacheApp", "UnifiedCache", "UpstreamGate", "DiskTier", "HTTPRouting", "MicroHTTPServer", "RedisClient", "RedisNIO",
-                "RedisTier", "RedisTestSupport", "TLSTestSupport", "Sealing",
+                "RedisTier", "RedisTestSupport", "TLSTestSupport", "TestSupport", "Sealing",
                 "Access", "AccessTestSupport", "JSONLogging", "Healthcheck", "OpenAPISpec",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -26,10 +26,3 @@ public struct SystemAccessClock: AccessClock {
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
     }
 }
-
-extension Duration {
-    /// The duration in seconds, as a `Double`.
-    var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
-}

@@ -1,3 +1,5 @@
+import Clocks
+
 /// Why the gate kept a fetch from its upstream (CONTRACT §7): the budget is spent, a 429 paused the domain, or
 /// its circuit is open. `retryAfter`: until the upstream may be asked again.
 public struct UpstreamRefusal: Error, Sendable, Equatable {
@@ -16,8 +18,5 @@ public struct UpstreamRefusal: Error, Sendable, Equatable {
     }
 
     /// Whole seconds, rounded up: the `Retry-After` of an answer.
-    public var retryAfterSeconds: Int {
-        let (seconds, attoseconds) = retryAfter.components
-        return max(0, Int(seconds) + (attoseconds > 0 ? 1 : 0))
-    }
+    public var retryAfterSeconds: Int { max(0, Int(retryAfter.wholeSecondsRoundedUp)) }
 }

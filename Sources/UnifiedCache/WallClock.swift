@@ -16,7 +16,7 @@ public struct SystemWallClock: WallClock {
 package final class ManualWallClock: WallClock {
     private let current: NIOLockedValueBox<Date>
     package init(_ start: Date) { current = NIOLockedValueBox(start) }
-    public func now() -> Date { current.withLockedValue { $0 } }
-    public func set(_ date: Date) { current.withLockedValue { $0 = date } }
-    public func advance(by seconds: TimeInterval) { current.withLockedValue { $0 += seconds } }
+    package func now() -> Date { current.withLockedValue { $0 } }
+    package func set(_ date: Date) { current.withLockedValue { $0 = date } }
+    package func advance(by seconds: TimeInterval) { current.withLockedValue { $0 += seconds } }
 }

@@ -1,3 +1,4 @@
+import Clocks
 import NIOConcurrencyHelpers
 import UnifiedCache
 
@@ -31,7 +32,7 @@ final class ConcurrencyLimiter: Sendable {
     var inFlight: Int { state.withLockedValue { $0.inFlight } }
 
     /// Takes a slot, waiting until `deadline` at most; false when the deadline passed (or the task was cancelled).
-    func acquire(background: Bool, deadline: Duration, clock: any GateClock) async -> Bool {
+    func acquire(background: Bool, deadline: Duration, clock: Elapsed) async -> Bool {
         let id = state.withLockedValue { state -> UInt64? in
             let ahead = state.foreground.count + (background ? state.background.count : 0)
             if ahead == 0 && state.inFlight < limit {

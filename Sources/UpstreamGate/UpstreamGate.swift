@@ -1,4 +1,5 @@
 import Breaker
+import Clocks
 import NIOConcurrencyHelpers
 import UnifiedCache
 
@@ -46,19 +47,19 @@ public final class UpstreamGate: Sendable {
 
     public let configuration: Configuration
     public let budget: (any UpstreamRateCounter)?
-    private let clock: any GateClock
+    private let clock: Elapsed
     private let jitter: @Sendable () -> Double
     private let slots: ConcurrencyLimiter
     private let state: NIOLockedValueBox<State>
 
     /// `jitter`: a number in 0..<1 for each back-off (random unless a test fixes it).
     public init(
-        configuration: Configuration, budget: (any UpstreamRateCounter)?, clock: any GateClock = SystemGateClock(),
+        configuration: Configuration, budget: (any UpstreamRateCounter)?, clock: any Clock<Duration> = ContinuousClock(),
         jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
     ) {
         self.configuration = configuration
         self.budget = budget
-        self.clock = clock
+        self.clock = Elapsed(clock)
         self.jitter = jitter
         slots = ConcurrencyLimiter(limit: configuration.concurrency)
         state = NIOLockedValueBox(State(breaker: configuration.breaker))

@@ -2,6 +2,7 @@ import Access
 import AccessTestSupport
 import Foundation
 import Glibc
+import TestSupport
 import Testing
 
 @Suite("Key sets change (CONTRACT §8.5, §8.6)", .timeLimit(.minutes(2)))
@@ -10,10 +11,9 @@ struct KeyRotationTests {
     let new = SigningKey.es256(kid: "next")
 
     @Test func aRotatedFileIsReadWithinASecond() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("jwks-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let path = folder.appendingPathComponent("jwks.json").path
+        let folder = try TemporaryFolder("jwks")
+        defer { folder.remove() }
+        let path = folder.file("jwks.json")
         try Data(jwks([old.jwk()])).write(to: URL(fileURLWithPath: path))
         let clock = TestClock()
         let access = try await makeAccess(source: FileJWKSSource(path: path), clock: clock)
@@ -23,7 +23,7 @@ struct KeyRotationTests {
         #expect(try #require(await decide(access, token: newToken)).status == 401)
 
         // Rotated by rename, as a deployment would: nothing changes until the next check is due.
-        let staged = folder.appendingPathComponent("jwks.json.new")
+        let staged = folder.url.appendingPathComponent("jwks.json.new")
         try Data(jwks([new.jwk()])).write(to: staged)
         #expect(rename(staged.path, path) == 0)
         clock.advance(0.5)
@@ -72,20 +72,20 @@ struct KeyRotationTests {
         let access = try await makeAccess(source: source, clock: clock)
         let token = TokenMinter.mint(old, claims: claims(lifetime: 7200))
         #expect(await decide(access, token: token) == nil)
-        await waitFor { clock.sleeperCount == 1 }
+        await waitUntil("the refresh timer sleeps") { clock.sleeperCount == 1 }
         clock.advance(599)
         #expect(source.reads == 1)
         source.fail(true)
         clock.advance(2)  // 601 s: the timer fetches, no request asked for it
-        await waitFor { access.snapshot.keyErrors == 1 }
+        await waitUntil("the failed refresh is counted") { access.snapshot.keyErrors == 1 }
         #expect(source.reads == 2)
         #expect(access.snapshot.keys == 1)
         #expect(await decide(access, token: token) == nil)
         source.fail(false)
         source.set(jwks([new.jwk()]))
-        await waitFor { clock.sleeperCount == 1 }
+        await waitUntil("the refresh timer sleeps") { clock.sleeperCount == 1 }
         clock.advance(601)
-        await waitFor { access.snapshot.keyRefreshes == 1 }
+        await waitUntil("the refresh is counted") { access.snapshot.keyRefreshes == 1 }
         #expect(source.reads == 3)
         // The removed key is not honoured: the remembered token is forgotten with it.
         #expect(try #require(await decide(access, token: token)).status == 401)
@@ -107,9 +107,4 @@ struct KeyRotationTests {
         #expect(try #require(await decide(access, token: token)).challenge.contains("expired"))
         #expect(access.rememberedCount == 0)
     }
-}
-
-/// Waits (yielding, never sleeping a fixed time) until a background reload shows.
-func waitFor(_ condition: @Sendable () -> Bool) async {
-    while !condition() { await Task.yield() }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import UnifiedCache
 
@@ -6,7 +7,7 @@ import UnifiedCache
 
 @Suite(.timeLimit(.minutes(10))) struct DiskTierBudgetTests {
     @Test func theByteBudgetHoldsAfterTenTimesItsSizeIsWritten() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let limit = 64 * 1024
             let tier = try await openTier(dir, limit: limit)
             var written = 0
@@ -30,7 +31,7 @@ import UnifiedCache
     }
 
     @Test func leastRecentlyUsedEntriesGoFirst() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let body = Array(repeating: UInt8(7), count: 900)
             let fileSize = EntryFormat.encode(makeEntry("k0", body: body)).count
             let tier = try await openTier(dir, limit: fileSize * 4)
@@ -47,7 +48,7 @@ import UnifiedCache
     }
 
     @Test func anEntryLargerThanTheBudgetIsRefusedWithoutEvictingOthers() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let tier = try await openTier(dir, limit: 4096)
             await tier.store(makeEntry("small"))
             await tier.store(makeEntry("huge"))
@@ -62,7 +63,7 @@ import UnifiedCache
     }
 
     @Test func aRestartOverBudgetEvictsTheOldestWritten() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let body = Array(repeating: UInt8(1), count: 1000)
             let fileSize = EntryFormat.encode(makeEntry("k0", body: body)).count
             let first = try await openTier(dir)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import UnifiedCache
 
@@ -23,7 +24,7 @@ import UnifiedCache
 
     @Test(arguments: Damage.allCases)
     func aDamagedFileIsAMissDeletedAndCounted(_ kind: Damage) async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let tier = try await openTier(dir)
             let entry = makeEntry("raw:victim", body: Array(repeating: 0x41, count: 1000))
             #expect(await tier.store(entry))
@@ -42,7 +43,7 @@ import UnifiedCache
     }
 
     @Test func aFileHoldingAnotherKeyIsNeverServed() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let tier = try await openTier(dir)
             await tier.store(makeEntry("raw:a"))
             // Simulate a hash collision: key b's path holds key a's file.
@@ -59,7 +60,7 @@ import UnifiedCache
     }
 
     @Test func damagedFilesFoundAtStartUpAreDeletedAndCounted() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let first = try await openTier(dir)
             for i in 0..<10 { await first.store(makeEntry("k\(i)", body: Array(repeating: UInt8(i), count: 300))) }
             try damage(entryPath(dir, "k1"), .zeroedHeader)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import UnifiedCache
 
@@ -60,7 +61,7 @@ import UnifiedCache
     @Test func killedWritersLeaveOnlyCompleteValuesAndNoTemporaryFiles() async throws {
         let writer = try Self.writerPath()
         try #require(FileManager.default.isExecutableFile(atPath: writer), "build the package first: \(writer)")
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             var acknowledged: [String: Int] = [:]
             for round in 0..<4 {
                 // Each round's versions are above the previous round's, so the newest value has the highest.

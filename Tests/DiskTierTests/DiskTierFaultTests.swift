@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import UnifiedCache
 
@@ -6,7 +7,7 @@ import UnifiedCache
 
 @Suite(.timeLimit(.minutes(10))) struct DiskTierFaultTests {
     @Test func diskFullDegradesStoresAndRecovers() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let fileSystem = FaultyFileSystem()
             let tier = try await openTier(dir, fileSystem: fileSystem)
             #expect(await tier.store(makeEntry("before")))
@@ -31,7 +32,7 @@ import UnifiedCache
     }
 
     @Test func aFailedRenameLeavesNoTemporaryFile() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let fileSystem = FaultyFileSystem()
             let tier = try await openTier(dir, fileSystem: fileSystem)
             fileSystem.set { $0.rename = EIO }
@@ -42,7 +43,7 @@ import UnifiedCache
     }
 
     @Test func readErrorsAreMissesThatKeepTheFile() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let fileSystem = FaultyFileSystem()
             let tier = try await openTier(dir, fileSystem: fileSystem)
             // The start-up scan runs in the background: once it is done, the load below is the only read that
@@ -63,7 +64,7 @@ import UnifiedCache
     }
 
     @Test func aVanishedDataDirIsRecreatedOnTheNextWrite() async throws {
-        try await withTemporaryDirectory { parent in
+        try await withTemporaryFolder { parent in
             let dir = "\(parent)/data/nested"
             let tier = try await openTier(dir)
             await tier.store(makeEntry("old"))
@@ -79,7 +80,7 @@ import UnifiedCache
     }
 
     @Test func aReadOnlyDiskReportsUnhealthyAndNeverServesWhatItCouldNotDelete() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let fileSystem = FaultyFileSystem()
             let tier = try await openTier(dir, fileSystem: fileSystem)
             await tier.store(makeEntry("k"))
@@ -105,7 +106,7 @@ import UnifiedCache
     }
 
     @Test func openingFailsWithATypedErrorWhenTheDataDirIsNotWritable() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let file = "\(dir)/plain-file"
             #expect(FileManager.default.createFile(atPath: file, contents: Data()))
             await #expect(throws: DiskTierError.self) { try await openTier("\(file)/data") }
@@ -124,7 +125,7 @@ import UnifiedCache
     }
 
     @Test func startUpCreatesAMissingDataDir() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let tier = try await openTier("\(dir)/a/b/c")
             #expect(await tier.store(makeEntry("k")))
             #expect(FileManager.default.fileExists(atPath: entryPath("\(dir)/a/b/c", "k")))

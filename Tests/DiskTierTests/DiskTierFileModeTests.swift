@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import UnifiedCache
 
@@ -17,7 +18,7 @@ import UnifiedCache
     }
 
     @Test func filesAndFoldersOfAnEarlierVersionAreTightenedAtStartUp() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             try setMode(0o755, dir)
             let writer = try await openTier(dir)
             await writer.waitUntilIndexed()
@@ -44,7 +45,7 @@ import UnifiedCache
     }
 
     @Test func aDataDirTheTierMakesIs700() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let made = dir + "/new/data"
             let tier = try await openTier(made)
             await tier.waitUntilIndexed()

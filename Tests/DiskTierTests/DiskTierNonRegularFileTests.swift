@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import UnifiedCache
 
@@ -20,7 +21,7 @@ struct DiskTierNonRegularFileTests {
     }
 
     @Test func aFIFOInPlaceOfAnEntryIsACorruptEntryNotAHang() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let tier = try await tierWithEntryReplaced(in: dir) { #expect(mkfifo($0, 0o644) == 0) }
             let path = entryPath(dir, "k")
             #expect(await tier.load("k") == nil)  // open(2) on a FIFO without a writer would block here
@@ -30,7 +31,7 @@ struct DiskTierNonRegularFileTests {
     }
 
     @Test func aFIFOFoundAtStartUpDoesNotStopTheIndexRebuild() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let first = try await openTier(dir)
             #expect(await first.store(makeEntry("kept")))
             #expect(await first.store(makeEntry("fifo")))
@@ -47,8 +48,8 @@ struct DiskTierNonRegularFileTests {
     }
 
     @Test func aSymbolicLinkInPlaceOfAnEntryIsNotFollowed() async throws {
-        try await withTemporaryDirectory { dir in
-            try await withTemporaryDirectory { elsewhere in
+        try await withTemporaryFolder { dir in
+            try await withTemporaryFolder { elsewhere in
                 // A valid entry file for the same key, reachable only through the link.
                 let other = try await openTier(elsewhere)
                 #expect(await other.store(makeEntry("k", body: Array("from elsewhere".utf8))))
@@ -63,7 +64,7 @@ struct DiskTierNonRegularFileTests {
     }
 
     @Test func aFolderInPlaceOfAnEntryIsNeverServed() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let tier = try await tierWithEntryReplaced(in: dir) {
                 try FileManager.default.createDirectory(atPath: $0, withIntermediateDirectories: false)
             }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import UnifiedCache
 
@@ -6,7 +7,7 @@ import UnifiedCache
 
 @Suite(.timeLimit(.minutes(10))) struct DiskTierPersistenceTests {
     @Test func entriesSurviveARestartIdentical() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let entries = (0..<60).map { i in
                 makeEntry(
                     "raw:key\(i)", body: (0..<(i * 37)).map { UInt8(truncatingIfNeeded: $0 &* i) },
@@ -26,7 +27,7 @@ import UnifiedCache
 
     /// Reads on the caller's thread keep a file's recency: the file read that way is not the one evicted.
     @Test func aFileReadNowIsNotTheNextVictim() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let body = Array(repeating: UInt8(7), count: 1000)
             let probe = try await openTier(dir)
             #expect(await probe.store(makeEntry("size", body: body)))
@@ -44,7 +45,7 @@ import UnifiedCache
 
     /// A file past its servable life is no read now (`load` deletes it).
     @Test func anExpiredFileIsNoReadNow() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let clock = ManualWallClock(epoch)
             let tier = try await openTier(dir, clock: clock)
             #expect(await tier.store(makeEntry("k", ttl: 10)))
@@ -55,7 +56,7 @@ import UnifiedCache
     }
 
     @Test func syncedWritesStoreAndReloadTheSame() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let configuration = DiskTierConfiguration(directory: dir, limitBytes: 1 << 20, syncWrites: true)
             let tier = try await DiskTier.open(configuration, clock: ManualWallClock(epoch), logger: testLogger)
             #expect(await tier.store(makeEntry("synced")))
@@ -65,7 +66,7 @@ import UnifiedCache
     }
 
     @Test func aKeyNotYetIndexedLoadsWhileTheRebuildRuns() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let first = try await openTier(dir)
             for i in 0..<20 { await first.store(makeEntry("k\(i)")) }
 
@@ -87,7 +88,7 @@ import UnifiedCache
     }
 
     @Test func changesMadeWhileTheScanRunsWinOverWhatTheScanRead() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let first = try await openTier(dir)
             for i in 0..<10 { await first.store(makeEntry("k\(i)")) }
 
@@ -112,7 +113,7 @@ import UnifiedCache
     }
 
     @Test func startUpSweepsOtherInstancesTemporaryFiles() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let tier = try await openTier(dir)
             await tier.store(makeEntry("a"))
             let folder = (entryPath(dir, "a") as NSString).deletingLastPathComponent
@@ -127,7 +128,7 @@ import UnifiedCache
     }
 
     @Test func removalAndErasureDeleteFilesBeforeReturning() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let tier = try await openTier(dir)
             for user in ["alice", "bob"] {
                 for kind in ["subscription", "activities"] {
@@ -147,7 +148,7 @@ import UnifiedCache
     }
 
     @Test func erasureDuringTheRebuildReachesFilesNotYetIndexed() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let first = try await openTier(dir)
             for i in 0..<10 { await first.store(makeEntry("progress:carol:\(i)", user: "carol")) }
             let fileSystem = FaultyFileSystem()
@@ -161,7 +162,7 @@ import UnifiedCache
     }
 
     @Test func expiredEntriesAreSweptAndNeverLoaded() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let clock = ManualWallClock(epoch)
             let tier = try await openTier(dir, clock: clock)
             await tier.store(makeEntry("short", ttl: 10, stale: 5))

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import UnifiedCache
 
@@ -19,7 +20,7 @@ import UnifiedCache
     }
 
     @Test func aForgedPlaintextFileIsNotServedUnderAKeyRing() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let tier = try await openTier(dir, codec: DiskTierSealingTests.codec("k1"))
             await tier.waitUntilIndexed()
             try forge(forged, in: dir)
@@ -33,7 +34,7 @@ import UnifiedCache
     }
 
     @Test func aPlaintextFileFoundAtStartUpIsNotServedEither() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             try forge(forged, in: dir)
             let tier = try await openTier(dir, codec: DiskTierSealingTests.codec("k1"))
             await tier.waitUntilIndexed()
@@ -44,7 +45,7 @@ import UnifiedCache
     }
 
     @Test func rekeyWithoutAMigrationDeletesAndCountsPlaintextFiles() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             try forge(forged, in: dir)
             let tier = try await openTier(dir, codec: DiskTierSealingTests.codec("k1"))
             await tier.waitUntilIndexed()
@@ -58,7 +59,7 @@ import UnifiedCache
     }
 
     @Test func aMigrationReadsPlaintextFilesAndRekeySealsThem() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             try forge(forged, in: dir)
             let migrating = try await openTier(dir, codec: DiskTierSealingTests.codec("k1", migrate: true))
             await migrating.waitUntilIndexed()
@@ -75,7 +76,7 @@ import UnifiedCache
     }
 
     @Test func withoutAKeyRingPlaintextIsReadAsBefore() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             try forge(forged, in: dir)
             let tier = try await openTier(dir)
             await tier.waitUntilIndexed()

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import UnifiedCache
 
@@ -9,7 +10,7 @@ import UnifiedCache
 /// the byte budget counts file sizes either way.
 @Suite(.timeLimit(.minutes(10))) struct DiskTierSealedLengthTests {
     @Test func aScannedEntryListsAnUpperBoundUntilItIsRead() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let entry = makeEntry("raw:answer", body: Array(#"{"answered":true}"#.utf8))
             let writer = try await openTier(dir, codec: DiskTierSealingTests.codec("k1"))
             await writer.waitUntilIndexed()

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Sealing
+import TestSupport
 import Testing
 import UnifiedCache
 
@@ -27,7 +28,7 @@ import UnifiedCache
     }
 
     @Test func sealedFilesHoldNoBodyAndServeAfterARestart() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let tier = try await openTier(dir, codec: Self.codec("k1"))
             await tier.waitUntilIndexed()
             for i in 0..<5 { #expect(await tier.store(entry("raw:s\(i)"))) }
@@ -46,7 +47,7 @@ import UnifiedCache
     }
 
     @Test func whatDoesNotOpenIsDeletedCountedAndNeverServed() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let tier = try await openTier(dir, codec: Self.codec("k1"))
             await tier.waitUntilIndexed()
             await tier.store(entry("raw:a"))
@@ -75,7 +76,7 @@ import UnifiedCache
     }
 
     @Test func rotationReadsOldKeysAndRekeyMovesEveryFileToThePrimary() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             // One tier at a time: each one's start-up scan sweeps the others' temporary files.
             for (codec, key) in [(EntryCodec(), "raw:plain"), (Self.codec("k1"), "raw:k1"), (Self.codec("x"), "raw:foreign")] {
                 let writer = try await openTier(dir, codec: codec)
@@ -104,7 +105,7 @@ import UnifiedCache
     }
 
     @Test func withoutARingRekeyDoesNothing() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let tier = try await openTier(dir)
             await tier.store(entry("raw:a"))
             #expect(await tier.rekey() == RekeyReport())

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import UnifiedCache
 
@@ -18,7 +19,7 @@ import UnifiedCache
     }
 
     @Test func aMovedSealedFileCountsUndecryptableAtStartUp() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             try await writeMovedFile(in: dir, codec: DiskTierSealingTests.codec("k1"))
             let tier = try await openTier(dir, codec: DiskTierSealingTests.codec("k1"))
             await tier.waitUntilIndexed()
@@ -31,7 +32,7 @@ import UnifiedCache
     }
 
     @Test func aMovedPlaintextFileStaysCorruptAtStartUp() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             try await writeMovedFile(in: dir, codec: EntryCodec())
             let tier = try await openTier(dir)
             await tier.waitUntilIndexed()

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import UnifiedCache
 
@@ -12,7 +13,7 @@ import UnifiedCache
     }
 
     @Test func concurrentOperationsKeepIndexCountersAndFilesInAgreement() async throws {
-        try await withTemporaryDirectory { dir in
+        try await withTemporaryFolder { dir in
             let seed = try await openTier(dir)
             for i in 0..<60 { await seed.store(makeEntry("k\(i)", body: Self.body(for: "k\(i)"), user: "u\(i % 3)")) }
 

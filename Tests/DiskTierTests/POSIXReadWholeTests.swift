@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import DiskTier
@@ -18,7 +19,7 @@ struct POSIXReadWholeTests {
     @Test(arguments: [0, 1, 1_200, POSIXFileSystem.wholeReadBytes - 1, POSIXFileSystem.wholeReadBytes,
                       POSIXFileSystem.wholeReadBytes + 1, 3 * POSIXFileSystem.wholeReadBytes + 5])
     func aFileWithinTheLimitIsReadWhole(size: Int) throws {
-        try withTemporaryDirectorySync { dir in
+        try withTemporaryFolder { dir in
             let path = "\(dir)/f"
             try write(bytes(size), to: path)
             #expect(fileSystem.readWhole(path, upTo: 1 << 20) == bytes(size))
@@ -27,7 +28,7 @@ struct POSIXReadWholeTests {
 
     @Test(arguments: [10, POSIXFileSystem.wholeReadBytes, POSIXFileSystem.wholeReadBytes + 100])
     func aFileLongerThanTheLimitIsNil(limit: Int) throws {
-        try withTemporaryDirectorySync { dir in
+        try withTemporaryFolder { dir in
             let path = "\(dir)/f"
             try write(bytes(limit + 1), to: path)
             #expect(fileSystem.readWhole(path, upTo: limit) == nil)
@@ -37,7 +38,7 @@ struct POSIXReadWholeTests {
     }
 
     @Test func aMissingFileAFolderALinkAndAFIFOAreNotAnEntrysBytes() throws {
-        try withTemporaryDirectorySync { dir in
+        try withTemporaryFolder { dir in
             #expect(fileSystem.readWhole("\(dir)/missing", upTo: 1 << 20) == nil)
             try FileManager.default.createDirectory(atPath: "\(dir)/folder", withIntermediateDirectories: false)
             #expect(fileSystem.readWhole("\(dir)/folder", upTo: 1 << 20) == nil)
@@ -49,11 +50,4 @@ struct POSIXReadWholeTests {
             #expect(fileSystem.readWhole("\(dir)/fifo", upTo: 1 << 20) ?? [] == [])
         }
     }
-}
-
-private func withTemporaryDirectorySync(_ body: (String) throws -> Void) throws {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("readwhole-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: url) }
-    try body(url.path)
 }

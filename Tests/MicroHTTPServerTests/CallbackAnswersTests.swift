@@ -1,6 +1,7 @@
 import Dispatch
 import HTTPRouting
 import NIOConcurrencyHelpers
+import TestSupport
 import Testing
 @testable import MicroHTTPServer
 
@@ -33,9 +34,7 @@ import Testing
             // The replying thread frees a slot right after it hands the answer over (ServerCore.enqueue), so a client
             // may read its answer just before: under ThreadSanitizer one slot was still held when the last answer
             // arrived. Wait (bounded) for the count to settle.
-            let deadline = ContinuousClock.now + .seconds(10)
-            while server.core.pending.count != 0, ContinuousClock.now < deadline { await Task.yield() }
-            #expect(server.core.pending.count == 0)
+            await waitUntil("every slot is free") { server.core.pending.count == 0 }
         }
         #expect(observed.statuses.withLockedValue { $0.count == 200 && $0.allSatisfy { $0 == 200 } })
     }

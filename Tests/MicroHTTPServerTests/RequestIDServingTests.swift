@@ -4,6 +4,7 @@ import Glibc
 #endif
 import HTTPRouting
 import Logging
+import TestSupport
 import Testing
 @testable import MicroHTTPServer
 
@@ -116,7 +117,7 @@ import Testing
 
     @Test func theServersOwnAnswersCarryTheIDToo() async throws {
         let store = CapturingLogHandler.Store()
-        let logger = Logger(label: "test") { _ in CapturingLogHandler(store: store) }
+        let logger = CapturingLogHandler.logger(store)
         try await withLiveServer(Self.configuration(), router: Self.router(), logger: logger) { port, _ in
             // 413 before the body: answered by the server, not the router.
             let tooLarge = try await RawHTTPClient.exchange(
@@ -126,7 +127,7 @@ import Testing
             #expect(tooLarge.headers["X-Request-ID"] == "big-1")
         }
         // And the server's own log line about it.
-        let lines = store.requestIDs.withLockedValue { $0 }
+        let lines = store.requestIDs
         #expect(lines.contains { $0.message == "rejected before the body" && $0.requestID == "big-1" })
     }
 

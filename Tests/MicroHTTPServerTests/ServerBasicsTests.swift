@@ -1,6 +1,7 @@
 import Glibc
 import HTTPRouting
 import Logging
+import TestSupport
 import Testing
 @testable import MicroHTTPServer
 
@@ -19,11 +20,11 @@ import Testing
 
     @Test func logsTheRealPortAndAnswersImmediateRoutes() async throws {
         let store = CapturingLogHandler.Store()
-        let logger = Logger(label: "test") { _ in CapturingLogHandler(store: store) }
+        let logger = CapturingLogHandler.logger(store)
         try await withLiveServer(router: Self.router(), logger: logger) { port, server in
             #expect(port > 0)
             #expect(server.port == port)
-            #expect(store.messages.withLockedValue { $0 }.contains { $0.contains("listening on http://127.0.0.1:\(port)") })
+            #expect(store.messages.contains { $0.contains("listening on http://127.0.0.1:\(port)") })
             let response = try await RawHTTPClient.get(port: port, "/healthz")
             #expect(response.status == 200)
             #expect(response.text == #"{"status":"ok"}"#)
@@ -147,11 +148,11 @@ import Testing
 
 @Suite(.timeLimit(.minutes(10)), .serialized) struct PollingThreadPoolTests {
     @Test func aPoolOfPollingThreadsAnswersBothPathsAndDrains() async throws {
-        let gate = Gate()
+        let latch = Latch()
         var router = Router()
         router.get("/sync", immediate: { _ in .text("now") }) { _ in .text("later") }
         router.get("/async") { _ in
-            await gate.wait()
+            await latch.wait()
             return .text("done")
         }
         try await withLiveServer(.test(pollingThreads: 2), router: router) { port, _ in
@@ -161,7 +162,7 @@ import Testing
                 var answers: [String] = []
                 for _ in 0..<40 { answers.append(try await group.next() ?? "") }
                 #expect(answers.allSatisfy { $0 == "now" })
-                gate.open()
+                latch.open()
                 for try await answer in group { answers.append(answer) }
                 return answers
             }

@@ -2,18 +2,19 @@ import Glibc
 import HTTPRouting
 import ServiceLifecycle
 import Synchronization
+import TestSupport
 import Testing
 @testable import MicroHTTPServer
 
 @Suite(.timeLimit(.minutes(10)), .serialized) struct ServerConcurrencyTests {
     @Test func slowAsyncRequestsRunConcurrentlyWhileSyncRequestsAnswerAtOnce() async throws {
         let started = Signals()
-        let gate = Gate()
+        let latch = Latch()
         let finished = Atomic<Int>(0)
         var router = Router()
         router.get("/slow/{n}") { request in
             started.signal()
-            await gate.wait()
+            await latch.wait()
             finished.add(1, ordering: .relaxed)
             return .text(request.pathParameters["n"] ?? "-")
         }
@@ -26,13 +27,13 @@ import Testing
                         return response.status == 200 && response.text == "\(index)"
                     }
                 }
-                // Not serialised: all 200 handlers are in flight at once (each waits at the gate until the end).
+                // Not serialised: all 200 handlers are in flight at once (each waits at the latch until the end).
                 await started.wait(for: 200)
                 let fast = try await RawHTTPClient.get(port: port, "/fast")
                 #expect(fast.text == "fast")
                 // Answered while all 200 slow handlers were still waiting.
                 #expect(finished.load(ordering: .relaxed) == 0)
-                gate.open()
+                latch.open()
                 var ok = 0
                 for try await success in group where success { ok += 1 }
                 #expect(ok == 200)
@@ -42,7 +43,7 @@ import Testing
 
     @Test func gracefulShutdownLetsInFlightRequestsFinish() async throws {
         let started = Signals()
-        let release = Gate()
+        let release = Latch()
         var router = Router()
         router.get("/slow") { _ in
             started.signal()
@@ -62,7 +63,7 @@ import Testing
                 await group.triggerGracefulShutdown()
                 // Answered once the server drains (it stops listening first), not before: a handler that slept
                 // instead answered before the shutdown began once, under ThreadSanitizer on two loaded CPUs.
-                while server.port != nil { await Task.yield() }
+                await waitUntil("the server stops listening") { server.port == nil }
                 release.open()
                 var responses: [RawResponse] = []
                 for try await response in clients { responses.append(response) }
@@ -84,9 +85,9 @@ import Testing
     /// (a pool): a connection made after that is never served, while the request in flight still is.
     @Test(arguments: [1, 2]) func aConnectionMadeWhileDrainingIsNotServed(pollingThreads: Int) async throws {
         let started = Signals()
-        let gate = Gate()
+        let latch = Latch()
         var router = Router()
-        router.getHeld("/held", started: started, until: gate)
+        router.getHeld("/held", started: started, until: latch)
         router.getNow()
         var late: Task<RawResponse?, Never>?
         try await withLiveServer(.test(pollingThreads: pollingThreads), router: router) { port, server async throws in
@@ -96,7 +97,7 @@ import Testing
             server.beginDraining()
             // Refused, or left in the backlog until the daemon stops: either way never answered.
             late = Task { try? await RawHTTPClient.get(port: port, "/now") }
-            gate.open()
+            latch.open()
             #expect(try await held.value.text == "held")
         }
         #expect(await late?.value == nil)

@@ -2,6 +2,7 @@ import NIOConcurrencyHelpers
 import Glibc
 import HTTPRouting
 import Logging
+import TestSupport
 import Testing
 @testable import MicroHTTPServer
 
@@ -123,7 +124,7 @@ import Testing
 
     @Test func fullAsyncQueueAnswers503() async throws {
         let started = Signals()
-        let release = Gate()
+        let release = Latch()
         var router = Router()
         router.getHeld("/hold", started: started, until: release)
         try await withLiveServer(.test(maxPendingRequests: 1), router: router) { port, _ in
@@ -145,7 +146,7 @@ import Testing
     /// acceptor's thread with a pool) and says so in the log, at debug level.
     @Test(arguments: [1, 2]) func aConnectionOverThePerIPLimitIsClosedAndLogged(pollingThreads: Int) async throws {
         let store = CapturingLogHandler.Store()
-        let logger = Logger(label: "test") { _ in CapturingLogHandler(store: store) }
+        let logger = CapturingLogHandler.logger(store)
         var router = Router()
         router.getNow()
         let configuration = MicroHTTPServerConfiguration.test(pollingThreads: pollingThreads, maxConnectionsPerIP: 1)
@@ -155,7 +156,7 @@ import Testing
             try RawHTTPClient.send(first, Array("GET /now HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
             #expect(try RawHTTPClient.readResponse(first, expectBody: true, checkClosed: false).text == "now")
             await #expect(throws: RawClientError.self) { try await RawHTTPClient.get(port: port, "/now") }
-            #expect(store.messages.withLockedValue { $0 }.contains { $0.hasPrefix("libmicrohttpd: ") && $0.contains("limit") })
+            #expect(store.messages.contains { $0.hasPrefix("libmicrohttpd: ") && $0.contains("limit") })
         }
     }
 
@@ -201,7 +202,7 @@ import Testing
         var statuses: [Int] { all.withLockedValue { $0.map(\.status).sorted() } }
     }
 
-    static func router(_ records: Records, started: Signals, release: Gate) -> Router {
+    static func router(_ records: Records, started: Signals, release: Latch) -> Router {
         var router = Router(observer: { record in records.all.withLockedValue { $0.append(record) } })
         router.getHeld("/hold", started: started, until: release)
         return router
@@ -210,7 +211,7 @@ import Testing
     @Test func aRequestPastItsDeadlineIsObservedAs504NotAsTheLateAnswer() async throws {
         let records = Records()
         let started = Signals()
-        let release = Gate()
+        let release = Latch()
         let configuration = MicroHTTPServerConfiguration.test(requestTimeout: .milliseconds(200))
         try await withLiveServer(configuration, router: Self.router(records, started: started, release: release)) {
             port, _ in
@@ -226,7 +227,7 @@ import Testing
     @Test func aFullQueuesAnswerIsObservedAs503() async throws {
         let records = Records()
         let started = Signals()
-        let release = Gate()
+        let release = Latch()
         try await withLiveServer(
             .test(maxPendingRequests: 1), router: Self.router(records, started: started, release: release)
         ) { port, _ in

@@ -2,6 +2,7 @@ import HTTPRouting
 import Logging
 import NIOSSL
 import TLSTestSupport
+import TestSupport
 import Testing
 @testable import MicroHTTPServer
 
@@ -29,9 +30,9 @@ import Testing
     func keepAliveRequestsOverTLS13AndTLS12(pollingThreads: Int) async throws {
         let trusted = try Self.certificate.get().certificatePEM
         let store = CapturingLogHandler.Store()
-        let logger = Logger(label: "test") { _ in CapturingLogHandler(store: store) }
+        let logger = CapturingLogHandler.logger(store)
         try await withLiveServer(try Self.configuration(pollingThreads: pollingThreads), router: Self.router(), logger: logger) { port, _ in
-            #expect(store.messages.withLockedValue { $0 }.contains { $0.contains("listening on https://127.0.0.1:\(port)") })
+            #expect(store.messages.contains { $0.contains("listening on https://127.0.0.1:\(port)") })
             for version in [TLSVersion.tlsv13, .tlsv12] {
                 // Three requests, one connection: the immediate path, the async one (suspend/resume), again.
                 let exchange = try await HTTPSTestClient.get(

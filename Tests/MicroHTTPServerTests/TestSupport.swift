@@ -1,7 +1,7 @@
-import NIOConcurrencyHelpers
 import HTTPRouting
 import Logging
 import ServiceLifecycle
+import TestSupport
 @testable import MicroHTTPServer
 
 let quietLogger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
@@ -44,11 +44,11 @@ func withLiveServer(
 }
 
 extension Router {
-    /// `GET path` answers "held" once `gate` opens, after telling `started` it is in.
-    mutating func getHeld(_ path: String, started: Signals, until gate: Gate) {
+    /// `GET path` answers "held" once `latch` opens, after telling `started` it is in.
+    mutating func getHeld(_ path: String, started: Signals, until latch: Latch) {
         get(path) { _ in
             started.signal()
-            await gate.wait()
+            await latch.wait()
             return .text("held")
         }
     }
@@ -56,36 +56,6 @@ extension Router {
     /// `GET /now` answers "now" on the polling thread (the immediate path).
     mutating func getNow() {
         get("/now", immediate: { _ in .text("now") }) { _ in .text("later") }
-    }
-}
-
-struct GateState: Sendable {
-    var open = false
-    var waiters: [CheckedContinuation<Void, Never>] = []
-}
-
-/// A one-shot latch many tasks can wait on.
-final class Gate: Sendable {
-    private let state = NIOLockedValueBox<GateState>(GateState())
-
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let openNow = state.withLockedValue { state -> Bool in
-                if state.open { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if openNow { continuation.resume() }
-        }
-    }
-
-    func open() {
-        let waiters = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
-            state.open = true
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
     }
 }
 
@@ -109,29 +79,5 @@ struct Signals: Sendable {
             seen += 1
             if seen == count { return }
         }
-    }
-}
-
-/// Captures log messages (to check the start-up line) and their request ids.
-struct CapturingLogHandler: LogHandler {
-    final class Store: Sendable {
-        let messages = NIOLockedValueBox<[String]>([])
-        /// Each message with the `requestId` of its metadata, if any.
-        let requestIDs = NIOLockedValueBox<[(message: String, requestID: String?)]>([])
-    }
-
-    let store: Store
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        store.messages.withLockedValue { $0.append(event.message.description) }
-        let id = event.metadata?["requestId"].map { "\($0)" }
-        store.requestIDs.withLockedValue { $0.append((event.message.description, id)) }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Sealing
@@ -10,13 +11,12 @@ import Testing
 
     @discardableResult
     func withKeyFile<T>(_ text: String, mode: Int, _ body: (String) throws -> T) throws -> T {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("keyring-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let path = folder.appendingPathComponent("keys").path
-        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
-        return try body(path)
+        try withTemporaryFolder("keyring") { folder in
+            let path = folder + "/keys"
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+            try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
+            return try body(path)
+        }
     }
 
     @Test func aPrivateFileLoads() throws {

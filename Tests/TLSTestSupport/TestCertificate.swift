@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import TestSupport
 import X509
 
 /// A self-signed certificate for `localhost` and its key, made in-process (ECDSA P-256, valid from an hour ago
@@ -26,11 +27,10 @@ public struct TestCertificate: Sendable {
     }
 
     /// Writes the certificate and key as `cert.pem` and `key.pem` (mode 0600) into a new temporary folder.
-    public func write() throws -> (folder: URL, certificate: String, key: String) {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("unicache-tls-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let certificate = folder.appendingPathComponent("cert.pem")
-        let key = folder.appendingPathComponent("key.pem")
+    public func write() throws -> (folder: TemporaryFolder, certificate: String, key: String) {
+        let folder = try TemporaryFolder("unicache-tls")
+        let certificate = folder.url.appendingPathComponent("cert.pem")
+        let key = folder.url.appendingPathComponent("key.pem")
         try Data(certificatePEM.utf8).write(to: certificate)
         guard FileManager.default.createFile(
             atPath: key.path, contents: Data(privateKeyPEM.utf8), attributes: [.posixPermissions: 0o600])

@@ -1,10 +1,11 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import UnifiedCache
 
-/// Waits (yielding, never sleeping) until `count` requests are parked on the key's shared load.
+/// Waits (bounded) until `count` requests are parked on the key's shared load.
 func waitForWaiters(_ cache: UnifiedCacheManager, key: String, count: Int) async {
-    while cache.coalescedWaiters(for: key) < count { await Task.yield() }
+    await waitUntil("\(count) requests wait on \(key)") { cache.coalescedWaiters(for: key) >= count }
 }
 
 @Suite(.timeLimit(.minutes(10))) struct CoalescingTests {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import UnifiedCache
 @testable import UpstreamGate
@@ -6,7 +7,7 @@ import Testing
 /// The manager behind a gated fetcher (CONTRACT §7.1): a stampede spends one request of the budget, a refusal
 /// serves a stored copy with its reason or fails with the refusal, and a refused fetch is not counted as one.
 @Suite(.timeLimit(.minutes(10))) struct GatedManagerTests {
-    static func gate(budget: Int, clock: ManualGateClock) -> UpstreamGate {
+    static func gate(budget: Int, clock: ManualClock) -> UpstreamGate {
         UpstreamGate(
             configuration: .init(slotWait: .seconds(5)),
             budget: SlidingWindowCounter(limit: budget, window: .seconds(10)), clock: clock, jitter: { 0 })
@@ -15,7 +16,7 @@ import Testing
     @Test func aStampedeOfOneKeySpendsOneRequestOfTheBudget() async throws {
         let cache = makeManager()
         let held = HeldFetcher(body: "shared")
-        let gate = Self.gate(budget: 5, clock: ManualGateClock())
+        let gate = Self.gate(budget: 5, clock: ManualClock())
         let fetcher = GatedFetcher(held, gate: gate)
         try await withThrowingTaskGroup(of: CacheResult.self) { group in
             for _ in 0..<200 {
@@ -32,7 +33,7 @@ import Testing
     @Test func aRefusalServesTheStoredCopyWithItsReasonOrFailsWithIt() async throws {
         let wall = ManualWallClock(instant("2026-06-01T12:00:00Z"))
         let cache = makeManager(clock: wall)
-        let gate = Self.gate(budget: 1, clock: ManualGateClock())
+        let gate = Self.gate(budget: 1, clock: ManualClock())
         let fetcher = GatedFetcher(ScriptedFetcher(body: "v1"), gate: gate)
         var policy = FreshnessPolicy.ttl(60)
         policy.staleIfError = 3600
@@ -69,7 +70,7 @@ import Testing
     @Test func anOpenCircuitAnswersAStaleMemoryCopySynchronously() async throws {
         let wall = ManualWallClock(instant("2026-06-01T12:00:00Z"))
         let cache = makeManager(clock: wall)
-        let gateClock = ManualGateClock()
+        let gateClock = ManualClock()
         let gate = UpstreamGate(configuration: .init(slotWait: .seconds(5)), budget: nil, clock: gateClock, jitter: { 0 })
         let failing = ScriptedFetcher(error: .unavailable("down"))
         var policy = FreshnessPolicy.ttl(60)

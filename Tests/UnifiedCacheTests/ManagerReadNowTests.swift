@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import UnifiedCache
 
@@ -49,7 +50,7 @@ import Testing
         let cache = makeManager(secondTier: disk)
         disk.holdRemovals()
         let invalidation = Task { try await cache.invalidate(key: "other") }
-        while disk.removalsStarted == 0 { await Task.yield() }
+        await waitUntil("the removal is held") { disk.removalsStarted > 0 }
         #expect(cache.cachedFresh(key: "k", policy: .ttl(60)) == nil)
         disk.openRemovals()
         _ = try await invalidation.value

@@ -1,36 +1,23 @@
 import Foundation
 import NIOConcurrencyHelpers
+import TestSupport
 import Testing
 @testable import UnifiedCache
 
 /// A second tier whose stores wait until the test opens the gate; it reports each store as it starts.
 private final class SlowStoreTier: SecondTier {
     let inner = DictionarySecondTier()
-    private let waiting = NIOLockedValueBox<(open: Bool, parked: [CheckedContinuation<Void, Never>])>((false, []))
+    private let latch = Latch()
     let storesStarted: AsyncStream<String>
     private let storesContinuation: AsyncStream<String>.Continuation
 
     init() { (storesStarted, storesContinuation) = AsyncStream.makeStream(of: String.self) }
 
-    func open() {
-        let parked = waiting.withLockedValue { state in
-            state.open = true
-            defer { state.parked.removeAll() }
-            return state.parked
-        }
-        for continuation in parked { continuation.resume() }
-    }
+    func open() { latch.open() }
 
     func store(_ entry: CacheEntry) async -> Bool {
         storesContinuation.yield(entry.key)
-        await withCheckedContinuation { continuation in
-            let now = waiting.withLockedValue { state in
-                if state.open { return true }
-                state.parked.append(continuation)
-                return false
-            }
-            if now { continuation.resume() }
-        }
+        await latch.wait()
         return await inner.store(entry)
     }
 

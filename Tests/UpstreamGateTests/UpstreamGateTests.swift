@@ -1,4 +1,5 @@
 import NIOConcurrencyHelpers
+import TestSupport
 import Testing
 import UnifiedCache
 @testable import UpstreamGate
@@ -9,7 +10,7 @@ import UnifiedCache
 @Suite(.timeLimit(.minutes(10))) struct UpstreamGateTests {
     static func gate(
         concurrency: Int = 64, slotWait: Duration = .seconds(5), budget: (any UpstreamRateCounter)? = nil,
-        clock: ManualGateClock
+        clock: ManualClock
     ) -> UpstreamGate {
         UpstreamGate(
             configuration: .init(concurrency: concurrency, slotWait: slotWait), budget: budget, clock: clock,
@@ -27,14 +28,14 @@ import UnifiedCache
         }
     }
 
-    /// Waits (without sleeping) until `count` tasks sleep on the clock: waiters parked for a slot.
-    static func parked(_ count: Int, on clock: ManualGateClock) async {
-        while clock.sleeping < count { await Task.yield() }
+    /// Waits (bounded) until `count` tasks sleep on the clock: waiters parked for a slot.
+    static func parked(_ count: Int, on clock: ManualClock) async {
+        await waitUntil("\(count) waiters park") { clock.sleepers >= count }
     }
 
     @Test(arguments: [(3 as Int?, 3), (nil, 60), (7200, 3600), (0, 0)])
     func a429PausesTheDomain(retryAfter: Int?, pausedSeconds: Int) async throws {
-        let clock = ManualGateClock()
+        let clock = ManualClock()
         let gate = Self.gate(clock: clock)
         gate.finish(try await gate.admit(), .rateLimited(retryAfter: retryAfter))
         if pausedSeconds > 0 {
@@ -48,7 +49,7 @@ import UnifiedCache
     }
 
     @Test func theBudgetRefusesWithTheTimeUntilItAllowsARequest() async throws {
-        let clock = ManualGateClock()
+        let clock = ManualClock()
         let gate = Self.gate(budget: SlidingWindowCounter(limit: 2, window: .seconds(10)), clock: clock)
         #expect(await Self.refusal(gate) == nil)
         clock.advance(by: .seconds(4))
@@ -62,7 +63,7 @@ import UnifiedCache
     }
 
     @Test func theCircuitOpensAfterFiveFailuresAndOneProbeClosesIt() async throws {
-        let clock = ManualGateClock()
+        let clock = ManualClock()
         let gate = Self.gate(clock: clock)
         for _ in 0..<5 { gate.finish(try await gate.admit(), .failed) }
         #expect(await Self.refusal(gate) == UpstreamRefusal(.circuit, retryAfter: .seconds(1)))
@@ -81,7 +82,7 @@ import UnifiedCache
     }
 
     @Test func aProbeRefusedByTheBudgetLeavesTheProbeToTheNextRequest() async throws {
-        let clock = ManualGateClock()
+        let clock = ManualClock()
         let gate = Self.gate(budget: SlidingWindowCounter(limit: 5, window: .seconds(60)), clock: clock)
         for _ in 0..<5 { gate.finish(try await gate.admit(), .failed) }
         clock.advance(by: .seconds(1))
@@ -92,7 +93,7 @@ import UnifiedCache
     }
 
     @Test func requestsOverTheCapWaitForASlotUntilTheirDeadline() async throws {
-        let clock = ManualGateClock()
+        let clock = ManualClock()
         let gate = Self.gate(concurrency: 2, slotWait: .seconds(5), clock: clock)
         let first = try await gate.admit()
         let second = try await gate.admit()
@@ -113,7 +114,7 @@ import UnifiedCache
     }
 
     @Test func backgroundWorkYieldsTheNextSlotToARequest() async throws {
-        let clock = ManualGateClock()
+        let clock = ManualClock()
         let gate = Self.gate(concurrency: 1, clock: clock)
         let holder = try await gate.admit()
         let order = OrderLog()
@@ -136,7 +137,7 @@ import UnifiedCache
     }
 
     @Test func aCancelledWaiterLeavesWithoutASlot() async throws {
-        let clock = ManualGateClock()
+        let clock = ManualClock()
         let gate = Self.gate(concurrency: 1, clock: clock)
         let holder = try await gate.admit()
         let waiter = Task { () async throws(FetchError) -> UpstreamGate.Pass in try await gate.admit() }

@@ -1,3 +1,4 @@
+import Clocks
 import HTTPRouting
 import Logging
 
@@ -99,10 +100,11 @@ public final class AccessControl: Sendable {
     }
 }
 
+/// Test hooks (`package`: for this package's tests, not API).
 extension AccessControl {
-    /// Tokens remembered now (tests and benchmarks).
-    public var rememberedCount: Int { remembered.count }
+    /// Tokens remembered now.
+    package var rememberedCount: Int { remembered.count }
 
-    /// Signature checks made so far: a remembered token makes none (tests and benchmarks).
-    public var signatureChecks: Int { statistics.signatureChecks.load(ordering: .relaxed) }
+    /// Signature checks made so far: a remembered token makes none.
+    package var signatureChecks: Int { statistics.signatureChecks.load(ordering: .relaxed) }
 }

@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import CMicroHTTPDShim
+import Clocks
 
 #if canImport(Glibc)
 import Glibc
@@ -16,8 +17,7 @@ final class DaemonOptions: @unchecked Sendable {
 
     init(configuration: MicroHTTPServerConfiguration, core: ServerCore) {
         let cls = Unmanaged.passUnretained(core).toOpaque()
-        let idleSeconds = configuration.idleTimeout.components.seconds
-            + (configuration.idleTimeout.components.attoseconds > 0 ? 1 : 0)
+        let idleSeconds = configuration.idleTimeout.wholeSecondsRoundedUp
         certificatePEM = configuration.tls.flatMap { strdup($0.certificateChainPEM) }
         keyPEM = configuration.tls.flatMap { strdup($0.privateKeyPEM) }
         pointer = .allocate(capacity: 1)
@@ -25,8 +25,8 @@ final class DaemonOptions: @unchecked Sendable {
             connection_limit: UInt32(clamping: configuration.maxConnections),
             per_ip_connection_limit: UInt32(clamping: configuration.maxConnectionsPerIP),
             connection_timeout_seconds: UInt32(clamping: max(1, idleSeconds)),
-            header_timeout_ms: Self.milliseconds(configuration.headerTimeout),
-            header_stall_ms: Self.milliseconds(configuration.headerStall),
+            header_timeout_ms: configuration.headerTimeout.wholeMillisecondsRoundedUp,
+            header_stall_ms: configuration.headerStall.wholeMillisecondsRoundedUp,
             connection_memory_limit: max(4096, configuration.connectionMemoryLimit),
             // MHD's own strict mode answers a missing Host with an HTML page; RequestFraming checks it
             // and answers problem+json instead. Malformed header lines are still rejected by MHD.
@@ -41,15 +41,6 @@ final class DaemonOptions: @unchecked Sendable {
             tls_certificate_pem: certificatePEM,
             tls_key_pem: keyPEM
         ))
-    }
-
-    /// Whole milliseconds, rounded up (a positive duration stays positive), at least 0.
-    static func milliseconds(_ duration: Duration) -> UInt64 {
-        let (seconds, attoseconds) = duration.components
-        guard seconds >= 0 else { return 0 }
-        let perMillisecond: Int64 = 1_000_000_000_000_000
-        let fraction = UInt64(attoseconds / perMillisecond) + (attoseconds % perMillisecond > 0 ? 1 : 0)
-        return UInt64(seconds).multipliedReportingOverflow(by: 1000).partialValue + fraction
     }
 
     deinit {

@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 
 extension UnifiedCacheManager {
@@ -64,8 +65,7 @@ extension UnifiedCacheManager {
         } catch {
             result = .failure(error)
         }
-        let elapsed = started.duration(to: .now)
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = started.duration(to: .now).seconds
         // A fetch the upstream gate refused never reached the upstream: not a fetch; one that could not reach it
         // is a failure but not a fetch either.
         switch result {

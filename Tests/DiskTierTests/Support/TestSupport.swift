@@ -4,14 +4,6 @@ import UnifiedCache
 
 @testable import DiskTier
 
-/// A fresh folder under the system's temporary directory, removed after `body`.
-func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws -> T {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("disktier-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: url) }
-    return try await body(url.path)
-}
-
 let testLogger: Logger = {
     var logger = Logger(label: "disktier-tests")
     logger.logLevel = .error

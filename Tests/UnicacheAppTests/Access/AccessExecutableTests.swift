@@ -1,5 +1,6 @@
 import AccessTestSupport
 import Foundation
+import TestSupport
 import Testing
 import UnicacheApp
 
@@ -19,14 +20,13 @@ struct AccessExecutableTests {
     }
 
     @Test func anUnusableJWKSStopsStartUpNamingTheFlag() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("jwks-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let hmacOnly = folder.appendingPathComponent("hmac.json")
+        let folder = try TemporaryFolder("jwks")
+        defer { folder.remove() }
+        let hmacOnly = folder.url.appendingPathComponent("hmac.json")
         try Data(jwks([["kty": "oct", "k": "c2VjcmV0", "kid": "h"]])).write(to: hmacOnly)
-        let usable = folder.appendingPathComponent("usable.json")
+        let usable = folder.url.appendingPathComponent("usable.json")
         try Data(jwks([SigningKey.es256().jwk()])).write(to: usable)
-        for jwks in [folder.appendingPathComponent("missing.json").path, hmacOnly.path, "http://127.0.0.1:1/jwks.json"] {
+        for jwks in [folder.file("missing.json"), hmacOnly.path, "http://127.0.0.1:1/jwks.json"] {
             let result = try await BuiltExecutable.run(
                 ["--auth", "jwt", "--jwt-jwks", jwks, "--jwt-audience", "unicache", "--port", "0", "--disk-limit", "0"])
             #expect(result.status == 64, "\(jwks)")

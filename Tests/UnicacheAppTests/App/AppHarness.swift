@@ -2,6 +2,7 @@ import Foundation
 import HTTPRouting
 import Logging
 import NIOConcurrencyHelpers
+import TestSupport
 import Testing
 import UnifiedCache
 
@@ -19,11 +20,11 @@ final class ScriptedFetcher: Fetcher {
         var calls: [FetchRequest] = []
         var behaviour: Behaviour = .answer
         var bodies: [String: String] = [:]
-        var gate: [CheckedContinuation<Void, Never>]? = nil
-        var arrivals: [CheckedContinuation<Void, Never>] = []
+        var arrivals: [(count: Int, latch: Latch)] = []
     }
 
     private let state = NIOLockedValueBox(State())
+    private let latch = Latch(open: true)
     let clock: ManualWallClock
 
     init(clock: ManualWallClock) { self.clock = clock }
@@ -35,41 +36,27 @@ final class ScriptedFetcher: Fetcher {
     func set(body: String, for key: String) { state.withLockedValue { $0.bodies[key] = body } }
 
     /// From now on fetches wait until `open()`.
-    func close() { state.withLockedValue { $0.gate = [] } }
-    func open() {
-        let waiting = state.withLockedValue { state in
-            defer { state.gate = nil }
-            return state.gate ?? []
-        }
-        for continuation in waiting { continuation.resume() }
-    }
+    func close() { latch.close() }
+    func open() { latch.open() }
     /// Returns once `count` fetches have arrived (at the gate or done).
     func waitForCalls(_ count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLockedValue { state in
-                if state.calls.count >= count { return true }
-                state.arrivals.append(continuation)
-                return false
-            }
-            if ready { continuation.resume() }
+        let latch = Latch()
+        let ready = state.withLockedValue { state in
+            if state.calls.count >= count { return true }
+            state.arrivals.append((count, latch))
+            return false
         }
+        if !ready { await latch.wait() }
     }
 
     func fetch(_ request: FetchRequest) async throws(FetchError) -> FetchedValue {
-        let arrivals = state.withLockedValue { state in
+        let arrived = state.withLockedValue { state in
             state.calls.append(request)
-            defer { state.arrivals = [] }
-            return state.arrivals
+            defer { state.arrivals.removeAll { $0.count <= state.calls.count } }
+            return state.arrivals.filter { $0.count <= state.calls.count }
         }
-        for continuation in arrivals { continuation.resume() }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let mustWait = state.withLockedValue { state in
-                guard state.gate != nil else { return false }
-                state.gate?.append(continuation)
-                return true
-            }
-            if !mustWait { continuation.resume() }
-        }
+        for waiter in arrived { waiter.latch.open() }
+        await latch.wait()
         let (behaviour, body, number) = state.withLockedValue { ($0.behaviour, $0.bodies[request.key], $0.calls.count) }
         switch behaviour {
         case .fail(let error): throw error

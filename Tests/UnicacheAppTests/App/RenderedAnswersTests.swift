@@ -1,5 +1,6 @@
 import Foundation
 import HTTPRouting
+import TestSupport
 import Testing
 import UnifiedCache
 
@@ -113,7 +114,7 @@ import UnifiedCache
             await h.fetcher.waitForCalls(1)
             // Every other request joined the load before it ends: one started late would be a hit, not coalesced
             // (under ThreadSanitizer one was: 18 of 19).
-            while h.app.cache.coalescedWaiters(for: "subscription:alice") < 19 { await Task.yield() }
+            await waitUntil("19 requests join the load") { h.app.cache.coalescedWaiters(for: "subscription:alice") >= 19 }
             h.fetcher.open()
             return try await group.reduce(into: []) { $0.append($1) }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// CONTRACT §9.4: every bad key ring stops start-up with one line naming the flag, before listening, and never
@@ -12,10 +13,9 @@ struct KeyRingStartupTests {
     }
 
     /// The ring's file in a fresh folder (the folder is returned for removal).
-    func write(_ ring: Ring) throws -> (folder: String, path: String) {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ring-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let path = folder + "/keys"
+    func write(_ ring: Ring) throws -> (folder: TemporaryFolder, path: String) {
+        let folder = try TemporaryFolder("ring")
+        let path = folder.file("keys")
         let (text, mode): (String, Int) =
             switch ring {
             case .missing: ("", 0)
@@ -37,8 +37,8 @@ struct KeyRingStartupTests {
     @Test(arguments: Ring.allCases)
     func aBadRingStopsStartUpWithOneLine(_ ring: Ring) async throws {
         let (folder, path) = try write(ring)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let result = try await BuiltExecutable.run(["--encryption-keys", path, "--port", "0", "--data-dir", folder + "/data"])
+        defer { folder.remove() }
+        let result = try await BuiltExecutable.run(["--encryption-keys", path, "--port", "0", "--data-dir", folder.file("data")])
         #expect(result.status == 64)
         #expect(result.standardError.hasPrefix("error: --encryption-keys: "), "\(result.standardError)")
         #expect(result.standardError.filter { $0 == "\n" }.count == 1)
@@ -48,9 +48,9 @@ struct KeyRingStartupTests {
 
     @Test func theVariableIsNamedWhenThePathCameFromIt() async throws {
         let (folder, path) = try write(.groupReadable)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
+        defer { folder.remove() }
         let result = try await BuiltExecutable.run(
-            ["--port", "0", "--data-dir", folder + "/data"], environment: ["UNICACHE_ENCRYPTION_KEYS": path])
+            ["--port", "0", "--data-dir", folder.file("data")], environment: ["UNICACHE_ENCRYPTION_KEYS": path])
         #expect(result.status == 64)
         #expect(result.standardError.hasPrefix("error: UNICACHE_ENCRYPTION_KEYS (--encryption-keys): the key file"))
         #expect(result.standardError.contains("640"))

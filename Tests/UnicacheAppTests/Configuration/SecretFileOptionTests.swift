@@ -1,5 +1,6 @@
 import Foundation
 import TLSTestSupport
+import TestSupport
 import Testing
 import UnicacheApp
 
@@ -8,10 +9,9 @@ import UnicacheApp
 @Suite("Secret files", .timeLimit(.minutes(1)))
 struct SecretFileOptionTests {
     /// A fresh folder with `name` holding `contents` at `mode`.
-    func file(_ contents: String, mode: Int, name: String = "admin-token") throws -> (folder: URL, path: String) {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("secret-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let path = folder.appendingPathComponent(name).path
+    func file(_ contents: String, mode: Int, name: String = "admin-token") throws -> (folder: TemporaryFolder, path: String) {
+        let folder = try TemporaryFolder("secret")
+        let path = folder.file(name)
         #expect(FileManager.default.createFile(atPath: path, contents: Data(contents.utf8)))
         try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
         return (folder, path)
@@ -24,7 +24,7 @@ struct SecretFileOptionTests {
     @Test(arguments: [("s3cret\n", 0o600), ("s3cret", 0o400), ("s3cret\r\n", 0o600)])
     func theAdminTokenComesFromAFileWithoutItsNewline(contents: String, mode: Int) throws {
         let (folder, path) = try file(contents, mode: mode)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        defer { folder.remove() }
         let flag = try UnicacheConfiguration.parse(arguments: ["--admin-token-file", path], environment: [:])
         #expect(flag.admin.token == "s3cret")
         let variable = try UnicacheConfiguration.parse(arguments: [], environment: ["UNICACHE_ADMIN_TOKEN_FILE": path])
@@ -33,24 +33,24 @@ struct SecretFileOptionTests {
 
     @Test func aBadAdminTokenFileStopsStartUpNamingTheFlag() throws {
         let (folder, path) = try file("s3cret\n", mode: 0o644)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        defer { folder.remove() }
         let open = error(["--admin-token-file", path])
         #expect(open.hasPrefix("--admin-token-file: "))
         #expect(open.contains("has mode 644"))
         #expect(open.contains("chmod 600"))
         #expect(!open.contains("s3cret"))
-        #expect(error(["--admin-token-file", folder.appendingPathComponent("none").path]).hasPrefix("--admin-token-file: "))
+        #expect(error(["--admin-token-file", folder.file("none")]).hasPrefix("--admin-token-file: "))
         let (blankFolder, blank) = try file("\n", mode: 0o600, name: "blank")
-        defer { try? FileManager.default.removeItem(at: blankFolder) }
+        defer { blankFolder.remove() }
         #expect(error(["--admin-token-file", blank]).hasPrefix("--admin-token-file: the token is empty"))
         let (spacedFolder, spaced) = try file("two words\n", mode: 0o600, name: "spaced")
-        defer { try? FileManager.default.removeItem(at: spacedFolder) }
+        defer { spacedFolder.remove() }
         #expect(!error(["--admin-token-file", spaced]).contains("two words"))
     }
 
     @Test func aTokenAndATokenFileTogetherStopStartUp() throws {
         let (folder, path) = try file("s3cret\n", mode: 0o600)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        defer { folder.remove() }
         let both = error(["--admin-token", "other", "--admin-token-file", path])
         #expect(both.hasPrefix("--admin-token-file: given with --admin-token"))
         #expect(error([], ["UNICACHE_ADMIN_TOKEN": "other", "UNICACHE_ADMIN_TOKEN_FILE": path])
@@ -60,7 +60,7 @@ struct SecretFileOptionTests {
     @Test(arguments: [0o644, 0o640, 0o604, 0o660])
     func aTLSKeyOthersMayReadStopsStartUp(mode: Int) throws {
         let pair = try TestCertificate().write()
-        defer { try? FileManager.default.removeItem(at: pair.folder) }
+        defer { pair.folder.remove() }
         #expect(error(["--tls-cert", pair.certificate, "--tls-key", pair.key]) == "")
         try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: pair.key)
         let message = error(["--tls-cert", pair.certificate, "--tls-key", pair.key])

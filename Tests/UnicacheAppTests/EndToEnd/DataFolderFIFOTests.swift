@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import TestSupport
 import Testing
 @testable import Healthcheck
 @testable import UnicacheApp
@@ -63,8 +64,8 @@ struct DataFolderFIFOTests {
     }
 
     @Test func aFIFOInPlaceOfAnEntryFileIsAnsweredWithinASecond() async throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("unicache-fifo-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let folder = try TemporaryFolder("unicache-fifo"), dir = folder.url.appendingPathComponent("data")
+        defer { folder.remove() }
         let arguments = ["--data-dir", dir.path, "--disk-limit", "64MiB", "--admin-token", Self.token]
 
         var first = try ExecutableTests.Service(arguments)

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import RedisTestSupport
+import TestSupport
 import Testing
 
 @testable import UnicacheApp
@@ -46,8 +47,8 @@ struct DataFolderModeTests {
 
     @Test func everyFileIs600AndEveryFolder700UnderUmaskZero() async throws {
         let redis = try await RedisServerProcess.start()
-        let parent = try AtRest.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: parent) }
+        let folder = try TemporaryFolder("at-rest"), parent = folder.path
+        defer { folder.remove() }
         // Made by the service, with a folder between.
         let dataDir = parent + "/made/data"
         let arguments = [

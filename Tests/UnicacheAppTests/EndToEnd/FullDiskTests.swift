@@ -2,11 +2,13 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import TestSupport
 import Testing
 
 /// A small tmpfs mounted for one test (root only; the suite is skipped where mounting is not allowed).
 struct Tmpfs {
-    let path: String
+    let folder: TemporaryFolder
+    var path: String { folder.path }
 
     static let canMount: Bool = {
         guard getuid() == 0, let probe = try? Tmpfs(size: "64k") else { return false }
@@ -15,17 +17,16 @@ struct Tmpfs {
     }()
 
     init(size: String) throws {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("unicache-tmpfs-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        guard Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", path]) == 0 else {
-            try? FileManager.default.removeItem(atPath: path)
+        folder = try TemporaryFolder("unicache-tmpfs")
+        guard Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", folder.path]) == 0 else {
+            folder.remove()
             throw CocoaError(.fileWriteNoPermission)
         }
     }
 
     func unmount() {
         _ = Self.run("/bin/umount", [path])
-        try? FileManager.default.removeItem(atPath: path)
+        folder.remove()
     }
 
     private static func run(_ tool: String, _ arguments: [String]) -> Int32 {

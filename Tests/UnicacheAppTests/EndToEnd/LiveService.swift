@@ -43,7 +43,7 @@ final class LiveService: Sendable {
     /// `domains`: those fetching from the test upstream (the others: `demo`'s, else none); `paths`: `--upstream-path`.
     static func start(
         dataDir: String? = nil, requestTimeout: Duration = .seconds(30), upstreamTimeout: Duration = .seconds(30),
-        protection: [UpstreamDomain: UpstreamProtection] = [:], gateClock: any GateClock = SystemGateClock(),
+        protection: [UpstreamDomain: UpstreamProtection] = [:], gateClock: any Clock<Duration> = ContinuousClock(),
         logger: Logger = Logger(label: "live-test"), upstream shared: (TestUpstream, port: Int)? = nil,
         redis: SharedTierSettings? = nil, memory: MemoryTierConfiguration = MemoryTierConfiguration(),
         access: AccessSettings = AccessSettings(), host: String = "127.0.0.1", ownsUpstream: Bool? = nil,

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import UnicacheApp
@@ -28,8 +29,8 @@ import Testing
     @Test func stampedeOfColdRequestsMakesOneUpstreamRequestWhileWarmKeysAnswer() async throws {
         let live = try await LiveService.start()
         _ = try await live.request(.GET, "/v1/users/bob/profile")
-        let gate = Gate()
-        live.upstream.set("/users/alice/profile", .gated(gate, .json(#"{"name":"alice"}"#)))
+        let latch = Latch()
+        live.upstream.set("/users/alice/profile", .gated(latch, .json(#"{"name":"alice"}"#)))
         let statuses = try await withThrowingTaskGroup(of: String.self) { group in
             for _ in 0..<200 {
                 group.addTask { try await live.request(.GET, "/v1/users/alice/profile").header("X-Cache") ?? "" }
@@ -38,7 +39,7 @@ import Testing
             // The upstream is held back: a warm key must still answer.
             let warm = try await live.request(.GET, "/v1/users/bob/profile")
             #expect(warm.header("X-Cache") == "HIT")
-            gate.open()
+            latch.open()
             var all: [String] = []
             for try await status in group { all.append(status) }
             return all
@@ -88,8 +89,8 @@ import Testing
     }
 
     @Test func hostileUsersAndKeysAre400AndCreateNoFiles() async throws {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("unicache-live-\(UUID().uuidString)")
-        let dataDir = base.appendingPathComponent("data").path
+        let base = try TemporaryFolder("unicache-live"), dataDir = base.file("data")
+        defer { base.remove() }
         try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
         let live = try await LiveService.start(dataDir: dataDir)
         let targets = [
@@ -104,11 +105,11 @@ import Testing
         await live.stop()
         #expect(statuses.allSatisfy { $0 == 400 }, "\(statuses)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: base.path) == ["data"])
-        try? FileManager.default.removeItem(at: base)
     }
 
     @Test func restartedServiceServesDiskHits() async throws {
-        let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("unicache-live-\(UUID().uuidString)").path
+        let folder = try TemporaryFolder("unicache-live"), dataDir = folder.file("data")
+        defer { folder.remove() }
         let first = try await LiveService.start(dataDir: dataDir)
         let original = try await first.request(.GET, "/v1/users/alice/profile")
         await first.stop()
@@ -119,6 +120,5 @@ import Testing
         #expect(again.header("X-Cache-Tier") == "disk")
         #expect(again.body == original.body)
         #expect(second.upstream.requestCount("/users/alice/profile") == 0)
-        try? FileManager.default.removeItem(atPath: dataDir)
     }
 }

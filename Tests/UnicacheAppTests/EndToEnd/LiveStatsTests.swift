@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import UnicacheApp
@@ -17,13 +18,13 @@ import Testing
         _ = try await live.request(.GET, "/v1/users/s/profile?refresh=true")  // stale (upstream error)
         _ = try await live.request(.GET, "/v1/users/s/subscription", headers: [("Cache-Control", "only-if-cached")])  // none
 
-        let gate = Gate()
-        live.upstream.set("/users/s/progress/streak", .gated(gate, .json(#"{"current":1}"#)))
+        let latch = Latch()
+        live.upstream.set("/users/s/progress/streak", .gated(latch, .json(#"{"current":1}"#)))
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<5 { group.addTask { _ = try await live.request(.GET, "/v1/users/s/progress/streak") } }
             await live.upstream.waitForRequests("/users/s/progress/streak", count: 1)
-            while live.app.cache.coalescedWaiters(for: "progress:streak:s") < 4 { await Task.yield() }
-            gate.open()
+            await waitUntil("4 requests join the load") { live.app.cache.coalescedWaiters(for: "progress:streak:s") >= 4 }
+            latch.open()
             try await group.waitForAll()
         }  // 1 miss + 4 coalesced
 

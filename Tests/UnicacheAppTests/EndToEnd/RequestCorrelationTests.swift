@@ -2,6 +2,7 @@ import Foundation
 import HTTPRouting
 import JSONLogging
 import Logging
+import TestSupport
 import Testing
 import UnifiedCache
 
@@ -58,8 +59,8 @@ import UnifiedCache
 
     @Test func aCoalescedFetchCarriesTheLeadersIDAndEveryAnswerItsOwn() async throws {
         let live = try await LiveService.start()
-        let gate = Gate()
-        live.upstream.set("/users/b/profile", .gated(gate, .json(#"{"name":"a"}"#)))
+        let latch = Latch()
+        live.upstream.set("/users/b/profile", .gated(latch, .json(#"{"name":"a"}"#)))
         let leader = Task { try await live.request(.GET, "/v1/users/b/profile", headers: [("X-Request-ID", "leader")]) }
         await live.upstream.waitForRequests("/users/b/profile", count: 1)
         let followers = Task {
@@ -74,7 +75,7 @@ import UnifiedCache
                 return try await group.reduce(into: [(String, String?)]()) { $0.append($1) }
             }
         }
-        gate.open()
+        latch.open()
         let leaderAnswer = try await leader.value
         let echoed = try await followers.value
         await live.stop()

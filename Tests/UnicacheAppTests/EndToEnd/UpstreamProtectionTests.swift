@@ -1,5 +1,6 @@
 import Foundation
 import RedisTestSupport
+import TestSupport
 import Testing
 import UnifiedCache
 import UpstreamGate
@@ -21,7 +22,7 @@ import UpstreamGate
     /// upstream receives exactly the budget, stored copies are served STALE with `detail=rate-limited`, and the
     /// rest are 503 problems with `Retry-After`.
     @Test func aStormUnderABudgetReachesTheUpstreamExactlyTheBudget() async throws {
-        let clock = ManualGateClock()
+        let clock = ManualClock()
         let budget = RequestBudget(requests: 5, window: .seconds(10))
         let live = try await LiveService.start(protection: [.subscription: UpstreamProtection(budgets: [budget])], gateClock: clock)
         for user in 0..<5 { #expect(try await live.request(.GET, "/v1/users/stored\(user)/subscription").status == 200) }
@@ -59,7 +60,7 @@ import UpstreamGate
     /// rounded up, is kept for requests), and a request still gets the seventh.
     @Test func warmingNeverSpendsTheLastTenthOfTheBudget() async throws {
         let budget = RequestBudget(requests: 7, window: .seconds(60))
-        let live = try await LiveService.start(protection: [.health: UpstreamProtection(budgets: [budget])], gateClock: ManualGateClock())
+        let live = try await LiveService.start(protection: [.health: UpstreamProtection(budgets: [budget])], gateClock: ManualClock())
         let warm = try await live.request(.POST, "/v1/users/a/health/averages/warm", admin: true)
         let fetchedByWarm = live.upstream.requestTargets.count
         let request = try await live.request(.GET, "/v1/users/a/health/today")
@@ -72,7 +73,7 @@ import UpstreamGate
     }
 
     @Test func a429PausesTheDomainForItsRetryAfter() async throws {
-        let clock = ManualGateClock()
+        let clock = ManualClock()
         let live = try await LiveService.start(gateClock: clock)
         live.upstream.reply("/users/a/subscription", .rateLimited(retryAfter: "3"))
         let limited = try await live.request(.GET, "/v1/users/a/subscription")
@@ -92,7 +93,7 @@ import UpstreamGate
     }
 
     @Test func fiveFailuresOpenTheCircuitAndAProbeClosesIt() async throws {
-        let clock = ManualGateClock()
+        let clock = ManualClock()
         let live = try await LiveService.start(gateClock: clock)
         live.upstream.reply("/users/a/subscription", .serverError)
         for _ in 0..<5 { #expect(try await live.request(.GET, "/v1/users/a/subscription").status == 502) }
@@ -137,14 +138,14 @@ import UpstreamGate
     /// at once: the HTTP client's pool does not queue them behind a few connections (it opened 8 per host before).
     @Test func theCapNotThePoolDecidesHowManyFetchesAreInFlight() async throws {
         let live = try await LiveService.start(protection: [.subscription: UpstreamProtection(concurrency: 80)])
-        let gate = Gate()
-        for user in 0..<80 { live.upstream.set("/users/u\(user)/subscription", .gated(gate, .json(#"{"ok":true}"#))) }
+        let latch = Latch()
+        for user in 0..<80 { live.upstream.set("/users/u\(user)/subscription", .gated(latch, .json(#"{"ok":true}"#))) }
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
             for user in 0..<80 { group.addTask { try await live.request(.GET, "/v1/users/u\(user)/subscription").status } }
             for user in 0..<80 { await live.upstream.waitForRequests("/users/u\(user)/subscription", count: 1) }
             let inFlight = try await Self.domainStats(live, "subscription")["inFlight"] as? Int
             #expect(inFlight == 80)
-            gate.open()
+            latch.open()
             return try await group.reduce(into: []) { $0.append($1) }
         }
         let stats = try await live.request(.GET, "/stats")

@@ -1,6 +1,7 @@
 import RedisTestSupport
 import Foundation
 import Logging
+import TestSupport
 import Testing
 import UnifiedCache
 
@@ -148,12 +149,12 @@ import UnifiedCache
 
     @Test func aGatedAnswerWaitsForTheTest() async throws {
         try await Self.withUpstream { upstream, fetcher in
-            let gate = Gate()
-            upstream.set("/held", .gated(gate, .json(#"{"ok":true}"#)))
+            let latch = Latch()
+            upstream.set("/held", .gated(latch, .json(#"{"ok":true}"#)))
             async let value = fetcher.fetch(Self.request("/held"))
             await upstream.waitForRequests("/held", count: 1)
-            #expect(!gate.isOpen)
-            gate.open()
+            #expect(!latch.isOpen)
+            latch.open()
             let released = try await value
             #expect(released.body == Array(#"{"ok":true}"#.utf8))
         }

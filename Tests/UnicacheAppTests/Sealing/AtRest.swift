@@ -3,6 +3,7 @@ import Foundation
 import RedisClient
 import RedisTestSupport
 import RedisTier
+import TestSupport
 import Testing
 
 @testable import UnicacheApp
@@ -23,11 +24,8 @@ enum AtRest {
         return path
     }
 
-    static func temporaryDirectory() throws -> String {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("at-rest-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url.path
-    }
+    /// A fresh temporary folder the caller removes (the fleet's tests: they adopt the kit's `TemporaryFolder` later).
+    static func temporaryDirectory() throws -> String { try TemporaryFolder("at-rest").path }
 
     /// The contents of every regular file under `directory`.
     static func files(under directory: String) throws -> [[UInt8]] {

@@ -3,6 +3,7 @@ import Foundation
 import RedisClient
 import RedisTestSupport
 import RedisTier
+import TestSupport
 import Testing
 
 @testable import UnicacheApp
@@ -19,12 +20,9 @@ import Testing
 
     @Test(arguments: [true, false])
     func nothingOfABodyIsReadableAtRest(sealed: Bool) async throws {
-        let dataDir = try AtRest.temporaryDirectory()
-        let redisDir = try AtRest.temporaryDirectory()
-        defer {
-            try? FileManager.default.removeItem(atPath: dataDir)
-            try? FileManager.default.removeItem(atPath: redisDir)
-        }
+        let data = try TemporaryFolder("at-rest"), redisFolder = try TemporaryFolder("at-rest")
+        let (dataDir, redisDir) = (data.path, redisFolder.path)
+        defer { data.remove(); redisFolder.remove() }
         let redis = try await RedisServerProcess.start(directory: redisDir)
         let prefix = "rest:"
         let service = try await LiveService.starting(

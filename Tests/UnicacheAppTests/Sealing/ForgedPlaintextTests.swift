@@ -3,6 +3,7 @@ import Foundation
 import RedisClient
 import RedisTestSupport
 import RedisTier
+import TestSupport
 import Testing
 import UnifiedCache
 
@@ -74,8 +75,8 @@ import UnifiedCache
     }
 
     @Test func aForgedPlaintextFileIsNotServedUnderAKeyRing() async throws {
-        let dataDir = try AtRest.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dataDir) }
+        let folder = try TemporaryFolder("at-rest"), dataDir = folder.path
+        defer { folder.remove() }
         let path = Self.diskPath(dataDir, "subscription:carol")
         try FileManager.default.createDirectory(
             atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)

@@ -2,6 +2,7 @@ import Foundation
 import RedisClient
 import RedisTestSupport
 import RedisTier
+import TestSupport
 import Testing
 
 @testable import UnicacheApp
@@ -65,8 +66,8 @@ import Testing
     /// The disk tier across restarts (no Redis: a restart that finds the fleet's position unknown resets the local
     /// tiers, CONTRACT §6.6).
     @Test func rotationOnDiskAcrossRestarts() async throws {
-        let dataDir = try AtRest.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dataDir) }
+        let folder = try TemporaryFolder("at-rest"), dataDir = folder.path
+        defer { folder.remove() }
         try await rotate(redis: nil, dataDir: dataDir)
     }
 
@@ -89,8 +90,8 @@ import Testing
 
     @Test func rekeyWhileRedisIsDownDoesTheDiskAndAnswers503() async throws {
         let redis = try await RedisServerProcess.start()
-        let dataDir = try AtRest.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dataDir) }
+        let folder = try TemporaryFolder("at-rest"), dataDir = folder.path
+        defer { folder.remove() }
         let service = try await start(redis, dataDir: dataDir, ring: try AtRest.keyFile("k1"))
         #expect(try await service.request(.PUT, "/v1/cache/doc:a", body: "a", admin: true).status == 201)
         await redis.kill()

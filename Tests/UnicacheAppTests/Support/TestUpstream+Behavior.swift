@@ -1,3 +1,5 @@
+import TestSupport
+
 /// What the test upstream answers on a path.
 extension TestUpstream {
     struct Reply: Sendable {
@@ -44,10 +46,13 @@ extension TestUpstream {
         /// Answer at once.
         case reply(Reply)
         /// Answer once the gate is opened by the test.
-        case gated(Gate, Reply)
+        case gated(Latch, Reply)
         /// Answer after a delay.
         case delayed(Duration, Reply)
         /// Read the request and never answer (until the upstream shuts down).
         case hang
     }
 }
+
+/// The fleet's tests still say `Gate` (they move to `Latch` with the Redis work).
+typealias Gate = Latch

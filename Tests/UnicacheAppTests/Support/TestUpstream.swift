@@ -2,10 +2,11 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import TestSupport
 
 /// A fake upstream for tests: an HTTP/1.1 server on 127.0.0.1 (port 0) that records every
 /// request target, counts requests per path and answers each path as the test told it
-/// (JSON, 404, 429, 500, no-store, held back by a `Gate`, delayed, or never).
+/// (JSON, 404, 429, 500, no-store, held back by a `Latch`, delayed, or never).
 /// A path nobody configured answers 200 `{"path":"…","request":N}` (N counts that path's requests).
 /// The lock is NIO's pthread-based `NIOLockedValueBox`, not `Synchronization.Mutex`: on Linux, Mutex's
 /// futex is invisible to ThreadSanitizer, which then reports false races (checked with a two-thread counter),
@@ -19,8 +20,7 @@ final class TestUpstream: Sendable {
         var targets: [String] = []
         /// The headers of the latest request per path.
         var headers: [String: HTTPHeaders] = [:]
-        var countWaiters: [(id: Int, path: String, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
-        var nextWaiter = 0
+        var countWaiters: [(path: String, count: Int, latch: Latch)] = []
         var server: Task<Void, Never>?
     }
 
@@ -84,25 +84,13 @@ final class TestUpstream: Sendable {
 
     /// Returns once `path` has received at least `count` requests, or the task is cancelled (a test's time limit).
     func waitForRequests(_ path: String, count: Int) async {
-        let id = state.withLockedValue { state in
-            state.nextWaiter += 1
-            return state.nextWaiter
+        let latch = Latch()
+        let reached = state.withLockedValue { state in
+            if state.counts[path, default: 0] >= count { return true }
+            state.countWaiters.append((path, count, latch))
+            return false
         }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let reached = state.withLockedValue { state in
-                    if state.counts[path, default: 0] >= count || Task.isCancelled { return true }
-                    state.countWaiters.append((id, path, count, continuation))
-                    return false
-                }
-                if reached { continuation.resume() }
-            }
-        } onCancel: {
-            let waiter = state.withLockedValue { state in
-                state.countWaiters.firstIndex { $0.id == id }.map { state.countWaiters.remove(at: $0) }
-            }
-            waiter?.continuation.resume()
-        }
+        if !reached { await latch.wait() }
     }
 
     // MARK: serving
@@ -149,22 +137,24 @@ final class TestUpstream: Sendable {
             state.headers[path] = headers
             state.counts[path, default: 0] += 1
             let count = state.counts[path, default: 0]
-            let ready = state.countWaiters.filter { $0.path == path && $0.count <= count }.map(\.continuation)
+            let ready = state.countWaiters.filter { $0.path == path && $0.count <= count }.map(\.latch)
             state.countWaiters.removeAll { $0.path == path && $0.count <= count }
             return (state.behaviors[path], count, ready)
         }
-        for waiter in ready { waiter.resume() }
+        for latch in ready { latch.open() }
         switch behavior {
         case .reply(let reply):
             return reply
-        case .gated(let gate, let reply):
-            try await gate.wait()
+        case .gated(let latch, let reply):
+            await latch.wait()
+            try Task.checkCancellation()
             return reply
         case .delayed(let delay, let reply):
             try await Task.sleep(for: delay)
             return reply
         case .hang:
-            try await Gate().wait()
+            await Latch().wait()
+            try Task.checkCancellation()
             return .serverError
         case nil:
             return .json(#"{"path":"\#(path)","request":\#(count)}"#)

@@ -20,7 +20,7 @@ import UnicacheApp
             certificate = written.certificate
             key = written.key
             otherKey = try TestCertificate().write().key
-            garbage = written.folder.appendingPathComponent("garbage.pem").path
+            garbage = written.folder.file("garbage.pem")
             try Data("-----BEGIN CERTIFICATE-----\nbm9wZQ==\n-----END CERTIFICATE-----\n".utf8)
                 .write(to: URL(fileURLWithPath: garbage))
             // Private as a key must be: what it holds is the case, not who may read it.

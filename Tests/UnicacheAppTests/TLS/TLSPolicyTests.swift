@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// CONTRACT §8.9: TLS 1.2 offers only ECDHE key exchange with AEAD ciphers and no SHA-1 signatures; TLS 1.3 as
@@ -15,11 +16,10 @@ struct TLSPolicyTests {
     }
 
     @Test func onlyECDHEWithAEADAndNoSHA1Signatures() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tls-policy-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let key = folder.appendingPathComponent("key.pem").path
-        let certificate = folder.appendingPathComponent("cert.pem").path
+        let folder = try TemporaryFolder("tls-policy")
+        defer { folder.remove() }
+        let key = folder.file("key.pem")
+        let certificate = folder.file("cert.pem")
         let made = try await ChildProcess.run(Self.openssl, [
             "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-days", "2",
             "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",

@@ -10,7 +10,7 @@ struct TLSServiceTests {
     @Test func servesHTTPSAndTheHealthcheckPinsItsCertificate() async throws {
         let pair = try TestCertificate()
         let files = try pair.write()
-        defer { try? FileManager.default.removeItem(at: files.folder) }
+        defer { files.folder.remove() }
         // A long header timeout: on a starved machine (the whole suite in parallel on 2 cores) the client's handshake
         // and request once took past the default 10 s, and the server rightly closed the connection.
         var service = try ExecutableTests.Service(
@@ -39,7 +39,7 @@ struct TLSServiceTests {
         #expect(plain.standardError.hasPrefix("unhealthy: "))
         #expect(plain.standardError.contains("pass the same --tls-cert FILE"), "\(plain.standardError)")
         let other = try TestCertificate().write()
-        defer { try? FileManager.default.removeItem(at: other.folder) }
+        defer { other.folder.remove() }
         let impostor = try await BuiltExecutable.run(
             ["healthcheck", "--port", "\(port)", "--tls-cert", other.certificate, "--timeout", "10s"])
         #expect(impostor.status == 1)
@@ -51,8 +51,8 @@ struct TLSServiceTests {
         let files = try TestCertificate().write()
         let otherKey = try TestCertificate().write()
         defer {
-            try? FileManager.default.removeItem(at: files.folder)
-            try? FileManager.default.removeItem(at: otherKey.folder)
+            files.folder.remove()
+            otherKey.folder.remove()
         }
         let cases: [([String], [String: String], String)] = [
             (["--tls-cert", files.certificate], [:], "error: --tls-cert: given without --tls-key"),

@@ -1,4 +1,5 @@
 import NIOConcurrencyHelpers
+import TestSupport
 import UnifiedCache
 
 /// A second tier in a dictionary, for manager tests.
@@ -13,8 +14,8 @@ final class DictionarySecondTier: SecondTier {
     let readsNow: Bool
     let duringReadNow = NIOLockedValueBox<(@Sendable () -> Void)?>(nil)
     /// While set, `remove` waits until `openRemovals()` (a second-tier operation kept queued).
-    private let removals = NIOLockedValueBox<(held: Bool, started: Int, waiting: [CheckedContinuation<Void, Never>])>(
-        (false, 0, []))
+    private let removals = Latch(open: true)
+    private let removalCount = NIOLockedValueBox(0)
 
     init(_ initial: [CacheEntry] = [], readsNow: Bool = false) {
         self.readsNow = readsNow
@@ -28,18 +29,11 @@ final class DictionarySecondTier: SecondTier {
         return entry
     }
 
-    func holdRemovals() { removals.withLockedValue { $0.held = true } }
+    func holdRemovals() { removals.close() }
 
-    var removalsStarted: Int { removals.withLockedValue { $0.started } }
+    var removalsStarted: Int { removalCount.withLockedValue { $0 } }
 
-    func openRemovals() {
-        let waiting = removals.withLockedValue { state in
-            state.held = false
-            defer { state.waiting = [] }
-            return state.waiting
-        }
-        for continuation in waiting { continuation.resume() }
-    }
+    func openRemovals() { removals.open() }
 
     var stored: [String: CacheEntry] { entries.withLockedValue { $0 } }
     var stores: Int { storeCalls.withLockedValue { $0 } }
@@ -54,14 +48,8 @@ final class DictionarySecondTier: SecondTier {
     }
 
     func remove(_ key: String) async -> Bool {
-        await withCheckedContinuation { continuation in
-            let held = removals.withLockedValue { state in
-                state.started += 1
-                if state.held { state.waiting.append(continuation) }
-                return state.held
-            }
-            if !held { continuation.resume() }
-        }
+        removalCount.withLockedValue { $0 += 1 }
+        await removals.wait()
         return entries.withLockedValue { $0.removeValue(forKey: key) != nil }
     }
 

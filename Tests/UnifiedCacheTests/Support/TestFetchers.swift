@@ -1,5 +1,6 @@
 import Foundation
 import NIOConcurrencyHelpers
+import TestSupport
 import UnifiedCache
 
 /// A fetcher answering from a closure, counting calls.
@@ -35,13 +36,8 @@ final class ScriptedFetcher: Fetcher {
 
 /// A fetcher that holds every call until the test opens it; reports each call as it starts.
 final class HeldFetcher: Fetcher {
-    private struct State {
-        var open = false
-        var waiting: [CheckedContinuation<Void, Never>] = []
-        var calls = 0
-    }
-
-    private let state = NIOLockedValueBox(State())
+    private let calls = NIOLockedValueBox(0)
+    private let latch = Latch()
     private let result: Result<FetchedValue, FetchError>
     let started: AsyncStream<Int>
     private let startedContinuation: AsyncStream<Int>.Continuation
@@ -55,31 +51,17 @@ final class HeldFetcher: Fetcher {
         self.init(.success(FetchedValue(body: Array(body.utf8))))
     }
 
-    var count: Int { state.withLockedValue { $0.calls } }
+    var count: Int { calls.withLockedValue { $0 } }
 
-    func open() {
-        let waiting = state.withLockedValue { state in
-            state.open = true
-            defer { state.waiting.removeAll() }
-            return state.waiting
-        }
-        for continuation in waiting { continuation.resume() }
-    }
+    func open() { latch.open() }
 
     func fetch(_ request: FetchRequest) async throws(FetchError) -> FetchedValue {
-        let number = state.withLockedValue { state in
-            state.calls += 1
-            return state.calls
+        let number = calls.withLockedValue { count in
+            count += 1
+            return count
         }
         startedContinuation.yield(number)
-        await withCheckedContinuation { continuation in
-            let resumeNow = state.withLockedValue { state in
-                if state.open { return true }
-                state.waiting.append(continuation)
-                return false
-            }
-            if resumeNow { continuation.resume() }
-        }
+        await latch.wait()
         // A cancelled shared load must be visible to the tests that check it is not cancelled.
         if Task.isCancelled { throw .unavailable("cancelled") }
         return try result.get()

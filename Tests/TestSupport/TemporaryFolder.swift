@@ -1,0 +1,31 @@
+import Foundation
+
+/// A fresh folder under the system's temporary directory, named `prefix-UUID`; `remove()` deletes it and all in it.
+public struct TemporaryFolder: Sendable {
+    public let url: URL
+    public var path: String { url.path }
+
+    public init(_ prefix: String = "unicache") throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    /// The path of `name` inside the folder.
+    public func file(_ name: String) -> String { url.appendingPathComponent(name).path }
+
+    public func remove() { try? FileManager.default.removeItem(at: url) }
+}
+
+/// Runs `body` with the path of a fresh temporary folder, removed afterwards.
+public func withTemporaryFolder<T>(_ prefix: String = "unicache", _ body: (String) async throws -> T) async throws -> T {
+    let folder = try TemporaryFolder(prefix)
+    defer { folder.remove() }
+    return try await body(folder.path)
+}
+
+/// Runs `body` with the path of a fresh temporary folder, removed afterwards.
+public func withTemporaryFolder<T>(_ prefix: String = "unicache", _ body: (String) throws -> T) throws -> T {
+    let folder = try TemporaryFolder(prefix)
+    defer { folder.remove() }
+    return try body(folder.path)
+}
