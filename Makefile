@@ -65,14 +65,17 @@ docs-check: release
 	UNICACHE_BIN=$$(swift build $(RELEASE_FLAGS) --show-bin-path)/unicache bash scripts/check-docs.sh
 
 # The fleet of compose.fleet.yaml without Docker: Redis, two instances of the release build and HAProxy on free
-# loopback ports, until Ctrl-C (ARGS: more flags for every instance, e.g. ARGS="--demo-latency 50ms").
+# loopback ports, until Ctrl-C (ARGS: more flags for every instance, e.g. ARGS="--demo-latency 50ms"). TLS=1: Redis
+# speaks TLS only, with a certificate from a CA the script makes, and the instances verify it.
+TLS ?= 0
 fleet: release
-	UNICACHE_BIN=$$(swift build $(RELEASE_FLAGS) --show-bin-path)/unicache bash scripts/fleet.sh $(ARGS)
+	FLEET_TLS=$(TLS) UNICACHE_BIN=$$(swift build $(RELEASE_FLAGS) --show-bin-path)/unicache bash scripts/fleet.sh $(ARGS)
 
 # Its smoke test: shared hits, an event's invalidation on every instance within 100 ms, one instance killed, Redis
-# killed (about 5-20 s; every request and wait in it has its own deadline).
+# killed (about 5-20 s; every request and wait in it has its own deadline); over plain TCP, then over TLS.
 fleet-check: release
 	UNICACHE_BIN=$$(swift build $(RELEASE_FLAGS) --show-bin-path)/unicache bash scripts/check-fleet.sh
+	FLEET_TLS=1 UNICACHE_BIN=$$(swift build $(RELEASE_FLAGS) --show-bin-path)/unicache bash scripts/check-fleet.sh
 
 check: openapi alerts conformance ops-check docker-check docs-check fleet-check tsan
 

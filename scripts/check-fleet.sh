@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Smoke test of the fleet (`make check`, CONTRACT §6): the topology of compose.fleet.yaml started by fleet-lib.sh as
-# `make fleet` starts it (Redis, two instances of the release build, HAProxy in front, free loopback ports), then:
+# `make fleet` starts it (Redis, two instances of the release build, HAProxy in front, free loopback ports; with
+# FLEET_TLS=1 Redis speaks TLS only and /stats must say `shared.tls`), then:
 #   1. a value fetched through one instance is a shared hit on the other (each instance asked directly, both ways);
 #   2. through the balancer: requests are spread, and the second instance's first answer is a shared hit;
 #   3. an event sent through the balancer invalidates the value on both instances within 100 ms of its answer
@@ -67,7 +68,9 @@ step "start: redis-server, ${FLEET_INSTANCES[*]}, haproxy"
 fleet_start
 LB="http://127.0.0.1:${BALANCER_PORT}"
 declare -A URL_OF=([unicache-a]="http://127.0.0.1:${INSTANCE_PORTS[0]}" [unicache-b]="http://127.0.0.1:${INSTANCE_PORTS[1]}")
-echo "redis :${REDIS_PORT} (pid ${REDIS_PID}); unicache-a :${INSTANCE_PORTS[0]} (pid ${INSTANCE_PIDS[0]}); unicache-b :${INSTANCE_PORTS[1]} (pid ${INSTANCE_PIDS[1]}); haproxy :${BALANCER_PORT} (pid ${BALANCER_PID}); up in $(( ($(now_us) - started_us) / 1000 )) ms"
+[[ "$FLEET_TLS" != 1 ]] || { curl -sS --max-time 5 "${URL_OF[unicache-a]}/stats" | jq -e '.shared.tls == true' >/dev/null \
+  || fail "over TLS, unicache-a's /stats does not say shared.tls true"; }
+echo "redis :${REDIS_PORT}$([[ "$FLEET_TLS" == 1 ]] && echo ' (TLS only)') (pid ${REDIS_PID}); unicache-a :${INSTANCE_PORTS[0]} (pid ${INSTANCE_PIDS[0]}); unicache-b :${INSTANCE_PORTS[1]} (pid ${INSTANCE_PIDS[1]}); haproxy :${BALANCER_PORT} (pid ${BALANCER_PID}); up in $(( ($(now_us) - started_us) / 1000 )) ms"
 
 # ---------------------------------------------------------------------------------------------- 1. shared hits
 step "a value fetched through one instance is a shared hit on the other (each asked directly)"

@@ -70,16 +70,59 @@ REDIS_USER=unicache
 REDIS_PASSWORD=${REDIS_PASSWORD:-$(fleet_secret)}
 REDIS_ADMIN_PASSWORD=${REDIS_ADMIN_PASSWORD:-$(fleet_secret)}
 fleet_redis_rules() { grep -v '^#' "$FLEET_ROOT/deploy/redis-acl.rules" | grep -v '^$'; }
-# The instances' --redis (the password percent-encoding-free: hex digits).
-fleet_redis_url() { echo "redis://${REDIS_USER}:${REDIS_PASSWORD}@127.0.0.1:${REDIS_PORT}"; }
-fleet_redis_cli() { REDISCLI_AUTH="$REDIS_ADMIN_PASSWORD" redis-cli -p "$REDIS_PORT" "$@"; }
+
+# With FLEET_TLS=1 (`make fleet TLS=1`, CONTRACT §10.1) Redis listens with TLS only, on a certificate for 127.0.0.1
+# signed by a CA made for this fleet (FLEET_WORK/tls), and the instances verify it (`rediss://`, --redis-tls-ca).
+FLEET_TLS=${FLEET_TLS:-0}
+FLEET_TLS_DIR=""
+fleet_tls_certificates() {
+  FLEET_TLS_DIR="$FLEET_WORK/tls"
+  mkdir -p "$FLEET_TLS_DIR"
+  local dir=$FLEET_TLS_DIR
+  command -v openssl >/dev/null || fail "openssl is missing: \`make deps\` installs it (APT_PACKAGES in the Makefile)"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj "/CN=unicache fleet CA" \
+    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
+    -keyout "$dir/ca.key" -out "$dir/ca.pem" 2>"$dir/openssl.log" || fail "openssl could not make the fleet's CA"
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=127.0.0.1" \
+    -keyout "$dir/redis.key" -out "$dir/redis.csr" 2>>"$dir/openssl.log" || fail "openssl could not make Redis's key"
+  printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' >"$dir/redis.ext"
+  openssl x509 -req -in "$dir/redis.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" -CAcreateserial -days 2 \
+    -extfile "$dir/redis.ext" -out "$dir/redis.pem" 2>>"$dir/openssl.log" || fail "openssl could not sign Redis's certificate"
+  chmod 600 "$dir/ca.key" "$dir/redis.key"
+}
+# Redis's listening flags: plain TCP, or TLS only.
+fleet_redis_listen() {
+  if [[ "$FLEET_TLS" == 1 ]]; then
+    echo --port 0 --tls-port "$REDIS_PORT" --tls-cert-file "$FLEET_TLS_DIR/redis.pem" \
+      --tls-key-file "$FLEET_TLS_DIR/redis.key" --tls-ca-cert-file "$FLEET_TLS_DIR/ca.pem" --tls-auth-clients no
+  else
+    echo --port "$REDIS_PORT"
+  fi
+}
+# The instances' --redis (the password percent-encoding-free: hex digits) and, with TLS, the CA that verifies Redis.
+fleet_redis_url() {
+  local scheme=redis
+  [[ "$FLEET_TLS" == 1 ]] && scheme=rediss
+  echo "${scheme}://${REDIS_USER}:${REDIS_PASSWORD}@127.0.0.1:${REDIS_PORT}"
+}
+# One flag or value per line.
+fleet_redis_flags() {
+  printf '%s\n' --redis "$(fleet_redis_url)"
+  [[ "$FLEET_TLS" != 1 ]] || printf '%s\n' --redis-tls-ca "$FLEET_TLS_DIR/ca.pem"
+}
+fleet_redis_cli() {
+  local tls=()
+  [[ "$FLEET_TLS" == 1 ]] && tls=(--tls --cacert "$FLEET_TLS_DIR/ca.pem")
+  REDISCLI_AUTH="$REDIS_ADMIN_PASSWORD" redis-cli "${tls[@]}" -p "$REDIS_PORT" "$@"
+}
 
 # Redis, its append-only file in FLEET_WORK/redis; ours when INFO names its process id.
 fleet_redis_start() {
   REDIS_PORT="$(free_port)"
-  local rules
+  local rules listen
   read -r -a rules <<<"$(fleet_redis_rules)"
-  redis-server "$FLEET_ROOT/deploy/redis.conf" --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$FLEET_WORK/redis" \
+  read -r -a listen <<<"$(fleet_redis_listen)"
+  redis-server "$FLEET_ROOT/deploy/redis.conf" "${listen[@]}" --bind 127.0.0.1 --dir "$FLEET_WORK/redis" \
     --requirepass "$REDIS_ADMIN_PASSWORD" --user "$REDIS_USER" on ">${REDIS_PASSWORD}" "${rules[@]}" \
     --daemonize no >"$FLEET_WORK/redis.log" 2>&1 &
   REDIS_PID=$!
@@ -94,8 +137,10 @@ fleet_start_instance() {
   local name=$1
   # shellcheck disable=SC2034 # read by start_service (service-lib.sh)
   SERVICE_LOG="$FLEET_WORK/${name}.log"
+  local redis
+  mapfile -t redis < <(fleet_redis_flags)
   start_service "$BIN" --host 127.0.0.1 --port 0 --data-dir "$FLEET_WORK/${name}" \
-    --redis "$(fleet_redis_url)" "${FLEET_ARGS[@]}"
+    "${redis[@]}" "${FLEET_ARGS[@]}"
   FLEET_PIDS+=("$SERVICE_PID")
   INSTANCE_NAMES+=("$name")
   INSTANCE_PIDS+=("$SERVICE_PID")
@@ -130,6 +175,7 @@ fleet_start() {
   [[ -x "$BIN" ]] || fail "no executable at ${BIN}"
   [[ -n "${UNICACHE_ADMIN_TOKEN:-}" ]] || fail "UNICACHE_ADMIN_TOKEN is not set"
   mkdir -p "$FLEET_WORK/redis"
+  [[ "$FLEET_TLS" == 1 ]] && fleet_tls_certificates
   fleet_launch redis-server fleet_redis_start fleet_redis_ours
   for name in "${FLEET_INSTANCES[@]}"; do
     fleet_start_instance "$name"

@@ -44,8 +44,9 @@ unicache fleet up (logs and data in ${FLEET_WORK}, removed on exit):
   balancer    ${lb}   haproxy, pid ${BALANCER_PID}; its stats http://127.0.0.1:${BALANCER_STATS_PORT}/stats, metrics /metrics
   unicache-a  ${a}   pid ${INSTANCE_PIDS[0]}
   unicache-b  ${b}   pid ${INSTANCE_PIDS[1]}
-  redis       redis://127.0.0.1:${REDIS_PORT}   pid ${REDIS_PID}; the instances connect as ACL user ${REDIS_USER}
-              (deploy/redis-acl.rules); look inside with REDISCLI_AUTH=${REDIS_ADMIN_PASSWORD} redis-cli -p ${REDIS_PORT}
+  redis       $(fleet_redis_url | sed 's|//.*@|//|')   pid ${REDIS_PID}; the instances connect as ACL user ${REDIS_USER}
+              (deploy/redis-acl.rules); look inside with REDISCLI_AUTH=${REDIS_ADMIN_PASSWORD} redis-cli -p ${REDIS_PORT}$(
+                [[ "$FLEET_TLS" == 1 ]] && echo " --tls --cacert ${FLEET_TLS_DIR}/ca.pem")
   admin token ${token_shown}   (${token_note})
 
 A value fetched by one instance is a shared hit on the other:
