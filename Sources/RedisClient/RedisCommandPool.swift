@@ -20,7 +20,10 @@ public final class RedisCommandPool: Sendable {
     public let size: Int
     private let slots: [ConnectionSlot]
     private let state: NIOLockedValueBox<PoolState>
+    /// The loops the pool's connections run on.
     private let eventLoopGroup: any EventLoopGroup
+    /// A group the pool made for itself (`dedicatedEventLoop`), shut down with the pool.
+    private let ownedGroup: MultiThreadedEventLoopGroup?
     private let logger: Logger
     /// With `redis-sentinel://`: asked for the primary on every new connection, and heard for `+switch-master`.
     private let sentinel: RedisSentinel?
@@ -29,12 +32,18 @@ public final class RedisCommandPool: Sendable {
     private let origin = ContinuousClock.now
 
     /// `timeout` bounds the connect (TLS, AUTH and SELECT included) and each command. `size` connections.
-    /// Connects lazily, so creating a pool never fails and never blocks.
+    /// Connects lazily, so creating a pool never fails and never blocks. `dedicatedEventLoop`: the pool runs on a
+    /// thread of its own instead of `eventLoopGroup`, so that a reply is never queued behind other work of a shared
+    /// loop (a busy HTTP client, TLS handshakes) past the command's deadline.
     public init(
         endpoint: RedisEndpoint, timeout: Duration, size: Int = 4, breaker: CircuitBreaker.Configuration = .redis,
-        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, dedicatedEventLoop: Bool = false,
         logger: Logger = Logger(label: "unicache.redis")
     ) {
+        let shared = eventLoopGroup
+        let owned = dedicatedEventLoop ? MultiThreadedEventLoopGroup(numberOfThreads: 1) : nil
+        let eventLoopGroup: any EventLoopGroup = owned ?? shared
+        ownedGroup = owned
         self.endpoint = endpoint
         self.timeout = timeout
         self.size = max(size, 1)
@@ -42,11 +51,15 @@ public final class RedisCommandPool: Sendable {
         state = NIOLockedValueBox(PoolState(breaker: CircuitBreaker(breaker)))
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
-        sentinel = endpoint.sentinelDiscovery(timeout: timeout, eventLoopGroup: eventLoopGroup, logger: logger)
+        // The Sentinels' watcher may outlive the pool by a moment (it is cancelled, not awaited): on the shared loops.
+        sentinel = endpoint.sentinelDiscovery(timeout: timeout, eventLoopGroup: shared, logger: logger)
     }
 
     deinit {
         shutdown()
+        // Only now, when no task of the pool (a connect, a command) can still schedule work on it; nothing waits for
+        // the thread to end.
+        ownedGroup?.shutdownGracefully { _ in }
     }
 
     /// One command, binary safe. A reply of kind `.error` is returned, not thrown. Throws

@@ -18,7 +18,7 @@ public final class RedisCommands: Sendable {
         instanceID = Self.randomToken()
         pool = RedisCommandPool(
             endpoint: configuration.endpoint, timeout: configuration.timeout, size: configuration.connections,
-            logger: logger)
+            dedicatedEventLoop: true, logger: logger)
         self.logger = logger
     }
 

@@ -105,6 +105,16 @@ enum RedisScripts {
         return redis.call('ZCARD', KEYS[1])
         """)
 
+    /// A follower's look at a fill another instance leads, in one step: the stored value, or whether the lease is still
+    /// held. Two commands could see the value missing and then the lease gone, when the store script (which gives the
+    /// lease back) ran between them. KEYS: entry, its fill lease. Returns {1, value}, {2} (held) or {3} (neither).
+    static let lookForFill = RedisScript("""
+        local value = redis.call('GET', KEYS[1])
+        if value then return {1, value} end
+        if redis.call('EXISTS', KEYS[2]) == 1 then return {2} end
+        return {3}
+        """)
+
     /// Deletes a key only while it holds ARGV[1]: releases a fill lease only if it is still this holder's, deletes a
     /// value that did not verify only if no other was written since. KEYS: the key. ARGV: the value expected.
     static let release = RedisScript("""

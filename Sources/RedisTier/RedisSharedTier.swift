@@ -343,13 +343,17 @@ public final class RedisSharedTier: SharedTier {
     }
 
     private func lookForFill(_ key: String) async -> FillLook {
+        let reply: RedisReply
         do {
-            if let entry = try await load(key) { return .over(entry) }
-            let held = try await commands.run("lease", ["EXISTS", keys.lock(key)].map(RedisCommands.bytes))
-            return held == .integer(1) ? .pending : .over(nil)
+            reply = try await commands.run(
+                "lease", RedisScripts.lookForFill, keys: [keys.entry(key), keys.lock(key)], arguments: [String]())
         } catch {
             return .over(nil)
         }
+        guard case .array(let items) = reply, case .integer(let found)? = items.first else { return .over(nil) }
+        if found == 1, items.count == 2, case .string(let bytes) = items[1] { return .over(await opened(bytes, key: key)) }
+        commands.counters.miss()
+        return found == 2 ? .pending : .over(nil)
     }
 
     // MARK: Statistics
