@@ -225,9 +225,12 @@ tmux kill-session -t "$TMUX_SESSION"
 step "unicache top --once: one plain frame"
 "$BIN" top --once --url "$BASE" >"$WORK/once.txt" || fail "unicache top --once failed"
 if grep -q $'\e' "$WORK/once.txt"; then fail "unicache top --once wrote terminal escapes"; fi
-for row in "read-through" "hits by tier" "upstream fetches" "endpoint -" "budget left" "memory   " "disk     "; do
+for row in "read-through" "hits by tier" "upstream fetches" "budget left" "memory   " "disk     "; do
   grep -qF -- "$row" "$WORK/once.txt" || { cat "$WORK/once.txt" >&2; fail "unicache top --once lacks '${row}'"; }
 done
+# The shared tier's Redis (a port nothing listens on) and its failovers (CONTRACT §10.6).
+grep -Eq "endpoint 127\.0\.0\.1:${closed_port}  failovers 0 " "$WORK/once.txt" \
+  || { cat "$WORK/once.txt" >&2; fail "unicache top --once does not name the shared tier's endpoint and failovers"; }
 # The activities domain has a budget (1000/1m): its budget column is a number; the others' `-` (none).
 grep -Eq '^activities +(closed|open|half-open) +[0-9]+ ' "$WORK/once.txt" \
   || { cat "$WORK/once.txt" >&2; fail "the activities row does not show its budget left"; }
