@@ -147,7 +147,7 @@ let package = Package(
         .target(
             name: "RedisTier",
             dependencies: [
-                "RedisClient", "UnifiedCache", "UpstreamGate", .product(name: "Logging", package: "swift-log"),
+                "RedisClient", "UnifiedCache", "UpstreamGate", "Clocks", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 // Insecure.SHA1: a script's digest for EVALSHA.
                 .product(name: "Crypto", package: "swift-crypto"),

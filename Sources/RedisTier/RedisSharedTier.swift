@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import Logging
 import RedisClient
@@ -311,9 +312,8 @@ public final class RedisSharedTier: SharedTier {
     }
 
     /// A fill lease's life in Redis, whole milliseconds, at least 1.
-    private var leaseMilliseconds: Int64 {
-        let (seconds, attoseconds) = configuration.leaseTime.components
-        return max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+    private var leaseMilliseconds: UInt64 {
+        max(1, configuration.leaseTime.wholeMillisecondsRoundedUp)
     }
 
     public func releaseFill(_ key: String, token: String) async {
