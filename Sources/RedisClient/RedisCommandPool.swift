@@ -216,7 +216,7 @@ public final class RedisCommandPool: Sendable {
             case .failure(let failure): return done(.failure(failure))
             case .success(let ready): (connection, fresh) = ready
             }
-            connection.enqueue(commands, timeout: timeout).whenComplete { [self] result in
+            connection.enqueue(commands, timeout: timeout) { [self] result in
                 switch result {
                 case .success(let values):
                     // A demoted primary (CONTRACT §10.3): the next command asks the Sentinels again.
@@ -224,9 +224,8 @@ public final class RedisCommandPool: Sendable {
                         slot.drop(connection)
                     }
                     done(.success(values.map(RedisReply.init)))
-                case .failure(let error):
+                case .failure(let failure):
                     slot.drop(connection)
-                    let failure = error as? RedisNIOError ?? .connectionClosed
                     if mayRetry, !fresh, failure == .connectionClosed {
                         attempt(commands, on: slot, mayRetry: false, done)
                     } else {

@@ -2,37 +2,36 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOSSL
 
-/// Commands written together; their replies come back as one array, in order.
+/// Commands written together; their replies come back as one array, in order, to `completion` (called once, on
+/// the connection's event loop).
 struct RedisCommandBatch: Sendable {
     let commands: [[RESPArgument]]
     /// Replies that answer the batch: one per command, except SUBSCRIBE-like commands (one per channel).
     let expectedReplies: Int
     /// An error reply answers the whole batch (SUBSCRIBE refused by an ACL is one error, not one per channel).
     var endsOnError = false
-    let promise: EventLoopPromise<[RESPValue]>
+    /// When the replies must all be in; past it the connection fails and closes.
+    let deadline: NIODeadline
+    let completion: @Sendable (Result<[RESPValue], RedisNIOError>) -> Void
 }
 
-/// The deadline of the batch whose reply future this is has passed (a user outbound event).
-struct RedisDeadlinePassed: Sendable {
-    let future: EventLoopFuture<[RESPValue]>
-}
-
-/// Writes command batches and matches replies to them in order through a FIFO of promises. A deadline that passes
-/// with the batch still pending, a protocol violation or a lost connection fails every pending batch and closes the
-/// channel, so that a late reply is never matched to a later command.
+/// Writes command batches and matches replies to them in order through a FIFO. A deadline that passes with its
+/// batch still pending, a protocol violation or a lost connection fails every pending batch and closes the
+/// channel, so that a late reply is never matched to a later command. One timer per connection watches the
+/// deadlines (armed for the earliest pending one), not one per command.
 final class RedisCommandHandler: ChannelDuplexHandler {
     typealias InboundIn = RESPValue
     typealias OutboundIn = RedisCommandBatch
     typealias OutboundOut = ByteBuffer
 
     private struct Pending {
-        let promise: EventLoopPromise<[RESPValue]>
-        let expected: Int
-        let endsOnError: Bool
+        let batch: RedisCommandBatch
         var replies: [RESPValue]
     }
 
     private var pending = CircularBuffer<Pending>()
+    /// The deadline watch, armed while a batch is pending, for the deadline it was armed with.
+    private var watch: (task: Scheduled<Void>, deadline: NIODeadline)?
     /// Set once: the connection is done and refuses new commands with this.
     private var failure: RedisNIOError?
     /// Where pub/sub messages go on a subscription connection (nil: a command connection, where a push is a reply).
@@ -52,24 +51,17 @@ final class RedisCommandHandler: ChannelDuplexHandler {
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let batch = unwrapOutboundIn(data)
-        if let failure {
-            batch.promise.fail(failure)
-            promise?.fail(failure)
-            return
-        }
-        guard batch.expectedReplies > 0 else {
-            batch.promise.succeed([])
-            promise?.succeed()
-            return
-        }
+        promise?.succeed()
+        if let failure { return batch.completion(.failure(failure)) }
+        guard batch.expectedReplies > 0 else { return batch.completion(.success([])) }
         var buffer = context.channel.allocator.buffer(capacity: 64 * batch.commands.count)
         for command in batch.commands { buffer.writeRESPCommand(command) }
         var replies: [RESPValue] = []
         replies.reserveCapacity(batch.expectedReplies)
-        pending.append(Pending(promise: batch.promise, expected: batch.expectedReplies, endsOnError: batch.endsOnError, replies: replies))
+        pending.append(Pending(batch: batch, replies: replies))
+        watchDeadline(batch.deadline, context: context)
         // The batch is ours now: a failed write closes the channel, and errorCaught or channelInactive fails it with
         // the cause (a TLS error must not lose the race to the buffered write's "closed").
-        promise?.succeed()
         context.write(wrapOutboundOut(buffer), promise: nil)
     }
 
@@ -85,9 +77,9 @@ final class RedisCommandHandler: ChannelDuplexHandler {
         }
         pending[pending.startIndex].replies.append(value)
         let head = pending[pending.startIndex]
-        if head.replies.count == head.expected || (head.endsOnError && value.serverError != nil) {
+        if head.replies.count == head.batch.expectedReplies || (head.batch.endsOnError && value.serverError != nil) {
             let done = pending.removeFirst()
-            done.promise.succeed(done.replies)
+            done.batch.completion(.success(done.replies))
         }
     }
 
@@ -101,15 +93,27 @@ final class RedisCommandHandler: ChannelDuplexHandler {
         fail(context, RedisNIOError(channelError: error))
     }
 
-    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
-        guard let deadline = event as? RedisDeadlinePassed else {
-            context.triggerUserOutboundEvent(event, promise: promise)
-            return
+    /// Arms the watch for `deadline` unless it is armed for an earlier one already.
+    private func watchDeadline(_ deadline: NIODeadline, context: ChannelHandlerContext) {
+        if let watch {
+            guard deadline < watch.deadline else { return }
+            watch.task.cancel()
         }
-        if pending.contains(where: { $0.promise.futureResult === deadline.future }) {
-            fail(context, .timeout)
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+        watch = (context.eventLoop.scheduleTask(deadline: deadline) { bound.value.handler.deadlineReached(bound.value.context) }, deadline)
+    }
+
+    /// The watch fired: a pending batch past its deadline fails the connection; else the watch moves on to the
+    /// earliest pending deadline (none pending: disarmed).
+    private func deadlineReached(_ context: ChannelHandlerContext) {
+        watch = nil
+        let now = NIODeadline.now()
+        var earliest: NIODeadline?
+        for entry in pending {
+            if entry.batch.deadline <= now { return fail(context, .timeout) }
+            earliest = min(earliest ?? entry.batch.deadline, entry.batch.deadline)
         }
-        promise?.succeed()
+        if let earliest { watchDeadline(earliest, context: context) }
     }
 
     private func fail(_ context: ChannelHandlerContext, _ error: RedisNIOError) {
@@ -122,7 +126,9 @@ final class RedisCommandHandler: ChannelDuplexHandler {
             failure = error
             closeReason.withLockedValue { if $0 == nil { $0 = error } }
         }
-        while let next = pending.popFirst() { next.promise.fail(error) }
+        watch?.task.cancel()
+        watch = nil
+        while let next = pending.popFirst() { next.batch.completion(.failure(error)) }
     }
 }
 

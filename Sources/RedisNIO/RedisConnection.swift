@@ -24,6 +24,13 @@ public final class RedisConnection: Sendable {
     let channel: any Channel
     /// Why the connection closed (its handler's first failure), for commands written after it closed.
     let closeReason: NIOLockedValueBox<RedisNIOError?>
+    /// Batches sent from other threads, waiting for the loop's task that writes them (`scheduled`: it is queued).
+    private let outbox = NIOLockedValueBox(Outbox())
+
+    private struct Outbox {
+        var batches: [RedisCommandBatch] = []
+        var scheduled = false
+    }
 
     init(configuration: RedisConnectionConfiguration, channel: any Channel, closeReason: NIOLockedValueBox<RedisNIOError?>) {
         self.configuration = configuration
@@ -64,35 +71,71 @@ public final class RedisConnection: Sendable {
     func send(
         _ commands: [[RESPArgument]], expectedReplies: Int, endsOnError: Bool = false, timeout: Duration
     ) async throws(RedisNIOError) -> [RESPValue] {
-        do {
-            return try await enqueue(commands, expectedReplies: expectedReplies, endsOnError: endsOnError, timeout: timeout).get()
-        } catch let error as RedisNIOError {
-            throw error
-        } catch {
-            throw RedisNIOError(channelError: error)
-        }
+        try await withCheckedContinuation { continuation in
+            enqueue(commands, expectedReplies: expectedReplies, endsOnError: endsOnError, timeout: timeout) {
+                continuation.resume(returning: $0)
+            }
+        }.get()
     }
 
     /// `send` for a caller that is not async: the replies (or a `RedisNIOError`) complete the future on the
     /// connection's event loop, with no task in between.
     public func enqueue(_ commands: [[RESPArgument]], timeout: Duration? = nil) -> EventLoopFuture<[RESPValue]> {
-        enqueue(commands, expectedReplies: commands.count, timeout: timeout ?? configuration.commandTimeout)
+        let promise = channel.eventLoop.makePromise(of: [RESPValue].self)
+        enqueue(commands, timeout: timeout) { promise.completeWith($0.mapError { $0 as any Error }) }
+        return promise.futureResult
     }
 
+    /// `send` for a caller that is not async: `completion` gets the replies (or a `RedisNIOError`) once, on the
+    /// connection's event loop, with no task and no future in between.
+    public func enqueue(
+        _ commands: [[RESPArgument]], timeout: Duration? = nil,
+        completion: @escaping @Sendable (Result<[RESPValue], RedisNIOError>) -> Void
+    ) {
+        enqueue(
+            commands, expectedReplies: commands.count, timeout: timeout ?? configuration.commandTimeout,
+            completion: completion)
+    }
+
+    /// Hands the batch to the event loop: written at once on it; from another thread, put in the outbox, which the
+    /// loop empties in one task with one flush (commands sent from many threads meanwhile share a wake-up and a
+    /// write).
     func enqueue(
-        _ commands: [[RESPArgument]], expectedReplies: Int, endsOnError: Bool = false, timeout: Duration
-    ) -> EventLoopFuture<[RESPValue]> {
-        let promise = channel.eventLoop.makePromise(of: [RESPValue].self)
-        let future = promise.futureResult
-        let channel = self.channel
-        let closeReason = self.closeReason
-        let deadline = channel.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
-            channel.triggerUserOutboundEvent(RedisDeadlinePassed(future: future), promise: nil)
+        _ commands: [[RESPArgument]], expectedReplies: Int, endsOnError: Bool = false, timeout: Duration,
+        completion: @escaping @Sendable (Result<[RESPValue], RedisNIOError>) -> Void
+    ) {
+        let batch = RedisCommandBatch(
+            commands: commands, expectedReplies: expectedReplies, endsOnError: endsOnError,
+            deadline: .now() + TimeAmount(timeout), completion: completion)
+        if channel.eventLoop.inEventLoop {
+            write(batch)
+            channel.flush()
+            return
         }
-        channel.writeAndFlush(RedisCommandBatch(commands: commands, expectedReplies: expectedReplies, endsOnError: endsOnError, promise: promise))
-            .whenFailure { error in promise.fail(closeReason.withLockedValue { $0 } ?? RedisNIOError(channelError: error)) }
-        future.whenComplete { _ in deadline.cancel() }
-        return future
+        let first = outbox.withLockedValue { outbox -> Bool in
+            outbox.batches.append(batch)
+            defer { outbox.scheduled = true }
+            return !outbox.scheduled
+        }
+        if first { channel.eventLoop.execute { self.writeOutbox() } }
+    }
+
+    /// On the loop: writes what the outbox holds, then flushes once.
+    private func writeOutbox() {
+        let batches = outbox.withLockedValue { outbox -> [RedisCommandBatch] in
+            defer { outbox = Outbox() }
+            return outbox.batches
+        }
+        for batch in batches { write(batch) }
+        channel.flush()
+    }
+
+    /// On the loop: to the command handler, unless the channel is closed (then its handlers may be gone).
+    private func write(_ batch: RedisCommandBatch) {
+        guard channel.isActive else {
+            return batch.completion(.failure(closeReason.withLockedValue { $0 } ?? .connectionClosed))
+        }
+        channel.write(batch, promise: nil)
     }
 
     /// False once the connection is closed (then every command fails).

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import UnifiedCache
 
@@ -36,6 +37,29 @@ import Testing
         #expect(result.outcome == .miss)
         #expect(shared.state.withLockedValue { $0.entries["k"] }.map(text) == "fetched")
         #expect(shared.state.withLockedValue { $0.claimCount } == 1)
+    }
+
+    /// CONTRACT §10.4: the requests that joined a fleet miss are answered from the fetched value while the
+    /// leader's store (which gives the fill lease back) is still under way; the leader answers after it.
+    @Test func joinedRequestsAreAnsweredBeforeTheSharedStore() async throws {
+        let shared = InMemorySharedTier()
+        let storeGate = Latch()
+        shared.state.withLockedValue { $0.storeGate = storeGate }
+        let cache = manager(shared: shared)
+        let fetcher = HeldFetcher(body: "fetched")
+        let leader = Task { try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher) }
+        await fetcher.waitForStarts(1)
+        let joiner = Task { try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher) }
+        await waitUntil("the second request joins the load") { cache.coalescedWaiters(for: "k") == 1 }
+        fetcher.open()
+        // Answered with the store still held (a joiner that waited for it would never come back here).
+        let joined = try await joiner.value
+        #expect(joined.outcome == .coalesced && text(joined.entry) == "fetched")
+        #expect(shared.state.withLockedValue { ($0.storesBegun, $0.stores) } == (1, 0))
+        storeGate.open()
+        let led = try await leader.value
+        #expect(led.outcome == .miss)
+        #expect(shared.state.withLockedValue { $0.stores } == 1)
     }
 
     @Test func aFollowerAnswersWithTheLeadersValue() async throws {

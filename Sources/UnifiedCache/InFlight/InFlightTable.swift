@@ -18,6 +18,8 @@ struct InFlightTable {
         let namespace: String
         let user: String?
         let task: Task<LoadOutcome, Never>
+        /// What the requests that joined it wait for (told before the task's last steps).
+        let announced: AnnouncedOutcome
         /// Requests that joined after the one that started it.
         var waiters = 0
     }
@@ -30,16 +32,16 @@ struct InFlightTable {
 
     var pendingTasks: [Task<LoadOutcome, Never>] { loads.values.map(\.task) + refreshes.values.map(\.task) }
 
-    /// Joins the pending task a request in `mode` may share: a refresh joins only a refresh; a load
+    /// Joins the pending load a request in `mode` may share: a refresh joins only a refresh; a load
     /// joins a load, else a refresh (which fetches, so its result is fresh).
-    mutating func join(_ key: String, mode: Mode) -> Task<LoadOutcome, Never>? {
+    mutating func join(_ key: String, mode: Mode) -> AnnouncedOutcome? {
         if mode == .load, loads[key] != nil {
             loads[key]?.waiters += 1
-            return loads[key]?.task
+            return loads[key]?.announced
         }
         guard refreshes[key] != nil else { return nil }
         refreshes[key]?.waiters += 1
-        return refreshes[key]?.task
+        return refreshes[key]?.announced
     }
 
     /// Whether a load or a refresh of `key` is pending.

@@ -1,3 +1,5 @@
+import NIOConcurrencyHelpers
+
 /// What a shared load produced; each waiter turns it into its own `CacheResult` and statistic.
 enum LoadOutcome: Sendable {
     /// Found fresh in a tier (a value or a remembered "not found").
@@ -10,4 +12,43 @@ enum LoadOutcome: Sendable {
     case stale(CacheEntry, CacheTier, CacheOutcome.StaleReason)
     /// No value: upstream 404, 429 or failure with nothing servable.
     case failed(CacheError)
+}
+
+/// A load's outcome for the requests that joined it, told as soon as it is known: a fetched value reaches them
+/// before the leader's store in the shared tier (and the fill lease's release in it) is done (CONTRACT §10.4).
+/// The first outcome told wins.
+final class AnnouncedOutcome: Sendable {
+    private enum State {
+        case waiting([CheckedContinuation<LoadOutcome, Never>])
+        case told(LoadOutcome)
+    }
+
+    private let state = NIOLockedValueBox(State.waiting([]))
+
+    /// Tells every waiter, now and later, unless an outcome was told already.
+    func tell(_ outcome: LoadOutcome) {
+        let waiting = state.withLockedValue { state -> [CheckedContinuation<LoadOutcome, Never>] in
+            guard case .waiting(let waiting) = state else { return [] }
+            state = .told(outcome)
+            return waiting
+        }
+        for continuation in waiting { continuation.resume(returning: outcome) }
+    }
+
+    /// The outcome, once told.
+    var value: LoadOutcome {
+        get async {
+            await withCheckedContinuation { continuation in
+                let told = state.withLockedValue { state -> LoadOutcome? in
+                    switch state {
+                    case .told(let outcome): return outcome
+                    case .waiting(let waiting):
+                        state = .waiting(waiting + [continuation])
+                        return nil
+                    }
+                }
+                if let told { continuation.resume(returning: told) }
+            }
+        }
+    }
 }

@@ -5,8 +5,10 @@ extension UnifiedCacheManager {
     /// The body of a shared load: re-check memory, the second tier and the shared tier (load mode), take the
     /// fleet's fill lease or wait for the instance that holds it, fetch, then store if the load is still current
     /// (locally and in the shared tier), or fall back to a stale copy when the fetch failed.
+    /// `announce` tells the requests that joined a fetched outcome before the shared-tier store.
     func runLoad(
-        _ request: FetchRequest, policy: FreshnessPolicy, fetcher: any Fetcher, id: UInt64, mode: InFlightTable.Mode
+        _ request: FetchRequest, policy: FreshnessPolicy, fetcher: any Fetcher, id: UInt64, mode: InFlightTable.Mode,
+        announce: @Sendable (LoadOutcome) -> Void = { _ in }
     ) async -> LoadOutcome {
         let key = request.key
         var staleCopy: (entry: CacheEntry, tier: CacheTier)?
@@ -43,17 +45,22 @@ extension UnifiedCacheManager {
             }
         }
         let outcome = await fetchAndStore(
-            request, policy: policy, fetcher: fetcher, id: id, mode: mode, staleCopy: staleCopy, lease: &lease)
-        if let lease, let shared { await shared.releaseFill(key, token: lease) }
+            request, policy: policy, fetcher: fetcher, id: id, mode: mode, staleCopy: staleCopy, lease: &lease,
+            announce: announce)
+        if let lease, let shared {
+            announce(outcome)
+            await shared.releaseFill(key, token: lease)
+        }
         return outcome
     }
 
     /// Fetches, records the fetch, stores the value (memory, write-through, shared tier) if the load is still
     /// current, or answers from `staleCopy` when the fetch failed. A shared store gives the fill `lease` back in the
-    /// same step (and sets it to nil); any other outcome leaves it to the caller.
+    /// same step (and sets it to nil); any other outcome leaves it to the caller. The joined requests are told a
+    /// stored outcome (`announce`) before the shared store.
     private func fetchAndStore(
         _ request: FetchRequest, policy: FreshnessPolicy, fetcher: any Fetcher, id: UInt64, mode: InFlightTable.Mode,
-        staleCopy: (entry: CacheEntry, tier: CacheTier)?, lease: inout String?
+        staleCopy: (entry: CacheEntry, tier: CacheTier)?, lease: inout String?, announce: @Sendable (LoadOutcome) -> Void
     ) async -> LoadOutcome {
         let key = request.key
         var staleCopy = staleCopy
@@ -84,11 +91,14 @@ extension UnifiedCacheManager {
                 contentType: value.contentType, etag: ETag.make(for: value.body),
                 storedAt: storedAt, expiresAt: expiresAt, staleUntil: staleUntil)
             let stored = complete(id: id, key: key, mode: mode, storing: value.storable ? entry : nil)
+            let outcome = LoadOutcome.fetched(entry, stored: stored)
             if stored {
+                // The joined requests are answered now; the store (and the lease's release with it) follows.
+                announce(outcome)
                 await storeShared(entry, releasing: lease)
                 lease = nil
             }
-            return .fetched(entry, stored: stored)
+            return outcome
 
         case .failure(.notFound):
             let storedAt = clock.now()
@@ -98,6 +108,7 @@ extension UnifiedCacheManager {
                 contentType: "application/json", etag: ETag.make(for: []),
                 storedAt: storedAt, expiresAt: expiresAt, staleUntil: staleUntil)
             if complete(id: id, key: key, mode: mode, storing: policy.negativeTTL > 0 ? negative : nil) {
+                announce(.failed(.notFound))
                 await storeShared(negative, releasing: lease)
                 lease = nil
             }

@@ -183,8 +183,7 @@ public final class UnifiedCacheManager: Sendable {
     private func load(
         _ request: FetchRequest, policy: FreshnessPolicy, fetcher: any Fetcher, mode: InFlightTable.Mode
     ) async throws(CacheError) -> CacheResult {
-        let (task, isLeader) = joinOrStart(request, policy: policy, fetcher: fetcher, mode: mode)
-        let outcome = await task.value
+        let (outcome, isLeader) = await joinOrStart(request, policy: policy, fetcher: fetcher, mode: mode).outcome()
         let now = clock.now()
         let fetchedOutcome: CacheOutcome = isLeader ? (mode == .refresh ? .refresh : .miss) : .coalesced
         switch outcome {
@@ -209,21 +208,45 @@ public final class UnifiedCacheManager: Sendable {
         }
     }
 
+    /// A load joined or started: the starter waits for its whole task, a joiner for the outcome it announces.
+    private enum JoinedLoad {
+        case started(Task<LoadOutcome, Never>)
+        case joined(AnnouncedOutcome)
+
+        var isLeader: Bool {
+            if case .started = self { return true }
+            return false
+        }
+
+        func outcome() async -> (LoadOutcome, isLeader: Bool) {
+            switch self {
+            case .started(let task): return (await task.value, true)
+            case .joined(let announced): return (await announced.value, false)
+            }
+        }
+    }
+
     /// Registers a new shared load under the lock, before any suspension, unless one can be joined.
     private func joinOrStart(
         _ request: FetchRequest, policy: FreshnessPolicy, fetcher: any Fetcher, mode: InFlightTable.Mode
-    ) -> (task: Task<LoadOutcome, Never>, isLeader: Bool) {
+    ) -> JoinedLoad {
         state.withLockedValue { state in
-            if let pending = state.inFlight.join(request.key, mode: mode) { return (pending, false) }
+            if let announced = state.inFlight.join(request.key, mode: mode) { return .joined(announced) }
             let id = state.inFlight.nextID()
+            let announced = AnnouncedOutcome()
             // Its own unstructured task: a waiter going away does not cancel the load for the others.
             let task = Task {
-                await self.runLoad(request, policy: policy, fetcher: fetcher, id: id, mode: mode)
+                let outcome = await self.runLoad(
+                    request, policy: policy, fetcher: fetcher, id: id, mode: mode, announce: announced.tell)
+                announced.tell(outcome)
+                return outcome
             }
             state.inFlight.register(
-                .init(id: id, key: request.key, namespace: request.namespace, user: request.user, task: task),
+                .init(
+                    id: id, key: request.key, namespace: request.namespace, user: request.user, task: task,
+                    announced: announced),
                 mode: mode)
-            return (task, true)
+            return .started(task)
         }
     }
 

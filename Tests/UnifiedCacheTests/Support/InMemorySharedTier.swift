@@ -1,4 +1,5 @@
 import NIOConcurrencyHelpers
+import TestSupport
 import UnifiedCache
 
 /// A shared tier in a dictionary, for the manager's side of the fleet (CONTRACT §6) without Redis: what it holds,
@@ -23,6 +24,10 @@ final class InMemorySharedTier: SharedTier {
         var pendingReads: [@Sendable () -> Void] = []
         /// Hits `loadNow` counted (entries taken).
         var hitsNow = 0
+        /// When set, each store waits for it to open before it stores (a slow Redis).
+        var storeGate: Latch?
+        /// Stores begun (counted before the gate).
+        var storesBegun = 0
     }
 
     let state = NIOLockedValueBox(State())
@@ -72,6 +77,11 @@ final class InMemorySharedTier: SharedTier {
 
     func store(_ entry: CacheEntry) async throws(SharedTierUnavailable) {
         try check()
+        let gate = state.withLockedValue { state in
+            state.storesBegun += 1
+            return state.storeGate
+        }
+        await gate?.wait()
         state.withLockedValue { state in
             state.entries[entry.key] = entry
             state.stores += 1
