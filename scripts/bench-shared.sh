@@ -7,11 +7,15 @@
 #      upstream's answer;
 #   1b. the same L1 misses with a key ring (--encryption-keys, CONTRACT §9), measured next to the ones without:
 #      what sealing costs a disk hit and a shared hit;
+#   1c. the same L1 misses answered from a second Redis that speaks TLS only (`rediss://`, a CA and a certificate
+#      for 127.0.0.1 made here with openssl), measured next to the plain-TCP ones: what TLS costs a shared hit
+#      (CONTRACT §10.4: at most 15 us of CPU);
 #   3. a dead Redis: L1 misses fetched from a 0 ms demo upstream with --redis pointing at a port nothing listens
 #      on, against the same without --redis: the latency a dead Redis adds to a request.
 # Env: RUNS (3), DURATION (5s), CONNECTIONS (16), SERVER_CPU (0), WRK_CPU (1), BASE_PORT (19080), DEMO_LATENCY (300ms).
-# Targets: shared hit p50 <= 250 us; stampede <= upstream + 30 ms; dead Redis <= 2 ms added; a key ring adds
-# <= 10 us to a disk hit's and a shared hit's p50.
+# Targets: one-client shared hit p50 <= 250 us; 16-client shared hit <= 35 us CPU, TLS adding <= 15 us; stampede
+# <= upstream + 20 ms with 1 fetch; dead Redis <= 2 ms added; a key ring adds <= 10 us to a disk hit's and a shared
+# hit's p50.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -25,7 +29,7 @@ BASE_PORT=${BASE_PORT:-19080}
 DEMO_LATENCY=${DEMO_LATENCY:-300ms}
 KEYS=1000
 
-for tool in wrk taskset curl redis-server redis-cli; do
+for tool in wrk taskset curl redis-server redis-cli openssl; do
   command -v "$tool" >/dev/null || { echo "bench-shared: missing $tool" >&2; exit 1; }
 done
 
@@ -46,6 +50,25 @@ trap cleanup EXIT
 redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --daemonize no >"$WORK/redis.log" 2>&1 &
 PIDS+=($!)
 for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.05; done
+
+# A second Redis with TLS only, on a certificate for 127.0.0.1 from a CA made here.
+TLS_PORT=$((BASE_PORT + 98))
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj "/CN=bench CA" \
+  -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign" \
+  -keyout "$WORK/ca.key" -out "$WORK/ca.pem" 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=127.0.0.1" \
+  -keyout "$WORK/redis.key" -out "$WORK/redis.csr" 2>/dev/null
+printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$WORK/redis.ext"
+openssl x509 -req -in "$WORK/redis.csr" -CA "$WORK/ca.pem" -CAkey "$WORK/ca.key" -CAcreateserial -days 1 \
+  -extfile "$WORK/redis.ext" -out "$WORK/redis.pem" 2>/dev/null
+redis-server --port 0 --tls-port "$TLS_PORT" --tls-cert-file "$WORK/redis.pem" --tls-key-file "$WORK/redis.key" \
+  --tls-ca-cert-file "$WORK/ca.pem" --tls-auth-clients no --bind 127.0.0.1 --save '' --appendonly no \
+  --daemonize no >"$WORK/redis-tls.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 1 100); do
+  redis-cli --tls --cacert "$WORK/ca.pem" -p "$TLS_PORT" ping >/dev/null 2>&1 && break
+  sleep 0.05
+done
 
 # start NAME PORT ARGS...: one instance, pinned to SERVER_CPU; sets PID.
 start() {
@@ -121,6 +144,12 @@ SHARED_PID=$PID
 wait_connected $((BASE_PORT + 2))
 warm $((BASE_PORT + 1))
 warm $((BASE_PORT + 2))
+# The shared tier over TLS.
+start shared-hit-tls $((BASE_PORT + 9)) --disk-limit 0 --memory-entries 1 --demo-latency 0ms \
+  --redis "rediss://127.0.0.1:$TLS_PORT" --redis-tls-ca "$WORK/ca.pem" --redis-prefix b4:
+SHARED_TLS_PID=$PID
+wait_connected $((BASE_PORT + 9))
+warm $((BASE_PORT + 9))
 # The same two with a key ring: every disk file and Redis value sealed with AES-256-GCM.
 (umask 077 && printf 'bench:%s\n' "$(head -c 32 /dev/urandom | base64)" >"$WORK/keys")
 start disk-hit-sealed $((BASE_PORT + 7)) --data-dir "$WORK/disk-sealed" --memory-entries 1 --demo-latency 0ms --encryption-keys "$WORK/keys"
@@ -134,11 +163,13 @@ warm $((BASE_PORT + 8))
 measure disk-hit "$DISK_PID" $((BASE_PORT + 1))
 measure disk-hit-sealed "$DISK_SEALED_PID" $((BASE_PORT + 7))
 measure shared-hit "$SHARED_PID" $((BASE_PORT + 2))
+measure shared-hit-tls "$SHARED_TLS_PID" $((BASE_PORT + 9))
 measure shared-hit-sealed "$SHARED_SEALED_PID" $((BASE_PORT + 8))
 # One client: the latency of one L1 miss, without queueing behind the others.
 measure disk-hit-c1 "$DISK_PID" $((BASE_PORT + 1)) 1
 measure disk-hit-sealed-c1 "$DISK_SEALED_PID" $((BASE_PORT + 7)) 1
 measure shared-hit-c1 "$SHARED_PID" $((BASE_PORT + 2)) 1
+measure shared-hit-tls-c1 "$SHARED_TLS_PID" $((BASE_PORT + 9)) 1
 measure shared-hit-sealed-c1 "$SHARED_SEALED_PID" $((BASE_PORT + 8)) 1
 sed -n 's/.*"shared":{\([^}]*\)}.*/   shared-hit stats: \1/p' <<<"$(curl -sS "http://127.0.0.1:$((BASE_PORT + 2))/stats")"
 
@@ -175,7 +206,7 @@ awk '{print $1 * 1000}' "$WORK/stampede.out" | sort -g | awk -v fetches="$fetche
 
 echo
 printf '%-18s %10s %9s %9s %12s\n' target "req/s" "p50(us)" "p99(us)" "cpu us/req"
-for name in disk-hit disk-hit-sealed shared-hit shared-hit-sealed disk-hit-c1 disk-hit-sealed-c1 shared-hit-c1 shared-hit-sealed-c1 miss-local miss-dead-redis; do
+for name in disk-hit disk-hit-sealed shared-hit shared-hit-tls shared-hit-sealed disk-hit-c1 disk-hit-sealed-c1 shared-hit-c1 shared-hit-tls-c1 shared-hit-sealed-c1 miss-local miss-dead-redis; do
   printf '%-18s %10.0f %9.0f %9.0f %12.2f\n' "$name" "${RPS[$name]}" "${P50[$name]}" "${P99[$name]}" "${CPU[$name]}"
 done
 printf 'a dead Redis adds %.0f us at p50 and %.0f us at p99 per L1 miss (one client)\n' \
@@ -184,4 +215,7 @@ printf 'a dead Redis adds %.0f us at p50 and %.0f us at p99 per L1 miss (one cli
 printf 'a key ring adds %.0f us to a disk hit and %.0f us to a shared hit at p50 (one client)\n' \
   "$(awk -v a="${P50[disk-hit-sealed-c1]}" -v b="${P50[disk-hit-c1]}" 'BEGIN {print a - b}')" \
   "$(awk -v a="${P50[shared-hit-sealed-c1]}" -v b="${P50[shared-hit-c1]}" 'BEGIN {print a - b}')"
-echo "targets: a key ring adds <= 10 us at p50; shared-hit-c1 p50 <= 250 us; stampede last after the upstream answer <= 30 ms with 1 fetch; dead Redis <= 2 ms added"
+printf 'TLS adds %.1f us of CPU to a shared hit (16 clients) and %.0f us to its p50 (one client)\n' \
+  "$(awk -v a="${CPU[shared-hit-tls]}" -v b="${CPU[shared-hit]}" 'BEGIN {print a - b}')" \
+  "$(awk -v a="${P50[shared-hit-tls-c1]}" -v b="${P50[shared-hit-c1]}" 'BEGIN {print a - b}')"
+echo "targets: shared-hit <= 35 us CPU, TLS adding <= 15 us; shared-hit-c1 p50 <= 250 us; stampede last after the upstream answer <= 20 ms with 1 fetch; a key ring adds <= 10 us at p50; dead Redis <= 2 ms added"
