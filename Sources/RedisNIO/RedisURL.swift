@@ -1,3 +1,5 @@
+import Foundation
+
 /// A parsed `--redis` URL: `redis://[user:password@]host[:port][/db]`, `rediss://…` (TLS), or
 /// `redis-sentinel://[user:password@]host[:port][,host[:port]…][/db]?master=NAME[&sentinel-password=…][&tls=true]`
 /// (Sentinels on 26379 by default; the user and password are the data nodes'). Passwords may be percent-encoded;
@@ -178,33 +180,12 @@ public struct RedisURL: Sendable, Hashable, CustomStringConvertible {
         return Int(text)
     }
 
-    /// Percent-decoded UTF-8; the error names the part, never its text (it may be a password).
+    /// Percent-decoded UTF-8 (Foundation's decoder); the error names the part, never its text (it may be a password).
     private static func decoded(_ text: Substring, _ part: String) throws(RedisURLError) -> String {
-        var bytes: [UInt8] = []
-        var iterator = text.utf8.makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
-                throw RedisURLError("Redis URL \(part) has an invalid percent-encoding")
-            }
-            bytes.append(high << 4 | low)
+        guard let decoded = String(text).removingPercentEncoding else {
+            throw RedisURLError("Redis URL \(part) has an invalid percent-encoding (or is not UTF-8)")
         }
-        guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw RedisURLError("Redis URL \(part) is not UTF-8")
-        }
-        return text
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
+        return decoded
     }
 }
 

@@ -139,13 +139,13 @@ public final class RedisSharedTier: SharedTier {
         } catch {
             return .claimed(.unavailable)
         }
-        guard case .array(let items) = reply, case .integer(let found)? = items.first else { return .claimed(.unavailable) }
-        switch found {
-        case 1:
-            guard items.count == 2, case .string(let bytes) = items[1] else { return .claimed(.unavailable) }
+        switch FoundOrCode(reply) {
+        case nil:
+            return .claimed(.unavailable)
+        case .found(let bytes):
             if let entry = await opened(bytes, key: key) { return .found(entry) }
             return .claimed(await claimFill(key))
-        case 2:
+        case .code(2):
             commands.counters.miss()
             return .claimed(.leader(token: token))
         default:
@@ -350,10 +350,29 @@ public final class RedisSharedTier: SharedTier {
         } catch {
             return .over(nil)
         }
-        guard case .array(let items) = reply, case .integer(let found)? = items.first else { return .over(nil) }
-        if found == 1, items.count == 2, case .string(let bytes) = items[1] { return .over(await opened(bytes, key: key)) }
-        commands.counters.miss()
-        return found == 2 ? .pending : .over(nil)
+        switch FoundOrCode(reply) {
+        case nil: return .over(nil)
+        case .found(let bytes): return .over(await opened(bytes, key: key))
+        case .code(let code):
+            commands.counters.miss()
+            return code == 2 ? .pending : .over(nil)
+        }
+    }
+
+    /// What the look-up scripts answer: `{1, value}` when the value is stored, else `{code}` (nil: another reply).
+    private enum FoundOrCode {
+        case found([UInt8])
+        case code(Int)
+
+        init?(_ reply: RedisReply) {
+            guard case .array(let items) = reply, case .integer(let code)? = items.first else { return nil }
+            if code == 1 {
+                guard items.count == 2, case .string(let bytes) = items[1] else { return nil }
+                self = .found(bytes)
+            } else {
+                self = .code(code)
+            }
+        }
     }
 
     // MARK: Statistics

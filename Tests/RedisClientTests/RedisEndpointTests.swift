@@ -40,6 +40,7 @@ import Testing
         ("redis://h?db=1", "must not have a query"),
         ("redis://[::1", "unclosed ["),
         ("redis://:p%zz@h", "invalid percent-encoding"),
+        ("redis://:p%ff@h", "invalid percent-encoding (or is not UTF-8)"),
         ("redis://user@h", "names a user without a password"),
         ("redis://us%20er:pw@h", "user has an invalid percent-encoding or a space"),
     ])

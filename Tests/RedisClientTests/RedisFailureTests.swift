@@ -13,9 +13,10 @@ import Testing
     @Test func deadRedisFailsFastAndTheBreakerStopsConnecting() async throws {
         let port = try await closedPort()
         let endpoint = RedisEndpoint(host: "127.0.0.1", port: port, password: "dead-pw")
-        // A back-off far longer than the test: no probe may run, so every connect is counted.
+        // A back-off far longer than the test: no probe may run, so every connect is counted. A refused connect
+        // fails at once; the timeout is long so that a loaded machine cannot turn the refusal into a timeout.
         let pool = RedisCommandPool(
-            endpoint: endpoint, timeout: .milliseconds(50),
+            endpoint: endpoint, timeout: .seconds(5),
             breaker: .init(threshold: 3, initialBackoff: .seconds(600), maximumBackoff: .seconds(600)))
         defer { pool.shutdown() }
         // No wall-clock bounds here: under ThreadSanitizer, with redis-servers being spawned beside it, a task's

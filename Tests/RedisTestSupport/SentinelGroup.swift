@@ -83,6 +83,17 @@ public final class SentinelGroup: Sendable {
         }
     }
 
+    /// True once the replica has acknowledged every write the primary took so far (`WAIT 1`): Redis replicates
+    /// asynchronously, so a write acknowledged just before a failover may be lost on the promoted replica.
+    public func replicated(within bound: Duration = .seconds(5)) async -> Bool {
+        let pool = RedisCommandPool(
+            endpoint: RedisEndpoint(host: "127.0.0.1", port: primary.port), timeout: bound + .seconds(1), size: 1)
+        defer { pool.shutdown() }
+        let milliseconds = bound.components.seconds * 1000 + bound.components.attoseconds / 1_000_000_000_000_000
+        guard case .integer(let replicas)? = try? await pool.command("WAIT", "1", "\(milliseconds)") else { return false }
+        return replicas >= 1
+    }
+
     public func stop() async {
         for server in sentinels + [replica, primary] { await server.stop() }
         try? FileManager.default.removeItem(at: folder)

@@ -34,6 +34,9 @@ struct FleetSentinelTests {
         try await Fleet.waitUntil("the shared tier is connected") { Fleet.shared(live).connected }
         #expect(Fleet.shared(live).endpoint == "127.0.0.1:\(group.primary.port)")
         #expect(try await live.request(.PUT, "/v1/cache/before", body: "1", admin: true).status < 300)
+        // Replicated before the primary dies: otherwise the new primary's log cannot vouch for it, and the instance
+        // rightly resets (drops its local copy) after the switch.
+        #expect(await group.replicated(), "the replica did not acknowledge the write")
 
         // The test's own ear on the Sentinels: when the promotion happened.
         let sentinel = RedisSentinel(
