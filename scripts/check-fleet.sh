@@ -228,7 +228,12 @@ while :; do
     [[ "$seen" =~ ^[0-9]+$ ]] || fail "XRANGE of the fleet log on the new primary :${REPLICA_PORT} failed"
     ((seen > on_new)) && break
     lost=$((lost + 1))
-    echo "NOTE: event ${attempts} answered ${code} by ${served:-?} ${answered_ms} ms after the promotion but is not in the new primary's log (alice's events since the failover: new primary :${REPLICA_PORT} ${seen}, old primary :${REDIS_PORT} $(events_in_log "$REDIS_PORT")): acknowledged on the old primary, lost; /stats now: $(for name in unicache-a unicache-b; do printf '%s %s ' "$name" "$(curl -sS --max-time 2 "${URL_OF[$name]}/stats" | jq -c '.shared | {endpoint, failovers}' 2>/dev/null)"; done)" >&2
+    # The old primary's entry id is the millisecond it wrote the event: how long after the promotion was seen.
+    old_id="$(fleet_redis_cli_at "$REDIS_PORT" XRANGE 'unicache:#log' "$((failover_us / 1000))" + 2>/dev/null \
+      | grep -B2 -E '^[^|]+[|]ns[|]alice([|]|$)' | tail -n 3 | head -n 1 || true)"
+    written="?"
+    [[ "$old_id" =~ ^([0-9]+)- ]] && written="$((BASH_REMATCH[1] - promoted_us / 1000))"
+    echo "NOTE: event ${attempts} answered ${code} by ${served:-?} ${answered_ms} ms after the promotion but is not in the new primary's log (alice's events since the failover: new primary :${REPLICA_PORT} ${seen}, old primary :${REDIS_PORT} $(events_in_log "$REDIS_PORT"), there as ${old_id:-?}, written ${written} ms after the promotion was seen): acknowledged on the old primary, lost; /stats now: $(for name in unicache-a unicache-b; do printf '%s %s ' "$name" "$(curl -sS --max-time 2 "${URL_OF[$name]}/stats" | jq -c '.shared | {endpoint, failovers}' 2>/dev/null)"; done)" >&2
   fi
   ((answered_ms < WRITES_AFTER_PROMOTION_MS)) \
     || fail "no event through the balancer reached the new primary within ${WRITES_AFTER_PROMOTION_MS} ms of the promotion (${attempts} tried, ${lost} answered 2xx from the old primary; the last answered ${code:-nothing} after ${answered_ms} ms)"
