@@ -10,7 +10,13 @@
 #      takes the instance out;
 #   5. with Redis killed (SIGKILL) reads keep answering 200 (cached and newly fetched), /readyz stays 200 naming the
 #      shared tier unreachable, and an event answers 503 with Retry-After (§6.5).
-# Usage: UNICACHE_BIN=/path/to/unicache scripts/check-fleet.sh   (`make fleet-check` builds the release binary)
+# With FLEET_SENTINEL=1 the instances find Redis through three Sentinels watching a primary and a replica
+# (`redis-sentinel://`, §10.3), and step 5 is a failover instead: unicache-b started again on its port, then, while
+# reads go through the balancer in the background (every answer must be below 500), `SENTINEL FAILOVER fleet`; once
+# the Sentinel names the replica as the primary, an event through the balancer must succeed within 2 s, and each
+# instance's /stats must name the replica as `shared.endpoint` and count `shared.failovers` >= 1.
+# Usage: UNICACHE_BIN=/path/to/unicache scripts/check-fleet.sh   (`make fleet-check` builds the release binary and
+# runs it three times: plain TCP, FLEET_TLS=1, FLEET_SENTINEL=1)
 # Bounded: every request has a 5 s deadline, every wait its own; a run takes 2-5 s here (2 cores, load average 11).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +26,12 @@ STOP_TIMEOUT=15               # seconds for each to stop after SIGTERM
 INVALIDATION_BOUND_MS=100     # CONTRACT §6.4
 HEALTH_CHECK_DEADLINE=15      # seconds for HAProxy to mark a killed instance DOWN (inter 1s, fall 2)
 REDIS_LOSS_DEADLINE=15        # seconds for an instance to report Redis unreachable
+HEALTH_CHECK_RISE_DEADLINE=15 # seconds for HAProxy to mark a restarted instance UP again (inter 1s, rise 2)
+PROMOTION_DEADLINE=20         # seconds from SENTINEL FAILOVER until the Sentinel names the replica the primary
+WRITES_AFTER_PROMOTION_MS=2000  # CONTRACT §10.3: fleet writes succeed again within 2 s of the promotion
+FAILOVER_STATS_DEADLINE=10    # seconds for each instance's /stats to name the new primary
+READS_AFTER_PROMOTION=3       # background reads that must answer after the promotion, within READS_DEADLINE seconds
+READS_DEADLINE=15
 
 step() { printf '\n== check-fleet: %s\n' "$*"; }
 # python3 (fleet-invalidation.py needs only its standard library), installed when missing.
@@ -39,6 +51,8 @@ UNICACHE_ADMIN_TOKEN="$(fleet_random_token)"
 export UNICACHE_ADMIN_TOKEN
 
 fleet_stop_on_exit
+[[ "$FLEET_TLS" != 1 && "$FLEET_SENTINEL" != 1 ]] || command -v jq >/dev/null \
+  || fail "jq is missing: \`make deps\` installs it (APT_PACKAGES in the Makefile)"
 
 # request URL [curl args...]: one request (5 s deadline); sets STATUS and HEADERS (the answer's header lines).
 STATUS="" HEADERS=""
@@ -64,12 +78,13 @@ expect() {
 now_us() { echo "${EPOCHREALTIME/./}"; }
 
 started_us="$(now_us)"
-step "start: redis-server, ${FLEET_INSTANCES[*]}, haproxy"
+step "start: redis-server$([[ "$FLEET_SENTINEL" == 1 ]] && echo ' (primary, replica, 3 sentinels)'), ${FLEET_INSTANCES[*]}, haproxy"
 fleet_start
 LB="http://127.0.0.1:${BALANCER_PORT}"
 declare -A URL_OF=([unicache-a]="http://127.0.0.1:${INSTANCE_PORTS[0]}" [unicache-b]="http://127.0.0.1:${INSTANCE_PORTS[1]}")
 [[ "$FLEET_TLS" != 1 ]] || { curl -sS --max-time 5 "${URL_OF[unicache-a]}/stats" | jq -e '.shared.tls == true' >/dev/null \
   || fail "over TLS, unicache-a's /stats does not say shared.tls true"; }
+[[ "$FLEET_SENTINEL" != 1 ]] || echo "replica :${REPLICA_PORT} (pid ${REPLICA_PID}); sentinels :${SENTINEL_PORTS[*]} (pids ${SENTINEL_PIDS[*]}), each seeing the replica and the two others"
 echo "redis :${REDIS_PORT}$([[ "$FLEET_TLS" == 1 ]] && echo ' (TLS only)') (pid ${REDIS_PID}); unicache-a :${INSTANCE_PORTS[0]} (pid ${INSTANCE_PIDS[0]}); unicache-b :${INSTANCE_PORTS[1]} (pid ${INSTANCE_PIDS[1]}); haproxy :${BALANCER_PORT} (pid ${BALANCER_PID}); up in $(( ($(now_us) - started_us) / 1000 )) ms"
 
 # ---------------------------------------------------------------------------------------------- 1. shared hits
@@ -133,6 +148,125 @@ for i in 1 2 3 4; do
 done
 echo "4 reads after: all 200 from unicache-a"
 
+if [[ "$FLEET_SENTINEL" == 1 ]]; then
+# ---------------------------------------------------------------------------------------------- 5. failover
+step "SENTINEL FAILOVER: reads keep answering, an event succeeds within ${WRITES_AFTER_PROMOTION_MS} ms of the promotion (§10.3)"
+# unicache-b back first, on its port (the balancer's address for it), so that both instances live through the switch.
+fleet_restart_instance 1
+wait_for_http "${URL_OF[unicache-b]}/readyz" '"sharedTier":"connected"' "$STARTUP_TIMEOUT" \
+  || fail "unicache-b, started again, did not report the shared tier connected within ${STARTUP_TIMEOUT}s"
+deadline=$((SECONDS + HEALTH_CHECK_RISE_DEADLINE))
+until curl -sS --max-time 5 "http://127.0.0.1:${BALANCER_STATS_PORT}/stats;csv" | grep -q '^unicache,unicache-b,.*,UP'; do
+  ((SECONDS < deadline)) || fail "haproxy did not mark unicache-b UP within ${HEALTH_CHECK_RISE_DEADLINE}s of its restart"
+  sleep 0.1
+done
+echo "unicache-b started again on :${INSTANCE_PORTS[1]} (pid ${INSTANCE_PIDS[1]}), UP in haproxy"
+for name in unicache-a unicache-b; do
+  stats="$(curl -sS --max-time 5 "${URL_OF[$name]}/stats")" || fail "no /stats from ${name}"
+  jq -e --arg primary "127.0.0.1:${REDIS_PORT}" '.shared.endpoint == $primary' >/dev/null <<<"$stats" \
+    || fail "before the failover, ${name}'s /stats names $(jq -c '.shared.endpoint' <<<"$stats") as the primary, not 127.0.0.1:${REDIS_PORT}"
+done
+
+# Reads in the background, one at a time, until stopped: users cached everywhere and users never seen (fetched),
+# each line `TIME_US STATUS USER SERVED_BY SECONDS` (when answered; status 000: no answer within 5 s).
+reads="$FLEET_WORK/failover-reads.txt"
+(
+  i=0
+  while :; do
+    i=$((i + 1))
+    case $((i % 3)) in 0) user=alice ;; 1) user=carol ;; *) user="gina${i}" ;; esac
+    answer="$(curl -s --max-time 5 -o /dev/null -w '%{http_code} %{time_total} %header{x-served-by}' \
+      "${LB}/v1/users/${user}/subscription" || true)"
+    read -r code took served <<<"$answer" || true
+    echo "$(now_us) ${code:-000} ${user} ${served:--} ${took:-?}"
+    sleep 0.02
+  done
+) >"$reads" 2>&1 &
+READER_PID=$!
+FLEET_PIDS+=("$READER_PID")
+deadline=$((SECONDS + READS_DEADLINE))
+until (($(grep -c . "$reads" || true) >= 2)); do   # two answered before the failover begins
+  ((SECONDS < deadline)) || fail "the background reads through the balancer did not answer twice within ${READS_DEADLINE}s:"$'\n'"$(cat "$reads")"
+  sleep 0.05
+done
+
+failover_us="$(now_us)"
+reply="$(fleet_sentinel_cli 0 SENTINEL FAILOVER "$FLEET_MASTER_NAME" 2>&1)" || true
+[[ "$reply" == OK ]] || fail "SENTINEL FAILOVER ${FLEET_MASTER_NAME} on sentinel :${SENTINEL_PORTS[0]} answered: ${reply}"
+deadline=$((SECONDS + PROMOTION_DEADLINE))
+until [[ "$(fleet_sentinel_cli 0 SENTINEL get-master-addr-by-name "$FLEET_MASTER_NAME" 2>/dev/null | tail -n 1)" == "$REPLICA_PORT" ]]; do
+  ((SECONDS < deadline)) || fail "${PROMOTION_DEADLINE}s after SENTINEL FAILOVER, sentinel :${SENTINEL_PORTS[0]} still names $(fleet_sentinel_cli 0 SENTINEL get-master-addr-by-name "$FLEET_MASTER_NAME" 2>&1 | xargs) as the primary, not the replica :${REPLICA_PORT}"
+  sleep 0.02
+done
+promoted_us="$(now_us)"
+echo "sentinel :${SENTINEL_PORTS[0]} names the replica :${REPLICA_PORT} the primary $(( (promoted_us - failover_us) / 1000 )) ms after SENTINEL FAILOVER"
+
+# alice's events in the fleet log (an event's entry is ORIGIN|ns|alice|...; a stored value's ORIGIN|key|...) of the
+# data node at PORT since the failover began: only this step sends events now.
+events_in_log() {
+  local entries
+  entries="$(fleet_redis_cli_at "$1" XRANGE 'unicache:#log' "$((failover_us / 1000))" + 2>&1)" \
+    || { echo "?"; return 0; }
+  grep -Ec '^[^|]+[|]ns[|]alice([|]|$)' <<<"$entries" || true
+}
+# An event through the balancer (as step 5 without Sentinel sends it), again and again: within
+# WRITES_AFTER_PROMOTION_MS of the promotion one must answer 2xx and be in the new primary's log. The old primary
+# stays a primary until the Sentinels demote it (seconds later), so an instance that has not switched yet still
+# writes there and gets 2xx: such an event is lost with the old primary's data, and is reported (not counted).
+attempts=0 code="" answered_ms=0 lost=0
+while :; do
+  attempts=$((attempts + 1))
+  on_new="$(events_in_log "$REPLICA_PORT")"
+  [[ "$on_new" =~ ^[0-9]+$ ]] || fail "XRANGE of the fleet log on the new primary :${REPLICA_PORT} failed"
+  answer="$(curl -s --max-time 2 -o /dev/null -w '%{http_code} %header{x-served-by}' -X POST \
+    -H "Authorization: Bearer ${UNICACHE_ADMIN_TOKEN}" -H 'Content-Type: application/json' \
+    -d '{"type":"subscription.updated"}' "${LB}/v1/users/alice/events" || true)"
+  answered_ms=$(( ($(now_us) - promoted_us) / 1000 ))
+  read -r code served <<<"$answer" || true
+  if [[ "$code" == 2?? ]]; then
+    seen="$(events_in_log "$REPLICA_PORT")"
+    [[ "$seen" =~ ^[0-9]+$ ]] || fail "XRANGE of the fleet log on the new primary :${REPLICA_PORT} failed"
+    ((seen > on_new)) && break
+    lost=$((lost + 1))
+    # The old primary's entry id is the millisecond it wrote the event: how long after the promotion was seen.
+    old_id="$(fleet_redis_cli_at "$REDIS_PORT" XRANGE 'unicache:#log' "$((failover_us / 1000))" + 2>/dev/null \
+      | grep -B2 -E '^[^|]+[|]ns[|]alice([|]|$)' | tail -n 3 | head -n 1 || true)"
+    written="?"
+    [[ "$old_id" =~ ^([0-9]+)- ]] && written="$((BASH_REMATCH[1] - promoted_us / 1000))"
+    echo "NOTE: event ${attempts} answered ${code} by ${served:-?} ${answered_ms} ms after the promotion but is not in the new primary's log (alice's events since the failover: new primary :${REPLICA_PORT} ${seen}, old primary :${REDIS_PORT} $(events_in_log "$REDIS_PORT"), there as ${old_id:-?}, written ${written} ms after the promotion was seen): acknowledged on the old primary, lost; /stats now: $(for name in unicache-a unicache-b; do printf '%s %s ' "$name" "$(curl -sS --max-time 2 "${URL_OF[$name]}/stats" | jq -c '.shared | {endpoint, failovers}' 2>/dev/null)"; done)" >&2
+  fi
+  ((answered_ms < WRITES_AFTER_PROMOTION_MS)) \
+    || fail "no event through the balancer reached the new primary within ${WRITES_AFTER_PROMOTION_MS} ms of the promotion (${attempts} tried, ${lost} answered 2xx from the old primary; the last answered ${code:-nothing} after ${answered_ms} ms)"
+  sleep 0.05
+done
+((answered_ms <= WRITES_AFTER_PROMOTION_MS)) \
+  || fail "the first event to reach the new primary after the promotion answered ${code} ${answered_ms} ms after it (bound ${WRITES_AFTER_PROMOTION_MS} ms)"
+echo "an event through the balancer: ${code} by ${served:-?} ${answered_ms} ms after the promotion (attempt ${attempts}), in the new primary's log$( ((lost == 0)) || echo "; ${lost} earlier acknowledged by the old primary (NOTE above)")"
+
+for name in unicache-a unicache-b; do
+  deadline=$((SECONDS + FAILOVER_STATS_DEADLINE))
+  until stats="$(curl -sS --max-time 5 "${URL_OF[$name]}/stats" 2>&1)" \
+    && jq -e --arg primary "127.0.0.1:${REPLICA_PORT}" '.shared.failovers >= 1 and .shared.endpoint == $primary' >/dev/null 2>&1 <<<"$stats"; do
+    ((SECONDS < deadline)) || fail "${FAILOVER_STATS_DEADLINE}s after the promotion, ${name}'s /stats says $(jq -c '.shared | {endpoint, failovers}' <<<"$stats" 2>/dev/null || echo "${stats:0:200}") (expected endpoint 127.0.0.1:${REPLICA_PORT}, failovers >= 1)"
+    sleep 0.1
+  done
+  echo "${name} /stats: $(jq -c '.shared | {endpoint, failovers}' <<<"$stats")"
+done
+
+# The reads must span the switch: two answered before SENTINEL FAILOVER (above), READS_AFTER_PROMOTION after the promotion.
+deadline=$((SECONDS + READS_DEADLINE))
+until (($(awk -v p="$promoted_us" '$1 > p' "$reads" | wc -l) >= READS_AFTER_PROMOTION)); do
+  ((SECONDS < deadline)) || fail "fewer than ${READS_AFTER_PROMOTION} reads through the balancer answered in the ${READS_DEADLINE}s after the ones above (promotion at ${promoted_us}; TIME_US STATUS USER SERVED_BY SECONDS):"$'\n'"$(cat "$reads")"
+  sleep 0.1
+done
+{ kill -TERM "$READER_PID"; wait "$READER_PID"; } 2>/dev/null || true
+bad="$(awk '$2 !~ /^[1-4][0-9][0-9]$/' "$reads")"
+[[ -z "$bad" ]] || fail "reads through the balancer during the failover answered 5xx or nothing (TIME_US STATUS USER SERVED_BY SECONDS; promotion at ${promoted_us}):"$'\n'"${bad}"
+total="$(grep -c . "$reads" || true)"
+first_us="$(head -n 1 "$reads" | cut -d' ' -f1)" last_us="$(tail -n 1 "$reads" | cut -d' ' -f1)"
+echo "${total} reads through the balancer from $(( (promoted_us - first_us) / 1000 )) ms before the promotion to $(( (last_us - promoted_us) / 1000 )) ms after: all below 500 ($(cut -d' ' -f2 "$reads" | sort | uniq -c | xargs); served by: $(cut -d' ' -f4 "$reads" | sort | uniq -c | xargs); slowest $(sort -g -k5 "$reads" | tail -n 1 | awk '{ printf "%.0f ms (%s)", $5 * 1000, $3 }'))"
+echo "the old primary :${REDIS_PORT} now: $(fleet_redis_cli role 2>/dev/null | head -n 1 || echo '?')"
+else
 # ---------------------------------------------------------------------------------------------- 5. lose Redis
 step "kill Redis (SIGKILL): reads keep answering (§6.5)"
 { kill -KILL "$REDIS_PID"; wait "$REDIS_PID"; } 2>/dev/null || true   # quietly: bash would report the killed job
@@ -153,5 +287,6 @@ request "${LB}/v1/users/alice/events" -X POST -H "Authorization: Bearer ${UNICAC
 expect "an event with Redis dead" 503 Content-Type application/problem+json
 [[ -n "$(header Retry-After)" ]] || fail "the 503 of an event with Redis dead has no Retry-After"$'\n'"${HEADERS}"
 echo "an event with Redis dead: 503 problem+json, Retry-After $(header Retry-After)"
+fi
 
 printf '\ncheck-fleet: OK in %d ms\n' $(( ($(now_us) - started_us) / 1000 ))

@@ -2,7 +2,7 @@
 # Sourced by scripts/fleet.sh (`make fleet`) and scripts/check-fleet.sh: the topology of compose.fleet.yaml on this
 # machine's loopback, without Docker. Debian's redis-server on deploy/redis.conf, two instances of the
 # release build, Debian's haproxy on deploy/haproxy.cfg in front; every process on a free port and stopped by its
-# PID. The sourcing script sources service-lib.sh and this file (which defines fail()), names itself in FLEET_SCRIPT,
+# PID. With FLEET_SENTINEL=1 Redis is a primary, a replica and three Sentinels instead (below). The sourcing script sources service-lib.sh and this file (which defines fail()), names itself in FLEET_SCRIPT,
 # and sets:
 #   BIN              the unicache executable (from UNICACHE_BIN)
 #   FLEET_WORK       an empty folder for the data dirs, Redis's append-only file and the logs
@@ -10,13 +10,16 @@
 #   FLEET_ARGS       (array, optional) extra flags for every instance, e.g. (--demo-latency 20ms)
 # and exports UNICACHE_ADMIN_TOKEN (the instances take it from the environment, so that `ps` does not show it).
 # After fleet_start: REDIS_PID, REDIS_PORT; INSTANCE_NAMES, INSTANCE_PIDS, INSTANCE_PORTS (arrays, same order);
-# BALANCER_PID, BALANCER_PORT, BALANCER_STATS_PORT. fleet_stop stops whatever of it runs; fleet_stop_on_exit makes
-# the script's exit (Ctrl-C and SIGTERM included) call it.
+# BALANCER_PID, BALANCER_PORT, BALANCER_STATS_PORT; with FLEET_SENTINEL=1 also REPLICA_PID, REPLICA_PORT,
+# SENTINEL_PIDS, SENTINEL_PORTS (below). fleet_stop stops whatever of it runs; fleet_stop_on_exit makes the script's
+# exit (Ctrl-C and SIGTERM included) call it.
 
 FLEET_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 FLEET_INSTANCES=(unicache-a unicache-b)   # as in compose.fleet.yaml; deploy/haproxy.cfg names their two servers
 FLEET_PIDS=()  # every process started, in start order
 REDIS_PID="" REDIS_PORT=""
+REPLICA_PID="" REPLICA_PORT=""
+SENTINEL_PIDS=() SENTINEL_PORTS=()
 INSTANCE_NAMES=() INSTANCE_PIDS=() INSTANCE_PORTS=()
 BALANCER_PID="" BALANCER_PORT="" BALANCER_STATS_PORT=""
 
@@ -90,18 +93,26 @@ fleet_tls_certificates() {
     -extfile "$dir/redis.ext" -out "$dir/redis.pem" 2>>"$dir/openssl.log" || fail "openssl could not sign Redis's certificate"
   chmod 600 "$dir/ca.key" "$dir/redis.key"
 }
-# Redis's listening flags: plain TCP, or TLS only.
+# Redis's listening flags on PORT (REDIS_PORT by default): plain TCP, or TLS only.
 fleet_redis_listen() {
+  local port=${1:-$REDIS_PORT}
   if [[ "$FLEET_TLS" == 1 ]]; then
-    echo --port 0 --tls-port "$REDIS_PORT" --tls-cert-file "$FLEET_TLS_DIR/redis.pem" \
+    echo --port 0 --tls-port "$port" --tls-cert-file "$FLEET_TLS_DIR/redis.pem" \
       --tls-key-file "$FLEET_TLS_DIR/redis.key" --tls-ca-cert-file "$FLEET_TLS_DIR/ca.pem" --tls-auth-clients no
   else
-    echo --port "$REDIS_PORT"
+    echo --port "$port"
   fi
 }
 # The instances' --redis (the password percent-encoding-free: hex digits) and, with TLS, the CA that verifies Redis.
+# With Sentinel: the Sentinels' addresses and the name they watch (the user and password are the data nodes').
 fleet_redis_url() {
   local scheme=redis
+  if [[ "$FLEET_SENTINEL" == 1 ]]; then
+    local IFS=, sentinels=() port
+    for port in "${SENTINEL_PORTS[@]}"; do sentinels+=("127.0.0.1:${port}"); done
+    echo "redis-sentinel://${REDIS_USER}:${REDIS_PASSWORD}@${sentinels[*]}?master=${FLEET_MASTER_NAME}"
+    return
+  fi
   [[ "$FLEET_TLS" == 1 ]] && scheme=rediss
   echo "${scheme}://${REDIS_USER}:${REDIS_PASSWORD}@127.0.0.1:${REDIS_PORT}"
 }
@@ -110,26 +121,116 @@ fleet_redis_flags() {
   printf '%s\n' --redis "$(fleet_redis_url)"
   [[ "$FLEET_TLS" != 1 ]] || printf '%s\n' --redis-tls-ca "$FLEET_TLS_DIR/ca.pem"
 }
-fleet_redis_cli() {
-  local tls=()
+# redis-cli as the default user, on the primary (fleet_redis_cli_at: on the data node at PORT); 5 s at most.
+fleet_redis_cli() { fleet_redis_cli_at "$REDIS_PORT" "$@"; }
+fleet_redis_cli_at() {
+  local port=$1 tls=()
+  shift
   [[ "$FLEET_TLS" == 1 ]] && tls=(--tls --cacert "$FLEET_TLS_DIR/ca.pem")
-  REDISCLI_AUTH="$REDIS_ADMIN_PASSWORD" redis-cli "${tls[@]}" -p "$REDIS_PORT" "$@"
+  REDISCLI_AUTH="$REDIS_ADMIN_PASSWORD" timeout 5 redis-cli "${tls[@]}" -p "$port" "$@"
 }
 
-# Redis, its append-only file in FLEET_WORK/redis; ours when INFO names its process id.
+# fleet_redis_server NAME PORT [FLAGS...]: a data node in the background, its append-only file in FLEET_WORK/NAME,
+# its log FLEET_WORK/NAME.log; sets LAUNCHED_PID. With Sentinel it runs on its own copy of deploy/redis.conf (Sentinel
+# sends CONFIG REWRITE with each REPLICAOF, which would write the fleet's flags and passwords into the repository's
+# file) and has the admin password as --masterauth, to follow whichever node is the primary after a failover.
+fleet_redis_server() {
+  local name=$1 port=$2 rules listen conf="$FLEET_ROOT/deploy/redis.conf" extra=()
+  shift 2
+  read -r -a rules <<<"$(fleet_redis_rules)"
+  read -r -a listen <<<"$(fleet_redis_listen "$port")"
+  if [[ "$FLEET_SENTINEL" == 1 ]]; then
+    conf="$FLEET_WORK/${name}.conf"
+    cp "$FLEET_ROOT/deploy/redis.conf" "$conf"
+    extra=(--masterauth "$REDIS_ADMIN_PASSWORD")
+  fi
+  mkdir -p "$FLEET_WORK/${name}"
+  redis-server "$conf" "${listen[@]}" --bind 127.0.0.1 --dir "$FLEET_WORK/${name}" \
+    --requirepass "$REDIS_ADMIN_PASSWORD" --user "$REDIS_USER" on ">${REDIS_PASSWORD}" "${rules[@]}" \
+    "${extra[@]}" "$@" --daemonize no >"$FLEET_WORK/${name}.log" 2>&1 &
+  LAUNCHED_PID=$!
+}
+
+# Redis (with Sentinel, the primary), its append-only file in FLEET_WORK/redis; ours when INFO names its process id.
 fleet_redis_start() {
   REDIS_PORT="$(free_port)"
-  local rules listen
-  read -r -a rules <<<"$(fleet_redis_rules)"
-  read -r -a listen <<<"$(fleet_redis_listen)"
-  redis-server "$FLEET_ROOT/deploy/redis.conf" "${listen[@]}" --bind 127.0.0.1 --dir "$FLEET_WORK/redis" \
-    --requirepass "$REDIS_ADMIN_PASSWORD" --user "$REDIS_USER" on ">${REDIS_PASSWORD}" "${rules[@]}" \
-    --daemonize no >"$FLEET_WORK/redis.log" 2>&1 &
-  REDIS_PID=$!
-  LAUNCHED_PID=$REDIS_PID
+  fleet_redis_server redis "$REDIS_PORT"
+  REDIS_PID=$LAUNCHED_PID
 }
 fleet_redis_ours() {
   fleet_redis_cli info server 2>/dev/null | grep -q "^process_id:${REDIS_PID}"$'\r'
+}
+
+# With FLEET_SENTINEL=1 (`make fleet SENTINEL=1`, CONTRACT §10.3; plain TCP only) the instances find the primary
+# through Sentinel, set up as Tests/RedisTestSupport/SentinelGroup.swift does: the primary above, a replica of it
+# (with the same ACL user: ACL users are not replicated) and three Sentinels watching the primary as `fleet` (quorum
+# 2, down after 1 s, failover timeout 5 s), each on its own port with its own config file in FLEET_WORK (Sentinel
+# rewrites it). A killed primary is replaced in about 2-4 s; `SENTINEL FAILOVER fleet` on a Sentinel switches at once.
+FLEET_SENTINEL=${FLEET_SENTINEL:-0}
+FLEET_MASTER_NAME=fleet
+fleet_replica_start() {
+  REPLICA_PORT="$(free_port)"
+  while [[ "$REPLICA_PORT" == "$REDIS_PORT" ]]; do REPLICA_PORT="$(free_port)"; done
+  fleet_redis_server replica "$REPLICA_PORT" --replicaof 127.0.0.1 "$REDIS_PORT"
+  REPLICA_PID=$LAUNCHED_PID
+}
+fleet_replica_ours() {
+  fleet_redis_cli_at "$REPLICA_PORT" info server 2>/dev/null | grep -q "^process_id:${REPLICA_PID}"$'\r'
+}
+# fleet_sentinel_cli N COMMAND...: redis-cli on Sentinel N (0-2; they have no password); 5 s at most.
+fleet_sentinel_cli() {
+  local n=$1
+  shift
+  timeout 5 redis-cli -p "${SENTINEL_PORTS[n]}" "$@"
+}
+fleet_sentinel_start() {
+  local n=$((${#SENTINEL_PIDS[@]} + 1)) port conf
+  port="$(free_port)"
+  while [[ " ${REDIS_PORT} ${REPLICA_PORT} ${SENTINEL_PORTS[*]} " == *" ${port} "* ]]; do port="$(free_port)"; done
+  conf="$FLEET_WORK/sentinel-${n}.conf"
+  printf '%s\n' "port ${port}" "bind 127.0.0.1" "daemonize no" "dir ${FLEET_WORK}" \
+    "sentinel monitor ${FLEET_MASTER_NAME} 127.0.0.1 ${REDIS_PORT} 2" \
+    "sentinel auth-pass ${FLEET_MASTER_NAME} ${REDIS_ADMIN_PASSWORD}" \
+    "sentinel down-after-milliseconds ${FLEET_MASTER_NAME} 1000" \
+    "sentinel failover-timeout ${FLEET_MASTER_NAME} 5000" >"$conf"
+  chmod 600 "$conf"
+  redis-server "$conf" --sentinel >"$FLEET_WORK/sentinel-${n}.log" 2>&1 &
+  LAUNCHED_PID=$!
+  SENTINEL_LAUNCHED_PORT=$port
+}
+fleet_sentinel_ours() {
+  timeout 5 redis-cli -p "$SENTINEL_LAUNCHED_PORT" info server 2>/dev/null \
+    | grep -q "^process_id:${LAUNCHED_PID}"$'\r'
+}
+# Ready for a failover (as SentinelGroup.waitUntilReadyForFailover): every Sentinel knows the replica (its flags just
+# `slave`, its link to the primary ok) and the two other Sentinels, and the replica is in sync. redis-cli prints a
+# SENTINEL reply one field or value a line.
+fleet_sentinels_ready() {
+  local n replicas
+  for n in 0 1 2; do
+    replicas="$(fleet_sentinel_cli "$n" SENTINEL replicas "$FLEET_MASTER_NAME" 2>/dev/null)" || return 1
+    [[ "$(grep -cx name <<<"$replicas")" == 1 ]] || return 1
+    [[ "$(grep -A1 -x flags <<<"$replicas" | tail -n 1)" == slave ]] || return 1
+    [[ "$(grep -A1 -x master-link-status <<<"$replicas" | tail -n 1)" == ok ]] || return 1
+    [[ "$(fleet_sentinel_cli "$n" SENTINEL sentinels "$FLEET_MASTER_NAME" 2>/dev/null | grep -cx name)" == 2 ]] || return 1
+  done
+  fleet_redis_cli_at "$REPLICA_PORT" info replication 2>/dev/null | grep -q "^master_link_status:up"$'\r'
+}
+# The replica, the Sentinels (each ours when its INFO names its process id), then the wait until a failover can be.
+fleet_sentinel_group_start() {
+  local n deadline
+  fleet_launch replica fleet_replica_start fleet_replica_ours
+  for n in 1 2 3; do
+    fleet_launch "sentinel ${n}" fleet_sentinel_start fleet_sentinel_ours
+    SENTINEL_PIDS+=("$LAUNCHED_PID")
+    SENTINEL_PORTS+=("$SENTINEL_LAUNCHED_PORT")
+  done
+  deadline=$((SECONDS + STARTUP_TIMEOUT))
+  until fleet_sentinels_ready; do
+    ((SECONDS < deadline)) \
+      || fail "within ${STARTUP_TIMEOUT}s the Sentinels did not all see the replica (in sync) and each other"
+    sleep 0.1
+  done
 }
 
 # One instance on port 0 (it says which port it took), its own data dir, the fleet's Redis.
@@ -137,15 +238,28 @@ fleet_start_instance() {
   local name=$1
   # shellcheck disable=SC2034 # read by start_service (service-lib.sh)
   SERVICE_LOG="$FLEET_WORK/${name}.log"
-  local redis
-  mapfile -t redis < <(fleet_redis_flags)
-  start_service "$BIN" --host 127.0.0.1 --port 0 --data-dir "$FLEET_WORK/${name}" \
-    "${redis[@]}" "${FLEET_ARGS[@]}"
-  FLEET_PIDS+=("$SERVICE_PID")
+  fleet_run_instance "$name" 0
   INSTANCE_NAMES+=("$name")
   INSTANCE_PIDS+=("$SERVICE_PID")
   INSTANCE_PORTS+=("$SERVICE_PORT")
   SERVICE_PID=""   # stopped by fleet_stop, not by the caller's service-lib trap
+}
+fleet_run_instance() {
+  local name=$1 port=$2 redis
+  mapfile -t redis < <(fleet_redis_flags)
+  start_service "$BIN" --host 127.0.0.1 --port "$port" --data-dir "$FLEET_WORK/${name}" \
+    "${redis[@]}" "${FLEET_ARGS[@]}"
+  FLEET_PIDS+=("$SERVICE_PID")
+}
+# fleet_restart_instance I: instance I (killed) started again on its port (the balancer's address for it) and its
+# data dir, its log FLEET_WORK/NAME.restarted.log.
+fleet_restart_instance() {
+  local i=$1
+  # shellcheck disable=SC2034 # read by start_service (service-lib.sh)
+  SERVICE_LOG="$FLEET_WORK/${INSTANCE_NAMES[i]}.restarted.log"
+  fleet_run_instance "${INSTANCE_NAMES[i]}" "${INSTANCE_PORTS[i]}"
+  INSTANCE_PIDS[i]=$SERVICE_PID
+  SERVICE_PID=""
 }
 
 # HAProxy in the foreground (-db) on deploy/haproxy.cfg, the instances' addresses in its environment; ours when its
@@ -165,18 +279,20 @@ fleet_balancer_ours() {
     | grep -Eq "Statistics Report for pid ${BALANCER_PID}[^0-9]"
 }
 
-# Redis, the instances (each ready and subscribed to the fleet's invalidations), then the balancer.
+# Redis (with Sentinel: the primary, the replica and the Sentinels, ready for a failover), the instances (each ready
+# and subscribed to the fleet's invalidations), then the balancer.
 fleet_start() {
   local i name tool
-  for tool in redis-server redis-cli haproxy curl ss; do
+  for tool in redis-server redis-cli haproxy curl ss timeout; do
     command -v "$tool" >/dev/null || fail "${tool} is missing: \`make deps\` installs it (APT_PACKAGES in the Makefile)"
   done
   [[ -n "${BIN:-}" ]] || fail "set UNICACHE_BIN to the unicache executable (\`make fleet\` and \`make fleet-check\` build the release one and set it)"
   [[ -x "$BIN" ]] || fail "no executable at ${BIN}"
   [[ -n "${UNICACHE_ADMIN_TOKEN:-}" ]] || fail "UNICACHE_ADMIN_TOKEN is not set"
-  mkdir -p "$FLEET_WORK/redis"
+  [[ "$FLEET_SENTINEL" == 1 && "$FLEET_TLS" == 1 ]] && fail "FLEET_SENTINEL=1 runs over plain TCP only, not with FLEET_TLS=1"
   [[ "$FLEET_TLS" == 1 ]] && fleet_tls_certificates
   fleet_launch redis-server fleet_redis_start fleet_redis_ours
+  [[ "$FLEET_SENTINEL" == 1 ]] && fleet_sentinel_group_start
   for name in "${FLEET_INSTANCES[@]}"; do
     fleet_start_instance "$name"
   done
@@ -189,7 +305,7 @@ fleet_start() {
     || fail "the balancer on ${BALANCER_PORT} did not answer /readyz within ${STARTUP_TIMEOUT}s"
 }
 
-# SIGTERM to every process still running (balancer first, Redis last), then SIGKILL to any left after STOP_TIMEOUT.
+# SIGTERM to every process still running (balancer first, the Sentinels before the data nodes, Redis last), then SIGKILL to any left after STOP_TIMEOUT.
 fleet_stop() {
   local i pid deadline
   # An instance whose start-up line never came (start_service failed) is not in FLEET_PIDS yet.

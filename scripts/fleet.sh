@@ -2,7 +2,9 @@
 # The fleet of compose.fleet.yaml on this machine, without Docker (`make fleet`): Debian's redis-server, two
 # instances of the release build and Debian's haproxy in front, each on a free loopback port. Prints where to curl,
 # runs until Ctrl-C (or SIGTERM), then stops everything it started, by PID. An instance or Redis killed meanwhile
-# is reported and the rest keeps running (to watch the balancer and the fleet cope).
+# is reported and the rest keeps running (to watch the balancer and the fleet cope). FLEET_TLS=1 (`make fleet TLS=1`):
+# Redis speaks TLS only; FLEET_SENTINEL=1 (`make fleet SENTINEL=1`): a primary, a replica and three Sentinels, the
+# instances connecting with `redis-sentinel://` (to watch them follow `SENTINEL FAILOVER fleet` or a killed primary).
 # Usage: scripts/fleet.sh [unicache flags for every instance...]
 #   UNICACHE_BIN=/path/to/unicache (`make fleet` passes the release build); UNICACHE_ADMIN_TOKEN (else a random one,
 #   printed); the instances keep their default access mode, protected: loopback clients only, which the balancer is.
@@ -38,13 +40,21 @@ fleet_start
 lb="http://127.0.0.1:${BALANCER_PORT}"
 a="http://127.0.0.1:${INSTANCE_PORTS[0]}"
 b="http://127.0.0.1:${INSTANCE_PORTS[1]}"
+redis_shown="$(fleet_redis_url | sed 's|//.*@|//|')"
+sentinel_lines=""
+if [[ "$FLEET_SENTINEL" == 1 ]]; then
+  sentinel_lines="  sentinels   ${redis_shown}   pids ${SENTINEL_PIDS[*]}
+  replica     redis://127.0.0.1:${REPLICA_PORT}   pid ${REPLICA_PID}; to switch: redis-cli -p ${SENTINEL_PORTS[0]} SENTINEL FAILOVER ${FLEET_MASTER_NAME}
+"
+  redis_shown="redis://127.0.0.1:${REDIS_PORT} (the primary at start)"
+fi
 cat <<EOF
 
 unicache fleet up (logs and data in ${FLEET_WORK}, removed on exit):
   balancer    ${lb}   haproxy, pid ${BALANCER_PID}; its stats http://127.0.0.1:${BALANCER_STATS_PORT}/stats, metrics /metrics
   unicache-a  ${a}   pid ${INSTANCE_PIDS[0]}
   unicache-b  ${b}   pid ${INSTANCE_PIDS[1]}
-  redis       $(fleet_redis_url | sed 's|//.*@|//|')   pid ${REDIS_PID}; the instances connect as ACL user ${REDIS_USER}
+${sentinel_lines}  redis       ${redis_shown}   pid ${REDIS_PID}; the instances connect as ACL user ${REDIS_USER}
               (deploy/redis-acl.rules); look inside with REDISCLI_AUTH=${REDIS_ADMIN_PASSWORD} redis-cli -p ${REDIS_PORT}$(
                 [[ "$FLEET_TLS" == 1 ]] && echo " --tls --cacert ${FLEET_TLS_DIR}/ca.pem")
   admin token ${token_shown}   (${token_note})
@@ -69,6 +79,10 @@ while ((${#running[@]} > 0)); do
   [[ -n "$ended" ]] || continue
   what="pid ${ended}"
   [[ "$ended" == "$REDIS_PID" ]] && what="redis (pid ${ended})"
+  [[ "$ended" == "$REPLICA_PID" ]] && what="the replica (pid ${ended})"
+  for i in "${!SENTINEL_PIDS[@]}"; do
+    [[ "$ended" == "${SENTINEL_PIDS[i]}" ]] && what="sentinel $((i + 1)) (pid ${ended})"
+  done
   [[ "$ended" == "$BALANCER_PID" ]] && what="haproxy (pid ${ended})"
   for i in "${!INSTANCE_PIDS[@]}"; do
     [[ "$ended" == "${INSTANCE_PIDS[i]}" ]] && what="${INSTANCE_NAMES[i]} (pid ${ended})"
