@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import RedisNIO
+import Synchronization
 
 /// A few multiplexed RedisNIO connections on a NIO event loop group: commands from any number of callers are
 /// pipelined on them and matched to their replies in order, so no Redis call ever holds a thread.
@@ -162,28 +163,32 @@ public final class RedisCommandPool: Sendable {
     /// down; settles the breaker with the outcome.
     private func submit(_ commands: [[[UInt8]]], reply: @escaping @Sendable (Result<[RedisReply], RedisError>) -> Void) {
         let now = self.now
-        let admission = state.withLockedValue { state -> Result<(probe: Bool, slot: Int), RedisError> in
+        let admission = state.withLockedValue { state -> Result<Bool, RedisError> in
             if state.isShutDown { return .failure(.unavailable("the Redis pool is shut down")) }
-            let slot = state.nextSlot % slots.count
-            state.nextSlot &+= 1
             switch state.breaker.admit(at: now) {
             case .refused: return .failure(.unavailable(state.rejection))
-            case .probe: return .success((true, slot))
-            case .pass: return .success((false, slot))
+            case .probe: return .success(true)
+            case .pass: return .success(false)
             }
         }
         let probe: Bool
-        let slot: ConnectionSlot
         switch admission {
         case .failure(let failure): return reply(.failure(failure))
-        case .success(let admitted):
-            probe = admitted.probe
-            slot = slots[admitted.slot]
+        case .success(let isProbe): probe = isProbe
         }
+        // The first connection with the fewest commands in flight: under a light load every command shares one
+        // connection (one write and one read carry many), a slow command (a SCAN, a long script) sends the others
+        // to the next.
+        let slot = leastBusySlot()
+        slot.began()
         // An empty command gets an error reply in its place (RESP has no empty command: Redis would not answer).
         let sent = commands.filter { !$0.isEmpty }.map { $0.map(RESPArgument.init(bytes:)) }
-        guard !sent.isEmpty else { return reply(.success(commands.map { _ in .error("ERR empty command") })) }
+        guard !sent.isEmpty else {
+            slot.ended()
+            return reply(.success(commands.map { _ in .error("ERR empty command") }))
+        }
         attempt(sent, on: slot, mayRetry: true) { [self] result in
+            slot.ended()
             let now = self.now
             state.withLockedValue { state in
                 switch result {
@@ -201,6 +206,12 @@ public final class RedisCommandPool: Sendable {
                 }
             })
         }
+    }
+
+    private func leastBusySlot() -> ConnectionSlot {
+        var slot = slots[0]
+        for candidate in slots.dropFirst() where candidate.inFlight < slot.inFlight { slot = candidate }
+        return slot
     }
 
     /// Sends on the slot's connection (connecting first when it has none). A reused connection that turns out closed
@@ -345,7 +356,6 @@ struct PoolState: Sendable {
     var lastError: String?
     var isShutDown = false
     var connectAttempts = 0
-    var nextSlot = 0
     /// The primary in use (Sentinel), and how many times it changed.
     var primary: RedisURL.Address?
     var failovers = 0
@@ -386,6 +396,12 @@ final class ConnectionSlot: Sendable {
     }
 
     private let state = NIOLockedValueBox(State.idle)
+    /// Commands sent on the slot and not answered yet (the pool picks the slot with the fewest).
+    private let commandsInFlight = Atomic<Int>(0)
+
+    var inFlight: Int { commandsInFlight.load(ordering: .relaxed) }
+    func began() { commandsInFlight.wrappingAdd(1, ordering: .relaxed) }
+    func ended() { commandsInFlight.wrappingSubtract(1, ordering: .relaxed) }
 
     func take(_ waiter: @escaping Waiter) -> Take {
         state.withLockedValue { state -> Take in

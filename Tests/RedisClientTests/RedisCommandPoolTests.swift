@@ -204,6 +204,28 @@ import Testing
         }
     }
 
+    /// Commands go to the first connection with the fewest in flight: one after another they all share the first
+    /// connection; while a command blocks it (BLPOP), the next goes to a second one and is answered at once.
+    @Test func commandsShareOneConnectionUntilItIsBusy() async throws {
+        try await withRedisServer { (server: RedisServerProcess) async throws in
+            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(30), size: 4)
+            defer { pool.shutdown() }
+            for _ in 0..<20 { #expect(try await pool.command("PING") == .status("PONG")) }
+            #expect(pool.connectAttempts == 1)
+            let blocked = Task { try await pool.command("BLPOP", "never-pushed", "0") }
+            // Until the BLPOP is in flight on the first connection, a PING could still take it: wait for Redis to
+            // report one blocked client.
+            #expect(try await poll(within: .seconds(10)) {
+                guard case .string(let info)? = try? await pool.command("INFO", "clients") else { return false }
+                return String(decoding: info, as: UTF8.self).contains("blocked_clients:1")
+            }, "the BLPOP never blocked")
+            #expect(try await pool.command("PING") == .status("PONG"))
+            #expect(pool.connectAttempts == 2)
+            #expect(try await pool.command("RPUSH", "never-pushed", "x") == .integer(1))
+            #expect(try await blocked.value == .array([.string(Array("never-pushed")), .string(Array("x"))]))
+        }
+    }
+
     @Test func shutdownIsFinalAndIdempotent() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
             let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(5))
