@@ -74,6 +74,15 @@ expect() {
     shift 2
   done
 }
+# wait_for_haproxy_state SERVER STATE SECONDS: until the balancer's stats page shows SERVER in STATE (UP, DOWN);
+# false after SECONDS.
+wait_for_haproxy_state() {
+  local deadline=$((SECONDS + $3))
+  until curl -sS --max-time 5 "http://127.0.0.1:${BALANCER_STATS_PORT}/stats;csv" | grep -q "^unicache,$1,.*,$2"; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.1
+  done
+}
 # The wall clock in microseconds (bash's own, no fork).
 now_us() { echo "${EPOCHREALTIME/./}"; }
 
@@ -136,11 +145,8 @@ for i in $(seq 1 10); do   # before the health check has noticed: a refused conn
   served+="$(header X-Served-By) "
 done
 echo "10 reads right after the kill: all 200 (served by: $(tr ' ' '\n' <<<"$served" | grep . | sort | uniq -c | xargs))"
-deadline=$((SECONDS + HEALTH_CHECK_DEADLINE))
-until curl -sS --max-time 5 "http://127.0.0.1:${BALANCER_STATS_PORT}/stats;csv" | grep -q '^unicache,unicache-b,.*,DOWN'; do
-  ((SECONDS < deadline)) || fail "haproxy did not mark unicache-b DOWN within ${HEALTH_CHECK_DEADLINE}s"
-  sleep 0.1
-done
+wait_for_haproxy_state unicache-b DOWN "$HEALTH_CHECK_DEADLINE" \
+  || fail "haproxy did not mark unicache-b DOWN within ${HEALTH_CHECK_DEADLINE}s"
 echo "haproxy marked unicache-b DOWN $(( ($(now_us) - killed_us) / 1000 )) ms after the kill"
 for i in 1 2 3 4; do
   request "${LB}/v1/users/erin${i}/subscription"
@@ -155,11 +161,8 @@ step "SENTINEL FAILOVER: reads keep answering, an event succeeds within ${WRITES
 fleet_restart_instance 1
 wait_for_http "${URL_OF[unicache-b]}/readyz" '"sharedTier":"connected"' "$STARTUP_TIMEOUT" \
   || fail "unicache-b, started again, did not report the shared tier connected within ${STARTUP_TIMEOUT}s"
-deadline=$((SECONDS + HEALTH_CHECK_RISE_DEADLINE))
-until curl -sS --max-time 5 "http://127.0.0.1:${BALANCER_STATS_PORT}/stats;csv" | grep -q '^unicache,unicache-b,.*,UP'; do
-  ((SECONDS < deadline)) || fail "haproxy did not mark unicache-b UP within ${HEALTH_CHECK_RISE_DEADLINE}s of its restart"
-  sleep 0.1
-done
+wait_for_haproxy_state unicache-b UP "$HEALTH_CHECK_RISE_DEADLINE" \
+  || fail "haproxy did not mark unicache-b UP within ${HEALTH_CHECK_RISE_DEADLINE}s of its restart"
 echo "unicache-b started again on :${INSTANCE_PORTS[1]} (pid ${INSTANCE_PIDS[1]}), UP in haproxy"
 for name in unicache-a unicache-b; do
   stats="$(curl -sS --max-time 5 "${URL_OF[$name]}/stats")" || fail "no /stats from ${name}"
