@@ -1,4 +1,5 @@
 import Access
+import Clocks
 import Logging
 import UnifiedCache
 import UpstreamGate
@@ -23,7 +24,7 @@ public struct AppDependencies: Sendable {
     /// How long a fetch waits for a slot under its domain's cap (the upstream timeout).
     public var slotWait: Duration = .seconds(5)
     /// The upstream gates' clock.
-    public var gateClock: any GateClock = SystemGateClock()
+    public var gateClock: any Clock<Duration> = ContinuousClock()
     /// Builds each budget's counter (fleet-wide with `--redis`); local sliding logs without.
     public var rateCounter: RateCounterFactory?
     /// Who may read what (CONTRACT §8), asked before anything else; `nil` admits every request.

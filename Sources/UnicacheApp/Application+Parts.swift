@@ -1,3 +1,4 @@
+import Clocks
 import DemoUpstream
 import DiskTier
 import Logging

@@ -1,4 +1,5 @@
 import Access
+import Clocks
 import DiskTier
 import Logging
 import MicroHTTPServer
@@ -27,7 +28,7 @@ public struct Application: Sendable {
     ///   - gateClock: the upstream gates' clock (CONTRACT §7).
     public static func build(
         _ configuration: UnicacheConfiguration, logger: Logger, clock: any WallClock = SystemWallClock(),
-        gateClock: any GateClock = SystemGateClock()
+        gateClock: any Clock<Duration> = ContinuousClock()
     ) async throws -> Application {
         let codec = try Self.entryCodec(configuration.encryption, logger: logger)
         let disk = try await Self.openDiskTier(configuration.cache, codec: codec, clock: clock, logger: logger)
