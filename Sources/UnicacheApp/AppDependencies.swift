@@ -5,7 +5,7 @@ import UnifiedCache
 import UpstreamGate
 
 /// Everything the routes are built from, as one value (Hummingbird's `buildApplication` takes one too):
-/// `Application.build` fills it from the configuration; tests set what they script and keep the defaults.
+/// `UnicacheService.build` fills it from the configuration; tests set what they script and keep the defaults.
 public struct AppDependencies: Sendable {
     /// The one cache every route reads and writes.
     public var cache: UnifiedCacheManager
