@@ -28,8 +28,8 @@ extension Duration {
 
     /// Whole milliseconds, rounded up (a positive duration stays positive), at least 0.
     public var wholeMillisecondsRoundedUp: UInt64 {
+        guard self > .zero else { return 0 }  // a negative part under a second has negative attoseconds
         let (seconds, attoseconds) = components
-        guard seconds >= 0 else { return 0 }
         let perMillisecond: Int64 = 1_000_000_000_000_000
         let fraction = UInt64(attoseconds / perMillisecond) + (attoseconds % perMillisecond > 0 ? 1 : 0)
         return UInt64(seconds).multipliedReportingOverflow(by: 1000).partialValue + fraction
