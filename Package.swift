@@ -69,7 +69,8 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // Time: `Duration` as seconds and milliseconds, and monotonic readings of any `Clock<Duration>`.
+        // Time: the wall clock for dates, `Duration` as seconds and milliseconds, monotonic readings of any
+        // `Clock<Duration>` with the timers over them, and work that blocks a thread.
         .target(name: "Clocks", swiftSettings: strict),
         // One circuit-breaker state machine, configured per dependency (each upstream, Redis).
         .target(name: "Breaker", swiftSettings: strict),
@@ -132,7 +133,7 @@ let package = Package(
             name: "DiskTier",
             dependencies: [
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                "UnifiedCache", .product(name: "Logging", package: "swift-log"),
+                "Clocks", "UnifiedCache", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
@@ -155,12 +156,12 @@ let package = Package(
             swiftSettings: strict
         ),
         // The demo upstream (`--demo`): deterministic synthetic data for every namespace, a Fetcher like any other.
-        .target(name: "DemoUpstream", dependencies: ["UnifiedCache"], swiftSettings: strict),
+        .target(name: "DemoUpstream", dependencies: ["UnifiedCache", "Clocks"], swiftSettings: strict),
         // `--log-level` and `--log-format`: the swift-log bootstrap, one JSON object per line, whole-line writes.
         .target(
             name: "JSONLogging",
             dependencies: [
-                "HTTPRouting", .product(name: "Logging", package: "swift-log"),
+                "Clocks", "HTTPRouting", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: strict
@@ -170,7 +171,7 @@ let package = Package(
         .target(
             name: "Healthcheck",
             dependencies: [
-                "HTTPRouting",
+                "HTTPRouting", "Clocks",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -184,7 +185,7 @@ let package = Package(
         .target(
             name: "UnicacheApp",
             dependencies: [
-                "CMalloc", "CProcess", "UnifiedCache", "UpstreamGate", "DiskTier", "RedisTier", "RedisClient", "RedisNIO",
+                "CMalloc", "CProcess", "Clocks", "UnifiedCache", "UpstreamGate", "DiskTier", "RedisTier", "RedisClient", "RedisNIO",
                 "HTTPRouting", "MicroHTTPServer",
                 "Access",
                 "Sealing",
@@ -203,7 +204,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "unicache",
-            dependencies: ["UnicacheApp", "JSONLogging", "Healthcheck", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["UnicacheApp", "Clocks", "JSONLogging", "Healthcheck", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict
         ),
         // The Swift server of scripts/bench-http.sh (sync and async routes over MicroHTTPServer).
@@ -241,6 +242,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
+                "Clocks",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
@@ -290,13 +292,17 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .testTarget(
+            name: "ClocksTests",
+            dependencies: ["Clocks", "TestSupport", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            swiftSettings: strict),
         .testTarget(name: "BreakerTests", dependencies: ["Breaker", "UpstreamGate", "RedisClient"], swiftSettings: strict),
         .testTarget(name: "HTTPRoutingTests", dependencies: ["HTTPRouting"], swiftSettings: strict),
         // Real keys of every accepted algorithm and the tokens they sign, for the tests of §8 (never shipped).
         .target(
             name: "AccessTestSupport",
             dependencies: [
-                "Access", .product(name: "Crypto", package: "swift-crypto"),
+                "Access", "Clocks", "TestSupport", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
@@ -305,7 +311,7 @@ let package = Package(
         .testTarget(
             name: "AccessTests",
             dependencies: [
-                "Access", "AccessTestSupport", "HTTPRouting", "TestSupport", .product(name: "Logging", package: "swift-log"),
+                "Access", "AccessTestSupport", "Clocks", "HTTPRouting", "TestSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: strict
@@ -313,7 +319,7 @@ let package = Package(
         .testTarget(name: "SealingTests", dependencies: ["Sealing", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "DemoUpstreamTests",
-            dependencies: ["DemoUpstream", "UnifiedCache", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            dependencies: ["DemoUpstream", "UnifiedCache", "Clocks", "TestSupport", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
             swiftSettings: strict
         ),
         .testTarget(
@@ -329,7 +335,7 @@ let package = Package(
         .testTarget(
             name: "UnifiedCacheTests",
             dependencies: [
-                "UnifiedCache", "UpstreamGate", "SeededRandom", "Sealing", "TestSupport",
+                "UnifiedCache", "Clocks", "UpstreamGate", "SeededRandom", "Sealing", "TestSupport",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: strict
@@ -344,13 +350,13 @@ let package = Package(
         ),
         .testTarget(
             name: "DiskTierTests",
-            dependencies: ["DiskTier", "UnifiedCache", "Sealing", "TestSupport", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            dependencies: ["DiskTier", "UnifiedCache", "Clocks", "Sealing", "TestSupport", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
             swiftSettings: strict
         ),
         .testTarget(
             name: "UnicacheAppTests",
             dependencies: [
-                "UnicacheApp", "UnifiedCache", "UpstreamGate", "DiskTier", "HTTPRouting", "MicroHTTPServer", "RedisClient", "RedisNIO",
+                "UnicacheApp", "UnifiedCache", "Clocks", "UpstreamGate", "DiskTier", "HTTPRouting", "MicroHTTPServer", "RedisClient", "RedisNIO",
                 "RedisTier", "RedisTestSupport", "TLSTestSupport", "TestSupport", "Sealing",
                 "Access", "AccessTestSupport", "JSONLogging", "Healthcheck", "OpenAPISpec",
                 .product(name: "Logging", package: "swift-log"),

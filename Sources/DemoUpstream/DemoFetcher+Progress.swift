@@ -42,10 +42,8 @@ extension DemoFetcher {
         let longest: Int
     }
 
-    struct ProgressToday: Encodable {
-        let date: String
-        let answered: Bool
-    }
+    /// progress.today is one day of progress.history.
+    typealias ProgressToday = ProgressDay
 
     struct ProgressAny: Encodable {
         let answered: Bool

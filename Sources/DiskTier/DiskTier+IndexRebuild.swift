@@ -1,4 +1,4 @@
-import Dispatch
+import Clocks
 import Logging
 import UnifiedCache
 
@@ -17,11 +17,7 @@ extension DiskTier {
         let started = ContinuousClock.now
         let scanner = IndexScanner(fileSystem: fileSystem, layout: layout, ownTemporaryPrefix: temporaryPrefix)
         // The walk blocks on file I/O for a while: a queue of its own, neither the pool nor this actor's.
-        let result = await withCheckedContinuation { continuation in
-            DispatchQueue(label: "unicache.disk-index-scan").async {
-                continuation.resume(returning: scanner.scan())
-            }
-        }
+        let result = await Blocking.run(label: "unicache.disk-index-scan") { scanner.scan() }
         let (corrupt, undecryptable) = merge(result, scanner: scanner)
         rebuilding = false
         touchedDuringRebuild = []

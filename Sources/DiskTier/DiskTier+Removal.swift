@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import Logging
 import UnifiedCache
@@ -38,10 +39,10 @@ extension DiskTier {
     /// Periodically sweeps expired entries and checks the data dir is writable (so `health()` tracks the
     /// disk while no store happens), until the calling task is cancelled.
     public func run(every interval: Duration = .seconds(60)) async {
-        while !Task.isCancelled {
-            do { try await Task.sleep(for: interval) } catch { return }
+        await Elapsed(ContinuousClock()).repeating(every: interval) {
             await sweepExpired(now: clock.now())
             probeWritable()
+            return true
         }
     }
 

@@ -37,12 +37,7 @@ final class DiskTierCounters: Sendable {
     /// Counts a failed write; returns `true` when the tier was healthy until now (log it once).
     @discardableResult
     func writeFailed(_ reason: String) -> Bool {
-        state.withLockedValue { state in
-            state.statistics.writeErrors += 1
-            let wasHealthy = state.writeFault == nil
-            state.writeFault = "disk tier cannot write: \(reason)"
-            return wasHealthy
-        }
+        failed(\.writeFault, counting: \.writeErrors, "disk tier cannot write: \(reason)")
     }
 
     /// Clears the write fault; returns `true` when there was one (log the recovery once).
@@ -55,13 +50,22 @@ final class DiskTierCounters: Sendable {
         }
     }
 
+    /// Counts a failed read; returns `true` when no read had failed since the last good one (log it once).
     @discardableResult
     func readFailed(_ reason: String) -> Bool {
+        failed(\.readFault, counting: \.readErrors, "disk tier cannot read: \(reason)")
+    }
+
+    /// Counts a failure and sets its fault; returns `true` when that fault was clear until now.
+    private func failed(
+        _ fault: WritableKeyPath<State, String?>, counting errors: WritableKeyPath<SecondTierStatistics, Int>,
+        _ description: String
+    ) -> Bool {
         state.withLockedValue { state in
-            state.statistics.readErrors += 1
-            let wasHealthy = state.readFault == nil
-            state.readFault = "disk tier cannot read: \(reason)"
-            return wasHealthy
+            state.statistics[keyPath: errors] += 1
+            let wasClear = state[keyPath: fault] == nil
+            state[keyPath: fault] = description
+            return wasClear
         }
     }
 

@@ -1,3 +1,5 @@
+import Clocks
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -112,10 +114,10 @@ struct ClientSocket {
     }
 
     private static func setTimeout(_ fd: Int32, option: Int32, _ timeout: Duration) {
-        let (seconds, attoseconds) = timeout.components
+        let (seconds, microseconds) = timeout.secondsAndMicroseconds
         var value = timeval()
         value.tv_sec = .init(max(0, seconds))
-        value.tv_usec = .init(max(0, attoseconds / 1_000_000_000_000))
+        value.tv_usec = .init(max(0, microseconds))
         if value.tv_sec == 0 && value.tv_usec == 0 { value.tv_usec = 1 }  // 0 would mean "no timeout".
         _ = setsockopt(fd, SOL_SOCKET, option, &value, socklen_t(MemoryLayout<timeval>.size))
     }
@@ -128,40 +130,22 @@ private func errorText(_ code: Int32) -> String {
 #if canImport(Glibc)
 private let streamSocketType = Int32(SOCK_STREAM.rawValue)
 private let noSignalFlag = Int32(MSG_NOSIGNAL)
-private func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>!, _ length: socklen_t) -> Int32 {
-    Glibc.connect(fd, address, length)
-}
-private func systemSend(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int, _ flags: Int32) -> Int {
-    Glibc.send(fd, buffer, count, flags)
-}
-private func systemReceive(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int, _ flags: Int32) -> Int {
-    Glibc.recv(fd, buffer, count, flags)
-}
-private func systemClose(_ fd: Int32) { _ = Glibc.close(fd) }
 #elseif canImport(Musl)
 private let streamSocketType = SOCK_STREAM
 private let noSignalFlag = Int32(MSG_NOSIGNAL)
-private func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>!, _ length: socklen_t) -> Int32 {
-    Musl.connect(fd, address, length)
-}
-private func systemSend(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int, _ flags: Int32) -> Int {
-    Musl.send(fd, buffer, count, flags)
-}
-private func systemReceive(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int, _ flags: Int32) -> Int {
-    Musl.recv(fd, buffer, count, flags)
-}
-private func systemClose(_ fd: Int32) { _ = Musl.close(fd) }
 #else
 private let streamSocketType = SOCK_STREAM
 private let noSignalFlag: Int32 = 0
+#endif
+
+// The C calls under names of their own: inside `ClientSocket`, `connect`, `send` and `close` would name its methods.
 private func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>!, _ length: socklen_t) -> Int32 {
-    Darwin.connect(fd, address, length)
+    connect(fd, address, length)
 }
 private func systemSend(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int, _ flags: Int32) -> Int {
-    Darwin.send(fd, buffer, count, flags)
+    send(fd, buffer, count, flags)
 }
 private func systemReceive(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int, _ flags: Int32) -> Int {
-    Darwin.recv(fd, buffer, count, flags)
+    recv(fd, buffer, count, flags)
 }
-private func systemClose(_ fd: Int32) { _ = Darwin.close(fd) }
-#endif
+private func systemClose(_ fd: Int32) { _ = close(fd) }

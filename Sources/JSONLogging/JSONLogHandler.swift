@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import Logging
 
@@ -11,18 +12,18 @@ public struct JSONLogHandler: LogHandler {
 
     private let label: String
     private let output: LogOutput
-    private let now: @Sendable () -> Date
+    private let clock: any WallClock
 
     public init(
         label: String, level: Logger.Level = .info, output: LogOutput,
         metadataProvider: Logger.MetadataProvider? = nil,
-        now: @escaping @Sendable () -> Date = { Date() }
+        clock: any WallClock = SystemWallClock()
     ) {
         self.label = label
         self.logLevel = level
         self.output = output
         self.metadataProvider = metadataProvider
-        self.now = now
+        self.clock = clock
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -38,7 +39,7 @@ public struct JSONLogHandler: LogHandler {
         if let own = event.metadata {
             merged.merge(own) { _, new in new }
         }
-        var line = "{\"timestamp\":" + JSONText.string(JSONText.timestamp(now()))
+        var line = "{\"timestamp\":" + JSONText.string(JSONText.timestamp(clock.now()))
         line += ",\"level\":" + JSONText.string(event.level.rawValue)
         line += ",\"label\":" + JSONText.string(label)
         line += ",\"message\":" + JSONText.string(event.message.description)

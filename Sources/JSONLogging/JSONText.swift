@@ -4,6 +4,22 @@ import Logging
 /// Just enough JSON writing for log lines (RFC 8259 escaping; keys sorted so lines are stable).
 package enum JSONText {
     package static func string(_ text: String) -> String {
+        quoted(text) { scalar in
+            switch scalar {
+            case "\u{08}": return "\\b"
+            case "\u{0C}": return "\\f"
+            // Control characters, DEL and the line/paragraph separators, so a line is one line everywhere.
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F || scalar == "\u{2028}" || scalar == "\u{2029}":
+                let hex = String(scalar.value, radix: 16, uppercase: false)
+                return "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: return nil
+            }
+        }
+    }
+
+    /// `text` in double quotes with quotes, backslashes, `\n`, `\r` and `\t` escaped, and every other scalar that
+    /// `escape` returns a text for replaced by it (a log line's JSON string, a one-line error message's value).
+    package static func quoted(_ text: String, escape: (Unicode.Scalar) -> String?) -> String {
         var result = "\""
         result.reserveCapacity(text.utf8.count + 2)
         for scalar in text.unicodeScalars {
@@ -13,13 +29,8 @@ package enum JSONText {
             case "\n": result += "\\n"
             case "\r": result += "\\r"
             case "\t": result += "\\t"
-            case "\u{08}": result += "\\b"
-            case "\u{0C}": result += "\\f"
-            // Control characters, DEL and the line/paragraph separators, so a line is one line everywhere.
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F || scalar == "\u{2028}" || scalar == "\u{2029}":
-                let hex = String(scalar.value, radix: 16, uppercase: false)
-                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: result.unicodeScalars.append(scalar)
+            default:
+                if let escaped = escape(scalar) { result += escaped } else { result.unicodeScalars.append(scalar) }
             }
         }
         return result + "\""

@@ -69,9 +69,12 @@ tags:
     description: Health checks, statistics, metrics and this document.
 
 paths:
+  # What every read-through route shares is written once and named with a YAML anchor (`&userPath`, `&readAnswers`,
+  # `&readParameters`, `&zonedReadParameters`) that the other routes repeat by alias (`*readAnswers`): OpenAPI has no
+  # `$ref` for a whole `responses` or `parameters` list, and the parsed document is the same either way.
   # ---------------------------------------------------------------- §3 read-through resources
   /v1/users/{user}/health/today:
-    parameters:
+    parameters: &userPath
       - $ref: '#/components/parameters/RequestID'
       - $ref: '#/components/parameters/User'
     get:
@@ -83,12 +86,12 @@ paths:
       description: |
         Namespace `health.today`, key `health:today:{user}:{yyyy-mm-dd in tz}`. TTL 15 min and fresh only while the
         body's `latestSampleTimestamp` falls on today in `tz`; an entry from an earlier day is never served.
-      parameters:
+      parameters: &zonedReadParameters
         - $ref: '#/components/parameters/Tz'
         - $ref: '#/components/parameters/Refresh'
         - $ref: '#/components/parameters/RequestCacheControl'
         - $ref: '#/components/parameters/IfNoneMatch'
-      responses:
+      responses: &readAnswers
         '200': {$ref: '#/components/responses/Cached'}
         '304': {$ref: '#/components/responses/NotModified'}
         '400': {$ref: '#/components/responses/BadRequest'}
@@ -115,27 +118,11 @@ paths:
         Namespace `health.averages`, key `health:avg:{user}:{weekday number}` (a name and its number are one entry).
         TTL 30 days; the first read between 06:00 and 09:00 local time (in `tz`) of the current weekday's entry
         older than 1 day refreshes it in the background while the cached value is served.
-      parameters:
-        - $ref: '#/components/parameters/Tz'
-        - $ref: '#/components/parameters/Refresh'
-        - $ref: '#/components/parameters/RequestCacheControl'
-        - $ref: '#/components/parameters/IfNoneMatch'
-      responses:
-        '200': {$ref: '#/components/responses/Cached'}
-        '304': {$ref: '#/components/responses/NotModified'}
-        '400': {$ref: '#/components/responses/BadRequest'}
-        '401': {$ref: '#/components/responses/Unauthorized'}
-        '403': {$ref: '#/components/responses/AccessDenied'}
-        '404': {$ref: '#/components/responses/NotFound'}
-        '405': {$ref: '#/components/responses/MethodNotAllowed'}
-        '502': {$ref: '#/components/responses/BadGateway'}
-        '503': {$ref: '#/components/responses/ServiceUnavailable'}
-        '504': {$ref: '#/components/responses/GatewayTimeout'}
+      parameters: *zonedReadParameters
+      responses: *readAnswers
 
   /v1/users/{user}/health/summary:
-    parameters:
-      - $ref: '#/components/parameters/RequestID'
-      - $ref: '#/components/parameters/User'
+    parameters: *userPath
     get:
       operationId: getHealthSummary
       tags: [health]
@@ -145,11 +132,7 @@ paths:
       description: |
         Composed from `health.today` and `health.averages` (no entry of its own). `view` is `full` when today's
         data is from today, `average-only` when it is missing, from another day, or its upstream failed.
-      parameters:
-        - $ref: '#/components/parameters/Tz'
-        - $ref: '#/components/parameters/Refresh'
-        - $ref: '#/components/parameters/RequestCacheControl'
-        - $ref: '#/components/parameters/IfNoneMatch'
+      parameters: *zonedReadParameters
       responses:
         '200':
           description: The composed summary.
@@ -192,26 +175,14 @@ paths:
         - bearerAuth: []
       summary: One daily health metric (HRV, resting heart rate or sleep).
       description: Namespace `health.metrics`, key `health:{metric}:{user}:{date}`; TTL 5 min for today, 24 h for past dates.
-      parameters:
+      parameters: &readParameters
         - $ref: '#/components/parameters/Refresh'
         - $ref: '#/components/parameters/RequestCacheControl'
         - $ref: '#/components/parameters/IfNoneMatch'
-      responses:
-        '200': {$ref: '#/components/responses/Cached'}
-        '304': {$ref: '#/components/responses/NotModified'}
-        '400': {$ref: '#/components/responses/BadRequest'}
-        '401': {$ref: '#/components/responses/Unauthorized'}
-        '403': {$ref: '#/components/responses/AccessDenied'}
-        '404': {$ref: '#/components/responses/NotFound'}
-        '405': {$ref: '#/components/responses/MethodNotAllowed'}
-        '502': {$ref: '#/components/responses/BadGateway'}
-        '503': {$ref: '#/components/responses/ServiceUnavailable'}
-        '504': {$ref: '#/components/responses/GatewayTimeout'}
+      responses: *readAnswers
 
   /v1/users/{user}/wellness:
-    parameters:
-      - $ref: '#/components/parameters/RequestID'
-      - $ref: '#/components/parameters/User'
+    parameters: *userPath
     get:
       operationId: getWellness
       tags: [health]
@@ -228,17 +199,7 @@ paths:
         - $ref: '#/components/parameters/Refresh'
         - $ref: '#/components/parameters/RequestCacheControl'
         - $ref: '#/components/parameters/IfNoneMatch'
-      responses:
-        '200': {$ref: '#/components/responses/Cached'}
-        '304': {$ref: '#/components/responses/NotModified'}
-        '400': {$ref: '#/components/responses/BadRequest'}
-        '401': {$ref: '#/components/responses/Unauthorized'}
-        '403': {$ref: '#/components/responses/AccessDenied'}
-        '404': {$ref: '#/components/responses/NotFound'}
-        '405': {$ref: '#/components/responses/MethodNotAllowed'}
-        '502': {$ref: '#/components/responses/BadGateway'}
-        '503': {$ref: '#/components/responses/ServiceUnavailable'}
-        '504': {$ref: '#/components/responses/GatewayTimeout'}
+      responses: *readAnswers
 
   /v1/users/{user}/scores/{date}:
     parameters:
@@ -252,26 +213,11 @@ paths:
         - bearerAuth: []
       summary: The user's scores of a day.
       description: Namespace `scores`, key `scores:{user}:{date}`; TTL 1 h.
-      parameters:
-        - $ref: '#/components/parameters/Refresh'
-        - $ref: '#/components/parameters/RequestCacheControl'
-        - $ref: '#/components/parameters/IfNoneMatch'
-      responses:
-        '200': {$ref: '#/components/responses/Cached'}
-        '304': {$ref: '#/components/responses/NotModified'}
-        '400': {$ref: '#/components/responses/BadRequest'}
-        '401': {$ref: '#/components/responses/Unauthorized'}
-        '403': {$ref: '#/components/responses/AccessDenied'}
-        '404': {$ref: '#/components/responses/NotFound'}
-        '405': {$ref: '#/components/responses/MethodNotAllowed'}
-        '502': {$ref: '#/components/responses/BadGateway'}
-        '503': {$ref: '#/components/responses/ServiceUnavailable'}
-        '504': {$ref: '#/components/responses/GatewayTimeout'}
+      parameters: *readParameters
+      responses: *readAnswers
 
   /v1/users/{user}/activities:
-    parameters:
-      - $ref: '#/components/parameters/RequestID'
-      - $ref: '#/components/parameters/User'
+    parameters: *userPath
     get:
       operationId: getActivities
       tags: [activities]
@@ -300,17 +246,7 @@ paths:
         - $ref: '#/components/parameters/Refresh'
         - $ref: '#/components/parameters/RequestCacheControl'
         - $ref: '#/components/parameters/IfNoneMatch'
-      responses:
-        '200': {$ref: '#/components/responses/Cached'}
-        '304': {$ref: '#/components/responses/NotModified'}
-        '400': {$ref: '#/components/responses/BadRequest'}
-        '401': {$ref: '#/components/responses/Unauthorized'}
-        '403': {$ref: '#/components/responses/AccessDenied'}
-        '404': {$ref: '#/components/responses/NotFound'}
-        '405': {$ref: '#/components/responses/MethodNotAllowed'}
-        '502': {$ref: '#/components/responses/BadGateway'}
-        '503': {$ref: '#/components/responses/ServiceUnavailable'}
-        '504': {$ref: '#/components/responses/GatewayTimeout'}
+      responses: *readAnswers
 
   /v1/users/{user}/activities/{id}/streams:
     parameters:
@@ -330,26 +266,11 @@ paths:
         - bearerAuth: []
       summary: The data streams (time, heart rate, power or pace…) of one activity.
       description: Namespace `streams`, key `streams:{user}:{id}`; TTL 7 days.
-      parameters:
-        - $ref: '#/components/parameters/Refresh'
-        - $ref: '#/components/parameters/RequestCacheControl'
-        - $ref: '#/components/parameters/IfNoneMatch'
-      responses:
-        '200': {$ref: '#/components/responses/Cached'}
-        '304': {$ref: '#/components/responses/NotModified'}
-        '400': {$ref: '#/components/responses/BadRequest'}
-        '401': {$ref: '#/components/responses/Unauthorized'}
-        '403': {$ref: '#/components/responses/AccessDenied'}
-        '404': {$ref: '#/components/responses/NotFound'}
-        '405': {$ref: '#/components/responses/MethodNotAllowed'}
-        '502': {$ref: '#/components/responses/BadGateway'}
-        '503': {$ref: '#/components/responses/ServiceUnavailable'}
-        '504': {$ref: '#/components/responses/GatewayTimeout'}
+      parameters: *readParameters
+      responses: *readAnswers
 
   /v1/users/{user}/subscription:
-    parameters:
-      - $ref: '#/components/parameters/RequestID'
-      - $ref: '#/components/parameters/User'
+    parameters: *userPath
     get:
       operationId: getSubscription
       tags: [subscription]
@@ -357,26 +278,11 @@ paths:
         - bearerAuth: []
       summary: Subscription status.
       description: Namespace `subscription`, key `subscription:{user}`; TTL 5 min.
-      parameters:
-        - $ref: '#/components/parameters/Refresh'
-        - $ref: '#/components/parameters/RequestCacheControl'
-        - $ref: '#/components/parameters/IfNoneMatch'
-      responses:
-        '200': {$ref: '#/components/responses/Cached'}
-        '304': {$ref: '#/components/responses/NotModified'}
-        '400': {$ref: '#/components/responses/BadRequest'}
-        '401': {$ref: '#/components/responses/Unauthorized'}
-        '403': {$ref: '#/components/responses/AccessDenied'}
-        '404': {$ref: '#/components/responses/NotFound'}
-        '405': {$ref: '#/components/responses/MethodNotAllowed'}
-        '502': {$ref: '#/components/responses/BadGateway'}
-        '503': {$ref: '#/components/responses/ServiceUnavailable'}
-        '504': {$ref: '#/components/responses/GatewayTimeout'}
+      parameters: *readParameters
+      responses: *readAnswers
 
   /v1/users/{user}/profile:
-    parameters:
-      - $ref: '#/components/parameters/RequestID'
-      - $ref: '#/components/parameters/User'
+    parameters: *userPath
     get:
       operationId: getProfile
       tags: [progress]
@@ -384,26 +290,11 @@ paths:
         - bearerAuth: []
       summary: The user's profile.
       description: Namespace `profile`, key `profile:{user}`; TTL 24 h.
-      parameters:
-        - $ref: '#/components/parameters/Refresh'
-        - $ref: '#/components/parameters/RequestCacheControl'
-        - $ref: '#/components/parameters/IfNoneMatch'
-      responses:
-        '200': {$ref: '#/components/responses/Cached'}
-        '304': {$ref: '#/components/responses/NotModified'}
-        '400': {$ref: '#/components/responses/BadRequest'}
-        '401': {$ref: '#/components/responses/Unauthorized'}
-        '403': {$ref: '#/components/responses/AccessDenied'}
-        '404': {$ref: '#/components/responses/NotFound'}
-        '405': {$ref: '#/components/responses/MethodNotAllowed'}
-        '502': {$ref: '#/components/responses/BadGateway'}
-        '503': {$ref: '#/components/responses/ServiceUnavailable'}
-        '504': {$ref: '#/components/responses/GatewayTimeout'}
+      parameters: *readParameters
+      responses: *readAnswers
 
   /v1/users/{user}/progress/history:
-    parameters:
-      - $ref: '#/components/parameters/RequestID'
-      - $ref: '#/components/parameters/User'
+    parameters: *userPath
     get:
       operationId: getProgressHistory
       tags: [progress]
@@ -411,26 +302,11 @@ paths:
         - bearerAuth: []
       summary: The user's progress history.
       description: Namespace `progress.history`, key `progress:history:{user}`; TTL 24 h.
-      parameters:
-        - $ref: '#/components/parameters/Refresh'
-        - $ref: '#/components/parameters/RequestCacheControl'
-        - $ref: '#/components/parameters/IfNoneMatch'
-      responses:
-        '200': {$ref: '#/components/responses/Cached'}
-        '304': {$ref: '#/components/responses/NotModified'}
-        '400': {$ref: '#/components/responses/BadRequest'}
-        '401': {$ref: '#/components/responses/Unauthorized'}
-        '403': {$ref: '#/components/responses/AccessDenied'}
-        '404': {$ref: '#/components/responses/NotFound'}
-        '405': {$ref: '#/components/responses/MethodNotAllowed'}
-        '502': {$ref: '#/components/responses/BadGateway'}
-        '503': {$ref: '#/components/responses/ServiceUnavailable'}
-        '504': {$ref: '#/components/responses/GatewayTimeout'}
+      parameters: *readParameters
+      responses: *readAnswers
 
   /v1/users/{user}/progress/streak:
-    parameters:
-      - $ref: '#/components/parameters/RequestID'
-      - $ref: '#/components/parameters/User'
+    parameters: *userPath
     get:
       operationId: getProgressStreak
       tags: [progress]
@@ -438,26 +314,11 @@ paths:
         - bearerAuth: []
       summary: The user's current streak.
       description: Namespace `progress.streak`, key `progress:streak:{user}`; TTL 1 h.
-      parameters:
-        - $ref: '#/components/parameters/Refresh'
-        - $ref: '#/components/parameters/RequestCacheControl'
-        - $ref: '#/components/parameters/IfNoneMatch'
-      responses:
-        '200': {$ref: '#/components/responses/Cached'}
-        '304': {$ref: '#/components/responses/NotModified'}
-        '400': {$ref: '#/components/responses/BadRequest'}
-        '401': {$ref: '#/components/responses/Unauthorized'}
-        '403': {$ref: '#/components/responses/AccessDenied'}
-        '404': {$ref: '#/components/responses/NotFound'}
-        '405': {$ref: '#/components/responses/MethodNotAllowed'}
-        '502': {$ref: '#/components/responses/BadGateway'}
-        '503': {$ref: '#/components/responses/ServiceUnavailable'}
-        '504': {$ref: '#/components/responses/GatewayTimeout'}
+      parameters: *readParameters
+      responses: *readAnswers
 
   /v1/users/{user}/progress/answered-today:
-    parameters:
-      - $ref: '#/components/parameters/RequestID'
-      - $ref: '#/components/parameters/User'
+    parameters: *userPath
     get:
       operationId: getProgressAnsweredToday
       tags: [progress]
@@ -465,27 +326,11 @@ paths:
         - bearerAuth: []
       summary: Whether the user answered today's question (in a time zone).
       description: Namespace `progress.today`, key `progress:today:{user}:{date in tz}`; fresh until local midnight.
-      parameters:
-        - $ref: '#/components/parameters/Tz'
-        - $ref: '#/components/parameters/Refresh'
-        - $ref: '#/components/parameters/RequestCacheControl'
-        - $ref: '#/components/parameters/IfNoneMatch'
-      responses:
-        '200': {$ref: '#/components/responses/Cached'}
-        '304': {$ref: '#/components/responses/NotModified'}
-        '400': {$ref: '#/components/responses/BadRequest'}
-        '401': {$ref: '#/components/responses/Unauthorized'}
-        '403': {$ref: '#/components/responses/AccessDenied'}
-        '404': {$ref: '#/components/responses/NotFound'}
-        '405': {$ref: '#/components/responses/MethodNotAllowed'}
-        '502': {$ref: '#/components/responses/BadGateway'}
-        '503': {$ref: '#/components/responses/ServiceUnavailable'}
-        '504': {$ref: '#/components/responses/GatewayTimeout'}
+      parameters: *zonedReadParameters
+      responses: *readAnswers
 
   /v1/users/{user}/progress/answered-any:
-    parameters:
-      - $ref: '#/components/parameters/RequestID'
-      - $ref: '#/components/parameters/User'
+    parameters: *userPath
     get:
       operationId: getProgressAnsweredAny
       tags: [progress]
@@ -495,27 +340,12 @@ paths:
       description: |
         Namespace `progress.any`, key `progress:any:{user}`. Once the body's `answered` is `true` the entry never
         expires; while `false`, TTL 1 h.
-      parameters:
-        - $ref: '#/components/parameters/Refresh'
-        - $ref: '#/components/parameters/RequestCacheControl'
-        - $ref: '#/components/parameters/IfNoneMatch'
-      responses:
-        '200': {$ref: '#/components/responses/Cached'}
-        '304': {$ref: '#/components/responses/NotModified'}
-        '400': {$ref: '#/components/responses/BadRequest'}
-        '401': {$ref: '#/components/responses/Unauthorized'}
-        '403': {$ref: '#/components/responses/AccessDenied'}
-        '404': {$ref: '#/components/responses/NotFound'}
-        '405': {$ref: '#/components/responses/MethodNotAllowed'}
-        '502': {$ref: '#/components/responses/BadGateway'}
-        '503': {$ref: '#/components/responses/ServiceUnavailable'}
-        '504': {$ref: '#/components/responses/GatewayTimeout'}
+      parameters: *readParameters
+      responses: *readAnswers
 
   # ---------------------------------------------------------------- §4 admin
   /v1/users/{user}/events:
-    parameters:
-      - $ref: '#/components/parameters/RequestID'
-      - $ref: '#/components/parameters/User'
+    parameters: *userPath
     post:
       operationId: postUserEvent
       tags: [admin]
@@ -548,9 +378,7 @@ paths:
         '503': {$ref: '#/components/responses/FleetUnavailable'}
 
   /v1/users/{user}:
-    parameters:
-      - $ref: '#/components/parameters/RequestID'
-      - $ref: '#/components/parameters/User'
+    parameters: *userPath
     delete:
       operationId: eraseUser
       tags: [admin]
@@ -573,9 +401,7 @@ paths:
         '503': {$ref: '#/components/responses/FleetUnavailable'}
 
   /v1/users/{user}/health/averages/warm:
-    parameters:
-      - $ref: '#/components/parameters/RequestID'
-      - $ref: '#/components/parameters/User'
+    parameters: *userPath
     post:
       operationId: warmHealthAverages
       tags: [admin]

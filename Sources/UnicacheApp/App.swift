@@ -1,4 +1,5 @@
 import Access
+import Clocks
 import Foundation
 import HTTPRouting
 import Logging
@@ -93,7 +94,7 @@ extension App {
         var metadata: Logger.Metadata = [
             "method": "\(record.method.rawValue)", "route": "\(route)", "status": "\(record.status)",
             "xCache": "\(record.responseHeaders["X-Cache"] ?? "-")", "bytes": "\(record.bodyBytes)",
-            "durationMs": "\(Double(record.duration.components.attoseconds) / 1e15 + Double(record.duration.components.seconds) * 1000)",
+            "durationMs": "\(record.duration.milliseconds)",
         ]
         if let id = record.requestID { metadata["requestId"] = "\(id.value)" }
         // The trace id beside the request id: the incoming traceparent's, else the one its fetches send.

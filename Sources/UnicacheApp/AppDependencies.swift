@@ -1,10 +1,11 @@
 import Access
+import Clocks
 import Logging
 import UnifiedCache
 import UpstreamGate
 
 /// Everything the routes are built from, as one value (Hummingbird's `buildApplication` takes one too):
-/// `Application.build` fills it from the configuration; tests set what they script and keep the defaults.
+/// `UnicacheService.build` fills it from the configuration; tests set what they script and keep the defaults.
 public struct AppDependencies: Sendable {
     /// The one cache every route reads and writes.
     public var cache: UnifiedCacheManager
@@ -23,7 +24,7 @@ public struct AppDependencies: Sendable {
     /// How long a fetch waits for a slot under its domain's cap (the upstream timeout).
     public var slotWait: Duration = .seconds(5)
     /// The upstream gates' clock.
-    public var gateClock: any GateClock = SystemGateClock()
+    public var gateClock: any Clock<Duration> = ContinuousClock()
     /// Builds each budget's counter (fleet-wide with `--redis`); local sliding logs without.
     public var rateCounter: RateCounterFactory?
     /// Who may read what (CONTRACT §8), asked before anything else; `nil` admits every request.

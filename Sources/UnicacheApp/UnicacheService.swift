@@ -1,18 +1,131 @@
-import Foundation
+import Access
+import Clocks
+import DiskTier
 import Logging
+import MicroHTTPServer
+import RedisTier
+import ServiceLifecycle
 import UnifiedCache
+import UpstreamGate
 
-/// Runs the service from its configuration until SIGINT/SIGTERM (`unicache serve`).
-public enum UnicacheService {
+/// The whole service, built in one place from its configuration (Hummingbird's `buildApplication`): `unicache serve`
+/// runs what `build` returns (`run`), and the live tests build theirs here too, so both wire the same graph.
+///
+/// Every part that starts or stops is a `Service` of one `ServiceGroup`. The group starts them in the order of
+/// `services` and shuts them down in reverse: the HTTP server drains first, then the disk sweep and the memory
+/// reclaimer stop, and last the cache flushes its pending disk writes and the shared tier disconnects.
+public struct UnicacheService: Sendable {
+    /// The router and the cache behind it.
+    public let app: App
+    /// The HTTP server (not started: `run` starts it, or a test calls `server.start()` first to learn its port).
+    public let server: MicroHTTPServer
+    /// In start order; the group stops them in reverse.
+    let services: [any Service]
+    let logger: Logger
+
+    /// - Parameters:
+    ///   - clock: the cache's and the fetchers' wall clock.
+    ///   - gateClock: the upstream gates' clock (CONTRACT §7).
+    public static func build(
+        _ configuration: UnicacheConfiguration, logger: Logger, clock: any WallClock = SystemWallClock(),
+        gateClock: any Clock<Duration> = ContinuousClock()
+    ) async throws -> UnicacheService {
+        let codec = try Self.entryCodec(configuration.encryption, logger: logger)
+        let disk = try await Self.openDiskTier(configuration.cache, codec: codec, clock: clock, logger: logger)
+        let shared = Self.sharedTier(configuration, codec: codec, logger: logger)
+        let cache = UnifiedCacheManager(
+            configuration: MemoryTierConfiguration(
+                maxBytes: configuration.cache.memoryLimitBytes, maxEntries: configuration.cache.memoryEntries),
+            secondTier: disk, sharedTier: shared, clock: clock, logger: logger)
+        let upstreams = configuration.upstreams
+        let upstream = UpstreamClient(
+            timeout: upstreams.timeout,
+            connectionsPerUpstream: UpstreamDomain.allCases.map { upstreams.protection(for: $0).concurrency }.max()
+                ?? UpstreamProtection.defaultConcurrency,
+            clock: clock, logger: logger)
+        let fetchers: [UpstreamDomain: any Fetcher]
+        let access: AccessControl
+        do {
+            fetchers = try Self.makeFetchers(upstreams, client: upstream, clock: clock)
+            // Who may read what (CONTRACT §8): a JWKS that cannot be read stops start-up here, before listening.
+            access = try await AccessStartup.accessControl(
+                configuration.access, adminToken: configuration.admin.token, client: upstream.httpClient,
+                timeout: upstreams.timeout, host: configuration.server.host, logger: logger)
+        } catch {
+            await upstream.shutdown()
+            throw error
+        }
+        var dependencies = AppDependencies(
+            cache: cache, fetchers: fetchers, adminToken: configuration.admin.token, logger: logger)
+        dependencies.clock = clock
+        dependencies.ttlOverrides = configuration.cache.ttlOverrides
+        dependencies.protection = upstreams.protection
+        dependencies.slotWait = upstreams.timeout
+        dependencies.gateClock = gateClock
+        dependencies.rateCounter = Self.fleetBudgets(shared)
+        dependencies.access = access
+        dependencies.encryption = EncryptionStatus(primaryKey: codec.primaryKeyID)
+        dependencies.facts = ServiceFacts(
+            sources: Dictionary(uniqueKeysWithValues: UpstreamDomain.allCases.map { ($0, upstreams.source(for: $0)) }))
+        let app = App.build(dependencies)
+        let server = MicroHTTPServer(configuration: configuration.server, responder: app.router, logger: logger)
+
+        var indexed: (@Sendable () async -> Void)?
+        if let disk { indexed = { await disk.waitUntilIndexed() } }
+        var services: [any Service] = [
+            CacheLifecycle(cache: cache, upstream: upstream),
+            MemoryReclaimer(
+                cache: cache, memoryLimitBytes: configuration.cache.memoryLimitBytes, indexed: indexed, logger: logger),
+        ]
+        if let disk { services.append(DiskMaintenance(tier: disk)) }
+        services.append(server)
+        return UnicacheService(app: app, server: server, services: services, logger: logger)
+    }
+
+    /// Runs the service from its configuration until SIGINT/SIGTERM (`unicache serve`).
     public static func run(configuration: UnicacheConfiguration, logger: Logger) async throws {
         MemoryReclaimer.limitArenas(logger: logger)
         if ProcessHardening.holdsSecrets(configuration) { ProcessHardening.forbidCoreDumps(logger: logger) }
-        let application = try await Application.build(configuration, logger: logger)
+        let service = try await Self.build(configuration, logger: logger)
         // After the checks that stop start-up with one line: the version and each domain's source (CONTRACT §11.1).
         logger.info("unicache \(UnicacheVersion.current)", metadata: configuration.sourcesMetadata)
         // The server binds (and logs `listening on …`) inside the group, after the group has trapped
         // SIGTERM/SIGINT: a signal right after the start-up line is a graceful shutdown, never a kill.
-        try await application.serviceGroup(stopsOnSignals: true).run()
+        try await service.serviceGroup(stopsOnSignals: true).run()
         logger.info("unicache stopped")
+    }
+
+    /// The group that runs every service until a graceful shutdown: SIGTERM or SIGINT when `stopsOnSignals`
+    /// (`unicache serve`), else the group's `triggerGracefulShutdown()` (tests).
+    public func serviceGroup(stopsOnSignals: Bool = false) -> ServiceGroup {
+        ServiceGroup(
+            configuration: .init(
+                services: services, gracefulShutdownSignals: stopsOnSignals ? [.sigterm, .sigint] : [], logger: logger))
+    }
+}
+
+/// The cache's own start and stop: the shared tier starts delivering the fleet's events when the group starts;
+/// at shutdown (after the server has drained) pending disk writes are flushed, the shared tier disconnects and
+/// the upstream client closes its connections.
+struct CacheLifecycle: Service {
+    let cache: UnifiedCacheManager
+    let upstream: UpstreamClient
+
+    func run() async throws {
+        cache.startSharedTier()
+        // Until graceful shutdown; a cancelled group stops the same way.
+        try? await gracefulShutdown()
+        await cache.flush()
+        await cache.stopSharedTier()
+        await upstream.shutdown()
+    }
+}
+
+/// The disk tier's periodic sweep, as a service that stops with the others.
+struct DiskMaintenance: Service {
+    let tier: DiskTier
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await tier.run() }
     }
 }

@@ -56,10 +56,7 @@ final class ConcurrencyLimiter: Sendable {
                         continuation.resume(returning: true)
                         return true
                     }
-                    let timer = Task { [weak self] in
-                        do { try await clock.sleep(until: deadline) } catch { return }  // cancelled: it got a slot
-                        self?.expire(id)
-                    }
+                    let timer = clock.timer(at: deadline) { [weak self] in self?.expire(id) }  // cancelled: it got a slot
                     let waiter = Waiter(id: id, continuation: continuation, timer: timer)
                     if background { state.background.append(waiter) } else { state.foreground.append(waiter) }
                     return true

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Clocks
 import Foundation
 import UnicacheApp
 
@@ -40,14 +41,14 @@ struct TopCommand: ParsableCommand {
                 lines = ["unicache top  \(source.url)", "", "cannot read the service: \(error) (retrying)"]
             }
             write(frame: lines, terminal: terminal)
-            Thread.sleep(until: Date(timeIntervalSinceNow: Self.seconds(every - (ContinuousClock.now - started))))
+            Blocking.sleep(for: every - (ContinuousClock.now - started))
         }
     }
 
     private func printOnce(_ source: TopSource, every: Duration) throws {
         do {
             let first = try source.snapshot()
-            Thread.sleep(forTimeInterval: Self.seconds(every))
+            Blocking.sleep(for: every)
             let second = try source.snapshot()
             write(frame: TopView(url: source.url, previous: first, current: second).lines(), terminal: false)
         } catch {
@@ -63,9 +64,5 @@ struct TopCommand: ParsableCommand {
             ? "\u{1B}[H" + lines.map { $0 + "\u{1B}[K\n" }.joined() + "\u{1B}[J"
             : lines.joined(separator: "\n") + "\n\n"
         FileHandle.standardOutput.write(Data(text.utf8))
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        max(0, Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
     }
 }

@@ -1,53 +1,28 @@
-import Access
+import Clocks
+import Foundation
 import NIOConcurrencyHelpers
+import TestSupport
 
-/// A wall clock the test moves; its sleepers wake when `advance` reaches their deadline.
-public final class TestClock: AccessClock {
+/// The access tests' time, moved by hand: a wall clock (the time tokens are checked at) and the monotonic clock the
+/// key set's checks and refresh timer run on, advanced together.
+public final class TestClock: WallClock {
     public static let start = 1_800_000_000.0
 
-    private struct State {
-        var time = TestClock.start
-        var nextID = 0
-        var sleepers: [Int: (deadline: Double, continuation: CheckedContinuation<Void, any Error>)] = [:]
-    }
+    private let time = NIOLockedValueBox(TestClock.start)
 
-    private let state = NIOLockedValueBox(State())
+    /// The monotonic clock to give the code under test beside this one.
+    public let monotonic = ManualClock()
 
     public init() {}
 
-    public func now() -> Double { state.withLockedValue { $0.time } }
+    public func now() -> Date { Date(timeIntervalSince1970: time.withLockedValue { $0 }) }
 
-    /// Moves time on and wakes every sleeper whose deadline it reaches.
+    /// Moves both clocks on and wakes every sleeper whose deadline it reaches.
     public func advance(_ seconds: Double) {
-        let woken = state.withLockedValue { state in
-            state.time += seconds
-            let due = state.sleepers.filter { $0.value.deadline <= state.time }
-            for id in due.keys { state.sleepers[id] = nil }
-            return due.values.map(\.continuation)
-        }
-        for continuation in woken { continuation.resume() }
+        time.withLockedValue { $0 += seconds }
+        monotonic.advance(by: .seconds(seconds))
     }
 
-    /// How many tasks sleep on this clock now (a test waits for a timer to be asleep before it moves time).
-    public var sleeperCount: Int { state.withLockedValue { $0.sleepers.count } }
-
-    public func sleep(seconds: Double) async throws {
-        let id = state.withLockedValue { state in
-            defer { state.nextID += 1 }
-            return state.nextID
-        }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let resumeNow = state.withLockedValue { state -> Bool in
-                    if Task.isCancelled { return true }
-                    state.sleepers[id] = (state.time + seconds, continuation)
-                    return false
-                }
-                if resumeNow { continuation.resume(throwing: CancellationError()) }
-            }
-        } onCancel: {
-            let continuation = state.withLockedValue { $0.sleepers.removeValue(forKey: id)?.continuation }
-            continuation?.resume(throwing: CancellationError())
-        }
-    }
+    /// How many tasks sleep on the monotonic clock now (a test waits for a timer to be asleep before it moves time).
+    public var sleeperCount: Int { monotonic.sleepers }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import NIOConcurrencyHelpers
 import Testing
+import TestSupport
 import UnifiedCache
 
 @testable import DemoUpstream

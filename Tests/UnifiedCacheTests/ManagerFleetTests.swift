@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
+import TestSupport
 @testable import UnifiedCache
 
 /// The manager's side of the shared tier (CONTRACT §6) against an in-memory one: shared hits, the fill lease and

@@ -1,6 +1,7 @@
 import Foundation
 import NIOConcurrencyHelpers
 import Testing
+import TestSupport
 @testable import UnifiedCache
 
 /// `cachedShared`: a shared hit answered on the thread that got Redis's reply, without tasks. It must answer and

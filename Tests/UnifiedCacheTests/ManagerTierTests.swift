@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import UnifiedCache
 
 @Suite(.timeLimit(.minutes(10))) struct ManagerTierTests {

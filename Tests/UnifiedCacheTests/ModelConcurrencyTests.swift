@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import SeededRandom
 import Testing
+import TestSupport
 @testable import UnifiedCache
 
 /// Answers at once after one suspension, so concurrent operations interleave inside the load.

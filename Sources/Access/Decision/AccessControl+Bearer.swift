@@ -5,14 +5,14 @@ extension AccessControl {
     func decideBearer(_ scope: RequestScope, credential: BearerToken.Credential) -> Admission {
         guard case .token(let token) = credential else { return deny(.missing, Denial.missing()) }
         if case .admin = scope, let adminToken, AdminToken.equal(Array(token.utf8), adminToken) { return allow() }
-        guard let keyRing else { return deny(.invalid, Denial.invalid("no keys")) }
-        let now = clock.now()
-        let (keys, checkDue) = keyRing.current(now: now)
+        guard let verificationKeys else { return deny(.invalid, Denial.invalid("no keys")) }
+        let now = self.now
+        let (keys, checkDue) = verificationKeys.current()
         if checkDue {
             // A file: this request looks (a stat, a read when it changed) before it is decided.
             return .wait { [self] in
-                await keyRing.reload()
-                return await answer(decideToken(token, scope: scope, keys: keyRing.keys, now: clock.now(), mayRefetch: true))
+                await verificationKeys.reload()
+                return await answer(decideToken(token, scope: scope, keys: verificationKeys.keys, now: self.now, mayRefetch: true))
             }
         }
         return decideToken(token, scope: scope, keys: keys, now: now, mayRefetch: true)
@@ -27,10 +27,10 @@ extension AccessControl {
         case .success(let verified):
             return authorize(verified, scope: scope)
         case .failure(.unknownKey):
-            if mayRefetch, let keyRing, keyRing.claimUnknownKeyFetch(now: now) {
+            if mayRefetch, let verificationKeys, verificationKeys.claimUnknownKeyFetch() {
                 return .wait { [self] in
-                    await keyRing.reload()
-                    return await answer(decideToken(token, scope: scope, keys: keyRing.keys, now: clock.now(), mayRefetch: false))
+                    await verificationKeys.reload()
+                    return await answer(decideToken(token, scope: scope, keys: verificationKeys.keys, now: self.now, mayRefetch: false))
                 }
             }
             return deny(.invalid, Denial.invalid("unknown key (kid)"))

@@ -1,4 +1,5 @@
 import Clocks
+import Foundation
 import HTTPRouting
 import Logging
 
@@ -6,12 +7,13 @@ import Logging
 /// Install `gate` as the router's gate; admin handlers ask `grantsAdmin` for a bearer JWT with the admin scope.
 public final class AccessControl: Sendable {
     public let mode: AccessSettings.Mode
-    let keyRing: KeyRing?
+    let verificationKeys: VerificationKeys?
     let verifier: TokenVerifier
     let remembered: RememberedTokens
     let statistics: AccessStatistics
     let adminToken: [UInt8]?
-    let clock: any AccessClock
+    /// Token times (`exp`, `nbf`, `iat`) are compared with this clock's seconds since the Unix epoch.
+    let wallClock: any WallClock
 
     /// A failed start (`--auth jwt` with an unreadable JWKS or one without a usable key), naming the flag.
     public struct StartError: Error, Sendable, CustomStringConvertible {
@@ -21,28 +23,30 @@ public final class AccessControl: Sendable {
     /// - Parameters:
     ///   - source: the JWKS for `--auth jwt` (required there, ignored otherwise); read once before this returns.
     ///   - adminToken: `--admin-token`, which admin requests may present instead of an admin JWT.
+    ///   - wallClock: the time tokens are checked at.
+    ///   - clock: the monotonic time a key set's checks are spaced by and a URL JWKS's refresh timer runs on.
     public init(
         settings: AccessSettings, source: (any JWKSSource)?, adminToken: String?,
-        clock: any AccessClock = SystemAccessClock(), logger: Logger
+        wallClock: any WallClock = SystemWallClock(), clock: any Clock<Duration> = ContinuousClock(), logger: Logger
     ) async throws(StartError) {
         let statistics = AccessStatistics()
         let remembered = RememberedTokens()
         self.mode = settings.mode
         self.statistics = statistics
         self.remembered = remembered
-        self.clock = clock
+        self.wallClock = wallClock
         self.adminToken = adminToken.flatMap { $0.isEmpty ? nil : Array($0.utf8) }
         self.verifier = TokenVerifier(
             issuer: settings.issuer, audience: settings.audience, userClaim: settings.userClaim,
             leeway: settings.leeway.seconds)
         guard settings.mode == .jwt else {
-            self.keyRing = nil
+            self.verificationKeys = nil
             return
         }
         guard let source else { throw StartError(description: "--jwt-jwks: --auth jwt needs a JWKS file or URL") }
         do {
-            self.keyRing = try await KeyRing(
-                source: source, refresh: settings.jwksRefresh, clock: clock, statistics: statistics, logger: logger,
+            self.verificationKeys = try await VerificationKeys(
+                source: source, refresh: settings.jwksRefresh, clock: Elapsed(clock), statistics: statistics, logger: logger,
                 changed: { remembered.forgetAll() })
         } catch {
             let origin = source.origin.map { "\($0): " } ?? ""
@@ -75,8 +79,8 @@ public final class AccessControl: Sendable {
 
     /// Whether the request's bearer token is a valid JWT with the scope `unicache:admin` (never in other modes).
     public func grantsAdmin(_ headers: HTTPHeaders) -> Bool {
-        guard mode == .jwt, let keyRing, case .token(let token) = BearerToken.credential(headers),
-              case .success(let verified) = grant(token, keys: keyRing.keys, now: clock.now())
+        guard mode == .jwt, let verificationKeys, case .token(let token) = BearerToken.credential(headers),
+              case .success(let verified) = grant(token, keys: verificationKeys.keys, now: now)
         else { return false }
         return verified.isAdmin
     }
@@ -85,9 +89,12 @@ public final class AccessControl: Sendable {
         AccessSnapshot(
             mode: mode, allowed: statistics.allowed.load(ordering: .relaxed),
             denied: Dictionary(uniqueKeysWithValues: DenialReason.allCases.map { ($0, statistics.denied($0)) }),
-            keys: keyRing?.keys.count ?? 0, keyRefreshes: statistics.keyRefreshes.load(ordering: .relaxed),
+            keys: verificationKeys?.keys.count ?? 0, keyRefreshes: statistics.keyRefreshes.load(ordering: .relaxed),
             keyErrors: statistics.keyErrors.load(ordering: .relaxed))
     }
+
+    /// Seconds since the Unix epoch, the unit of a token's times.
+    var now: Double { wallClock.now().timeIntervalSince1970 }
 
     func allow() -> Admission {
         statistics.allowed.add(1, ordering: .relaxed)

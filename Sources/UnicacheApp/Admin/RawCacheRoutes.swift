@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import HTTPRouting
 import UnifiedCache
@@ -121,7 +122,7 @@ struct RawCacheRoutes: Sendable {
             guard let duration = ValueSyntax.duration(text), duration > .zero else {
                 throw Problem.invalidInput(InputError(parameter: "ttl", expected: "a positive duration such as 90s, 10m, 24h or 30d"))
             }
-            return min(maximumTTL, Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
+            return min(maximumTTL, duration.seconds)
         }
         for value in request.headers.values(for: "Cache-Control") {
             for directive in value.split(separator: ",") {

@@ -1,5 +1,6 @@
 import Access
 import AsyncHTTPClient
+import Clocks
 import Foundation
 import NIOCore
 import NIOPosix
@@ -33,7 +34,7 @@ struct HTTPJWKSSource: JWKSSource {
         var request = HTTPClientRequest(url: url)
         request.headers.add(name: "Accept", value: "application/jwk-set+json, application/json")
         do {
-            let response = try await client.execute(request, timeout: .nanoseconds(UpstreamClient.nanoseconds(timeout)))
+            let response = try await client.execute(request, timeout: .nanoseconds(timeout.wholeNanosecondsSaturating))
             guard response.status.code == 200 else {
                 throw KeySetError("the JWKS URL answered HTTP \(response.status.code) \(response.status.reasonPhrase)")
             }

@@ -1,3 +1,5 @@
+import JSONLogging
+
 /// A configuration value the service cannot start with.
 ///
 /// `message` is one line that names the flag or environment variable and the accepted form, e.g.
@@ -27,20 +29,9 @@ public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConver
     /// The value in double quotes, with quotes, backslashes and control characters escaped,
     /// so the message stays one line whatever the user typed.
     static func quoted(_ value: String) -> String {
-        var result = "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                result += "\\u{\(String(scalar.value, radix: 16))}"
-            default: result.unicodeScalars.append(scalar)
-            }
+        JSONText.quoted(value) { scalar in
+            scalar.value < 0x20 || scalar.value == 0x7F ? "\\u{\(String(scalar.value, radix: 16))}" : nil
         }
-        return result + "\""
     }
 
     private static func singleLine(_ text: String) -> String {

@@ -1,3 +1,4 @@
+import Clocks
 /// The textual forms of configuration values (CONTRACT §1), shared with anything else that reads them
 /// (e.g. the raw API's `?ttl=` duration).
 public enum ValueSyntax {
@@ -53,10 +54,9 @@ extension ValueSyntax {
     /// The shortest text `duration(_:)` reads back as `value`, e.g. `200ms`, `30s`, `10m`, `7d`
     /// (sub-millisecond parts are dropped).
     public static func text(of value: Duration) -> String {
-        let (seconds, attoseconds) = value.components
-        let milliseconds = seconds.multipliedReportingOverflow(by: 1000)
-        if attoseconds != 0 || seconds == 0, !milliseconds.overflow {
-            return "\(milliseconds.partialValue + attoseconds / 1_000_000_000_000_000)ms"
+        let seconds = value.wholeSeconds
+        if value != .seconds(seconds) || seconds == 0, let milliseconds = value.wholeMilliseconds {
+            return "\(milliseconds)ms"
         }
         for (unit, size) in [("d", Int64(86400)), ("h", 3600), ("m", 60)] where seconds % size == 0 {
             return "\(seconds / size)\(unit)"

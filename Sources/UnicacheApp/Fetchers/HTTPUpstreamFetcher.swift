@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Clocks
 import Foundation
 import HTTPRouting
 import Logging
@@ -51,12 +52,12 @@ public struct HTTPUpstreamFetcher: Fetcher {
         let start = ContinuousClock.now
         do {
             let response = try await client.httpClient.execute(
-                outgoing, timeout: .nanoseconds(UpstreamClient.nanoseconds(client.timeout))
+                outgoing, timeout: .nanoseconds(client.timeout.wholeNanosecondsSaturating)
             )
             let result = try await outcome(of: response)
             client.logger.debug("upstream answered", metadata: Self.metadata(request, trace.traceparent, [
                 "status": "\(response.status.code)",
-                "ms": "\(UpstreamClient.nanoseconds(ContinuousClock.now - start) / 1_000_000)",
+                "ms": "\((ContinuousClock.now - start).wholeNanosecondsSaturating / 1_000_000)",
             ]))
             return result
         } catch {

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Clocks
 import Foundation
 import Logging
 import UnifiedCache
@@ -34,7 +35,7 @@ public final class UpstreamClient: Sendable {
         self.maxBodyBytes = maxBodyBytes
         self.clock = clock
         self.logger = logger
-        let nanoseconds = Self.nanoseconds(timeout)
+        let nanoseconds = timeout.wholeNanosecondsSaturating
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
             timeout: .init(connect: .nanoseconds(nanoseconds), read: .nanoseconds(nanoseconds)),
@@ -71,11 +72,5 @@ public final class UpstreamClient: Sendable {
         } catch {
             logger.info("upstream client was already shut down")
         }
-    }
-
-    static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        return overflow ? Int64.max : whole &+ attoseconds / 1_000_000_000
     }
 }

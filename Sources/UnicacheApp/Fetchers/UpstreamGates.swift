@@ -12,7 +12,7 @@ struct UpstreamGates: Sendable {
     /// `slotWait`: how long a request waits for a slot under the concurrency cap (the upstream timeout).
     /// `counter`: builds a domain's budget counter (the fleet's, with a shared tier); a local sliding log without.
     init(
-        protection: [UpstreamDomain: UpstreamProtection], slotWait: Duration, clock: any GateClock = SystemGateClock(),
+        protection: [UpstreamDomain: UpstreamProtection], slotWait: Duration, clock: any Clock<Duration> = ContinuousClock(),
         counter: RateCounterFactory? = nil
     ) {
         gates = PerDomain { domain in

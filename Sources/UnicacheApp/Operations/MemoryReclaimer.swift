@@ -1,3 +1,4 @@
+import Clocks
 import CMalloc
 import Foundation
 import Logging
@@ -45,13 +46,13 @@ struct MemoryReclaimer: Service {
             malloc_trim(0)
         }
         var trimmedAt = cache.statistics().memory.releasedBytes
-        while !Task.isCancelled {
-            try? await Task.sleep(for: .seconds(1))
+        await Elapsed(ContinuousClock()).repeating(every: .seconds(1)) {
             let released = cache.statistics().memory.releasedBytes
-            guard released - trimmedAt >= threshold else { continue }
+            guard released - trimmedAt >= threshold else { return true }
             malloc_trim(0)
             logger.trace("malloc_trim after releasing entries", metadata: ["bytes": "\(released - trimmedAt)"])
             trimmedAt = released
+            return true
         }
     }
 }

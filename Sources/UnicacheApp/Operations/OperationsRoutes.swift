@@ -1,4 +1,5 @@
 import Access
+import Clocks
 import Foundation
 import HTTPRouting
 import OpenAPISpec
@@ -43,7 +44,7 @@ struct OperationsRoutes: Sendable {
         if Self.prefersExposition(request.headers["Accept"]) { return await prometheus() }
         let uptime = ContinuousClock.now - startedAt
         var document = StatsDocument(
-            cache.statistics(), gates: await gates.snapshots(), uptimeSeconds: Int(uptime.components.seconds),
+            cache.statistics(), gates: await gates.snapshots(), uptimeSeconds: Int(uptime.wholeSeconds),
             encryption: encryption)
         document.auth = StatsDocument.Auth(access?.snapshot)
         document.version = facts.version

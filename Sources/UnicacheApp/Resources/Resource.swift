@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import HTTPRouting
 import UnifiedCache
@@ -56,7 +57,7 @@ struct TTLTable: Sendable {
     var overrides: [String: TimeInterval] = [:]
 
     init(overrides: [String: Duration] = [:]) {
-        self.overrides = overrides.mapValues { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
+        self.overrides = overrides.mapValues(\.seconds)
     }
 
     func seconds(_ namespace: String, default value: TimeInterval) -> TimeInterval { overrides[namespace] ?? value }

@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 
 /// The text of one `unicache top` frame (varnishstat's model): a rate per second over the last interval beside the
@@ -23,7 +24,7 @@ public struct TopView {
 
     public func lines() -> [String] {
         var lines: [String] = []
-        let seconds = previous.map { Self.seconds(current.at - $0.at) }
+        let seconds = previous.map { (current.at - $0.at).seconds }
         let uptime = current.number("uptimeSeconds").map { Self.duration(Int($0)) } ?? "-"
         lines.append("unicache top  \(url)  version \(current.text("version") ?? "-")  uptime \(uptime)"
             + "  interval \(seconds.map { String(format: "%.1fs", $0) } ?? "-")")
@@ -94,7 +95,7 @@ public struct TopView {
     /// A figure's change per second since the previous snapshot, formatted; `-` on the first frame.
     private func rate(_ figure: (TopSnapshot) -> Double?) -> String {
         guard let previous, let now = figure(current), let then = figure(previous) else { return "-" }
-        let seconds = Self.seconds(current.at - previous.at)
+        let seconds = (current.at - previous.at).seconds
         guard seconds > 0 else { return "-" }
         return String(format: "%.1f", max(0, now - then) / seconds)
     }
@@ -166,9 +167,5 @@ public struct TopView {
 
     static func duration(_ seconds: Int) -> String {
         String(format: "%dh%02dm%02ds", seconds / 3600, seconds / 60 % 60, seconds % 60)
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }

@@ -30,4 +30,17 @@ extension ByteReader {
             key: key, namespace: namespace, user: flags & 1 == 0 ? nil : user, kind: kind, bytes: Int(bodyLength),
             storedAt: times.storedAt, expiresAt: times.expiresAt, staleUntil: times.staleUntil)
     }
+
+    /// The rest of a sealed header (versions 2 and 3) once its preamble's lengths are checked: the header's digest,
+    /// the times and strings, and nothing after them; `payload` says where the sealed part lies.
+    mutating func sealedEntryHeader(
+        _ bytes: [UInt8], rawKind: UInt8, flags: UInt8, headerLength: Int, bodyLength: UInt64,
+        payload: EntryHeader.Payload
+    ) throws(EntryFormatError) -> EntryHeader {
+        try EntryFormat.verifyDigest(bytes, headerLength: headerLength)
+        let times = try entryTimes()
+        let metadata = try entryMetadata(rawKind: rawKind, flags: flags, bodyLength: bodyLength, times: times)
+        guard offset == headerLength - EntryFormat.digestLength else { throw .malformedHeader }
+        return EntryHeader(metadata: metadata, headerLength: headerLength, payload: payload)
+    }
 }

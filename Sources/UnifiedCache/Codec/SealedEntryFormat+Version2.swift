@@ -23,11 +23,8 @@ enum SealedEntryFormatVersion2 {
         guard headerLength >= fixedLength + 3 * 4 + digestLength, headerLength <= EntryFormat.maxHeaderLength,
             bodyLength <= limit, sealedLength <= limit, sealedLength > bodyLength
         else { throw .malformedHeader }
-        try EntryFormat.verifyDigest(bytes, headerLength: headerLength)
-        let times = try reader.entryTimes()
-        let metadata = try reader.entryMetadata(rawKind: rawKind, flags: flags, bodyLength: bodyLength, times: times)
-        guard reader.offset == headerLength - digestLength else { throw .malformedHeader }
-        return EntryHeader(
-            metadata: metadata, headerLength: headerLength, payload: .sealed(length: Int(sealedLength), padded: false))
+        return try reader.sealedEntryHeader(
+            bytes, rawKind: rawKind, flags: flags, headerLength: headerLength, bodyLength: bodyLength,
+            payload: .sealed(length: Int(sealedLength), padded: false))
     }
 }

@@ -75,12 +75,9 @@ enum SealedEntryFormat {
         guard headerLength >= fixedLength + 3 * 4 + digestLength, headerLength <= EntryFormat.maxHeaderLength,
             sealedLength <= UInt64(Int.max - EntryFormat.maxHeaderLength), sealedLength >= UInt64(padding)
         else { throw .malformedHeader }
-        try EntryFormat.verifyDigest(bytes, headerLength: headerLength)
-        let times = try reader.entryTimes()
-        let metadata = try reader.entryMetadata(rawKind: rawKind, flags: flags, bodyLength: sealedLength, times: times)
-        guard reader.offset == headerLength - digestLength else { throw .malformedHeader }
-        return EntryHeader(
-            metadata: metadata, headerLength: headerLength, payload: .sealed(length: Int(sealedLength), padded: true))
+        return try reader.sealedEntryHeader(
+            bytes, rawKind: rawKind, flags: flags, headerLength: headerLength, bodyLength: sealedLength,
+            payload: .sealed(length: Int(sealedLength), padded: true))
     }
 
     /// Opens a sealed value (either version) whose header is verified and whose key and length were checked.

@@ -14,7 +14,7 @@ func makeAccess(
 ) async throws -> AccessControl {
     try await AccessControl(
         settings: AccessSettings(mode: mode, jwks: "test", issuer: issuer, audience: audience, userClaim: userClaim),
-        source: source ?? MemoryJWKSSource(jwks(keys.map { $0.jwk() })), adminToken: adminToken, clock: clock,
+        source: source ?? MemoryJWKSSource(jwks(keys.map { $0.jwk() })), adminToken: adminToken, wallClock: clock, clock: clock.monotonic,
         logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
 }
 

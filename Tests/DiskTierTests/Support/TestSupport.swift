@@ -1,5 +1,7 @@
+import Clocks
 import Foundation
 import Logging
+import TestSupport
 import UnifiedCache
 
 @testable import DiskTier

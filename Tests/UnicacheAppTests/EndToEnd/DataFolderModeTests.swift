@@ -66,7 +66,7 @@ struct DataFolderModeTests {
         let (files, folders) = try Self.modes(under: dataDir)
         // Three entries and the fleet's log position (and, when the process exited while a checkpoint was being
         // written, that checkpoint's temporary file: a file the service wrote, so checked too).
-        let checkpoint = dataDir + "/" + Application.checkpointFileName
+        let checkpoint = dataDir + "/" + UnicacheService.checkpointFileName
         #expect(files.keys.filter { $0.hasPrefix(dataDir + "/") && !$0.hasPrefix(checkpoint) }.count == 3, "\(files.keys.sorted())")
         #expect(files.keys.contains(checkpoint))
         for (path, mode) in files { #expect(mode == 0o600, "\(path): \(String(mode, radix: 8))") }

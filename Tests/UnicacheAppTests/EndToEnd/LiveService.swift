@@ -37,7 +37,7 @@ final class LiveService: Sendable {
     /// `protection` and `gateClock`: the upstream gates' settings (CONTRACT §7) and clock; every domain fetches
     /// from the one test upstream, with its domain's service headers. `logger`: the service's, every part of it.
     /// `upstream`: one shared by several instances (started by the caller); `redis`: the fleet's shared tier.
-    /// The service is built by `Application.build`, as `unicache serve` builds it.
+    /// The service is built by `UnicacheService.build`, as `unicache serve` builds it.
     /// `keyFile`: the key ring sealing what the disk and shared tiers store (`--encryption-keys`, CONTRACT §9);
     /// `migrate`: plaintext values still read under it (`--encryption-migrate`).
     /// `domains`: those fetching from the test upstream (the others: `demo`'s, else none); `paths`: `--upstream-path`.
@@ -66,7 +66,7 @@ final class LiveService: Sendable {
                 timeout: upstreamTimeout, protection: protection, demo: demo, paths: paths),
             admin: AdminSettings(token: token),
             shared: redis ?? SharedTierSettings(), access: access, encryption: EncryptionSettings(keyFile: keyFile, migrate: migrate))
-        let application = try await Application.build(configuration, logger: logger, gateClock: gateClock)
+        let application = try await UnicacheService.build(configuration, logger: logger, gateClock: gateClock)
         let port = try application.server.start()
         let group = application.serviceGroup()
         let running = Task { try await group.run() }

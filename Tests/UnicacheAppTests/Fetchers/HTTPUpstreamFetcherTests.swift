@@ -1,3 +1,4 @@
+import Clocks
 import RedisTestSupport
 import Foundation
 import Logging

@@ -57,7 +57,7 @@ final class Fleet: Sendable {
     }
 
     /// `--redis`, `--redis-timeout` and `--redis-prefix` of one instance (its fill lease follows from its upstream
-    /// timeout, as `Application.build` derives it).
+    /// timeout, as `UnicacheService.build` derives it).
     static func tierConfiguration(_ endpoint: RedisEndpoint, timeout: Duration, prefix: String) -> SharedTierSettings {
         SharedTierSettings(redis: endpoint, timeout: timeout, prefix: prefix)
     }

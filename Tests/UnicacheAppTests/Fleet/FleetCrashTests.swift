@@ -16,7 +16,7 @@ struct FleetCrashTests {
         let other = fleet.instances[0]
         let dataDir = try AtRest.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dataDir) }
-        let checkpoint = dataDir + "/" + Application.checkpointFileName
+        let checkpoint = dataDir + "/" + UnicacheService.checkpointFileName
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         let arguments = [
             "--disk-limit", "64MiB", "--data-dir", dataDir, "--redis", "redis://127.0.0.1:\(fleet.redis.port)",

@@ -3,6 +3,7 @@ import HTTPRouting
 import JSONLogging
 import Logging
 import Testing
+import TestSupport
 import UnicacheApp
 
 @Suite(.timeLimit(.minutes(10))) struct JSONLogHandlerTests {
@@ -10,7 +11,7 @@ import UnicacheApp
 
     func logger(_ collector: LineCollector, level: Logger.Level = .info) -> Logger {
         Logger(label: "unicache.test") { label in
-            JSONLogHandler(label: label, level: level, output: collector.output, now: { Self.fixedDate })
+            JSONLogHandler(label: label, level: level, output: collector.output, clock: ManualWallClock(Self.fixedDate))
         }
     }
 
@@ -78,7 +79,7 @@ import UnicacheApp
         let collector = LineCollector()
         let provider = Logger.MetadataProvider { ["request-id": "r-1"] }
         let logger = Logger(label: "p") { label in
-            JSONLogHandler(label: label, output: collector.output, metadataProvider: provider, now: { Self.fixedDate })
+            JSONLogHandler(label: label, output: collector.output, metadataProvider: provider, clock: ManualWallClock(Self.fixedDate))
         }
         logger.info("m")
         let metadata = try object(try #require(collector.lines.first))["metadata"] as? [String: Any]
@@ -116,7 +117,7 @@ import UnicacheApp
         let collector = LineCollector()
         let log = Logger(label: "unicache.test") { label in
             JSONLogHandler(
-                label: label, output: collector.output, metadataProvider: LoggingBootstrap.requestID, now: { Self.fixedDate })
+                label: label, output: collector.output, metadataProvider: LoggingBootstrap.requestID, clock: ManualWallClock(Self.fixedDate))
         }
         log.info("outside")
         RequestID.$current.withValue(RequestID(validating: "req-1")) { log.info("inside", metadata: ["k": "v"]) }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import TestSupport
 @testable import UnifiedCache
 
 /// Parses an ISO 8601 instant for fixtures (test input is always valid).

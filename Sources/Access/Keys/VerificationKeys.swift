@@ -5,24 +5,24 @@ import NIOConcurrencyHelpers
 /// The current key set and when to look at its source again (CONTRACT §8.5, §8.9). Requests read the set without
 /// waiting. A file is looked at by the first request after a second has passed; a URL is fetched by a timer every
 /// `--jwt-jwks-refresh`, whether or not requests arrive, and at once for an unknown `kid`. Reloads run one at a time.
-final class KeyRing: Sendable {
-    /// An unknown `kid` fetches a URL JWKS again at most this often (seconds).
-    static let unknownKeyInterval = 30.0
-    /// A file is checked for a change at most this often (seconds).
-    static let fileCheckInterval = 1.0
+final class VerificationKeys: Sendable {
+    /// An unknown `kid` fetches a URL JWKS again at most this often.
+    static let unknownKeyInterval = Duration.seconds(30)
+    /// A file is checked for a change at most this often.
+    static let fileCheckInterval = Duration.seconds(1)
 
     private struct State {
         var keys: KeySet
-        /// When a file was last looked at (a URL's timer keeps its own time).
-        var lastCheck: Double
-        var lastUnknownKeyFetch: Double = -.infinity
+        /// When a file was last looked at (a URL's timer keeps its own time), as a reading of this value's clock.
+        var lastCheck: Duration
+        var lastUnknownKeyFetch: Duration?
         var reload: Task<Void, Never>?
-        /// A URL's refresh timer, cancelled with the ring.
+        /// A URL's refresh timer, cancelled when these keys go away.
         var timer: Task<Void, Never>?
     }
 
     let source: any JWKSSource
-    private let clock: any AccessClock
+    private let clock: Elapsed
     private let statistics: AccessStatistics
     private let logger: Logger
     private let changed: @Sendable () -> Void
@@ -30,7 +30,7 @@ final class KeyRing: Sendable {
 
     /// Reads the source once: a JWKS that cannot be read or holds no usable key is the error.
     init(
-        source: any JWKSSource, refresh: Duration, clock: any AccessClock, statistics: AccessStatistics,
+        source: any JWKSSource, refresh: Duration, clock: Elapsed, statistics: AccessStatistics,
         logger: Logger, changed: @escaping @Sendable () -> Void
     ) async throws(KeySetError) {
         guard let document = try await source.read() else { throw KeySetError("the JWKS source returned nothing") }
@@ -41,20 +41,20 @@ final class KeyRing: Sendable {
         self.logger = logger
         self.changed = changed
         self.state = NIOLockedValueBox(State(keys: keys, lastCheck: clock.now()))
-        if source.isRemote { startTimer(every: refresh.seconds) }
+        if source.isRemote { startTimer(every: refresh) }
     }
 
     deinit {
         state.withLockedValue { $0.timer?.cancel() }
     }
 
-    /// Fetches a URL again every `interval` until the ring goes away (the task holds it weakly).
-    private func startTimer(every seconds: Double) {
+    /// Fetches a URL again every `interval` until these keys go away (the task holds it weakly).
+    private func startTimer(every interval: Duration) {
         let timer = Task { [weak self, clock] in
-            while !Task.isCancelled {
-                do { try await clock.sleep(seconds: seconds) } catch { return }
-                guard let self else { return }
+            await clock.repeating(every: interval) {
+                guard let self else { return false }
                 await self.reload()
+                return true
             }
         }
         state.withLockedValue { $0.timer = timer }
@@ -64,19 +64,22 @@ final class KeyRing: Sendable {
 
     /// The keys, and whether this caller is the one that finds a file's check due (it then calls `reload()` before
     /// deciding). A URL's checks are its timer's: never due for a request. One lock per request.
-    func current(now: Double) -> (keys: KeySet, checkDue: Bool) {
-        state.withLockedValue { state in
-            guard !source.isRemote, now - state.lastCheck >= Self.fileCheckInterval else { return (state.keys, false) }
+    func current() -> (keys: KeySet, checkDue: Bool) {
+        if source.isRemote { return (keys, false) }
+        let now = clock.now()
+        return state.withLockedValue { state in
+            guard now - state.lastCheck >= Self.fileCheckInterval else { return (state.keys, false) }
             state.lastCheck = now
             return (state.keys, true)
         }
     }
 
     /// True when a URL may be fetched again for an unknown `kid` (at most once per 30 s).
-    func claimUnknownKeyFetch(now: Double) -> Bool {
+    func claimUnknownKeyFetch() -> Bool {
         guard source.isRemote else { return false }
+        let now = clock.now()
         return state.withLockedValue { state in
-            guard now - state.lastUnknownKeyFetch >= Self.unknownKeyInterval else { return false }
+            if let last = state.lastUnknownKeyFetch, now - last < Self.unknownKeyInterval { return false }
             state.lastUnknownKeyFetch = now
             return true
         }

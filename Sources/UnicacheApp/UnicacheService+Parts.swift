@@ -1,3 +1,4 @@
+import Clocks
 import DemoUpstream
 import DiskTier
 import Logging
@@ -5,8 +6,8 @@ import RedisTier
 import UnifiedCache
 import UpstreamGate
 
-/// The parts `Application.build` assembles, each from its slice of the configuration.
-extension Application {
+/// The parts `UnicacheService.build` assembles, each from its slice of the configuration.
+extension UnicacheService {
     /// The shared Redis tier with `--redis`; it connects lazily, so an unreachable Redis never stops start-up.
     /// A fill lease lasts the upstream timeout and a second, then a waiting instance fetches itself. With a disk
     /// tier, the position applied from the fleet's log is kept in its folder, so a restart catches up (CONTRACT §6.6).
