@@ -50,8 +50,8 @@ public final class AccessControl: Sendable {
         }
     }
 
-    /// The router's gate.
-    public var gate: Gate {
+    /// The router's access check.
+    public var accessCheck: AccessCheck {
         { [self] method, target, headers, clientAddress in
             decide(method: method, target: target, headers: headers, clientAddress: clientAddress)
         }

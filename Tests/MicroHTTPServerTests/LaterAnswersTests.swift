@@ -1,0 +1,121 @@
+import Dispatch
+import HTTPRouting
+import NIOConcurrencyHelpers
+import TestSupport
+import Testing
+@testable import MicroHTTPServer
+
+/// `Answer.later`: a request answered from another thread without a task (a shared hit from a Redis worker),
+/// or by a task (`Later.task`) its start hands on to when it has nothing; with one answer, one observation and one
+/// slot per request either way.
+@Suite(.timeLimit(.minutes(2)), .serialized) struct LaterAnswersTests {
+    /// Observations of answered requests, by status.
+    private final class Observed: Sendable {
+        let statuses = NIOLockedValueBox<[Int]>([])
+        func record(_ record: RequestRecord) { statuses.withLockedValue { $0.append(record.status) } }
+    }
+
+    @Test(arguments: [1, 2]) func aReplyFromAnotherThreadAnswersWithoutTheAsyncHandler(pollingThreads: Int) async throws {
+        let observed = Observed()
+        var router = Router(observer: observed.record)
+        router.handle(.get, "/cb/{n}") { request in
+            let n = request.pathParameters["n"] ?? "-"
+            return .later(Later { reply in DispatchQueue.global().async { reply(.text("callback \(n)")) } })
+        }
+        try await withLiveServer(.test(pollingThreads: pollingThreads), router: router) { port, server in
+            let texts = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<200 {
+                    group.addTask { try await RawHTTPClient.get(port: port, "/cb/\(index)").text == "callback \(index)" }
+                }
+                return try await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+            }
+            #expect(texts == 200)
+            // The replying thread frees a slot right after it hands the answer over (SuspendedRequest), so a client
+            // may read its answer just before: under ThreadSanitizer one slot was still held when the last answer
+            // arrived. Wait (bounded) for the count to settle.
+            await waitUntil("every slot is free") { server.core.pending.count == 0 }
+        }
+        #expect(observed.statuses.withLockedValue { $0.count == 200 && $0.allSatisfy { $0 == 200 } })
+    }
+
+    @Test func aStartHandingOnToATaskIsAnsweredByIt() async throws {
+        let observed = Observed()
+        var router = Router(observer: observed.record)
+        router.handle(.get, "/decline") { request in
+            let work = Later.task(id: request.id) { .text("async") }
+            return .later(Later { reply in work.start(reply) })
+        }
+        router.handle(.get, "/nil") { request in
+            let work = Later.task(id: request.id) { .text("async after nil") }
+            return .later(Later { reply in DispatchQueue.global().async { work.start(reply) } })
+        }
+        router.handle(.get, "/nil-at-once") { request in
+            .later(.task(id: request.id) { .text("async after an immediate nil") })
+        }
+        try await withLiveServer(router: router) { port, _ in
+            let declined = try await RawHTTPClient.get(port: port, "/decline")
+            let afterNil = try await RawHTTPClient.get(port: port, "/nil")
+            let afterImmediateNil = try await RawHTTPClient.get(port: port, "/nil-at-once")
+            #expect(declined.text == "async")
+            #expect(afterNil.text == "async after nil")
+            #expect(afterImmediateNil.text == "async after an immediate nil")
+        }
+        #expect(observed.statuses.withLockedValue { $0 } == [200, 200, 200])
+    }
+
+    /// A reply that does not come by the deadline: 504, once; the late reply is dropped and frees the slot.
+    @Test func aReplyPastTheDeadlineIsDroppedAndFreesTheSlot() async throws {
+        let held = NIOLockedValueBox<[any Reply]>([])
+        let observed = Observed()
+        var router = Router(observer: observed.record)
+        router.handle(.get, "/late") { _ in .later(Later { reply in held.withLockedValue { $0.append(reply) } }) }
+        router.getNow()
+        try await withLiveServer(.test(requestTimeout: .milliseconds(200)), router: router) { port, server in
+            let late = try await RawHTTPClient.get(port: port, "/late")
+            #expect(late.status == 504)
+            #expect(server.core.pending.count == 1)
+            for reply in held.withLockedValue({ $0 }) { reply(.text("too late")) }
+            #expect(server.core.pending.count == 0)
+            let now = try await RawHTTPClient.get(port: port, "/now")
+            #expect(now.text == "now")
+        }
+        #expect(observed.statuses.withLockedValue { $0 } == [504, 200])
+    }
+
+    /// A `.later` never replied: the deadline's 504 is the answer, the observer is told it, and the slot stays held
+    /// (the work has not ended) until shutdown.
+    @Test func aLaterNeverRepliedIsAnswered504AtTheDeadline() async throws {
+        let observed = Observed()
+        var router = Router(observer: observed.record)
+        router.handle(.get, "/never") { _ in .later(Later { _ in }) }
+        let configuration = MicroHTTPServerConfiguration.test(
+            requestTimeout: .milliseconds(200), shutdownTimeout: .milliseconds(100))
+        try await withLiveServer(configuration, router: router) { port, server in
+            let response = try await RawHTTPClient.get(port: port, "/never")
+            #expect(response.status == 504)
+            #expect(response.text.contains("request-timeout"))
+            #expect(server.core.pending.count == 1)
+        }
+        #expect(observed.statuses.withLockedValue { $0 } == [504])
+    }
+
+    /// A full queue refuses a `.later` with 503 at once: its start is never called, and the observer is told.
+    @Test func aLaterBeyondTheQueueLimitIs503AndNeverStarted() async throws {
+        let held = NIOLockedValueBox<[any Reply]>([])
+        let observed = Observed()
+        var router = Router(observer: observed.record)
+        router.handle(.get, "/held") { _ in .later(Later { reply in held.withLockedValue { $0.append(reply) } }) }
+        try await withLiveServer(.test(maxPendingRequests: 1), router: router) { port, server in
+            async let first = RawHTTPClient.get(port: port, "/held")
+            await waitUntil("the first request holds the slot") { held.withLockedValue { $0.count } == 1 }
+            let second = try await RawHTTPClient.get(port: port, "/held")
+            #expect(second.status == 503)
+            #expect(second.text.contains("overloaded"))
+            #expect(held.withLockedValue { $0.count } == 1)
+            for reply in held.withLockedValue({ $0 }) { reply(.text("first")) }
+            #expect(try await first.text == "first")
+            await waitUntil("every slot is free") { server.core.pending.count == 0 }
+        }
+        #expect(observed.statuses.withLockedValue { $0.sorted() } == [200, 503])
+    }
+}
