@@ -3,7 +3,7 @@ import HTTPRouting
 import Logging
 
 /// Who may read what (CONTRACT §8): one decision per request, before the cache or an upstream sees it.
-/// Install `gate` as the router's gate; admin handlers ask `grantsAdmin` for a bearer JWT with the admin scope.
+/// Install `accessCheck` as the router's access check; admin handlers ask `grantsAdmin` for a bearer JWT with the admin scope.
 public final class AccessControl: Sendable {
     public let mode: AccessSettings.Mode
     let keyRing: KeyRing?
