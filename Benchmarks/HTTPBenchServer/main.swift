@@ -1,5 +1,5 @@
 // The Swift side of scripts/bench-http.sh: the same ~1 KB JSON body as Benchmarks/mhd-baseline,
-// on a synchronous route (immediate handler, answered on the MHD thread) and an async route (deferred).
+// on a synchronous route (answered `.now`, on the MHD thread) and an async route (`.later`, in a task).
 // Usage: HTTPBenchServer [--port N] [--host H] [--request-ids]   (--request-ids: every answer carries X-Request-ID,
 // as unicache's do: the prepared response is copied per request)
 import HTTPRouting
@@ -16,7 +16,7 @@ let body = Array(("{\"status\":\"ok\",\"padding\":\"" + String(repeating: "a", c
 let response = Response.json(body).reusable()
 
 var router = Router()
-router.get("/sync", immediate: { _ in response }) { _ in response }
+router.handle(.get, "/sync") { _ in .now(response) }
 router.get("/async") { _ in response }
 
 var logger = Logger(label: "HTTPBenchServer")

@@ -42,24 +42,14 @@ extension App {
 
         var router = Router(observer: Self.observer(metrics: metrics, logger: dependencies.logger))
         // Before the shortcut: a denied request reaches neither the cache nor an upstream, nor a cache counter.
-        router.gate = access?.gate
+        router.accessCheck = access?.accessCheck
         router.shortcut = { method, target, headers in readThrough.shortcut(method, target, headers) }
         for resource in ResourceTable.rows {
             guard served[resource.domain] != nil else {
                 router.get(resource.route) { _ throws(Problem) in throw NoUpstream.problem(resource.domain) }
                 continue
             }
-            // The shared hit answered from the Redis worker: only where it can be (a shared tier, no disk tier), so
-            // that no other request pays for asking.
-            var fromShared: CallbackHandler?
-            if cache.readsSharedWithoutTasks {
-                fromShared = { @Sendable request, reply in readThrough.fromShared(resource, request, reply: reply) }
-            }
-            router.get(
-                resource.route, immediate: { request in readThrough.immediate(resource, request) }, callback: fromShared
-            ) { request in
-                try await readThrough.handle(resource, request)
-            }
+            router.handle(.get, resource.route) { request in readThrough.answer(resource, request) }
         }
         let summary = HealthSummary(readThrough: readThrough)
         if served[.health] != nil {

@@ -1,37 +1,18 @@
 import Testing
 @testable import HTTPRouting
 
-private final class Form {}
-
 @Suite(.timeLimit(.minutes(10))) struct ReusableResponseTests {
-    @Test func reusableCopiesShareOneSlotAndTheFirstFormWins() throws {
+    @Test func reusableCopiesShareOneIdentityAndEachMarkingNamesANewOne() throws {
         let response = Response.json(#"{"a":1}"#).reusable()
         let copy = response
-        let slot = try #require(response.wireForm)
-        let copySlot = try #require(copy.wireForm)
-        #expect(ObjectIdentifier(copySlot) == ObjectIdentifier(slot))
-        #expect(slot.form == nil)
-        let first = Form()
-        let installed = ObjectIdentifier(slot.install(first))
-        let again = ObjectIdentifier(slot.install(Form()))
-        let seen = try #require(copySlot.form)
-        #expect(installed == ObjectIdentifier(first))
-        #expect(again == ObjectIdentifier(first))
-        #expect(ObjectIdentifier(seen) == ObjectIdentifier(first))
+        let identity = try #require(response.reuseIdentity)
+        #expect(copy.reuseIdentity == identity)
+        let again = try #require(response.reusable().reuseIdentity)
+        #expect(again != identity)
+        #expect(Response.json(#"{"a":1}"#).reuseIdentity == nil)
     }
 
-    @Test func aSlotTellsAFirstSendingFromLaterOnesAndStillTakesAForm() throws {
-        let slot = try #require(Response.json(#"{"a":1}"#).reusable().wireForm)
-        #expect(slot.sentBefore() == false)
-        #expect(slot.form == nil)
-        #expect(slot.sentBefore() == true)
-        let form = Form()
-        #expect(ObjectIdentifier(slot.install(form)) == ObjectIdentifier(form))
-        #expect(slot.form.map(ObjectIdentifier.init) == ObjectIdentifier(form))
-        #expect(slot.sentBefore() == true)
-    }
-
-    @Test func anyChangeDropsTheSlot() {
+    @Test func anyChangeDropsTheIdentity() {
         let response = Response.json(#"{"a":1}"#).reusable()
         var status = response
         status.status = 201
@@ -39,8 +20,8 @@ private final class Form {}
         headers.headers.add(name: "X-More", value: "1")
         var body = response
         body.body = []
-        let dropped = [status, headers, body, Response.json(#"{"a":1}"#)].map { $0.wireForm == nil }
-        #expect(response.wireForm != nil)
+        let dropped = [status, headers, body, Response.json(#"{"a":1}"#)].map { $0.reuseIdentity == nil }
+        #expect(response.reuseIdentity != nil)
         #expect(dropped == [true, true, true, true])
         #expect(response == Response.json(#"{"a":1}"#))
     }

@@ -9,9 +9,9 @@ final class Count: Sendable {
     var now: Int { value.load(ordering: .relaxed) }
 }
 
-/// The router's gate: asked before the shortcut and every handler, with the peer's address.
+/// The router's access check: asked before the shortcut and every handler, with the peer's address.
 @Suite(.timeLimit(.minutes(1))) struct RouterGateTests {
-    static func router(gate: @escaping Gate, handled: Count, shortcuts: Count) -> Router {
+    static func router(gate: @escaping AccessCheck, handled: Count, shortcuts: Count) -> Router {
         var router = Router()
         router.shortcut = { _, target, _ in
             shortcuts.add()
@@ -21,13 +21,13 @@ final class Count: Sendable {
             handled.add()
             return .text("slow")
         }
-        router.gate = gate
+        router.accessCheck = gate
         return router
     }
 
     func dispatch(_ router: Router, _ target: String, from peer: [UInt8] = [10, 0, 0, 1]) async -> (Response, Bool) {
         let address = peer.withUnsafeBytes { ClientAddress(bytes: $0) }
-        let (response, immediate) = await resolve(router.dispatch(
+        let (response, immediate) = await resolve(router.answer(
             method: .get, target: target, headers: HTTPHeaders(), body: [], clientAddress: address))
         return (response, immediate)
     }

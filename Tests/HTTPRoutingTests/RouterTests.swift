@@ -1,15 +1,16 @@
+import Dispatch
 import Synchronization
 import Testing
 @testable import HTTPRouting
 
-/// Resolves a dispatch into its response, telling whether it was immediate.
-func resolve(_ dispatch: Dispatch) async -> (response: Response, immediate: Bool) {
-    if case .immediate(let response) = dispatch { return (response, true) }
-    return (await dispatch.response(), false)
+/// Resolves an answer into its response, telling whether it was given now.
+func resolve(_ answer: Answer) async -> (response: Response, immediate: Bool) {
+    if case .now(let response) = answer { return (response, true) }
+    return (await answer.response(), false)
 }
 
 func send(_ router: Router, _ method: HTTPMethod, _ target: String) async throws -> (response: Response, immediate: Bool) {
-    await resolve(router.dispatch(try Request(method: method, target: target)))
+    await resolve(router.answer(try Request(method: method, target: target)))
 }
 
 func bodyText(_ response: Response) -> String {
@@ -28,10 +29,10 @@ struct Boom: Error {}
         router.put("/v1/cache/{key}") { _ in Response(status: 201) }
         router.delete("/v1/cache/{key}") { _ in Response(status: 204) }
         router.get("/v1/cache/stats") { _ in .text("stats") }
-        router.get("/healthz", immediate: { _ in .json(#"{"status":"ok"}"#) }) { _ in .text("slow path") }
-        router.get("/maybe", immediate: { request in
-            request.query.contains("fast") ? .text("fast") : nil
-        }) { _ in .text("slow") }
+        router.handle(.get, "/healthz") { _ in .now(.json(#"{"status":"ok"}"#)) }
+        router.handle(.get, "/maybe") { request in
+            request.query.contains("fast") ? .now(.text("fast")) : .later(.task(id: request.id) { .text("slow") })
+        }
         router.get("/problem") { _ in throw Problem.badRequest(detail: "days must be 1-90") }
         router.get("/boom") { _ in throw Boom() }
         router.get("/cancelled") { _ in throw CancellationError() }
@@ -166,5 +167,28 @@ struct Boom: Error {}
         #expect(seen[0].method == .get)
         #expect(seen[2].target == "/nope")
         #expect(seen.allSatisfy { $0.duration >= .zero })
+    }
+}
+
+/// `Later`: the task adapter, and replies from other threads.
+@Suite(.timeLimit(.minutes(1))) struct LaterTests {
+    @Test func theTaskAdapterBindsTheRequestIDAndMapsErrors() async throws {
+        let id = try #require(RequestID(validating: "adapter-1"))
+        let seen = await Later.task(id: id) { .text(RequestID.current?.value ?? "-") }.response()
+        #expect(bodyText(seen) == "adapter-1")
+        let problem = await Later.task(id: nil) { throw Problem.badRequest(detail: "no") }.response()
+        #expect(problem.status == 400)
+        let cancelled = await Later.task(id: nil) { throw CancellationError() }.response()
+        #expect(cancelled.status == 504)
+    }
+
+    @Test func aReplyFromAnotherThreadIsTheAnswerAndTheFirstOneCounts() async {
+        let later = Later { reply in
+            DispatchQueue.global().async {
+                reply(.text("from a thread"))
+                reply(.text("ignored"))
+            }
+        }
+        #expect(bodyText(await later.response()) == "from a thread")
     }
 }

@@ -21,14 +21,14 @@ import Testing
     static func router() -> Router {
         let shared = Response(status: 200, headers: ["X-Shared": "yes"], body: Array(#"{"n":1}"#.utf8)).reusable()
         var router = Router()
-        router.get("/shared", immediate: { _ in shared }) { _ in shared }
+        router.handle(.get, "/shared") { _ in .now(shared) }
         router.get("/async-shared") { _ in shared }
         router.get("/seen") { request in
             .text("\(request.id?.value ?? "-") \(RequestID.current?.value ?? "-")")
         }
-        router.get("/seen-now", immediate: { request in
-            .text("\(request.id?.value ?? "-") \(RequestID.current?.value ?? "-")")
-        }) { _ in .text("later") }
+        router.handle(.get, "/seen-now") { request in
+            .now(.text("\(request.id?.value ?? "-") \(RequestID.current?.value ?? "-")"))
+        }
         return router
     }
 
@@ -69,8 +69,10 @@ import Testing
     @Test func copiesAreReusedAndEachAnswerCarriesItsOwnID() async throws {
         let shared = Response(status: 200, headers: ["X-Shared": "yes"], body: Array(#"{"n":1}"#.utf8)).reusable()
         var router = Router()
-        router.get("/shared", immediate: { _ in shared }) { _ in shared }
-        try await withLiveServer(Self.configuration(), router: router) { port, _ in
+        router.handle(.get, "/shared") { _ in .now(shared) }
+        var served: MicroHTTPServer?
+        try await withLiveServer(Self.configuration(), router: router) { port, server in
+            served = server
             let mismatches = await withTaskGroup(of: [String].self) { group in
                 for connection in 0..<4 {
                     group.addTask {
@@ -100,8 +102,10 @@ import Testing
             }
             #expect(mismatches.isEmpty, "\(mismatches.prefix(5))")
         }
-        // The server has stopped: every request completed and gave its copy back.
-        let prepared = try #require(shared.wireForm?.form as? PreparedResponse)
+        // The server has stopped (its polling thread is gone): every request completed and gave its copy back.
+        let forms = try #require(served).core.prepared.all
+        #expect(forms.count == 1)
+        let prepared = try #require(forms.first)
         #expect((1...4).contains(prepared.spareCount), "\(prepared.spareCount) copies kept for 4 connections")
     }
 

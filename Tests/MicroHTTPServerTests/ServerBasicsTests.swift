@@ -8,7 +8,7 @@ import Testing
 @Suite(.timeLimit(.minutes(10)), .serialized) struct ServerBasicsTests {
     static func router() -> Router {
         var router = Router()
-        router.get("/healthz", immediate: { _ in .json(#"{"status":"ok"}"#) }) { _ in .text("slow") }
+        router.handle(.get, "/healthz") { _ in .now(.json(#"{"status":"ok"}"#)) }
         router.get("/echo/{value}") { request in
             .text([request.target, request.pathParameters["value"] ?? "-", request.remoteAddress,
                    request.query.first("q") ?? "-", request.headers["X-Test"] ?? "-"].joined(separator: "|"))
@@ -129,9 +129,11 @@ import Testing
             status: 200, headers: ["Content-Type": "application/json", "X-Shared": "yes"], body: Array(#"{"n":1}"#.utf8)
         ).reusable()
         var router = Router()
-        router.get("/sync", immediate: { _ in shared }) { _ in shared }
+        router.handle(.get, "/sync") { _ in .now(shared) }
         router.get("/async") { _ in shared }
-        try await withLiveServer(router: router) { port, _ in
+        var served: MicroHTTPServer?
+        try await withLiveServer(router: router) { port, server in
+            served = server
             for path in ["/sync", "/async", "/sync", "/async", "/sync"] {
                 let response = try await RawHTTPClient.get(port: port, path)
                 #expect(response.status == 200)
@@ -142,7 +144,8 @@ import Testing
             let head = try await RawHTTPClient.get(port: port, "/sync", method: "HEAD")
             #expect(head.status == 200 && head.text.isEmpty)
         }
-        #expect(shared.wireForm?.form is PreparedResponse)
+        // Prepared once, by the one polling thread, after its first sending.
+        #expect(try #require(served).core.prepared.all.count == 1)
     }
 }
 
@@ -150,7 +153,7 @@ import Testing
     @Test func aPoolOfPollingThreadsAnswersBothPathsAndDrains() async throws {
         let latch = Latch()
         var router = Router()
-        router.get("/sync", immediate: { _ in .text("now") }) { _ in .text("later") }
+        router.handle(.get, "/sync") { _ in .now(.text("now")) }
         router.get("/async") { _ in
             await latch.wait()
             return .text("done")
@@ -174,7 +177,7 @@ import Testing
     /// of a connection is sent by the thread that owns it, so an uneven split is a late last answer.
     @Test func aBurstOfConnectionsIsSplitEvenlyBetweenThePollingThreads() async throws {
         var router = Router()
-        router.get("/thread", immediate: { _ in .text("\(pthread_self())") }) { _ in .text("async") }
+        router.handle(.get, "/thread") { _ in .now(.text("\(pthread_self())")) }
         try await withLiveServer(.test(pollingThreads: 2), router: router) { port, _ in
             let threads: [String] = try await RawHTTPClient.onThread {
                 Result { () throws(RawClientError) -> [String] in

@@ -18,7 +18,7 @@ import Testing
             finished.add(1, ordering: .relaxed)
             return .text(request.pathParameters["n"] ?? "-")
         }
-        router.get("/fast", immediate: { _ in .text("fast") }) { _ in .text("slow path") }
+        router.handle(.get, "/fast") { _ in .now(.text("fast")) }
         try await withLiveServer(router: router) { port, _ in
             try await withThrowingTaskGroup(of: Bool.self) { group in
                 for index in 0..<200 {
@@ -127,9 +127,7 @@ import Testing
     /// resumed exactly once and answered in order.
     @Test func keepAliveConnectionsMixSyncAndAsyncRequests() async throws {
         var router = Router()
-        router.get("/fast/{n}", immediate: { request in .text("f" + (request.pathParameters["n"] ?? "")) }) { _ in
-            .text("wrong")
-        }
+        router.handle(.get, "/fast/{n}") { request in .now(.text("f" + (request.pathParameters["n"] ?? ""))) }
         router.get("/async/{n}") { request in
             await Task.yield()
             return .text("a" + (request.pathParameters["n"] ?? ""))

@@ -53,9 +53,9 @@ extension Router {
         }
     }
 
-    /// `GET /now` answers "now" on the polling thread (the immediate path).
+    /// `GET /now` answers "now" on the polling thread (`.now`).
     mutating func getNow() {
-        get("/now", immediate: { _ in .text("now") }) { _ in .text("later") }
+        handle(.get, "/now") { _ in .now(.text("now")) }
     }
 }
 

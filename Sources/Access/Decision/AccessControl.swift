@@ -4,7 +4,7 @@ import HTTPRouting
 import Logging
 
 /// Who may read what (CONTRACT §8): one decision per request, before the cache or an upstream sees it.
-/// Install `gate` as the router's gate; admin handlers ask `grantsAdmin` for a bearer JWT with the admin scope.
+/// Install `accessCheck` as the router's access check; admin handlers ask `grantsAdmin` for a bearer JWT with the admin scope.
 public final class AccessControl: Sendable {
     public let mode: AccessSettings.Mode
     let verificationKeys: VerificationKeys?
@@ -54,8 +54,8 @@ public final class AccessControl: Sendable {
         }
     }
 
-    /// The router's gate.
-    public var gate: Gate {
+    /// The router's access check.
+    public var accessCheck: AccessCheck {
         { [self] method, target, headers, clientAddress in
             decide(method: method, target: target, headers: headers, clientAddress: clientAddress)
         }

@@ -1,4 +1,4 @@
-/// What a router's gate says about a request before anything else looks at it (its shortcut included).
+/// What a router's access check says about a request before anything else looks at it (its shortcut included).
 public enum Admission: Sendable {
     /// Route it as usual.
     case pass
@@ -10,6 +10,6 @@ public enum Admission: Sendable {
 
 /// Asked first for every request with its raw method, target, headers and peer, on the server's I/O thread:
 /// must not block (CPU work such as one signature check is fine; waiting is `.wait`).
-public typealias Gate = @Sendable (
+public typealias AccessCheck = @Sendable (
     _ method: HTTPMethod, _ target: String, _ headers: HTTPHeaders, _ clientAddress: ClientAddress
 ) -> Admission

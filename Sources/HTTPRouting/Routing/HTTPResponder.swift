@@ -1,48 +1,109 @@
-/// How a request is answered: right away on the server's I/O thread, or later by async work.
-public enum Dispatch: Sendable {
-    case immediate(Response)
-    /// `answered` (if any) is called once with the response the client actually got: `work`'s, or the one the
-    /// server answered with instead (its deadline's 504, a full queue's or shutdown's 503).
-    case deferred(@Sendable () async -> Response, answered: (@Sendable (Response) -> Void)?)
-    /// Answered without a task when it can be: the server suspends the request, then calls `start` once, which
-    /// either returns false or calls its `reply` once, on any thread (a Redis worker's), with the response, or
-    /// with nil. For false and nil, `work` answers as `.deferred`'s does. `answered` as for `.deferred`.
-    case callback(
-        start: @Sendable (_ reply: @escaping @Sendable (Response?) -> Void) -> Bool,
-        work: @Sendable () async -> Response, answered: (@Sendable (Response) -> Void)?)
+import Synchronization
+
+/// How a request is answered: now, on the server's I/O thread, or later, from any thread.
+public enum Answer: Sendable {
+    case now(Response)
+    case later(Later)
 }
 
-extension Dispatch {
-    /// The answer as the server gives it, awaited in a task (a request its gate admitted after waiting, tests):
-    /// the immediate one, the callback's reply, or else `work`'s; `answered` is told.
+/// A response given after the answer was returned: the server suspends the request (holding a slot of its queue,
+/// under its deadline), then calls `start` once, on its I/O thread, with the `Reply` the response goes to. `start`
+/// must not block; it replies once, on any thread, at once included (a Redis worker's reply, a task's end).
+/// Async work is adapted to it by `Later.task`, the one place a request's task is made.
+public struct Later: Sendable {
+    public let start: @Sendable (_ reply: any Reply) -> Void
+    /// Called once with the response the client actually got: the reply's, or the one the server answered with
+    /// instead (its deadline's 504, a full queue's or shutdown's 503). Set by the router for its observer.
+    public internal(set) var answered: (@Sendable (Response) -> Void)?
+
+    public init(_ start: @escaping @Sendable (_ reply: any Reply) -> Void) {
+        self.start = start
+        self.answered = nil
+    }
+}
+
+/// Where a `.later` answer's response goes (the server's suspended request). Only its first response counts.
+public protocol Reply: Sendable {
+    /// The response; the work has ended (a reply past the deadline is dropped, and frees the request's slot).
+    func callAsFunction(_ response: Response)
+    /// The task producing the response, so that shutdown can cancel it (`Later.task` attaches its own).
+    func attach(_ task: Task<Void, Never>)
+}
+
+extension Later {
+    /// The one place a request's task is made: `work` runs in a task of its own (not a child of a task group: no
+    /// queue to hop through, and the I/O thread never waits) with `RequestID.current` bound to `id`, and its
+    /// response is the reply. A thrown `Problem` becomes its response, cancellation (shutdown) a 504, any other
+    /// error a 500.
+    public static func task(id: RequestID?, _ work: @escaping @Sendable () async throws -> Response) -> Later {
+        Later { reply in
+            inTask(reply, id: id) { reply(await response(of: work)) }
+        }
+    }
+
+    /// Runs `body` in a new task attached to `reply`, with `RequestID.current` bound to `id`.
+    static func inTask(_ reply: any Reply, id: RequestID?, _ body: @escaping @Sendable () async -> Void) {
+        reply.attach(Task { await RequestID.$current.withValue(id) { await body() } })
+    }
+
+    private static func response(of work: @Sendable () async throws -> Response) async -> Response {
+        do {
+            return try await work()
+        } catch let problem as Problem {
+            return problem.response
+        } catch is CancellationError {
+            return Problem.gatewayTimeout(detail: "The request was not handled in time.").response
+        } catch {
+            return Problem.internalError().response
+        }
+    }
+
+    /// This answer as its reply gives it, awaited (an access check that waited, tests); `answered` is told.
+    public func response() async -> Response {
+        let response = await withCheckedContinuation { (continuation: CheckedContinuation<Response, Never>) in
+            start(AwaitedReply(continuation))
+        }
+        answered?(response)
+        return response
+    }
+}
+
+extension Answer {
+    /// The answer as the server gives it, awaited in a task (tests, an access check that waited): the response of
+    /// `.now`, or `.later`'s reply (`answered` is told).
     public func response() async -> Response {
         switch self {
-        case .immediate(let response):
-            return response
-        case .deferred(let work, let answered):
-            let response = await work()
-            answered?(response)
-            return response
-        case .callback(let start, let work, let answered):
-            let replied = await withCheckedContinuation { (continuation: CheckedContinuation<Response?, Never>) in
-                if !start({ continuation.resume(returning: $0) }) { continuation.resume(returning: nil) }
-            }
-            let response: Response
-            if let replied { response = replied } else { response = await work() }
-            answered?(response)
-            return response
+        case .now(let response): return response
+        case .later(let later): return await later.response()
         }
     }
 }
 
+/// A reply resumed once; its task is not cancelled with the awaiting one (it ends on its own).
+private final class AwaitedReply: Reply {
+    private let continuation: CheckedContinuation<Response, Never>
+    private let replied = Atomic<Bool>(false)
+
+    init(_ continuation: CheckedContinuation<Response, Never>) {
+        self.continuation = continuation
+    }
+
+    func callAsFunction(_ response: Response) {
+        guard !replied.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        continuation.resume(returning: response)
+    }
+
+    func attach(_ task: Task<Void, Never>) {}
+}
+
 /// What the HTTP server calls for every complete request, with its raw parts and its id (when the server gives
-/// requests ids). `dispatch` must not block.
+/// requests ids). `answer` must not block.
 /// `Router` parses them into a `Request` (a 400 problem for an invalid target) after asking its shortcut.
 public protocol HTTPResponder: Sendable {
-    func dispatch(
+    func answer(
         method: HTTPMethod, target: String, headers: HTTPHeaders, body: [UInt8], clientAddress: ClientAddress,
         requestID: RequestID?
-    ) -> Dispatch
+    ) -> Answer
 }
 
 /// An answer given from a request's raw method, target and headers, before the target is parsed and routed,
@@ -52,13 +113,10 @@ public protocol HTTPResponder: Sendable {
 public typealias Shortcut = @Sendable (_ method: HTTPMethod, _ target: String, _ headers: HTTPHeaders)
     -> (response: Response, route: String)?
 
-/// A route's async handler. A thrown `Problem` becomes its response; any other error a 500 problem.
+/// A route's handler, called on the server's I/O thread with `RequestID.current` bound: must not block. `.now`
+/// for what it answers at once (a fresh memory hit), `.later` for the rest (`Later.task` for async work).
+public typealias RouteHandler = @Sendable (Request) -> Answer
+
+/// A route's plain async handler (registered through `Later.task`). A thrown `Problem` becomes its response; any
+/// other error a 500 problem.
 public typealias AsyncHandler = @Sendable (Request) async throws -> Response
-
-/// A route's fast path, called on the server's I/O thread: must not block; `nil` falls back to the async handler.
-public typealias ImmediateHandler = @Sendable (Request) -> Response?
-
-/// A route's path without tasks, called on the server's I/O thread after its immediate handler declined: must
-/// not block. Returns false to fall back to the async handler at once; else calls `reply` once, on any thread,
-/// with the response, or with nil to fall back to the async handler.
-public typealias CallbackHandler = @Sendable (Request, _ reply: @escaping @Sendable (Response?) -> Void) -> Bool

@@ -2,19 +2,13 @@
 ///
 /// Build it with `on`/`get`/… then hand it to the server; it is an immutable value from then on.
 public struct Router: HTTPResponder {
-    struct Handlers: Sendable {
-        let async: AsyncHandler
-        let immediate: ImmediateHandler?
-        let callback: CallbackHandler?
-    }
-
     struct Route: Sendable {
         let pattern: RoutePattern
         /// Registration order (also the order of `Allow`); a handful per route, so a scan beats hashing.
         var methods: [HTTPMethod]
-        var handlers: [Handlers]
+        var handlers: [RouteHandler]
 
-        func handlers(for method: HTTPMethod) -> Handlers? {
+        func handler(for method: HTTPMethod) -> RouteHandler? {
             methods.firstIndex(of: method).map { handlers[$0] }
         }
     }
@@ -28,44 +22,40 @@ public struct Router: HTTPResponder {
     /// Asked first, before the target is parsed and routed (see `Shortcut`).
     public var shortcut: Shortcut?
 
-    /// Asked before everything, the shortcut included (see `Gate`); nil admits every request.
-    public var gate: Gate?
+    /// Asked before everything, the shortcut included (see `AccessCheck`); nil admits every request.
+    public var accessCheck: AccessCheck?
 
     public init(observer: RequestObserver? = nil) {
         self.observer = observer
     }
 
-    /// Adds a handler for `method` on `pattern` (`/v1/cache/{key}`). GET routes also answer HEAD.
-    public mutating func on(
-        _ method: HTTPMethod,
-        _ pattern: String,
-        immediate: ImmediateHandler? = nil,
-        callback: CallbackHandler? = nil,
-        handler: @escaping AsyncHandler
-    ) {
+    /// Adds `handler` for `method` on `pattern` (`/v1/cache/{key}`): it answers `.now` or `.later`. GET routes
+    /// also answer HEAD.
+    public mutating func handle(_ method: HTTPMethod, _ pattern: String, _ handler: @escaping RouteHandler) {
         let parsed = RoutePattern(pattern)
         let count = parsed.components.count
         while routesBySegmentCount.count <= count { routesBySegmentCount.append([]) }
-        let handlers = Handlers(async: handler, immediate: immediate, callback: callback)
         if let index = routesBySegmentCount[count].firstIndex(where: { $0.pattern.components == parsed.components }) {
             if let existing = routesBySegmentCount[count][index].methods.firstIndex(of: method) {
-                routesBySegmentCount[count][index].handlers[existing] = handlers
+                routesBySegmentCount[count][index].handlers[existing] = handler
             } else {
                 routesBySegmentCount[count][index].methods.append(method)
-                routesBySegmentCount[count][index].handlers.append(handlers)
+                routesBySegmentCount[count][index].handlers.append(handler)
             }
             return
         }
-        let route = Route(pattern: parsed, methods: [method], handlers: [handlers])
+        let route = Route(pattern: parsed, methods: [method], handlers: [handler])
         let position = routesBySegmentCount[count].firstIndex { parsed.isMoreSpecific(than: $0.pattern) }
         routesBySegmentCount[count].insert(route, at: position ?? routesBySegmentCount[count].endIndex)
     }
 
-    public mutating func get(
-        _ pattern: String, immediate: ImmediateHandler? = nil, callback: CallbackHandler? = nil,
-        handler: @escaping AsyncHandler
-    ) {
-        on(.get, pattern, immediate: immediate, callback: callback, handler: handler)
+    /// Adds a plain async handler for `method` on `pattern`, answered `.later` in a task (`Later.task`).
+    public mutating func on(_ method: HTTPMethod, _ pattern: String, handler: @escaping AsyncHandler) {
+        handle(method, pattern) { request in .later(.task(id: request.id) { try await handler(request) }) }
+    }
+
+    public mutating func get(_ pattern: String, handler: @escaping AsyncHandler) {
+        on(.get, pattern, handler: handler)
     }
 
     public mutating func head(_ pattern: String, handler: @escaping AsyncHandler) {

@@ -16,6 +16,9 @@ final class PendingJobs: Sendable {
     private struct Entry {
         let context: RequestContext
         var task: Task<Void, Never>?
+        /// Tasks attached after the first (a request an access check admitted after waiting runs its route's in
+        /// another).
+        var more: [Task<Void, Never>] = []
     }
 
     private struct State {
@@ -43,9 +46,16 @@ final class PendingJobs: Sendable {
         }
     }
 
-    /// Remembers the task running `context`'s job, so that shutdown can cancel it (unless it already ended).
+    /// Remembers a task running `context`'s work, so that shutdown can cancel it (unless the work already ended).
     func attach(_ task: Task<Void, Never>, to context: RequestContext) {
-        state.withLockedValue { state in state.entries[ObjectIdentifier(context)]?.task = task }
+        state.withLockedValue { state in
+            let id = ObjectIdentifier(context)
+            if state.entries[id]?.task == nil {
+                state.entries[id]?.task = task
+            } else {
+                state.entries[id]?.more.append(task)
+            }
+        }
     }
 
     /// Frees the slot once the job's work has ended.
@@ -89,6 +99,7 @@ final class PendingJobs: Sendable {
         state.withLockedValue { state in
             state.entries.values.map { entry in
                 entry.task?.cancel()
+                for task in entry.more { task.cancel() }
                 return entry.context
             }
         }

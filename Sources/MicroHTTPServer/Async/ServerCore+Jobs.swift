@@ -1,12 +1,6 @@
 import HTTPRouting
 
 extension ServerCore {
-    /// Runs one job. If the deadline watcher (or shutdown) answered first, the late response is dropped.
-    func execute(_ job: Job) async {
-        job.context.complete(await job.work())
-        pending.release(job.context)
-    }
-
     /// Answers every request still unanswered at its deadline with 504, until cancelled.
     /// The handler is not cancelled (its result is discarded); shutdown cancels all handlers.
     func watchDeadlines() async {

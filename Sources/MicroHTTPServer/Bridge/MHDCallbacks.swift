@@ -84,38 +84,34 @@ enum MHDCallbacks {
         return .YES
     }
 
-    /// Final call (upload_data_size == 0): build the request and dispatch it.
+    /// Final call (upload_data_size == 0): the responder's answer, now or later.
     private static func requestComplete(_ context: RequestContext, method: UnsafePointer<CChar>?, core: ServerCore) -> MHD_Result {
         if context.bodyTooLarge {
             return answer(context, with: Problem.contentTooLarge(limit: core.configuration.maxBodyBytes).response, core: core)
         }
         let body = context.body
         context.body = []
-        let dispatch = core.responder.dispatch(
+        let answer = core.responder.answer(
             method: method.map(HTTPMethod.init(cString:)) ?? .get,
             target: context.target,
             headers: context.headers,
             body: body,
             clientAddress: MHDConnection.clientAddress(of: context.connection),
             requestID: context.requestID)
-        switch dispatch {
-        case .immediate(let response):
-            return answer(context, with: response, core: core)
-        case .deferred(let work, let answered):
-            return suspend(context, core: core, answered: answered) { core.enqueue(context, work: work) }
-        case .callback(let start, let work, let answered):
-            return suspend(context, core: core, answered: answered) { core.enqueue(context, start: start, work: work) }
+        switch answer {
+        case .now(let response):
+            return self.answer(context, with: response, core: core)
+        case .later(let later):
+            return suspend(context, later, core: core)
         }
     }
 
-    /// Hands the request to `enqueue` (which suspends it), or answers 503 when the queue is full or closed.
-    private static func suspend(
-        _ context: RequestContext, core: ServerCore, answered: (@Sendable (Response) -> Void)?,
-        enqueue: () -> PendingJobs.Admission
-    ) -> MHD_Result {
-        context.answered = answered
+    /// Suspends the request and starts `later` (`ServerCore.enqueue`), or answers 503 when the queue is full or
+    /// closed.
+    private static func suspend(_ context: RequestContext, _ later: Later, core: ServerCore) -> MHD_Result {
+        context.answered = later.answered
         let refusal: Response
-        switch enqueue() {
+        switch core.enqueue(context, later) {
         case .admitted:
             return .YES
         case .full:
@@ -124,13 +120,14 @@ enum MHDCallbacks {
         case .closed:
             refusal = ServerProblems.shuttingDown
         }
-        answered?(refusal)
+        later.answered?(refusal)
         return answer(context, with: refusal, core: core)
     }
 
     private static func answer(_ context: RequestContext, with response: Response, core: ServerCore) -> MHD_Result {
         context.phase = .answered
-        return MHDConnection.queue(response, for: context, close: core.draining.load(ordering: .relaxed))
+        return MHDConnection.queue(
+            response, for: context, close: core.draining.load(ordering: .relaxed), prepared: core.prepared)
     }
 
     /// The shim's messages (refused and closed connections) and MHD's (MHD_OPTION_EXTERNAL_LOGGER, prefixed

@@ -13,13 +13,16 @@ enum MHDConnection {
     }
 
     /// Queues `response` on `context`'s connection, with `X-Request-ID` when the request has an id. MHD sets
-    /// `Content-Length` and omits the body for HEAD. A reusable response sent a second time is built into an MHD
-    /// response once (`PreparedResponse`) and then queued again as is, or, to carry a request id, as one of its copies with the
-    /// id in place, lent to the request until MHD reports it complete (`RequestContext.returnLentResponse`);
-    /// `close` answers are always built afresh.
-    static func queue(_ response: Response, for context: RequestContext, close: Bool) -> MHD_Result {
+    /// `Content-Length` and omits the body for HEAD. A reusable response sent a second time on this polling thread
+    /// is built into an MHD response once (`PreparedResponse`, kept in `forms`) and then queued again as is, or, to
+    /// carry a request id, as one of its copies with the id in place, lent to the request until MHD reports it
+    /// complete (`RequestContext.returnLentResponse`); `close` answers are always built afresh.
+    static func queue(
+        _ response: Response, for context: RequestContext, close: Bool, prepared forms: PreparedResponses
+    ) -> MHD_Result {
         let status = UInt32(clamping: response.status)
-        if !close, let prepared = prepared(response) {
+        if !close, let identity = response.reuseIdentity,
+            let prepared = forms.table()?.form(of: response, identity: identity) {
             guard let requestID = context.requestID else {
                 return withExtendedLifetime(prepared) { MHD_queue_response(context.connection, status, prepared.pointer) }
             }
@@ -37,15 +40,6 @@ enum MHDConnection {
         // MHD takes its own reference when queueing; ours is dropped after.
         defer { MHD_destroy_response(mhdResponse) }
         return MHD_queue_response(context.connection, status, mhdResponse)
-    }
-
-    /// The prepared form of a reusable response sent a second time (made then); nil for one sent once (an answer
-    /// made for one request, such as a disk or shared hit's, is built once, with its id) and for the others.
-    private static func prepared(_ response: Response) -> PreparedResponse? {
-        guard let slot = response.wireForm else { return nil }
-        if let form = slot.form { return form as? PreparedResponse }
-        guard slot.sentBefore() else { return nil }
-        return PreparedResponse(response).map(slot.install) as? PreparedResponse
     }
 
     /// An MHD response with `response`'s headers and a copy of its body.

@@ -15,6 +15,8 @@ final class ServerCore: Sendable {
     let openRequests = OpenRequests()
     /// Set with `configuration.requestIDs`.
     let requestIDs: RequestIDGenerator?
+    /// The prepared forms of reusable responses, per polling thread.
+    let prepared = PreparedResponses()
 
     init(responder: any HTTPResponder, configuration: MicroHTTPServerConfiguration, logger: Logger) {
         self.responder = responder
@@ -24,54 +26,35 @@ final class ServerCore: Sendable {
         requestIDs = configuration.requestIDs ? RequestIDGenerator() : nil
     }
 
-    /// Suspends the request's connection and starts its async work in a task of its own (a task rather
-    /// than a child of a task group: no queue to hop through, and the MHD thread never waits). Nothing is
-    /// done when the answer is `.full` or `.closed` (shutting down): the caller answers 503.
-    func enqueue(_ context: RequestContext, work: @escaping @Sendable () async -> Response) -> PendingJobs.Admission {
-        let admission = suspend(context)
-        guard case .admitted = admission else { return admission }
-        start(Job(context: context, work: work))
-        return .admitted
-    }
-
-    /// The same for a request `start` may answer without a task: suspended first, so that its reply (on any
-    /// thread, at once included) resumes it; a task runs `work` only when `start` declines or replies nil.
-    /// The request holds its slot, deadline and shutdown's wait either way.
-    func enqueue(
-        _ context: RequestContext, start: @Sendable (_ reply: @escaping @Sendable (Response?) -> Void) -> Bool,
-        work: @escaping @Sendable () async -> Response
-    ) -> PendingJobs.Admission {
-        let admission = suspend(context)
-        guard case .admitted = admission else { return admission }
-        let job = Job(context: context, work: work)
-        let started = start { response in
-            guard let response else { return self.start(job) }
-            context.complete(response)
-            self.pending.release(context)
-        }
-        if !started { self.start(job) }
-        return .admitted
-    }
-
-    /// Takes a slot for the request, with its deadline, and suspends its connection.
-    private func suspend(_ context: RequestContext) -> PendingJobs.Admission {
+    /// Takes a slot for the request, with its deadline, suspends its connection and starts `later` with the
+    /// request as its reply (a reply on any thread, at once included, resumes it). The request holds its slot,
+    /// deadline and shutdown's wait until the reply. Nothing is done when the answer is `.full` or `.closed`
+    /// (shutting down): the caller answers 503.
+    func enqueue(_ context: RequestContext, _ later: Later) -> PendingJobs.Admission {
         context.deadline = .now + configuration.requestTimeout
         let admission = pending.reserve(context)
         guard case .admitted = admission else { return admission }
         context.phase = .suspended
         MHDConnection.suspend(context.connection)
+        later.start(SuspendedRequest(context: context, pending: pending))
         return .admitted
-    }
-
-    private func start(_ job: Job) {
-        pending.attach(Task { await self.execute(job) }, to: job.context)
     }
 }
 
-/// A suspended request and the async work that answers it.
-struct Job: Sendable {
+/// A suspended request as the reply of its `.later` answer. If the deadline watcher (or shutdown) answered
+/// first, the late response is dropped; either way the reply frees the request's slot (its work has ended).
+struct SuspendedRequest: Reply {
     let context: RequestContext
-    let work: @Sendable () async -> Response
+    let pending: PendingJobs
+
+    func callAsFunction(_ response: Response) {
+        context.complete(response)
+        pending.release(context)
+    }
+
+    func attach(_ task: Task<Void, Never>) {
+        pending.attach(task, to: context)
+    }
 }
 
 /// The responses the server itself answers with, rendered once.

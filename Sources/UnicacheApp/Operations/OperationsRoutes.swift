@@ -21,13 +21,13 @@ struct OperationsRoutes: Sendable {
 
     func register(in router: inout Router) {
         let healthy = Response.json(#"{"status":"ok"}"#).reusable()
-        router.get("/healthz", immediate: { _ in healthy }) { _ in healthy }
+        router.handle(.get, "/healthz") { _ in .now(healthy) }
         router.get("/readyz") { _ in try readiness() }
         router.get("/stats") { request in await stats(request) }
         router.get("/metrics") { _ in await prometheus() }
         let openapi = Response(
             status: 200, headers: ["Content-Type": "application/yaml"], body: Array(OpenAPIDocument.yaml.utf8)).reusable()
-        router.get("/openapi.yaml", immediate: { _ in openapi }) { _ in openapi }
+        router.handle(.get, "/openapi.yaml") { _ in .now(openapi) }
     }
 
     func readiness() throws(Problem) -> Response {

@@ -33,30 +33,53 @@ struct ReadThrough: Sendable {
     private static let domains = Dictionary(
         ResourceTable.rows.map { ($0.namespace, $0.domain) }, uniquingKeysWith: { first, _ in first })
 
-    /// The fast path on the server's I/O thread: a fresh memory hit (or a stale one while its upstream refuses at
-    /// once: an open circuit answers here, without tasks), or `nil` to take the async path
-    /// (which also renders every error, so nothing is validated twice for an answer).
-    func immediate(_ resource: Resource, _ request: Request) -> Response? {
-        guard request.headers["Cache-Control"] == nil, !request.query.contains("refresh") else { return nil }
-        guard RenderedAnswers.isPlain(request) else {  // conditional (If-None-Match): rendered per request
-            guard let resolved = try? resolve(resource, request),
-                  let result = cache.cachedFresh(key: resolved.key, policy: resolved.policy, refusal: refusal)
-            else { return nil }
-            return CacheHeaders.response(for: result, request: request)
+    /// The route's handler, on the server's I/O thread. Now: a fresh memory hit (or a stale one while its upstream
+    /// refuses at once: an open circuit answers here, without tasks). Later: a plain request's shared hit, answered
+    /// on the Redis worker that got the value (`UnifiedCacheManager.cachedShared`, only where it can be, so that no
+    /// other request pays for asking), else `handle` in a task, which also renders every error. The target is
+    /// resolved (validated) at most once, here or in `handle`, and the resolution is handed on.
+    func answer(_ resource: Resource, _ request: Request) -> Answer {
+        var resolution: Result<ResolvedResource, Problem>?
+        let plain = RenderedAnswers.isPlain(request)
+        if request.headers["Cache-Control"] == nil, !request.query.contains("refresh") {
+            if plain {
+                let now = clock.now()
+                let fresh = answers.freshAnswer(request, route: resource.route, now: now, resolve: {
+                    resolution = self.resolution(resource, request)
+                    return try? resolution?.get()
+                }) { key, policy in cache.cachedFresh(key: key, policy: policy, now: now, refusal: refusal) }
+                if let fresh { return .now(fresh) }
+            } else {  // conditional (If-None-Match): rendered per request
+                let resolved = self.resolution(resource, request)
+                resolution = resolved
+                if case .success(let resolved) = resolved,
+                    let result = cache.cachedFresh(key: resolved.key, policy: resolved.policy, refusal: refusal) {
+                    return .now(CacheHeaders.response(for: result, request: request))
+                }
+            }
         }
-        let now = clock.now()
-        return answers.freshAnswer(request, route: resource.route, now: now, resolve: { try? resolve(resource, request) }) {
-            key, policy in cache.cachedFresh(key: key, policy: policy, now: now, refusal: refusal)
+        guard plain, cache.readsSharedWithoutTasks else {
+            return .later(.task(id: request.id) { [resolution] in try await handle(resource, request, resolved: resolution) })
         }
+        let resolved = resolution ?? self.resolution(resource, request)
+        let work = Later.task(id: request.id) { try await handle(resource, request, resolved: resolved) }
+        guard case .success(let shared) = resolved else { return .later(work) }
+        return .later(Later { reply in
+            // A nil (no fresh shared value) or an unasked read takes the task.
+            let asked = cache.cachedShared(key: shared.key, policy: shared.policy) { result in
+                guard let result else { return work.start(reply) }
+                reply(answers.answer(result, to: request, route: resource.route, resolved: shared, now: clock.now()))
+            }
+            if !asked { work.start(reply) }
+        })
     }
 
-    /// The path without tasks after `immediate` declined: a plain request's shared hit, answered on the Redis
-    /// worker that got the value (`UnifiedCacheManager.cachedShared`); false or a nil reply takes the async path.
-    func fromShared(_ resource: Resource, _ request: Request, reply: @escaping @Sendable (Response?) -> Void) -> Bool {
-        // Plain: no Cache-Control (no only-if-cached, no no-cache), no ?refresh, no If-None-Match.
-        guard RenderedAnswers.isPlain(request), let resolved = try? resolve(resource, request) else { return false }
-        return cache.cachedShared(key: resolved.key, policy: resolved.policy) { result in
-            reply(result.map { answers.answer($0, to: request, route: resource.route, resolved: resolved, now: clock.now()) })
+    /// `resolve` as a value, handed on from the I/O thread to the work that answers later.
+    private func resolution(_ resource: Resource, _ request: Request) -> Result<ResolvedResource, Problem> {
+        do throws(Problem) {
+            return .success(try resolve(resource, request))
+        } catch {
+            return .failure(error)
         }
     }
 
@@ -68,8 +91,14 @@ struct ReadThrough: Sendable {
         }
     }
 
-    func handle(_ resource: Resource, _ request: Request) async throws(Problem) -> Response {
-        let resolved = Self.traced(try resolve(resource, request), request)
+    /// `resolved`: the target's resolution when `answer` made it already.
+    func handle(
+        _ resource: Resource, _ request: Request, resolved resolution: Result<ResolvedResource, Problem>? = nil
+    ) async throws(Problem) -> Response {
+        let resolved: ResolvedResource
+        if let resolution { resolved = Self.traced(try resolution.get(), request) } else {
+            resolved = Self.traced(try resolve(resource, request), request)
+        }
         let control = try Self.control(request)
         let result = try await get(resolved, domain: resource.domain, control: control)
         // A plain request's control is `.normal` (no Cache-Control, no ?refresh): its answer may be remembered.

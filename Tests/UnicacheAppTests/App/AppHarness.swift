@@ -104,16 +104,16 @@ struct AppHarness {
         var fields = headers
         if admin { fields.append(("Authorization", "Bearer \(AppHarness.token)")) }
         // The server's entry point: the router's shortcut first, then parsing and routing.
-        let dispatch = app.router.dispatch(
+        let answer = app.router.answer(
             method: method, target: target, headers: HTTPHeaders(fields), body: Array(body.utf8), clientAddress: .unknown)
-        return await dispatch.response()
+        return await answer.response()
     }
 
     /// Whether the request is answered on the immediate (synchronous) path.
     func isImmediate(_ target: String) throws -> Bool {
-        let dispatch = app.router.dispatch(
+        let answer = app.router.answer(
             method: .get, target: target, headers: HTTPHeaders(), body: [], clientAddress: .unknown)
-        if case .immediate = dispatch { return true }
+        if case .now = answer { return true }
         return false
     }
 }

@@ -17,15 +17,15 @@ import UnifiedCache
         let first = try await h.send(.get, target)
         let second = try await h.send(.get, target)
         #expect(first.header("X-Cache") == "HIT" && first.header("Age") == "5")
-        let slot = ObjectIdentifier(try #require(first.wireForm))
-        #expect(second.wireForm.map(ObjectIdentifier.init) == slot)
+        let slot = try #require(first.reuseIdentity)
+        #expect(second.reuseIdentity == slot)
         #expect(second == first)
 
         h.clock.advance(by: 1)
         let later = try await h.send(.get, target)
         #expect(later.header("Age") == "6")
         #expect(later.header("Cache-Control") == "private, max-age=294")
-        #expect(later.wireForm.map(ObjectIdentifier.init) != slot)
+        #expect(later.reuseIdentity != slot)
     }
 
     @Test func aDeletedEntryIsNotAnsweredFromMemoryWithinTheSameSecond() async throws {
@@ -60,7 +60,7 @@ import UnifiedCache
         _ = try await h.send(.get, target)
         let notModified = try await h.send(.get, target, headers: [("If-None-Match", etag)])
         #expect(notModified.status == 304 && notModified.body.isEmpty)
-        #expect(notModified.wireForm == nil)
+        #expect(notModified.reuseIdentity == nil)
     }
 }
 
@@ -120,7 +120,7 @@ import UnifiedCache
         }
         let coalesced = answers.filter { $0.header("X-Cache") == "COALESCED" }
         #expect(coalesced.count == 19)
-        #expect(Set(coalesced.compactMap { $0.wireForm.map(ObjectIdentifier.init) }).count == 1)
+        #expect(Set(coalesced.compactMap(\.reuseIdentity)).count == 1)
         let hit = try await h.send(.get, target)
         #expect(hit.header("X-Cache") == "HIT")
         #expect(hit.header("Cache-Status") == "unicache; hit")
@@ -150,7 +150,7 @@ import UnifiedCache
         let miss = answer(.miss)
         let second = answer(.coalesced)
         #expect(miss.header("X-Cache") == "MISS")
-        #expect(first.wireForm != nil && first.wireForm.map(ObjectIdentifier.init) == second.wireForm.map(ObjectIdentifier.init))
+        #expect(first.reuseIdentity != nil && first.reuseIdentity == second.reuseIdentity)
     }
 
     @Test func refreshTargetsAreNeverShortcut() async throws {
