@@ -228,17 +228,17 @@ let package = Package(
             swiftSettings: strict
         ),
 
-        // Starts a real redis-server on a free loopback port for the tests that need one (never shipped).
+        // Starts a real redis-server on a free loopback port for the tests that need one (never shipped): servers
+        // stopped on every path, a TLS-only server from TLSTestSupport's test CA, a command of the test's own.
         .target(
             name: "RedisTestSupport",
             dependencies: [
-                "RedisClient", .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                // TestPKI: a CA and the certificates it signs, for the TLS tests.
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                "RedisClient", "TestSupport", "TLSTestSupport",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             path: "Tests/RedisTestSupport", swiftSettings: strict),
-        // The tests' kit (never shipped): a latch, bounded polling, temporary folders, a capturing log handler.
+        // The tests' kit (never shipped): a latch, bounded polling, temporary folders, a capturing log handler, a
+        // manual clock, a thread for blocking calls, a scope that stops what a test started.
         .target(
             name: "TestSupport",
             dependencies: [
@@ -249,7 +249,8 @@ let package = Package(
             path: "Tests/TestSupport", swiftSettings: strict),
         // A seeded random generator, so that randomised tests replay from their seed.
         .target(name: "SeededRandom", path: "Tests/SeededRandom", swiftSettings: strict),
-        // A certificate and key made in-process, and a keep-alive HTTPS client, for the TLS tests (never shipped).
+        // Certificates made in-process (self-signed, or a test CA and what it signs) and a keep-alive HTTPS client,
+        // for the TLS tests (never shipped).
         .target(
             name: "TLSTestSupport",
             dependencies: [
@@ -265,7 +266,7 @@ let package = Package(
         .testTarget(
             name: "RedisClientTests",
             dependencies: [
-                "RedisClient", "RedisNIO", "RedisTestSupport", "Breaker",
+                "RedisClient", "RedisNIO", "RedisTestSupport", "TestSupport", "TLSTestSupport", "Breaker",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: strict),
@@ -273,12 +274,10 @@ let package = Package(
         .testTarget(
             name: "RedisNIOTests",
             dependencies: [
-                "RedisNIO", "RedisTestSupport",
+                "RedisNIO", "RedisTestSupport", "TestSupport", "TLSTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),
@@ -286,7 +285,7 @@ let package = Package(
         .testTarget(
             name: "RedisTierTests",
             dependencies: [
-                "RedisTier", "RedisClient", "RedisTestSupport", "UnifiedCache",
+                "RedisTier", "RedisClient", "RedisTestSupport", "TestSupport", "UnifiedCache",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],

@@ -29,28 +29,32 @@ import UnifiedCache
     }
 
     /// Runs one writer until it has acknowledged `stopAfter` stores, kills it, and returns every acknowledged
-    /// (key, version), including those printed between the count and the kill.
-    static func runAndKill(writer: String, dir: String, firstVersion: Int, stopAfter: Int) throws -> [(String, Int)] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: writer)
-        process.arguments = [dir, "\(firstVersion)"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var output = Data()
-        var killed = false
-        while true {
-            let chunk = pipe.fileHandleForReading.availableData  // blocks until data or end of file
-            if chunk.isEmpty { break }
-            output += chunk
-            if !killed, output.count(where: { $0 == UInt8(ascii: "\n") }) >= stopAfter {
-                kill(process.processIdentifier, SIGKILL)
-                killed = true
+    /// (key, version), including those printed between the count and the kill. The reads and the wait block: they
+    /// run on a thread of their own, not on the cooperative pool.
+    static func runAndKill(writer: String, dir: String, firstVersion: Int, stopAfter: Int) async throws -> [(String, Int)] {
+        let (output, killedBySignal) = try await onThread { () throws -> (Data, Bool) in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: writer)
+            process.arguments = [dir, "\(firstVersion)"]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            var output = Data()
+            var killed = false
+            while true {
+                let chunk = pipe.fileHandleForReading.availableData  // blocks until data or end of file
+                if chunk.isEmpty { break }
+                output += chunk
+                if !killed, output.count(where: { $0 == UInt8(ascii: "\n") }) >= stopAfter {
+                    kill(process.processIdentifier, SIGKILL)
+                    killed = true
+                }
             }
+            process.waitUntilExit()
+            return (output, process.terminationReason == .uncaughtSignal)
         }
-        process.waitUntilExit()
-        #expect(process.terminationReason == .uncaughtSignal)
+        #expect(killedBySignal)
         return String(decoding: output, as: UTF8.self).split(separator: "\n").compactMap { line in
             let parts = line.split(separator: " ")
             guard parts.count == 3, parts[0] == "stored", let version = Int(parts[2]) else { return nil }
@@ -65,7 +69,7 @@ import UnifiedCache
             var acknowledged: [String: Int] = [:]
             for round in 0..<4 {
                 // Each round's versions are above the previous round's, so the newest value has the highest.
-                let stored = try Self.runAndKill(
+                let stored = try await Self.runAndKill(
                     writer: writer, dir: dir, firstVersion: round * 1_000_000, stopAfter: Int.random(in: 5...80))
                 for (key, version) in stored {
                     acknowledged[key] = max(acknowledged[key] ?? -1, version)

@@ -14,15 +14,14 @@ import Testing
     }
 
     /// Connects and sends the start of a request (its line, not all of its headers).
-    static func requestUnderWay(port: Int) throws -> Int32 {
-        let socket = try RawHTTPClient.connect(port: port)
+    static func requestUnderWay(port: Int) async throws -> Int32 {
+        let socket = try await RawHTTPClient.connected(port: port)
         try RawHTTPClient.send(socket, Array("GET /now HTTP/1.1\r\nHost: 127".utf8))
         return socket
     }
 
-    static func finish(_ socket: Int32) throws -> RawResponse {
-        try RawHTTPClient.send(socket, Array(".0.0.1\r\n\r\n".utf8))
-        return try RawHTTPClient.readResponse(socket, expectBody: true, checkClosed: false)
+    static func finish(_ socket: Int32) async throws -> RawResponse {
+        try await RawHTTPClient.response(socket, after: ".0.0.1\r\n\r\n")
     }
 
     /// A new connection's request is answered within a second, not left in the backlog until an idle connection
@@ -43,11 +42,11 @@ import Testing
             pollingThreads: pollingThreads, maxConnections: 3, headerStall: .zero)
         try await withLiveServer(configuration, router: Self.router) { port, _ in
             // The oldest connection is not idle: its request is under way.
-            let busy = try Self.requestUnderWay(port: port)
+            let busy = try await Self.requestUnderWay(port: port)
             defer { close(busy) }
-            let older = try RawHTTPClient.keptAlive(port: port)
+            let older = try await RawHTTPClient.keptAlive(port: port)
             defer { close(older) }
-            let newer = try RawHTTPClient.keptAlive(port: port)
+            let newer = try await RawHTTPClient.keptAlive(port: port)
             defer { close(newer) }
 
             try await Self.expectAdmitted(port: port)
@@ -62,10 +61,10 @@ import Testing
             if pollingThreads == 1 { #expect(closed == [older]) }
             let olderClosed = closed.contains(older)
             // The request under way and the other idle connection were left alone.
-            #expect(try Self.finish(busy).status == 200)
+            #expect(try await Self.finish(busy).status == 200)
             let survivor = olderClosed ? newer : older
-            try RawHTTPClient.send(survivor, Array("GET /now HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
-            #expect(try RawHTTPClient.readResponse(survivor, expectBody: true, checkClosed: false).text == "now")
+            let again = try await RawHTTPClient.response(survivor, after: "GET /now HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            #expect(again.text == "now")
         }
     }
 
@@ -73,14 +72,14 @@ import Testing
     func aConnectionThatNeverSentAByteIsIdle(pollingThreads: Int) async throws {
         let configuration = MicroHTTPServerConfiguration.test(pollingThreads: pollingThreads, maxConnections: 2)
         try await withLiveServer(configuration, router: Self.router) { port, _ in
-            let silent = try RawHTTPClient.connect(port: port)
+            let silent = try await RawHTTPClient.connected(port: port)
             defer { close(silent) }
-            let busy = try Self.requestUnderWay(port: port)
+            let busy = try await Self.requestUnderWay(port: port)
             defer { close(busy) }
 
             try await Self.expectAdmitted(port: port)
             #expect(await RawHTTPClient.closedByServer(silent))
-            #expect(try Self.finish(busy).status == 200)
+            #expect(try await Self.finish(busy).status == 200)
         }
     }
 }

@@ -53,7 +53,7 @@ import Testing
             pollingThreads: pollingThreads, maxConnections: 1, headerTimeout: .seconds(1))
         try await withLiveServer(configuration, router: Self.router) { port, _ in
             // Holds the only slot with a request under way until the header timeout closes it, after a second.
-            let holder = try RawHTTPClient.connect(port: port)
+            let holder = try await RawHTTPClient.connected(port: port)
             defer { close(holder) }
             try RawHTTPClient.send(holder, Array("GET /now HTTP/1.1\r\nHost: 127".utf8))
             // Its first bytes (not yet a request line) wait in the backlog for that second; the rest comes half a

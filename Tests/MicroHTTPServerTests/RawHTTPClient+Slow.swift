@@ -113,15 +113,17 @@ extension RawHTTPClient {
     }
 
     /// Connects and has one request answered, leaving the connection open (idle, kept alive).
-    static func keptAlive(port: Int, _ target: String = "/now") throws -> Int32 {
-        let socket = try connect(port: port)
-        do {
-            try send(socket, Array("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
-            _ = try readResponse(socket, expectBody: true, checkClosed: false)
-            return socket
-        } catch {
-            close(socket)
-            throw error
+    static func keptAlive(port: Int, _ target: String = "/now") async throws(RawClientError) -> Int32 {
+        try await onThread { () throws(RawClientError) -> Int32 in
+            let socket = try connect(port: port)
+            do throws(RawClientError) {
+                try send(socket, Array("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
+                _ = try readResponse(socket, expectBody: true, checkClosed: false)
+                return socket
+            } catch {
+                close(socket)
+                throw error
+            }
         }
     }
 

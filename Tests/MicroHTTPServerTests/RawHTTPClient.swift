@@ -1,5 +1,6 @@
 import Foundation
 import HTTPRouting
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -54,12 +55,25 @@ enum RawHTTPClient {
             port: port, "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", expectBody: method != "HEAD")
     }
 
-    static func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            let thread = Thread { continuation.resume(returning: body()) }
-            thread.stackSize = 512 << 10
-            thread.start()
+    /// `connect` on a thread of its own (a connection the server leaves in its backlog can block it).
+    static func connected(port: Int) async throws(RawClientError) -> Int32 {
+        try await onThread { () throws(RawClientError) -> Int32 in try connect(port: port) }
+    }
+
+    /// `send`, then `readResponse`, on a thread of their own: a response the server is slow to send (or never
+    /// sends) blocks `recv` up to its 20 s timeout, which on the cooperative pool stalls every async test.
+    static func response(
+        _ socket: Int32, after request: String? = nil, expectBody: Bool = true
+    ) async throws(RawClientError) -> RawResponse {
+        try await onThread { () throws(RawClientError) -> RawResponse in
+            if let request { try send(socket, Array(request.utf8)) }
+            return try readResponse(socket, expectBody: expectBody, checkClosed: false)
         }
+    }
+
+    /// TestSupport's `onThread`: the blocking calls below must not run on the cooperative pool.
+    static func onThread<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+        try await TestSupport.onThread(body)
     }
 
     static func connect(port: Int) throws(RawClientError) -> Int32 {

@@ -151,10 +151,10 @@ import Testing
         router.getNow()
         let configuration = MicroHTTPServerConfiguration.test(pollingThreads: pollingThreads, maxConnectionsPerIP: 1)
         try await withLiveServer(configuration, router: router, logger: logger) { port, _ in
-            let first = try RawHTTPClient.connect(port: port)
+            let first = try await RawHTTPClient.connected(port: port)
             defer { close(first) }
-            try RawHTTPClient.send(first, Array("GET /now HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
-            #expect(try RawHTTPClient.readResponse(first, expectBody: true, checkClosed: false).text == "now")
+            let answer = try await RawHTTPClient.response(first, after: "GET /now HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            #expect(answer.text == "now")
             await #expect(throws: RawClientError.self) { try await RawHTTPClient.get(port: port, "/now") }
             #expect(store.messages.contains { $0.hasPrefix("libmicrohttpd: ") && $0.contains("limit") })
         }

@@ -24,8 +24,8 @@ import Testing
             // in parallel on 2 cores and starved its thread). Connected first, so the server takes them up first.
             // Each sends its first byte before the new client comes: a connection with no byte yet is idle, and idle
             // ones go first (a slow start of the trickling threads under ThreadSanitizer once let that happen).
-            let tricklingSocket = try RawHTTPClient.connect(port: port)
-            let steadySocket = try RawHTTPClient.connect(port: port)
+            let tricklingSocket = try await RawHTTPClient.connected(port: port)
+            let steadySocket = try await RawHTTPClient.connected(port: port)
             let first = Array(Self.longRequest.utf8.prefix(1))
             let rest = String(Self.longRequest.dropFirst())
             try RawHTTPClient.send(tricklingSocket, first)
@@ -58,7 +58,7 @@ import Testing
             pollingThreads: pollingThreads, maxConnections: 1, headerTimeout: .seconds(2), headerStall: .zero)
         try await withLiveServer(configuration, router: Self.router) { port, _ in
             // The only slot: a request that stops after its first bytes; the header timeout closes it after 2 s.
-            let holder = try RawHTTPClient.connect(port: port)
+            let holder = try await RawHTTPClient.connected(port: port)
             defer { close(holder) }
             try RawHTTPClient.send(holder, Array("GET /now HTTP/1.1\r\nHost: 127".utf8))
             let (admitted, took) = try await RawHTTPClient.timedExchange(

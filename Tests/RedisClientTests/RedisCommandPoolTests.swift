@@ -1,6 +1,7 @@
 import Foundation
 import RedisClient
 import RedisTestSupport
+import TestSupport
 import Testing
 
 @Suite(.timeLimit(.minutes(10))) struct RedisCommandPoolTests {

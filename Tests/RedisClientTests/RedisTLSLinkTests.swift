@@ -3,6 +3,7 @@ import RedisClient
 import RedisNIO
 import RedisTestSupport
 import Testing
+import TLSTestSupport
 
 /// CONTRACT §10.1: the pool and the subscriber over `rediss://` to a redis-server with only a TLS port and
 /// `tls-auth-clients yes`: verified connections work; a wrong CA, an expired certificate and a wrong name are each
@@ -12,7 +13,7 @@ struct RedisTLSLinkTests {
     /// What every test here shares: a CA, a client certificate, and a TLS-only server.
     struct Setup {
         let folder: URL
-        let pki: TestPKI
+        let pki: TestCertificate.Authority
         let client: (certificate: String, key: String)
         let server: RedisServerProcess
 
@@ -26,13 +27,13 @@ struct RedisTLSLinkTests {
     }
 
     func withTLSServer(
-        certificate: ((TestPKI) throws -> (certificate: String, key: String))? = nil,
+        certificate: ((TestCertificate.Authority) throws -> (certificate: String, key: String))? = nil,
         _ body: (Setup) async throws -> Void
     ) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("unicache-redis-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let pki = try TestPKI(folder: folder)
+        let pki = try TestCertificate.Authority(folder: folder)
         let client = try pki.issue(commonName: "unicache", dnsNames: [], client: true)
         let server = try await RedisServerProcess.startTLS(
             pki: pki, certificate: try certificate?(pki) ?? pki.issue(), authClients: true)
@@ -79,7 +80,7 @@ struct RedisTLSLinkTests {
 
     @Test func aWrongCAAWrongNameAndNoClientCertificateAreRefusedAndCounted() async throws {
         try await withTLSServer { (setup: Setup) async throws in
-            let otherCA = try TestPKI(folder: setup.folder, name: "someone else's CA")
+            let otherCA = try TestCertificate.Authority(folder: setup.folder, name: "someone else's CA")
             var wrongCA = setup.verified
             wrongCA.tls?.caFile = otherCA.caFile
             let untrusted = await refusal(wrongCA)

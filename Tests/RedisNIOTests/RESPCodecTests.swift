@@ -28,16 +28,12 @@ struct RESPCodecTests {
     @Test func decodesTheSameRepliesFedOneByteAtATime() throws {
         let wire = Array("*2\r\n$3\r\nfoo\r\n*2\r\n:12345\r\n$-1\r\n+PONG\r\n-NOAUTH Authentication required.\r\n".utf8)
         let parser = RESPParser()
-        var buffer = ByteBuffer()
-        var values: [RESPValue] = []
-        for byte in wire {
-            buffer.writeInteger(byte)
-            while let value = try parser.next(from: &buffer) { values.append(value) }
-        }
+        let (values, unread) = try fedOneByteAtATime(wire) { try parser.next(from: &$0) }
         #expect(values == [
             .array([.bulkString(Array("foo".utf8)), .array([.integer(12345), .null])]), .simpleString("PONG"),
             .error(RedisServerError(message: "NOAUTH Authentication required.")),
         ])
+        #expect(unread == 0)
     }
 
     @Test func aPartialReplyConsumesNothing() throws {

@@ -12,18 +12,13 @@ struct RESPDecoderTests {
             ("*3\r\n$3\r\nfoo\r\n*2\r\n:12345\r\n*0\r\n*-1\r\n$-1\r\n+PONG\r\n*2\r\n*1\r\n*1\r\n$2\r\n\r\n\r\n:7\r\n"
                 + "-NOAUTH Authentication required.\r\n$0\r\n\r\n").utf8)
         var decoder = RESPDecoder(parser: RESPParser())
-        var buffer = ByteBuffer()
-        var values: [RESPValue] = []
-        for byte in wire {
-            buffer.writeInteger(byte)
-            while let value = try decoder.decode(buffer: &buffer) { values.append(value) }
-        }
+        let (values, unread) = try fedOneByteAtATime(wire) { try decoder.decode(buffer: &$0) }
         #expect(values == [
             .array([.bulkString(Array("foo".utf8)), .array([.integer(12345), .array([])]), .null]), .null,
             .simpleString("PONG"), .array([.array([.array([.bulkString(Array("\r\n".utf8))])]), .integer(7)]),
             .error(RedisServerError(message: "NOAUTH Authentication required.")), .bulkString([]),
         ])
-        #expect(buffer.readableBytes == 0)
+        #expect(unread == 0)
     }
 
     @Test func aLargeArrayArrivingInSmallReadsIsDecodedOnce() throws {

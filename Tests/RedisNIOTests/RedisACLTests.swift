@@ -5,8 +5,7 @@ import Testing
 @Suite("AUTH with ACL users and passwords")
 struct RedisACLTests {
     @Test func anACLUserConnectsAndAWrongPasswordIsToldApart() async throws {
-        try await withServers { group in
-            let server = try await group.start()
+        try await withRedisServer { server in
             let admin = try await RedisConnection.connect(configuration(server))
             let setup = try await admin.send([
                 ["ACL", "SETUSER", "app", "on", ">pw", "~unicache:*", "&unicache:*", "+@all"],
@@ -45,7 +44,7 @@ struct RedisACLTests {
     }
 
     @Test func aPasswordAloneAuthenticatesTheDefaultUser() async throws {
-        try await withServers { group in
+        try await withRedisServers { group in
             let server = try await group.start(["--requirepass", "s3cret"])
             var withPassword = configuration(server)
             withPassword.password = "s3cret"

@@ -6,8 +6,7 @@ import Testing
 @Suite("RedisConnection against a real redis-server")
 struct RedisConnectionTests {
     @Test func pipelinesAThousandCommandsWithRepliesInOrder() async throws {
-        try await withServers { group in
-            let server = try await group.start()
+        try await withRedisServer { server in
             let connection = try await RedisConnection.connect(configuration(server))
             let commands: [[RESPArgument]] = (1...1000).map { _ in ["INCR", "unicache:counter"] }
             let replies = try await connection.send(commands)
@@ -28,8 +27,7 @@ struct RedisConnectionTests {
     }
 
     @Test func concurrentCallersOnOneConnectionEachGetTheirOwnReply() async throws {
-        try await withServers { group in
-            let server = try await group.start()
+        try await withRedisServer { server in
             let connection = try await RedisConnection.connect(configuration(server))
             try await withThrowingTaskGroup(of: Bool.self) { tasks in
                 for index in 0..<200 {
@@ -45,8 +43,7 @@ struct RedisConnectionTests {
     }
 
     @Test func aTimeoutFailsWhatIsInFlightAndClosesTheConnection() async throws {
-        try await withServers { group in
-            let server = try await group.start()
+        try await withRedisServer { server in
             let admin = try await RedisConnection.connect(configuration(server))
             _ = try await admin.send([["SET", "unicache:a", "A"], ["SET", "unicache:b", "B"]])
             let slow = try await RedisConnection.connect(configuration(server, timeout: .milliseconds(200)))
@@ -75,8 +72,7 @@ struct RedisConnectionTests {
     }
 
     @Test func aConnectionTheServerClosesFailsPendingAndRefusesNewCommands() async throws {
-        try await withServers { group in
-            let server = try await group.start()
+        try await withRedisServer { server in
             let connection = try await RedisConnection.connect(configuration(server))
             let admin = try await RedisConnection.connect(configuration(server))
             _ = try await admin.send(["CLIENT", "PAUSE", "1000", "ALL"])
@@ -98,8 +94,7 @@ struct RedisConnectionTests {
     }
 
     @Test func aSubscriptionDeliversMessagesAnswersPingAndEndsWhenTheConnectionDrops() async throws {
-        try await withServers { group in
-            let server = try await group.start()
+        try await withRedisServer { server in
             let subscription = try await RedisSubscription.connect(configuration(server))
             try await subscription.subscribe(["unicache:events", "unicache:other"])
             try await subscription.ping()

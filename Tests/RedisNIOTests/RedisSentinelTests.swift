@@ -1,20 +1,14 @@
 import Foundation
 import RedisNIO
 import RedisTestSupport
+import TestSupport
 import Testing
 
 @Suite("Sentinel discovery and failover")
 struct RedisSentinelTests {
     @Test(.timeLimit(.minutes(2)))
     func discoveryFindsThePrimaryAndFollowsAFailover() async throws {
-        let group = try await SentinelGroup.start()
-        do {
-            try await discoverAndFollow(group)
-            await group.stop()
-        } catch {
-            await group.stop()
-            throw error
-        }
+        try await withService(SentinelGroup.start()) { group in try await discoverAndFollow(group) }
     }
 
     private func discoverAndFollow(_ group: SentinelGroup) async throws {

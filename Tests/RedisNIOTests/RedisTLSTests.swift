@@ -2,12 +2,14 @@ import Foundation
 import RedisNIO
 import RedisTestSupport
 import Testing
+import TestSupport
+import TLSTestSupport
 
 @Suite("TLS to a TLS-only redis-server")
 struct RedisTLSTests {
     /// A server with only a TLS port, its certificate from `pki`.
     private func startTLSServer(
-        _ group: ServerGroup, pki: TestPKI, certificate: (certificate: String, key: String), authClients: Bool
+        _ group: RedisServerGroup, pki: TestCertificate.Authority, certificate: (certificate: String, key: String), authClients: Bool
     ) async throws -> RedisServerProcess {
         try await group.start { port in
             RedisServerProcess.standardArguments(port: port) + [
@@ -39,12 +41,13 @@ struct RedisTLSTests {
     }
 
     @Test func verifiedConnectionsWorkAndEveryBadCertificateIsRefusedSayingWhy() async throws {
-        let folder = try temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let pki = try TestPKI(folder: folder)
-        let otherCA = try TestPKI(folder: folder, name: "someone else's CA")
+        let temporary = try TemporaryFolder("unicache-redisnio")
+        defer { temporary.remove() }
+        let folder = temporary.url
+        let pki = try TestCertificate.Authority(folder: folder)
+        let otherCA = try TestCertificate.Authority(folder: folder, name: "someone else's CA")
         let client = try pki.issue(commonName: "unicache", dnsNames: [], client: true)
-        try await withServers { group in
+        try await withRedisServers { group in
             let server = try await startTLSServer(group, pki: pki, certificate: try pki.issue(), authClients: true)
             let verified = RedisTLSOptions(
                 caFile: pki.caFile, serverName: "localhost", certificateFile: client.certificate, keyFile: client.key)
@@ -85,11 +88,12 @@ struct RedisTLSTests {
     }
 
     @Test func anExpiredCertificateIsRefusedSayingSo() async throws {
-        let folder = try temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let pki = try TestPKI(folder: folder)
+        let temporary = try TemporaryFolder("unicache-redisnio")
+        defer { temporary.remove() }
+        let folder = temporary.url
+        let pki = try TestCertificate.Authority(folder: folder)
         let expired = try pki.issue(notValidBefore: Date() - 3 * 86_400, notValidAfter: Date() - 86_400)
-        try await withServers { group in
+        try await withRedisServers { group in
             let server = try await startTLSServer(group, pki: pki, certificate: expired, authClients: false)
             let reason = await tlsReason(tlsConfiguration(server, RedisTLSOptions(caFile: pki.caFile, serverName: "localhost")))
             #expect(reason?.contains("expired") == true, "\(reason ?? "")")

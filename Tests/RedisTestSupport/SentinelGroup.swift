@@ -1,9 +1,10 @@
 import Foundation
 import RedisClient
+import TestSupport
 
 /// A primary, a replica and three `redis-server --sentinel` watching them as `unicache` (quorum 2, down after 1 s,
 /// failover timeout 5 s): a killed primary is replaced in about 2–4 s. Every process is stopped by its PID.
-public final class SentinelGroup: Sendable {
+public final class SentinelGroup: StoppableService {
     public static let masterName = "unicache"
     public let primary: RedisServerProcess
     public let replica: RedisServerProcess
@@ -68,7 +69,7 @@ public final class SentinelGroup: Sendable {
             defer { pool.shutdown() }
             return try? await pool.pipeline(commands.map { $0.map { Array($0.utf8) } })
         }
-        return try await poll(within: bound) {
+        return await poll(within: bound) {
             for sentinel in sentinels {
                 let replies = await ask(sentinel, [
                     ["SENTINEL", "replicas", Self.masterName], ["SENTINEL", "sentinels", Self.masterName],

@@ -12,16 +12,12 @@ public struct TestCertificate: Sendable {
     public init(commonName: String = "localhost") throws {
         let key = P256.Signing.PrivateKey()
         let name = try DistinguishedName { CommonName(commonName) }
-        let now = Date()
-        let certificate = try Certificate(
-            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(key.publicKey),
-            notValidBefore: now - 3600, notValidAfter: now + 86_400, issuer: name, subject: name,
-            signatureAlgorithm: .ecdsaWithSHA256,
+        let certificate = try Self.certificate(
+            subject: name, key: key, issuer: name, issuerKey: key,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.notCertificateAuthority)
                 SubjectAlternativeNames([.dnsName("localhost")])
-            },
-            issuerPrivateKey: .init(key))
+            })
         certificatePEM = try certificate.serializeAsPEM().pemString + "\n"
         privateKeyPEM = key.pemRepresentation + "\n"
     }
@@ -32,9 +28,72 @@ public struct TestCertificate: Sendable {
         let certificate = folder.url.appendingPathComponent("cert.pem")
         let key = folder.url.appendingPathComponent("key.pem")
         try Data(certificatePEM.utf8).write(to: certificate)
-        guard FileManager.default.createFile(
-            atPath: key.path, contents: Data(privateKeyPEM.utf8), attributes: [.posixPermissions: 0o600])
-        else { throw CocoaError(.fileWriteUnknown) }
+        try Self.writeSecret(privateKeyPEM, to: key)
         return (folder, certificate.path, key.path)
+    }
+
+    /// A test certificate authority and what it signs, as PEM files in a folder: the server's certificate names
+    /// `localhost` only (an address is verified through an explicit server name).
+    public struct Authority: Sendable {
+        public let folder: URL
+        public let caFile: String
+        private let caKey: P256.Signing.PrivateKey
+        private let caName: DistinguishedName
+
+        public init(folder: URL, name: String = "unicache test CA") throws {
+            self.folder = folder
+            caKey = P256.Signing.PrivateKey()
+            caName = try DistinguishedName { CommonName(name) }
+            let ca = try TestCertificate.certificate(
+                subject: caName, key: caKey, issuer: caName, issuerKey: caKey,
+                extensions: try Certificate.Extensions {
+                    Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
+                    Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+                })
+            caFile = try TestCertificate.writeSecret(
+                try ca.serializeAsPEM().pemString + "\n", to: folder.appendingPathComponent("\(UUID().uuidString)-ca.pem"))
+        }
+
+        /// A leaf certificate signed by this CA and its key, as files: (certificate, key).
+        public func issue(
+            commonName: String = "localhost", dnsNames: [String] = ["localhost"],
+            notValidBefore: Date = Date() - 3600, notValidAfter: Date = Date() + 86_400, client: Bool = false
+        ) throws -> (certificate: String, key: String) {
+            let key = P256.Signing.PrivateKey()
+            let certificate = try TestCertificate.certificate(
+                subject: try DistinguishedName { CommonName(commonName) }, key: key, issuer: caName, issuerKey: caKey,
+                notValidBefore: notValidBefore, notValidAfter: notValidAfter,
+                extensions: try Certificate.Extensions {
+                    Critical(BasicConstraints.notCertificateAuthority)
+                    Critical(KeyUsage(digitalSignature: true))
+                    try ExtendedKeyUsage([client ? .clientAuth : .serverAuth])
+                    SubjectAlternativeNames(dnsNames.map { GeneralName.dnsName($0) })
+                })
+            let stem = folder.appendingPathComponent(UUID().uuidString)
+            let certificateFile = try TestCertificate.writeSecret(
+                try certificate.serializeAsPEM().pemString + "\n", to: stem.appendingPathExtension("crt"))
+            let keyFile = try TestCertificate.writeSecret(key.pemRepresentation + "\n", to: stem.appendingPathExtension("key"))
+            return (certificateFile, keyFile)
+        }
+    }
+
+    /// A certificate for `subject`'s `key`, signed by `issuerKey` (ECDSA with SHA-256, v3, a fresh serial).
+    static func certificate(
+        subject: DistinguishedName, key: P256.Signing.PrivateKey, issuer: DistinguishedName,
+        issuerKey: P256.Signing.PrivateKey, notValidBefore: Date = Date() - 3600, notValidAfter: Date = Date() + 86_400,
+        extensions: Certificate.Extensions
+    ) throws -> Certificate {
+        try Certificate(
+            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(key.publicKey),
+            notValidBefore: notValidBefore, notValidAfter: notValidAfter, issuer: issuer, subject: subject,
+            signatureAlgorithm: .ecdsaWithSHA256, extensions: extensions, issuerPrivateKey: .init(issuerKey))
+    }
+
+    /// Writes `pem` to `url` with mode 0600; returns the path.
+    @discardableResult
+    static func writeSecret(_ pem: String, to url: URL) throws -> String {
+        guard FileManager.default.createFile(atPath: url.path, contents: Data(pem.utf8), attributes: [.posixPermissions: 0o600])
+        else { throw CocoaError(.fileWriteUnknown) }
+        return url.path
     }
 }

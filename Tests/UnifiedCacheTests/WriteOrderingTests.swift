@@ -48,12 +48,18 @@ private final class SlowStoreTier: SecondTier {
         #expect(await cache.peek("k") == nil)
     }
 
-    @Test func rawPutIsAcknowledgedOnlyAfterTheSecondTierStoredIt() async throws {
+    /// A raw PUT of "raw" whose store in the (slow) second tier has started, held there until `tier.open()`.
+    private func heldRawPut() async -> (SlowStoreTier, UnifiedCacheManager, Task<(created: Bool, entry: CacheEntry), any Error>) {
         let tier = SlowStoreTier()
         let cache = makeManager(secondTier: tier)
         let put = Task { try await cache.put(key: "raw", body: bytes("x"), ttl: 60) }
         var started = tier.storesStarted.makeAsyncIterator()
         #expect(await started.next() == "raw")
+        return (tier, cache, put)
+    }
+
+    @Test func rawPutIsAcknowledgedOnlyAfterTheSecondTierStoredIt() async throws {
+        let (tier, _, put) = await heldRawPut()
         #expect(tier.inner.stored["raw"] == nil)
         tier.open()
         #expect(try await put.value.created)
@@ -61,11 +67,7 @@ private final class SlowStoreTier: SecondTier {
     }
 
     @Test func aPutStillBeingWrittenIsNotServedAndAnInvalidationDuringItWins() async throws {
-        let tier = SlowStoreTier()
-        let cache = makeManager(secondTier: tier)
-        let put = Task { try await cache.put(key: "raw", body: bytes("x"), ttl: 60) }
-        var started = tier.storesStarted.makeAsyncIterator()
-        #expect(await started.next() == "raw")
+        let (tier, cache, put) = await heldRawPut()
         #expect(await cache.peek("raw") == nil)  // not acknowledged yet: not served from memory either
         let invalidation = Task { try await cache.invalidate(key: "raw") }
         tier.open()

@@ -3,6 +3,7 @@ import Logging
 import NIOConcurrencyHelpers
 import RedisClient
 import RedisTestSupport
+import TestSupport
 import Testing
 import UnifiedCache
 
@@ -72,7 +73,7 @@ final class TierInstance: Sendable {
     /// Started, and in step with the fleet (caught up or reset).
     func startConnected() async throws {
         start()
-        try await waitUntil("the tier is in step") { self.statistics.connected }
+        await waitUntil("the tier is in step", within: .seconds(20)) { self.statistics.connected }
     }
 
     func stop() async {
@@ -89,19 +90,6 @@ final class TierInstance: Sendable {
         await instance.stop()
         return instance
     }
-}
-
-/// Waits (bounded) until `condition` holds: the tier's state changes on its own threads.
-func waitUntil(_ what: String, within bound: Duration = .seconds(20), _ condition: () async throws -> Bool) async throws {
-    if try await !poll(within: bound, until: condition) { Issue.record("not within \(bound): \(what)") }
-}
-
-/// A command of the test's own, on its own pool (a bound of 30 s: one script writes 100,000 log entries, which on a
-/// loaded 2-core machine took more than 2 s).
-func redisCommand(_ redis: RedisServerProcess, _ arguments: String...) async throws -> RedisReply {
-    let pool = RedisCommandPool(endpoint: redis.endpoint, timeout: .seconds(30), size: 1)
-    defer { pool.shutdown() }
-    return try await pool.command(arguments.map { Array($0.utf8) })
 }
 
 /// The ids of the log's entries, oldest first.

@@ -6,16 +6,14 @@ import UnicacheApp
 
 /// CONTRACT §8.1 and §8.5 as the executable shows them: the start-up log names the mode, and a JWKS that
 /// cannot be read or holds no usable key stops the service before it listens, with one line naming the flag.
-@Suite(
-    "Access at start-up", .serialized, .timeLimit(.minutes(2)),
-    .enabled(if: BuiltExecutable.url != nil, "the unicache executable is not built"))
+@Suite("Access at start-up", .serialized, .timeLimit(.minutes(2)), .executableBuilt)
 struct AccessExecutableTests {
-    @Test func theStartUpLogNamesTheMode() throws {
+    @Test func theStartUpLogNamesTheMode() async throws {
         for (arguments, mode) in [([String](), "protected"), (["--auth", "none"], "none")] {
-            var service = try ExecutableTests.Service(arguments + ["--log-format", "json"])
+            var service = try await ExecutableTests.Service.start(arguments + ["--log-format", "json"])
             #expect(service.port != nil)
             #expect(service.log.contains("access mode \(mode)"), "\(service.log)")
-            #expect(service.stop() == 0)
+            #expect(await service.stop() == 0)
         }
     }
 
@@ -39,17 +37,17 @@ struct AccessExecutableTests {
             }
             #expect(!result.standardError.contains("listening on"))
         }
-        var service = try ExecutableTests.Service(
+        var service = try await ExecutableTests.Service.start(
             ["--auth", "jwt", "--jwt-jwks", usable.path, "--jwt-audience", "unicache", "--log-format", "json"])
         #expect(service.port != nil)
         #expect(service.log.contains("access mode jwt"))
         #expect(!service.log.contains("--jwt-audience any"))
-        #expect(service.stop() == 0)
+        #expect(await service.stop() == 0)
         // `any` is said out loud, and the log says what it lets in.
-        var any = try ExecutableTests.Service(
+        var any = try await ExecutableTests.Service.start(
             ["--auth", "jwt", "--jwt-jwks", usable.path, "--jwt-audience", "any", "--log-format", "json"])
         #expect(any.port != nil)
         #expect(any.log.contains("--jwt-audience any: tokens minted for any other API"), "\(any.log)")
-        #expect(any.stop() == 0)
+        #expect(await any.stop() == 0)
     }
 }

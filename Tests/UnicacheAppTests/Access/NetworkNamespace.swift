@@ -13,14 +13,49 @@ struct NetworkNamespace {
     let hostAddress: String
     let peerAddress: String
 
-    /// A fresh namespace with a random /30 of 198.18.0.0/15 (so parallel runs do not collide).
+    /// What every namespace the tests make is called: `unicache-<pid>-<id>`, the pid the test process's own, so
+    /// that one left by a process that crashed or was killed can be told from one a running test still uses.
+    static let prefix = "unicache-"
+
+    static func name(pid: Int32, id: String) -> String { "\(prefix)\(pid)-\(id)" }
+
+    /// The pid a namespace's name carries, if it is one of ours (`unicache-<pid>-<id>`).
+    static func owner(of name: String) -> Int32? {
+        guard name.hasPrefix(prefix) else { return nil }
+        let parts = name.dropFirst(prefix.count).split(separator: "-")
+        guard parts.count == 2, let pid = Int32(parts[0]), pid > 0 else { return nil }
+        return pid
+    }
+
+    /// Whether a process with `pid` exists (`kill(pid, 0)`; EPERM: it exists, owned by another user).
+    static func processExists(_ pid: Int32) -> Bool {
+        kill(pid, 0) == 0 || errno == EPERM
+    }
+
+    /// Deletes the namespaces whose owning process no longer exists (with their veth pairs); returns their names.
+    /// A name without a pid (another version's) is left alone: nothing tells whether it is still in use.
+    @discardableResult
+    static func sweepStale() async throws -> [String] {
+        let listed = try await run(["ip", "netns", "list"])
+        let stale = listed.split(separator: "\n").compactMap { line -> String? in
+            let name = String(line.split(separator: " ").first ?? "")
+            guard let pid = owner(of: name), !processExists(pid) else { return nil }
+            return name
+        }
+        for name in stale { try await run(["ip", "netns", "del", name], check: false) }
+        return stale
+    }
+
+    /// A fresh namespace with a random /30 of 198.18.0.0/15 (so parallel runs do not collide), named for this
+    /// process; the namespaces of test processes that are gone are deleted first.
     static func make() async throws -> NetworkNamespace {
+        try await sweepStale()
         let id = UInt32.random(in: 0..<0x3FFF)
         let suffix = String(id, radix: 16)
         let third = Int(id >> 6) & 0xFF
         let fourth = Int(id & 0x3F) << 2
         let namespace = NetworkNamespace(
-            name: "unicache-\(suffix)", hostInterface: "ucv\(suffix)a",
+            name: name(pid: getpid(), id: suffix), hostInterface: "ucv\(suffix)a",
             hostAddress: "198.\(18 + Int(id >> 14)).\(third).\(fourth + 1)",
             peerAddress: "198.\(18 + Int(id >> 14)).\(third).\(fourth + 2)")
         let peerInterface = "ucv\(suffix)b"
@@ -48,7 +83,14 @@ struct NetworkNamespace {
 
     /// Whether the namespace still exists (for the test that it was removed).
     var exists: Bool {
-        (try? Self.runBlocking(["ip", "netns", "list"]))?.contains(name) ?? false
+        get async { await Self.exists(name) }
+    }
+
+    /// Whether a namespace called `name` exists.
+    static func exists(_ name: String) async -> Bool {
+        ((try? await run(["ip", "netns", "list"])) ?? "").split(separator: "\n").contains {
+            $0.split(separator: " ").first.map(String.init) == name
+        }
     }
 
     @discardableResult

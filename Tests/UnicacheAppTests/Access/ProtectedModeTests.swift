@@ -2,6 +2,7 @@ import Access
 import Foundation
 import Logging
 import Testing
+import TestSupport
 
 @testable import UnicacheApp
 
@@ -22,49 +23,67 @@ struct ProtectedModeTests {
     @Test func aRemotePeerGetsOnlyTheOperationsEndpoints() async throws {
         let namespace = try await NetworkNamespace.make()
         defer { namespace.remove() }
-        let live = try await LiveService.start(host: namespace.hostAddress)
-        let base = "http://\(namespace.hostAddress):\(live.port)"
-        var answers: [String: (Int, String)] = [:]
-        do {
+        try await withService(LiveService.start(host: namespace.hostAddress)) { live in
+            let base = "http://\(namespace.hostAddress):\(live.port)"
+            var answers: [String: (Int, String)] = [:]
             answers["DELETE /v1/users/alice"] = try await Self.curl(namespace, base + "/v1/users/alice", method: "DELETE")
             for path in ["/v1/users/alice/subscription", "/v1/cache?prefix=a", "/healthz", "/readyz", "/stats", "/metrics",
                          "/openapi.yaml"] {
                 answers[path] = try await Self.curl(namespace, base + path)
             }
-        } catch {
+            let fetches = live.upstream.requestCount("/users/alice/subscription")
+            let cache = live.app.cache.statistics().requests
             await live.stop()
-            throw error
-        }
-        let fetches = live.upstream.requestCount("/users/alice/subscription")
-        let cache = live.app.cache.statistics().requests
-        await live.stop()
 
-        for path in ["/healthz", "/readyz", "/stats", "/metrics", "/openapi.yaml"] {
-            #expect(answers[path]?.0 == 200, "\(path)")
+            for path in ["/healthz", "/readyz", "/stats", "/metrics", "/openapi.yaml"] {
+                #expect(answers[path]?.0 == 200, "\(path)")
+            }
+            for path in ["/v1/users/alice/subscription", "/v1/cache?prefix=a", "DELETE /v1/users/alice"] {
+                #expect(answers[path]?.0 == 403, "\(path)")
+                #expect(answers[path]?.1.contains("--auth jwt") == true, "\(path)")
+            }
+            #expect(fetches == 0)
+            #expect(cache.hits + cache.misses + cache.coalesced + cache.stale + cache.refreshes == 0)
+            let stats = try #require(answers["/stats"]?.1)
+            #expect(stats.contains(#""protected":3"#))
+            #expect(stats.contains(#""mode":"protected""#))
         }
-        for path in ["/v1/users/alice/subscription", "/v1/cache?prefix=a", "DELETE /v1/users/alice"] {
-            #expect(answers[path]?.0 == 403, "\(path)")
-            #expect(answers[path]?.1.contains("--auth jwt") == true, "\(path)")
-        }
-        #expect(fetches == 0)
-        #expect(cache.hits + cache.misses + cache.coalesced + cache.stale + cache.refreshes == 0)
-        let stats = try #require(answers["/stats"]?.1)
-        #expect(stats.contains(#""protected":3"#))
-        #expect(stats.contains(#""mode":"protected""#))
     }
 
     @Test func theNamespaceIsRemovedAfterwards() async throws {
         let namespace = try await NetworkNamespace.make()
-        #expect(namespace.exists)
+        #expect(await namespace.exists)
+        #expect(NetworkNamespace.owner(of: namespace.name) == getpid())
         namespace.remove()
-        #expect(!namespace.exists)
+        #expect(await !namespace.exists)
+    }
+
+    /// A namespace left by a test process that is gone (crashed, killed) is deleted when the next one is made;
+    /// one whose process still runs (this one) is not.
+    @Test func aNamespaceOfAProcessThatIsGoneIsSwept() async throws {
+        let exited = try await ChildProcess.run(URL(fileURLWithPath: "/bin/true"), []).pid
+        #expect(!NetworkNamespace.processExists(exited))
+        let id = String(UInt32.random(in: 0..<0x3FFF), radix: 16)
+        let stale = NetworkNamespace.name(pid: exited, id: id)
+        let live = NetworkNamespace.name(pid: getpid(), id: id)
+        try await NetworkNamespace.run(["ip", "netns", "add", stale])
+        try await NetworkNamespace.run(["ip", "netns", "add", live])
+        defer {
+            _ = try? NetworkNamespace.runBlocking(["ip", "netns", "del", stale], check: false)
+            _ = try? NetworkNamespace.runBlocking(["ip", "netns", "del", live], check: false)
+        }
+
+        let namespace = try await NetworkNamespace.make()
+        namespace.remove()
+        #expect(await !NetworkNamespace.exists(stale))
+        #expect(await NetworkNamespace.exists(live))
     }
 
     @Test func aLoopbackPeerIsServedAsBefore() async throws {
-        let live = try await LiveService.start()
-        let read = try await live.request(.GET, "/v1/users/alice/subscription")
-        let admin = try await live.request(.DELETE, "/v1/users/alice", admin: true)
-        await live.stop()
+        let (read, admin) = try await withService(LiveService.start()) { live in
+            (try await live.request(.GET, "/v1/users/alice/subscription"),
+             try await live.request(.DELETE, "/v1/users/alice", admin: true))
+        }
         #expect(read.status == 200)
         #expect(admin.status == 200)
     }

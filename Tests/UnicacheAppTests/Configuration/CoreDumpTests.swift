@@ -4,7 +4,7 @@ import Testing
 /// CONTRACT §8.9: with a key ring, a TLS key or an admin token configured the process makes no core dump (core size
 /// limit 0, not dumpable); without one it leaves both as it found them. The service runs as `nobody` with an
 /// unlimited core size, so that both facts show: a process that is not dumpable has its /proc files owned by root.
-@Suite(.serialized, .timeLimit(.minutes(2)), .enabled(if: BuiltExecutable.url != nil, "the unicache executable is not built"))
+@Suite(.serialized, .timeLimit(.minutes(2)), .executableBuilt)
 struct CoreDumpTests {
     static let launcher = [
         "/usr/bin/prlimit", "--core=unlimited", "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
@@ -38,23 +38,23 @@ struct CoreDumpTests {
         return (folder, copy)
     }
 
-    @Test func secretsMakeTheProcessNotDumpable() throws {
+    @Test func secretsMakeTheProcessNotDumpable() async throws {
         let (folder, executable) = try executableForNobody()
         defer { try? FileManager.default.removeItem(at: folder) }
-        var plain = try ExecutableTests.Service(["--auth", "none"], launcher: Self.launcher, executable: executable)
+        var plain = try await ExecutableTests.Service.start(["--auth", "none"], launcher: Self.launcher, executable: executable)
         #expect(plain.port != nil, "\(plain.log)")
         let before = try coreFacts(plain.process.processIdentifier)
         // ThreadSanitizer's runtime lowers the soft limit itself (to 1): the hard limit still tells.
         #expect(before.limit == (BuiltExecutable.underThreadSanitizer ? "1 unlimited" : "unlimited unlimited"))
         #expect(before.owner == 65534)
-        #expect(plain.stop() == 0)
+        #expect(await plain.stop() == 0)
 
-        var holding = try ExecutableTests.Service(
+        var holding = try await ExecutableTests.Service.start(
             ["--auth", "none", "--admin-token", "s3cret"], launcher: Self.launcher, executable: executable)
         #expect(holding.port != nil, "\(holding.log)")
         let after = try coreFacts(holding.process.processIdentifier)
         #expect(after.limit == "0 0")
         #expect(after.owner == 0)
-        #expect(holding.stop() == 0)
+        #expect(await holding.stop() == 0)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Healthcheck
+import TestSupport
 import Testing
 import UnicacheApp
 
@@ -30,7 +31,12 @@ enum BuiltExecutable {
     }
 }
 
-@Suite(.timeLimit(.minutes(10)), .serialized, .enabled(if: BuiltExecutable.url != nil, "the unicache executable is not built"))
+extension Trait where Self == ConditionTrait {
+    /// Runs the test only where the `unicache` executable is built (beside the test bundle).
+    static var executableBuilt: Self { .enabled(if: BuiltExecutable.url != nil, "the unicache executable is not built") }
+}
+
+@Suite(.timeLimit(.minutes(10)), .serialized, .executableBuilt)
 struct ExecutableTests {
     @Test(arguments: [
         (["--memory-limit", "12XB"], "error: --memory-limit: \"12XB\" is not a byte size"),
@@ -68,16 +74,24 @@ struct ExecutableTests {
 
     /// Starts the service (no subcommand, or `serve`), waits for its start-up line, checks /healthz, stops it with
     /// SIGTERM: exit 0, every log line JSON, the token never logged.
-    /// A running service (port 0, no disk tier), its standard error read up to the start-up line.
-    struct Service {
+    /// A running service (port 0, no disk tier), its standard error read up to the start-up line. Started and
+    /// stopped on a thread of its own: reading the child's standard error and waiting for its exit block, and a
+    /// service that takes seconds to start or to drain must not hold a thread of the cooperative pool meanwhile.
+    struct Service: Sendable {
         let process: Process
         let standardError: FileHandle
         var log: String
         let port: Int?
 
         /// `launcher` runs the executable (`taskset -c 0`), or nothing; `executable` is the built one unless given.
-        init(_ arguments: [String], launcher: [String] = [], executable: URL? = nil) throws {
+        static func start(_ arguments: [String], launcher: [String] = [], executable: URL? = nil) async throws -> Service {
             guard let executable = executable ?? BuiltExecutable.url else { throw BuiltExecutable.NotBuilt() }
+            return try await onThread { () throws -> Service in
+                try Service(arguments, launcher: launcher, executable: executable)
+            }
+        }
+
+        private init(_ arguments: [String], launcher: [String], executable: URL) throws {
             process = Process()
             let command = launcher + [executable.path] + arguments
             process.executableURL = URL(fileURLWithPath: command[0])
@@ -103,20 +117,33 @@ struct ExecutableTests {
         }
 
         /// SIGTERM, then the rest of the log; returns the exit status.
-        mutating func stop() -> Int32 {
-            kill(process.processIdentifier, SIGTERM)
-            log += String(decoding: standardError.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
+        mutating func stop() async -> Int32 {
+            let (process, standardError) = (self.process, self.standardError)
+            log += await onThread {
+                kill(process.processIdentifier, SIGTERM)
+                let rest = String(decoding: standardError.readDataToEndOfFile(), as: UTF8.self)
+                process.waitUntilExit()
+                return rest
+            }
             return process.terminationStatus
+        }
+
+        /// SIGKILL, and its end.
+        func killAndWait() async {
+            let process = self.process
+            await onThread {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
         }
     }
 
     @Test(arguments: [[], ["--port", "0"], ["serve", "--port", "0"]])
-    func noSubcommandServesUntilSIGTERM(_ arguments: [String]) throws {
-        var service = try Service(arguments + ["--log-format", "json", "--admin-token", "never-logged"])
+    func noSubcommandServesUntilSIGTERM(_ arguments: [String]) async throws {
+        var service = try await Service.start(arguments + ["--log-format", "json", "--admin-token", "never-logged"])
         let listening = try #require(service.port, "no start-up line in: \(service.log)")
-        #expect(try HealthcheckClient(host: "127.0.0.1", port: listening, timeout: .seconds(5)).status() == 200)
-        #expect(service.stop() == 0)
+        #expect(try await HealthcheckClientTests.status(HealthcheckClient(host: "127.0.0.1", port: listening, timeout: .seconds(5))) == 200)
+        #expect(await service.stop() == 0)
         let log = service.log
         for line in log.split(separator: "\n") {
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
@@ -127,11 +154,11 @@ struct ExecutableTests {
 
     /// One polling thread per CPU the process may run on: pinned to one CPU, one thread (the start-up line says so).
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/taskset"), "taskset is not installed"))
-    func pinnedToOneCPUItPollsWithOneThread() throws {
-        var service = try Service([], launcher: ["/usr/bin/taskset", "-c", "0"])
+    func pinnedToOneCPUItPollsWithOneThread() async throws {
+        var service = try await Service.start([], launcher: ["/usr/bin/taskset", "-c", "0"])
         #expect(service.port != nil, "no start-up line in: \(service.log)")
         #expect(service.log.contains("pollingThreads=1 "))
-        #expect(service.stop() == 0)
+        #expect(await service.stop() == 0)
     }
 
     @Test func healthcheckExitsZeroOn200AndOneOn503() async throws {

@@ -4,7 +4,7 @@ import Testing
 
 /// CONTRACT §9.4: every bad key ring stops start-up with one line naming the flag, before listening, and never
 /// shows a byte of a key.
-@Suite(.serialized, .timeLimit(.minutes(10)), .enabled(if: BuiltExecutable.url != nil, "the unicache executable is not built"))
+@Suite(.serialized, .timeLimit(.minutes(10)), .executableBuilt)
 struct KeyRingStartupTests {
     static let key = Data((0..<32).map { UInt8($0 &* 7) }).base64EncodedString()
 

@@ -8,7 +8,7 @@ struct VersionTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
 
-    @Test(.enabled(if: BuiltExecutable.url != nil, "the unicache executable is not built"))
+    @Test(.executableBuilt)
     func versionPrintsTheRelease() async throws {
         let result = try await BuiltExecutable.run(["--version"])
         #expect(result.status == 0)

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import TestSupport
 import Testing
@@ -8,49 +7,24 @@ import Testing
 /// CONTRACT §4: nothing placed in the data folder can hang the service. A raw entry's file is swapped for a FIFO
 /// while the service is stopped; after the restart (whose index rebuild meets the FIFO) a GET of that key answers
 /// 404 within a second, another key is still served, and SIGTERM still stops the process.
-@Suite(
-    .serialized, .timeLimit(.minutes(1)),
-    .enabled(if: BuiltExecutable.url != nil, "the unicache executable is not built"))
+@Suite(.serialized, .timeLimit(.minutes(1)), .executableBuilt)
 struct DataFolderFIFOTests {
     static let token = "fifo-token"
-
-    static func get(_ port: Int, _ key: String) async throws -> Int {
-        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/cache/\(key)")
-        request.headers.add(name: "Authorization", value: "Bearer \(token)")
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
-        _ = try await response.body.collect(upTo: 1 << 20)
-        return Int(response.status.code)
-    }
 
     /// The status of `GET /v1/cache/{key}` and how long the service took to answer it, timed on a thread of its
     /// own with a blocking socket: a cooperative pool kept busy by other tests does not count, only the service.
     static func timedGet(_ port: Int, _ key: String) async throws -> (status: Int, took: Duration) {
         let request = "GET /v1/cache/\(key) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
             + "Connection: close\r\n\r\n"
-        let result: Result<(status: Int, took: Duration), HealthcheckError> = await withCheckedContinuation { done in
-            Thread {
-                done.resume(returning: Result { () throws(HealthcheckError) -> (status: Int, took: Duration) in
-                    let clock = ContinuousClock()
-                    let start = clock.now
-                    let socket = try ClientSocket.connect(host: "127.0.0.1", port: port, timeout: .seconds(10))
-                    defer { socket.close() }
-                    try socket.send(Array(request.utf8))
-                    let head = try socket.receive(until: Array("\r\n".utf8), limit: 8192, deadline: start + .seconds(10))
-                    return (try HealthcheckClient.statusCode(ofResponseHead: head), clock.now - start)
-                })
-            }.start()
+        return try await onThread { () throws(HealthcheckError) -> (status: Int, took: Duration) in
+            let clock = ContinuousClock()
+            let start = clock.now
+            let socket = try ClientSocket.connect(host: "127.0.0.1", port: port, timeout: .seconds(10))
+            defer { socket.close() }
+            try socket.send(Array(request.utf8))
+            let head = try socket.receive(until: Array("\r\n".utf8), limit: 8192, deadline: start + .seconds(10))
+            return (try HealthcheckClient.statusCode(ofResponseHead: head), clock.now - start)
         }
-        return try result.get()
-    }
-
-    static func put(_ port: Int, _ key: String) async throws -> Int {
-        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/cache/\(key)")
-        request.method = .PUT
-        request.headers.add(name: "Authorization", value: "Bearer \(token)")
-        request.body = .bytes(.init(string: "value of \(key)"))
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
-        _ = try await response.body.collect(upTo: 1 << 20)
-        return Int(response.status.code)
     }
 
     /// Entry files under `dir` (the tier's `a/bc/<hash>` layout), temp files aside.
@@ -68,23 +42,23 @@ struct DataFolderFIFOTests {
         defer { folder.remove() }
         let arguments = ["--data-dir", dir.path, "--disk-limit", "64MiB", "--admin-token", Self.token]
 
-        var first = try ExecutableTests.Service(arguments)
+        var first = try await ExecutableTests.Service.start(arguments)
         let port = try #require(first.port, "no start-up line in: \(first.log)")
-        #expect(try await Self.put(port, "kept") == 201)
+        #expect(try await FullDiskTests.put(port: port, key: "kept", token: Self.token) == 201)
         let before = try Self.entryFiles(dir)
-        #expect(try await Self.put(port, "fifo") == 201)
+        #expect(try await FullDiskTests.put(port: port, key: "fifo", token: Self.token) == 201)
         let fifoFile = try #require(try Self.entryFiles(dir).subtracting(before).first)
-        #expect(first.stop() == 0)
+        #expect(await first.stop() == 0)
 
         try FileManager.default.removeItem(atPath: fifoFile)
         #expect(mkfifo(fifoFile, 0o644) == 0)
 
-        var restarted = try ExecutableTests.Service(arguments)
+        var restarted = try await ExecutableTests.Service.start(arguments)
         let newPort = try #require(restarted.port, "no start-up line in: \(restarted.log)")
         let fifo = try await Self.timedGet(newPort, "fifo")
         #expect(fifo.status == 404)
         #expect(fifo.took < .seconds(1))
-        #expect(try await Self.get(newPort, "kept") == 200)
-        #expect(restarted.stop() == 0)
+        #expect(try await FullDiskTests.send(port: newPort, .GET, key: "kept", token: Self.token).status == 200)
+        #expect(await restarted.stop() == 0)
     }
 }

@@ -10,21 +10,9 @@ import Testing
 /// 700, whatever the umask. The real executable runs under `umask 0` set by a shell in the child process (the
 /// umask is process-wide: this test process keeps its own); with a shared tier, so that the fleet's log position
 /// is written in the data folder too.
-@Suite(
-    .serialized, .timeLimit(.minutes(5)),
-    .enabled(if: BuiltExecutable.url != nil, "the unicache executable is not built"))
+@Suite(.serialized, .timeLimit(.minutes(5)), .executableBuilt)
 struct DataFolderModeTests {
     static let token = "mode-token"
-
-    static func put(_ port: Int, _ key: String) async throws -> Int {
-        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/cache/\(key)")
-        request.method = .PUT
-        request.headers.add(name: "Authorization", value: "Bearer \(token)")
-        request.body = .bytes(.init(string: "value of \(key)"))
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
-        _ = try await response.body.collect(upTo: 1 << 20)
-        return Int(response.status.code)
-    }
 
     /// Every file and folder under `root` (itself included) with its permission bits.
     static func modes(under root: String) throws -> (files: [String: Int], folders: [String: Int]) {
@@ -56,11 +44,11 @@ struct DataFolderModeTests {
             "--redis", "redis://127.0.0.1:\(redis.port)", "--redis-prefix", "modes:",
         ]
         // `$0` is the executable, `$@` its arguments.
-        var service = try ExecutableTests.Service(arguments, launcher: ["/bin/sh", "-c", #"umask 0; exec "$0" "$@""#])
+        var service = try await ExecutableTests.Service.start(arguments, launcher: ["/bin/sh", "-c", #"umask 0; exec "$0" "$@""#])
         let port = try #require(service.port, "no start-up line in: \(service.log)")
         try await FleetCrashTests.waitUntilInStep(HTTPClient.shared, port: port)
-        for key in ["doc:a", "doc:b", "doc:c"] { #expect(try await Self.put(port, key) == 201) }
-        #expect(service.stop() == 0)
+        for key in ["doc:a", "doc:b", "doc:c"] { #expect(try await FullDiskTests.put(port: port, key: key, token: Self.token) == 201) }
+        #expect(await service.stop() == 0)
         await redis.stop()
 
         let (files, folders) = try Self.modes(under: dataDir)

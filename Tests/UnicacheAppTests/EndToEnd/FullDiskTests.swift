@@ -44,8 +44,7 @@ struct Tmpfs {
 /// CONTRACT §4: a raw PUT is acknowledged only once written to the disk tier; on a full disk it answers 507
 /// problem+json and stores nothing. After kill -9 and a restart every acknowledged PUT is there, no refused one.
 @Suite(
-    .serialized, .timeLimit(.minutes(2)),
-    .enabled(if: BuiltExecutable.url != nil, "the unicache executable is not built"),
+    .serialized, .timeLimit(.minutes(2)), .executableBuilt,
     .enabled(if: Tmpfs.canMount, "mounting a tmpfs needs root"))
 struct FullDiskTests {
     static let token = "full-disk-token"
@@ -56,8 +55,10 @@ struct FullDiskTests {
         var body: [UInt8]
     }
 
+    /// `method /v1/cache/{key}` to the service on `port`, with the admin `token`.
     static func send(
-        _ client: HTTPClient, port: Int, _ method: NIOHTTP1.HTTPMethod, key: String, body: [UInt8]? = nil
+        _ client: HTTPClient = .shared, port: Int, _ method: NIOHTTP1.HTTPMethod, key: String, body: [UInt8]? = nil,
+        token: String = FullDiskTests.token
     ) async throws -> Answer {
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/cache/\(key)")
         request.method = method
@@ -68,6 +69,11 @@ struct FullDiskTests {
         return Answer(
             status: Int(response.status.code), contentType: response.headers.first(name: "Content-Type"),
             body: Array(collected.readableBytesView))
+    }
+
+    /// `PUT /v1/cache/{key}` with the body "value of {key}" (the data-folder tests): its status.
+    static func put(port: Int, key: String, token: String) async throws -> Int {
+        try await send(port: port, .PUT, key: key, body: Array("value of \(key)".utf8), token: token).status
     }
 
     static func body(_ index: Int) -> [UInt8] {
@@ -82,7 +88,7 @@ struct FullDiskTests {
             "--data-dir", disk.path, "--disk-limit", "1GiB", "--admin-token", Self.token,
         ]
 
-        let service = try ExecutableTests.Service(arguments)
+        let service = try await ExecutableTests.Service.start(arguments)
         let port = try #require(service.port, "no start-up line in: \(service.log)")
         var acknowledged: [Int] = []
         var refused: [Int] = []
@@ -103,10 +109,9 @@ struct FullDiskTests {
         for index in refused {
             #expect(try await Self.send(client, port: port, .GET, key: "full:\(index)").status == 404)
         }
-        kill(service.process.processIdentifier, SIGKILL)
-        service.process.waitUntilExit()
+        await service.killAndWait()
 
-        var restarted = try ExecutableTests.Service(arguments)
+        var restarted = try await ExecutableTests.Service.start(arguments)
         let newPort = try #require(restarted.port, "no start-up line in: \(restarted.log)")
         for index in acknowledged {
             let answer = try await Self.send(client, port: newPort, .GET, key: "full:\(index)")
@@ -116,6 +121,6 @@ struct FullDiskTests {
         for index in refused {
             #expect(try await Self.send(client, port: newPort, .GET, key: "full:\(index)").status == 404)
         }
-        #expect(restarted.stop() == 0)
+        #expect(await restarted.stop() == 0)
     }
 }

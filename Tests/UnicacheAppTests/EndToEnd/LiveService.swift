@@ -3,16 +3,19 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import MicroHTTPServer
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import ServiceLifecycle
+import TestSupport
 import UnifiedCache
 import UpstreamGate
 
 @testable import UnicacheApp
 
 /// The whole service on 127.0.0.1 (port 0) in front of a `TestUpstream`, with a real HTTP client.
-final class LiveService: Sendable {
+/// Start it with `withService(LiveService.start(…))`, which stops it on every path.
+struct LiveService: StoppableService {
     struct Answer: Sendable {
         var status: Int
         var headers: [String: String]
@@ -31,6 +34,7 @@ final class LiveService: Sendable {
     private let group: ServiceGroup
     private let running: Task<Void, any Error>
     private let client: HTTPClient
+    private let stopped = NIOLockedValueBox(false)
 
     static let token = "live-token"
 
@@ -66,30 +70,24 @@ final class LiveService: Sendable {
                 timeout: upstreamTimeout, protection: protection, demo: demo, paths: paths),
             admin: AdminSettings(token: token),
             shared: redis ?? SharedTierSettings(), access: access, encryption: EncryptionSettings(keyFile: keyFile, migrate: migrate))
-        let application = try await UnicacheService.build(configuration, logger: logger, gateClock: gateClock)
-        let port = try application.server.start()
+        let ownsUpstream = ownsUpstream ?? (shared == nil)
+        let application: UnicacheService
+        let port: Int
+        do {
+            application = try await UnicacheService.build(configuration, logger: logger, gateClock: gateClock)
+            port = try application.server.start()
+        } catch {
+            if ownsUpstream { await upstream.shutdown() }
+            throw error
+        }
         let group = application.serviceGroup()
         let running = Task { try await group.run() }
         var clientConfiguration = HTTPClient.Configuration()
         clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 256
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
         return LiveService(
-            upstream: upstream, app: application.app, port: port, dataDir: dataDir, ownsUpstream: ownsUpstream ?? (shared == nil),
+            upstream: upstream, app: application.app, port: port, dataDir: dataDir, ownsUpstream: ownsUpstream,
             group: group, running: running, client: client)
-    }
-
-    private init(
-        upstream: TestUpstream, app: App, port: Int, dataDir: String?, ownsUpstream: Bool, group: ServiceGroup,
-        running: Task<Void, any Error>, client: HTTPClient
-    ) {
-        self.upstream = upstream
-        self.app = app
-        self.port = port
-        self.dataDir = dataDir
-        self.ownsUpstream = ownsUpstream
-        self.group = group
-        self.running = running
-        self.client = client
     }
 
     func request(
@@ -112,7 +110,9 @@ final class LiveService: Sendable {
             body: collected.readString(length: collected.readableBytes) ?? "", bytes: bytes)
     }
 
+    /// Shuts the client and the service down (and the upstream it owns); later calls do nothing.
     func stop() async {
+        guard stopped.withLockedValue({ stopped in defer { stopped = true }; return !stopped }) else { return }
         try? await client.shutdown()
         await group.triggerGracefulShutdown()
         _ = try? await running.value

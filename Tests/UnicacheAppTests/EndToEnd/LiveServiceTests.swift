@@ -7,118 +7,126 @@ import Testing
 /// The contract end to end: the real server, the real HTTP upstream fetcher, a test upstream on 127.0.0.1.
 @Suite(.timeLimit(.minutes(10)), .serialized) struct LiveServiceTests {
     @Test func missThenHitAndTheNormalisedUpstreamRequest() async throws {
-        let live = try await LiveService.start()
-        let first = try await live.request(.GET, "/v1/users/alice/activities?types=Run,ride,run&days=30")
-        let second = try await live.request(.GET, "/v1/users/alice/activities?days=30&types=ride,run")
-        await live.stop()
-        #expect(first.status == 200 && first.header("X-Cache") == "MISS")
-        #expect(second.header("X-Cache") == "HIT")
-        #expect(second.body == first.body)
-        #expect(live.upstream.requestTargets == ["/users/alice/activities?days=30&types=ride,run"])
+        try await withService(LiveService.start()) { live in
+            let first = try await live.request(.GET, "/v1/users/alice/activities?types=Run,ride,run&days=30")
+            let second = try await live.request(.GET, "/v1/users/alice/activities?days=30&types=ride,run")
+            await live.stop()
+            #expect(first.status == 200 && first.header("X-Cache") == "MISS")
+            #expect(second.header("X-Cache") == "HIT")
+            #expect(second.body == first.body)
+            #expect(live.upstream.requestTargets == ["/users/alice/activities?days=30&types=ride,run"])
+        }
     }
 
     @Test func upstreamBodyIsServedByteForByte() async throws {
-        let live = try await LiveService.start()
-        let body = #"{ "status" : "active",  "plan":"yearly" , "odd":"\u00e9" }"#
-        live.upstream.reply("/users/alice/subscription", .json(body))
-        let answer = try await live.request(.GET, "/v1/users/alice/subscription")
-        await live.stop()
-        #expect(answer.body == body)
+        try await withService(LiveService.start()) { live in
+            let body = #"{ "status" : "active",  "plan":"yearly" , "odd":"\u00e9" }"#
+            live.upstream.reply("/users/alice/subscription", .json(body))
+            let answer = try await live.request(.GET, "/v1/users/alice/subscription")
+            await live.stop()
+            #expect(answer.body == body)
+        }
     }
 
     @Test func stampedeOfColdRequestsMakesOneUpstreamRequestWhileWarmKeysAnswer() async throws {
-        let live = try await LiveService.start()
-        _ = try await live.request(.GET, "/v1/users/bob/profile")
-        let latch = Latch()
-        live.upstream.set("/users/alice/profile", .gated(latch, .json(#"{"name":"alice"}"#)))
-        let statuses = try await withThrowingTaskGroup(of: String.self) { group in
-            for _ in 0..<200 {
-                group.addTask { try await live.request(.GET, "/v1/users/alice/profile").header("X-Cache") ?? "" }
+        try await withService(LiveService.start()) { live in
+            _ = try await live.request(.GET, "/v1/users/bob/profile")
+            let latch = Latch()
+            live.upstream.set("/users/alice/profile", .gated(latch, .json(#"{"name":"alice"}"#)))
+            let statuses = try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<200 {
+                    group.addTask { try await live.request(.GET, "/v1/users/alice/profile").header("X-Cache") ?? "" }
+                }
+                await live.upstream.waitForRequests("/users/alice/profile", count: 1)
+                // The upstream is held back: a warm key must still answer.
+                let warm = try await live.request(.GET, "/v1/users/bob/profile")
+                #expect(warm.header("X-Cache") == "HIT")
+                latch.open()
+                var all: [String] = []
+                for try await status in group { all.append(status) }
+                return all
             }
-            await live.upstream.waitForRequests("/users/alice/profile", count: 1)
-            // The upstream is held back: a warm key must still answer.
-            let warm = try await live.request(.GET, "/v1/users/bob/profile")
-            #expect(warm.header("X-Cache") == "HIT")
-            latch.open()
-            var all: [String] = []
-            for try await status in group { all.append(status) }
-            return all
+            await live.stop()
+            #expect(live.upstream.requestCount("/users/alice/profile") == 1)
+            #expect(statuses.count == 200)
+            #expect(statuses.filter { $0 == "MISS" }.count == 1)
+            #expect(statuses.allSatisfy { ["MISS", "COALESCED", "HIT"].contains($0) })
         }
-        await live.stop()
-        #expect(live.upstream.requestCount("/users/alice/profile") == 1)
-        #expect(statuses.count == 200)
-        #expect(statuses.filter { $0 == "MISS" }.count == 1)
-        #expect(statuses.allSatisfy { ["MISS", "COALESCED", "HIT"].contains($0) })
     }
 
     @Test func upstreamFailuresMapToTheContract() async throws {
-        let live = try await LiveService.start()
-        live.upstream.reply("/users/a/profile", .serverError)
-        live.upstream.reply("/users/b/profile", .rateLimited(retryAfter: "7"))
-        live.upstream.reply("/users/c/profile", .notFound)
-        live.upstream.reply("/users/d/profile", .noStore(#"{"x":1}"#))
-        let failed = try await live.request(.GET, "/v1/users/a/profile")
-        let missing = try await live.request(.GET, "/v1/users/c/profile")
-        let missingAgain = try await live.request(.GET, "/v1/users/c/profile")
-        _ = try await live.request(.GET, "/v1/users/d/profile")
-        let noStore = try await live.request(.GET, "/v1/users/d/profile")
-        // Last: a 429 pauses the whole domain (CONTRACT §7.2), so another key is not fetched meanwhile.
-        let limited = try await live.request(.GET, "/v1/users/b/profile")
-        let paused = try await live.request(.GET, "/v1/users/e/profile")
-        await live.stop()
-        #expect(failed.status == 502 && failed.header("Content-Type") == "application/problem+json")
-        #expect(missing.status == 404 && missingAgain.status == 404)
-        #expect(live.upstream.requestCount("/users/c/profile") == 1)
-        #expect(noStore.header("X-Cache") == "MISS")
-        #expect(live.upstream.requestCount("/users/d/profile") == 2)
-        #expect(limited.status == 503 && limited.header("Retry-After") == "7")
-        #expect(paused.status == 503 && paused.header("Content-Type") == "application/problem+json")
-        #expect(paused.header("Retry-After").flatMap(Int.init).map { (1...7).contains($0) } == true)
-        #expect(live.upstream.requestCount("/users/e/profile") == 0)
+        try await withService(LiveService.start()) { live in
+            live.upstream.reply("/users/a/profile", .serverError)
+            live.upstream.reply("/users/b/profile", .rateLimited(retryAfter: "7"))
+            live.upstream.reply("/users/c/profile", .notFound)
+            live.upstream.reply("/users/d/profile", .noStore(#"{"x":1}"#))
+            let failed = try await live.request(.GET, "/v1/users/a/profile")
+            let missing = try await live.request(.GET, "/v1/users/c/profile")
+            let missingAgain = try await live.request(.GET, "/v1/users/c/profile")
+            _ = try await live.request(.GET, "/v1/users/d/profile")
+            let noStore = try await live.request(.GET, "/v1/users/d/profile")
+            // Last: a 429 pauses the whole domain (CONTRACT §7.2), so another key is not fetched meanwhile.
+            let limited = try await live.request(.GET, "/v1/users/b/profile")
+            let paused = try await live.request(.GET, "/v1/users/e/profile")
+            await live.stop()
+            #expect(failed.status == 502 && failed.header("Content-Type") == "application/problem+json")
+            #expect(missing.status == 404 && missingAgain.status == 404)
+            #expect(live.upstream.requestCount("/users/c/profile") == 1)
+            #expect(noStore.header("X-Cache") == "MISS")
+            #expect(live.upstream.requestCount("/users/d/profile") == 2)
+            #expect(limited.status == 503 && limited.header("Retry-After") == "7")
+            #expect(paused.status == 503 && paused.header("Content-Type") == "application/problem+json")
+            #expect(paused.header("Retry-After").flatMap(Int.init).map { (1...7).contains($0) } == true)
+            #expect(live.upstream.requestCount("/users/e/profile") == 0)
+        }
     }
 
     @Test func staleIfErrorAfterARefreshFails() async throws {
-        let live = try await LiveService.start()
-        let good = try await live.request(.GET, "/v1/users/alice/progress/streak")
-        live.upstream.reply("/users/alice/progress/streak", .serverError)
-        let stale = try await live.request(.GET, "/v1/users/alice/progress/streak?refresh=true")
-        await live.stop()
-        #expect(stale.status == 200)
-        #expect(stale.header("X-Cache") == "STALE")
-        #expect(stale.body == good.body)
+        try await withService(LiveService.start()) { live in
+            let good = try await live.request(.GET, "/v1/users/alice/progress/streak")
+            live.upstream.reply("/users/alice/progress/streak", .serverError)
+            let stale = try await live.request(.GET, "/v1/users/alice/progress/streak?refresh=true")
+            await live.stop()
+            #expect(stale.status == 200)
+            #expect(stale.header("X-Cache") == "STALE")
+            #expect(stale.body == good.body)
+        }
     }
 
     @Test func hostileUsersAndKeysAre400AndCreateNoFiles() async throws {
         let base = try TemporaryFolder("unicache-live"), dataDir = base.file("data")
         defer { base.remove() }
         try FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
-        let live = try await LiveService.start(dataDir: dataDir)
-        let targets = [
-            "/v1/users/../subscription", "/v1/users/%2e%2e/subscription", "/v1/users/a%2Fb/subscription",
-            "/v1/users/a%00b/subscription", "/v1/users/\(String(repeating: "u", count: 129))/subscription",
-        ]
-        var statuses: [Int] = []
-        for target in targets { statuses.append(try await live.request(.GET, target).status) }
-        for key in ["..", "%2e%2e", "a%2F..%2Fescape", "a%00b", String(repeating: "k", count: 513)] {
-            statuses.append(try await live.request(.PUT, "/v1/cache/\(key)", body: "x", admin: true).status)
+        try await withService(LiveService.start(dataDir: dataDir)) { live in
+            let targets = [
+                "/v1/users/../subscription", "/v1/users/%2e%2e/subscription", "/v1/users/a%2Fb/subscription",
+                "/v1/users/a%00b/subscription", "/v1/users/\(String(repeating: "u", count: 129))/subscription",
+            ]
+            var statuses: [Int] = []
+            for target in targets { statuses.append(try await live.request(.GET, target).status) }
+            for key in ["..", "%2e%2e", "a%2F..%2Fescape", "a%00b", String(repeating: "k", count: 513)] {
+                statuses.append(try await live.request(.PUT, "/v1/cache/\(key)", body: "x", admin: true).status)
+            }
+            await live.stop()
+            #expect(statuses.allSatisfy { $0 == 400 }, "\(statuses)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: base.path) == ["data"])
         }
-        await live.stop()
-        #expect(statuses.allSatisfy { $0 == 400 }, "\(statuses)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: base.path) == ["data"])
     }
 
     @Test func restartedServiceServesDiskHits() async throws {
         let folder = try TemporaryFolder("unicache-live"), dataDir = folder.file("data")
         defer { folder.remove() }
-        let first = try await LiveService.start(dataDir: dataDir)
-        let original = try await first.request(.GET, "/v1/users/alice/profile")
-        await first.stop()
-        let second = try await LiveService.start(dataDir: dataDir)
-        let again = try await second.request(.GET, "/v1/users/alice/profile")
-        await second.stop()
-        #expect(again.header("X-Cache") == "HIT")
-        #expect(again.header("X-Cache-Tier") == "disk")
-        #expect(again.body == original.body)
-        #expect(second.upstream.requestCount("/users/alice/profile") == 0)
+        try await withService(LiveService.start(dataDir: dataDir)) { first in
+            let original = try await first.request(.GET, "/v1/users/alice/profile")
+            await first.stop()
+            try await withService(LiveService.start(dataDir: dataDir)) { second in
+                let again = try await second.request(.GET, "/v1/users/alice/profile")
+                await second.stop()
+                #expect(again.header("X-Cache") == "HIT")
+                #expect(again.header("X-Cache-Tier") == "disk")
+                #expect(again.body == original.body)
+                #expect(second.upstream.requestCount("/users/alice/profile") == 0)
+            }
+        }
     }
 }

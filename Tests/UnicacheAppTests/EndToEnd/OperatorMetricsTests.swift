@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 import UnifiedCache
 
 @testable import UnicacheApp
@@ -8,28 +9,29 @@ import UnifiedCache
 @Suite(.timeLimit(.minutes(10)), .serialized) struct OperatorMetricsTests {
     @Test func budgetsHitsByTierAndErrorCountersAreExported() async throws {
         let budget = RequestBudget(requests: 5, window: .seconds(600))
-        let live = try await LiveService.start(protection: [.subscription: UpstreamProtection(budgets: [budget])])
-        let miss = try await live.request(.GET, "/v1/users/a/subscription")
-        let hit = try await live.request(.GET, "/v1/users/a/subscription")
-        let metrics = try await live.request(.GET, "/metrics").body
-        let stats = try #require(try JSONSerialization.jsonObject(with: Data(try await live.request(.GET, "/stats").body.utf8)) as? [String: Any])
-        await live.stop()
+        try await withService(LiveService.start(protection: [.subscription: UpstreamProtection(budgets: [budget])])) { live in
+            let miss = try await live.request(.GET, "/v1/users/a/subscription")
+            let hit = try await live.request(.GET, "/v1/users/a/subscription")
+            let metrics = try await live.request(.GET, "/metrics").body
+            let stats = try #require(try JSONSerialization.jsonObject(with: Data(try await live.request(.GET, "/stats").body.utf8)) as? [String: Any])
+            await live.stop()
 
-        #expect(miss.header("X-Cache") == "MISS" && hit.header("X-Cache") == "HIT")
-        let lines = Set(metrics.split(separator: "\n").map(String.init))
-        #expect(lines.contains(#"unicache_upstream_budget_remaining{domain="subscription"} 4.0"#))
-        #expect(lines.contains(#"unicache_upstream_budget_limit{domain="subscription"} 5.0"#))
-        // Only domains with a budget have budget series.
-        #expect(!metrics.contains(#"unicache_upstream_budget_remaining{domain="activities"}"#))
-        #expect(lines.contains(#"unicache_cache_tier_hits_total{tier="memory"} 1"#))
-        #expect(lines.contains(#"unicache_cache_tier_hits_total{tier="disk"} 0"#))
-        #expect(lines.contains(#"unicache_cache_tier_hits_total{tier="shared"} 0"#))
-        #expect(lines.contains("unicache_disk_write_errors_total 0"))
-        #expect(lines.contains("unicache_auth_key_errors_total 0"))
-        #expect(lines.contains { $0.hasPrefix(#"unicache_cache_limit_bytes{tier="memory"} "#) })
-        let cache = try #require(stats["cache"] as? [String: Any])
-        let tiers = try #require(cache["hitsByTier"] as? [String: Int])
-        #expect(tiers == ["memory": 1, "disk": 0, "shared": 0])
-        #expect(cache["hits"] as? Int == 1)
+            #expect(miss.header("X-Cache") == "MISS" && hit.header("X-Cache") == "HIT")
+            let lines = Set(metrics.split(separator: "\n").map(String.init))
+            #expect(lines.contains(#"unicache_upstream_budget_remaining{domain="subscription"} 4.0"#))
+            #expect(lines.contains(#"unicache_upstream_budget_limit{domain="subscription"} 5.0"#))
+            // Only domains with a budget have budget series.
+            #expect(!metrics.contains(#"unicache_upstream_budget_remaining{domain="activities"}"#))
+            #expect(lines.contains(#"unicache_cache_tier_hits_total{tier="memory"} 1"#))
+            #expect(lines.contains(#"unicache_cache_tier_hits_total{tier="disk"} 0"#))
+            #expect(lines.contains(#"unicache_cache_tier_hits_total{tier="shared"} 0"#))
+            #expect(lines.contains("unicache_disk_write_errors_total 0"))
+            #expect(lines.contains("unicache_auth_key_errors_total 0"))
+            #expect(lines.contains { $0.hasPrefix(#"unicache_cache_limit_bytes{tier="memory"} "#) })
+            let cache = try #require(stats["cache"] as? [String: Any])
+            let tiers = try #require(cache["hitsByTier"] as? [String: Int])
+            #expect(tiers == ["memory": 1, "disk": 0, "shared": 0])
+            #expect(cache["hits"] as? Int == 1)
+        }
     }
 }

@@ -1,8 +1,10 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import RedisClient
 import RedisTestSupport
 import RedisTier
+import TestSupport
 import Testing
 import UnifiedCache
 
@@ -10,7 +12,8 @@ import UnifiedCache
 
 /// Several whole services on 127.0.0.1 sharing one real `redis-server` (started on a free port, stopped by its
 /// PID) and one test upstream: a fleet as CONTRACT §6 describes it.
-final class Fleet: Sendable {
+/// Start it with `withService(Fleet.start(…))`, which stops it on every path.
+struct Fleet: StoppableService {
     let redis: RedisServerProcess
     let upstream: TestUpstream
     let upstreamPort: Int
@@ -18,6 +21,7 @@ final class Fleet: Sendable {
     let prefix: String
     /// What the instances connect with: the server's endpoint, or an ACL user's (`aclUser`).
     let serviceEndpoint: RedisEndpoint
+    private let stopped = NIOLockedValueBox(false)
 
     /// An ACL user the instances connect as (CONTRACT §10.2); `rules` are what follows `on >PASSWORD`.
     struct ACLUser: Sendable {
@@ -39,15 +43,24 @@ final class Fleet: Sendable {
             RedisEndpoint(host: "127.0.0.1", port: redis.port, user: $0.name, password: $0.password)
         } ?? redis.endpoint
         let upstream = TestUpstream()
-        let upstreamPort = try await upstream.start()
         let prefix = prefix ?? "t\(UInt32.random(in: 0...UInt32.max)):"
         var instances: [LiveService] = []
-        for _ in 0..<count {
-            instances.append(
-                try await LiveService.start(
-                    upstreamTimeout: upstreamTimeout, protection: protection, logger: logger, upstream: (upstream, upstreamPort),
-                    redis: Self.tierConfiguration(endpoint, timeout: timeout, prefix: prefix),
-                    memory: memory))
+        let upstreamPort: Int
+        do {
+            upstreamPort = try await upstream.start()
+            for _ in 0..<count {
+                instances.append(
+                    try await LiveService.start(
+                        upstreamTimeout: upstreamTimeout, protection: protection, logger: logger,
+                        upstream: (upstream, upstreamPort), redis: Self.tierConfiguration(endpoint, timeout: timeout, prefix: prefix),
+                        memory: memory))
+            }
+        } catch {
+            // What started before the failure is stopped here: the caller never gets a fleet to stop.
+            for instance in instances { await instance.stop() }
+            await upstream.shutdown()
+            await redis.stop()
+            throw error
         }
         let fleet = Fleet(
             redis: redis, upstream: upstream, upstreamPort: upstreamPort, instances: instances, prefix: prefix,
@@ -62,18 +75,6 @@ final class Fleet: Sendable {
         SharedTierSettings(redis: endpoint, timeout: timeout, prefix: prefix)
     }
 
-    private init(
-        redis: RedisServerProcess, upstream: TestUpstream, upstreamPort: Int, instances: [LiveService], prefix: String,
-        serviceEndpoint: RedisEndpoint
-    ) {
-        self.redis = redis
-        self.upstream = upstream
-        self.upstreamPort = upstreamPort
-        self.instances = instances
-        self.prefix = prefix
-        self.serviceEndpoint = serviceEndpoint
-    }
-
     /// One more instance of the fleet (a restart, a scale-up); `dataDir`: its disk tier's folder, if any.
     func startInstance(
         logger: Logger = Logger(label: "fleet-test"), upstreamTimeout: Duration = .seconds(10), dataDir: String? = nil
@@ -85,39 +86,20 @@ final class Fleet: Sendable {
         return instance
     }
 
+    /// Stops the instances it started, the upstream and redis-server; later calls do nothing.
     func stop() async {
+        guard stopped.withLockedValue({ stopped in defer { stopped = true }; return !stopped }) else { return }
         for instance in instances { await instance.stop() }
         await upstream.shutdown()
         await redis.stop()
-    }
-
-    /// A command of the test's own, on its own pool.
-    func redisCommand(_ arguments: String...) async throws -> RedisReply {
-        let pool = RedisCommandPool(endpoint: redis.endpoint, timeout: .seconds(2), size: 1)
-        defer { pool.shutdown() }
-        return try await pool.command(arguments.map { Array($0.utf8) })
     }
 
     static func shared(_ instance: LiveService) -> SharedTierStatistics {
         instance.app.cache.statistics().shared ?? SharedTierStatistics()
     }
 
-    /// Waits (bounded) until `condition` holds: the shared tier's state changes on its own threads.
-    func waitUntil(
-        _ what: String, within bound: Duration = .seconds(10), _ condition: () async throws -> Bool
-    ) async throws {
-        try await Self.waitUntil(what, within: bound, condition)
-    }
-
-    /// The same for a test without a fleet of its own.
-    static func waitUntil(
-        _ what: String, within bound: Duration = .seconds(10), _ condition: () async throws -> Bool
-    ) async throws {
-        if try await !poll(within: bound, until: condition) { Issue.record("not within \(bound): \(what)") }
-    }
-
     /// Connected and subscribed, and the first position check done (its reset, if any, is behind us).
     func waitUntilConnected(_ instance: LiveService) async throws {
-        try await waitUntil("the shared tier is connected") { Self.shared(instance).connected }
+        await waitUntil("the shared tier is connected") { Self.shared(instance).connected }
     }
 }

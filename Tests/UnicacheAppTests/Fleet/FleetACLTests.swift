@@ -1,6 +1,8 @@
 import Foundation
 import RedisClient
+import RedisTestSupport
 import Testing
+import TestSupport
 import UnifiedCache
 
 @testable import UnicacheApp
@@ -35,69 +37,73 @@ struct FleetACLTests {
         let prefix = "acl\(UInt16.random(in: 0...UInt16.max)):"
         let user = Fleet.ACLUser(name: "unicache", password: "acl-\(UUID().uuidString)", rules: try Self.rules(prefix: prefix))
         let budget = RequestBudget(requests: 100, window: .seconds(60))
-        let fleet = try await Fleet.start(
+        try await withService(Fleet.start(
             instances: 2, password: "admin-\(UUID().uuidString)", protection: [.subscription: UpstreamProtection(budgets: [budget])],
-            prefix: prefix, aclUser: user)
-        let (a, b) = (fleet.instances[0], fleet.instances[1])
-        #expect(fleet.serviceEndpoint.user == "unicache")
-        func received() -> Int { Fleet.shared(b).invalidationsReceived }
-        func announced(_ what: String, _ change: () async throws -> LiveService.Answer) async throws -> LiveService.Answer {
-            let before = received()
-            let answer = try await change()
-            #expect(answer.status < 300, "\(what): \(answer.status) \(answer.body)")
-            try await fleet.waitUntil("\(what) reaches B", within: .seconds(10)) { received() > before }
-            return answer
-        }
+            prefix: prefix, aclUser: user)) { fleet in
+            let (a, b) = (fleet.instances[0], fleet.instances[1])
+            #expect(fleet.serviceEndpoint.user == "unicache")
+            func received() -> Int { Fleet.shared(b).invalidationsReceived }
+            func announced(_ what: String, _ change: () async throws -> LiveService.Answer) async throws -> LiveService.Answer {
+                let before = received()
+                let answer = try await change()
+                #expect(answer.status < 300, "\(what): \(answer.status) \(answer.body)")
+                await waitUntil("\(what) reaches B", within: .seconds(10)) { received() > before }
+                return answer
+            }
 
-        // A fill (fill lease, store script, user index, log, publish) under a fleet budget (rate script)...
-        _ = try await announced("the fill") { try await a.request(.GET, "/v1/users/alice/subscription") }
-        // ...a shared hit on the other instance...
-        let shared = try await b.request(.GET, "/v1/users/alice/subscription")
-        #expect(shared.header("X-Cache-Tier") == "shared", "\(shared.headers)")
-        // ...raw values, events, erasure, prefix and all deletes (delete scripts, SCAN), each announced.
-        _ = try await announced("PUT") { try await a.request(.PUT, "/v1/cache/k1", body: "v1", admin: true) }
-        #expect(try await b.request(.GET, "/v1/cache/k1", admin: true).body == "v1")
-        _ = try await announced("DELETE") { try await a.request(.DELETE, "/v1/cache/k1", admin: true) }
-        _ = try await a.request(.GET, "/v1/users/bob/profile")
-        _ = try await announced("event") {
-            try await a.request(.POST, "/v1/users/alice/events", body: #"{"type":"subscription.updated"}"#, admin: true)
-        }
-        _ = try await announced("erasure") { try await a.request(.DELETE, "/v1/users/bob", admin: true) }
-        _ = try await announced("prefix") { try await a.request(.DELETE, "/v1/cache?prefix=profile:", admin: true) }
-        _ = try await announced("all") { try await a.request(.DELETE, "/v1/cache?all=true", admin: true) }
-        // A restarted instance catches up from the log (XRANGE) as the same user.
-        let late = try await fleet.startInstance()
-        #expect(try await late.request(.GET, "/v1/users/carol/subscription").status == 200)
+            // A fill (fill lease, store script, user index, log, publish) under a fleet budget (rate script)...
+            _ = try await announced("the fill") { try await a.request(.GET, "/v1/users/alice/subscription") }
+            // ...a shared hit on the other instance...
+            let shared = try await b.request(.GET, "/v1/users/alice/subscription")
+            #expect(shared.header("X-Cache-Tier") == "shared", "\(shared.headers)")
+            // ...raw values, events, erasure, prefix and all deletes (delete scripts, SCAN), each announced.
+            _ = try await announced("PUT") { try await a.request(.PUT, "/v1/cache/k1", body: "v1", admin: true) }
+            #expect(try await b.request(.GET, "/v1/cache/k1", admin: true).body == "v1")
+            _ = try await announced("DELETE") { try await a.request(.DELETE, "/v1/cache/k1", admin: true) }
+            _ = try await a.request(.GET, "/v1/users/bob/profile")
+            _ = try await announced("event") {
+                try await a.request(.POST, "/v1/users/alice/events", body: #"{"type":"subscription.updated"}"#, admin: true)
+            }
+            _ = try await announced("erasure") { try await a.request(.DELETE, "/v1/users/bob", admin: true) }
+            _ = try await announced("prefix") { try await a.request(.DELETE, "/v1/cache?prefix=profile:", admin: true) }
+            _ = try await announced("all") { try await a.request(.DELETE, "/v1/cache?all=true", admin: true) }
+            // A restarted instance catches up from the log (XRANGE) as the same user.
+            try await withService(fleet.startInstance()) { late in
+                #expect(try await late.request(.GET, "/v1/users/carol/subscription").status == 200)
 
-        let log = try await fleet.redisCommand("ACL", "LOG")
-        let statsA = Fleet.shared(a)
-        await late.stop()
-        await fleet.stop()
-        #expect(log == .array([]), "refused by the ACL rules: \(Self.text(log))")
-        #expect(statsA.errors == 0)
+                let log = try await redisCommand(fleet.redis, "ACL", "LOG")
+                let statsA = Fleet.shared(a)
+                await late.stop()
+                await fleet.stop()
+                #expect(log == .array([]), "refused by the ACL rules: \(Self.text(log))")
+                #expect(statsA.errors == 0)
+            }
+        }
     }
 
     /// A refused AUTH (a wrong password) is a connection that failed: reads go on from local tiers and the upstream,
     /// fleet writes answer 503, and nothing says the password.
     @Test func aWrongPasswordIsAFailedConnection() async throws {
         let prefix = "acl\(UInt16.random(in: 0...UInt16.max)):"
-        let fleet = try await Fleet.start(
+        try await withService(Fleet.start(
             instances: 1, password: "admin-\(UUID().uuidString)", prefix: prefix,
-            aclUser: Fleet.ACLUser(name: "unicache", password: "right", rules: try Self.rules(prefix: prefix)))
-        var wrong = fleet.serviceEndpoint
-        wrong.password = "wrong-password-7f3a"
-        let live = try await LiveService.start(
-            upstream: (fleet.upstream, fleet.upstreamPort),
-            redis: Fleet.tierConfiguration(wrong, timeout: .milliseconds(200), prefix: prefix))
-        let read = try await live.request(.GET, "/v1/users/dave/subscription")
-        let write = try await live.request(.PUT, "/v1/cache/w1", body: "x", admin: true)
-        let ready = try await live.request(.GET, "/readyz")
-        let stats = try await live.request(.GET, "/stats")
-        await live.stop()
-        await fleet.stop()
-        #expect(read.status == 200)
-        #expect(write.status == 503)
-        #expect(ready.status == 200 && ready.body.contains("unreachable"))
-        #expect(!stats.body.contains("wrong-password-7f3a"))
+            aclUser: Fleet.ACLUser(name: "unicache", password: "right", rules: try Self.rules(prefix: prefix)))) { fleet in
+            var wrong = fleet.serviceEndpoint
+            wrong.password = "wrong-password-7f3a"
+            try await withService(LiveService.start(
+                upstream: (fleet.upstream, fleet.upstreamPort),
+                redis: Fleet.tierConfiguration(wrong, timeout: .milliseconds(200), prefix: prefix))) { live in
+                let read = try await live.request(.GET, "/v1/users/dave/subscription")
+                let write = try await live.request(.PUT, "/v1/cache/w1", body: "x", admin: true)
+                let ready = try await live.request(.GET, "/readyz")
+                let stats = try await live.request(.GET, "/stats")
+                await live.stop()
+                await fleet.stop()
+                #expect(read.status == 200)
+                #expect(write.status == 503)
+                #expect(ready.status == 200 && ready.body.contains("unreachable"))
+                #expect(!stats.body.contains("wrong-password-7f3a"))
+            }
+        }
     }
 }

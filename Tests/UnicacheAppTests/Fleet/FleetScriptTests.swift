@@ -1,6 +1,8 @@
 import Foundation
 import RedisClient
+import RedisTestSupport
 import Testing
+import TestSupport
 import UnifiedCache
 
 @testable import UnicacheApp
@@ -9,33 +11,34 @@ import UnifiedCache
 /// that lost its script cache (restarted, `SCRIPT FLUSH`) costs one `EVAL` that caches the script again.
 @Suite(.serialized, .timeLimit(.minutes(2))) struct FleetScriptTests {
     @Test func scriptsGoByDigestAndSurviveAFlushedScriptCache() async throws {
-        let fleet = try await Fleet.start(instances: 1)
-        let instance = fleet.instances[0]
-        let before = try await instance.request(.PUT, "/v1/cache/script-a", body: "a", admin: true)
-        let cached = try await instance.request(.PUT, "/v1/cache/script-a2", body: "a", admin: true)
-        _ = try await fleet.redisCommand("SCRIPT", "FLUSH")
-        let after = try await instance.request(.PUT, "/v1/cache/script-b", body: "b", admin: true)
-        let stored = try await fleet.redisCommand("EXISTS", fleet.prefix + "script-b")
-        let stats = try await fleet.redisCommand("INFO", "commandstats")
-        let shared = Fleet.shared(instance)
-        await fleet.stop()
+        try await withService(Fleet.start(instances: 1)) { fleet in
+            let instance = fleet.instances[0]
+            let before = try await instance.request(.PUT, "/v1/cache/script-a", body: "a", admin: true)
+            let cached = try await instance.request(.PUT, "/v1/cache/script-a2", body: "a", admin: true)
+            _ = try await redisCommand(fleet.redis, "SCRIPT", "FLUSH")
+            let after = try await instance.request(.PUT, "/v1/cache/script-b", body: "b", admin: true)
+            let stored = try await redisCommand(fleet.redis, "EXISTS", fleet.prefix + "script-b")
+            let stats = try await redisCommand(fleet.redis, "INFO", "commandstats")
+            let shared = Fleet.shared(instance)
+            await fleet.stop()
 
-        #expect(before.status == 201 && cached.status == 201)
-        #expect(after.status == 201)
-        #expect(stored == .integer(1))
-        #expect(shared.operations[.init("store", "error")] == nil)
-        guard case .string(let bytes) = stats else {
-            Issue.record("INFO commandstats answered \(stats)")
-            return
+            #expect(before.status == 201 && cached.status == 201)
+            #expect(after.status == 201)
+            #expect(stored == .integer(1))
+            #expect(shared.operations[.init("store", "error")] == nil)
+            guard case .string(let bytes) = stats else {
+                Issue.record("INFO commandstats answered \(stats)")
+                return
+            }
+            let text = String(decoding: bytes, as: UTF8.self)
+            // The second PUT's store script ran by digest (the first one's NOSCRIPT had cached it); the first store and
+            // the one after the flush were refused (NOSCRIPT) and sent again as EVAL. (Not "every refusal had its EVAL":
+            // a background command's EVAL may time out before Redis sees it on a loaded machine.)
+            let evalsha = Self.field("evalsha", in: text)
+            #expect(evalsha["calls", default: 0] - evalsha["failed_calls", default: 0] >= 1)
+            #expect(evalsha["failed_calls", default: 0] >= 2)
+            #expect(Self.field("eval", in: text)["calls", default: 0] >= 2)
         }
-        let text = String(decoding: bytes, as: UTF8.self)
-        // The second PUT's store script ran by digest (the first one's NOSCRIPT had cached it); the first store and
-        // the one after the flush were refused (NOSCRIPT) and sent again as EVAL. (Not "every refusal had its EVAL":
-        // a background command's EVAL may time out before Redis sees it on a loaded machine.)
-        let evalsha = Self.field("evalsha", in: text)
-        #expect(evalsha["calls", default: 0] - evalsha["failed_calls", default: 0] >= 1)
-        #expect(evalsha["failed_calls", default: 0] >= 2)
-        #expect(Self.field("eval", in: text)["calls", default: 0] >= 2)
     }
 
     /// The counters of `cmdstat_COMMAND` in `INFO commandstats` (`calls`, `failed_calls`, …); empty when the

@@ -3,6 +3,7 @@ import NIOConcurrencyHelpers
 import RedisClient
 import RedisNIO
 import RedisTestSupport
+import TestSupport
 import Testing
 import UnifiedCache
 
@@ -15,70 +16,64 @@ import UnifiedCache
 @Suite("The fleet through a Sentinel failover", .serialized, .timeLimit(.minutes(3)))
 struct FleetSentinelTests {
     @Test func aKilledPrimaryIsFollowedAndFleetWritesComeBackWithinTwoSeconds() async throws {
-        let group = try await SentinelGroup.start()
-        do {
-            try await run(group)
-            await group.stop()
-        } catch {
-            await group.stop()
-            throw error
-        }
+        try await withService(SentinelGroup.start()) { group in try await run(group) }
     }
 
     private func run(_ group: SentinelGroup) async throws {
         #expect(try await group.waitUntilReadyForFailover(), "the Sentinel group never saw the replica in sync")
         let endpoint = try RedisEndpoint(url: group.url)
-        let live = try await LiveService.start(
+        try await withService(LiveService.start(
             upstreamTimeout: .seconds(5),
-            redis: SharedTierSettings(redis: endpoint, timeout: .milliseconds(500), prefix: "sentinel:"))
-        try await Fleet.waitUntil("the shared tier is connected") { Fleet.shared(live).connected }
-        #expect(Fleet.shared(live).endpoint == "127.0.0.1:\(group.primary.port)")
-        #expect(try await live.request(.PUT, "/v1/cache/before", body: "1", admin: true).status < 300)
-        // Replicated before the primary dies: otherwise the new primary's log cannot vouch for it, and the instance
-        // rightly resets (drops its local copy) after the switch.
-        #expect(await group.replicated(), "the replica did not acknowledge the write")
+            redis: SharedTierSettings(redis: endpoint, timeout: .milliseconds(500), prefix: "sentinel:"))) { live in
+            await waitUntil("the shared tier is connected") { Fleet.shared(live).connected }
+            #expect(Fleet.shared(live).endpoint == "127.0.0.1:\(group.primary.port)")
+            #expect(try await live.request(.PUT, "/v1/cache/before", body: "1", admin: true).status < 300)
+            // Replicated before the primary dies: otherwise the new primary's log cannot vouch for it, and the
+            // instance rightly resets (drops its local copy) after the switch.
+            #expect(await group.replicated(), "the replica did not acknowledge the write")
 
-        // The test's own ear on the Sentinels: when the promotion happened.
-        let sentinel = RedisSentinel(
-            sentinels: group.sentinels.map { RedisURL.Address(host: "127.0.0.1", port: $0.port) },
-            masterName: SentinelGroup.masterName,
-            sentinelTemplate: RedisConnectionConfiguration(host: "", commandTimeout: .seconds(5), connectTimeout: .seconds(5)))
-        let watcher = try await sentinel.watch()
+            // The test's own ear on the Sentinels: when the promotion happened.
+            let sentinel = RedisSentinel(
+                sentinels: group.sentinels.map { RedisURL.Address(host: "127.0.0.1", port: $0.port) },
+                masterName: SentinelGroup.masterName,
+                sentinelTemplate: RedisConnectionConfiguration(host: "", commandTimeout: .seconds(5), connectTimeout: .seconds(5)))
+            let watcher = try await sentinel.watch()
 
-        // Reads all through the failover: never a 5xx.
-        let readStatuses = NIOLockedValueBox<[Int]>([])
-        let reads = Task {
-            var user = 0
-            while !Task.isCancelled {
-                user += 1
-                if let answer = try? await live.request(.GET, "/v1/users/s\(user % 20)/subscription") {
-                    readStatuses.withLockedValue { $0.append(answer.status) }
+            // Reads all through the failover: never a 5xx.
+            let readStatuses = NIOLockedValueBox<[Int]>([])
+            let reads = Task {
+                var user = 0
+                while !Task.isCancelled {
+                    user += 1
+                    if let answer = try? await live.request(.GET, "/v1/users/s\(user % 20)/subscription") {
+                        readStatuses.withLockedValue { $0.append(answer.status) }
+                    }
                 }
             }
-        }
-        await group.primary.kill()
-        var switches = watcher.switches.makeAsyncIterator()
-        let announced = await switches.next()
-        await watcher.close()
-        #expect(announced?.new.port == group.replica.port, "\(String(describing: announced))")
+            await group.primary.kill()
+            var switches = watcher.switches.makeAsyncIterator()
+            let announced = await switches.next()
+            await watcher.close()
+            #expect(announced?.new.port == group.replica.port, "\(String(describing: announced))")
 
-        // From the promotion, a fleet write succeeds within 2 s.
-        var write = 0
-        let written = try await poll(within: .seconds(2)) {
-            write += 1
-            return try await live.request(.PUT, "/v1/cache/after\(write)", body: "2", admin: true).status < 300
+            // From the promotion, a fleet write succeeds within 2 s.
+            var write = 0
+            let written = try await poll(within: .seconds(2)) {
+                write += 1
+                return try await live.request(.PUT, "/v1/cache/after\(write)", body: "2", admin: true).status < 300
+            }
+            #expect(written, "no fleet write succeeded within 2 s of the promotion")
+            await waitUntil("back in step with the fleet") { Fleet.shared(live).connected }
+            reads.cancel()
+            _ = await reads.value
+            let shared = Fleet.shared(live)
+            let before = try await live.request(.GET, "/v1/cache/before", admin: true)
+            await live.stop()
+            #expect(readStatuses.withLockedValue { $0 }.allSatisfy { $0 < 500 }, "\(readStatuses.withLockedValue { $0 })")
+            #expect(!readStatuses.withLockedValue { $0 }.isEmpty)
+            #expect(shared.failovers == 1)
+            #expect(shared.endpoint == "127.0.0.1:\(group.replica.port)")
+            #expect(before.status == 200 && before.body == "1", "\(before.status) \(before.body)")
         }
-        #expect(written, "no fleet write succeeded within 2 s of the promotion")
-        try await Fleet.waitUntil("back in step with the fleet") { Fleet.shared(live).connected }
-        reads.cancel()
-        _ = await reads.value
-        let shared = Fleet.shared(live)
-        let before = try await live.request(.GET, "/v1/cache/before", admin: true)
-        await live.stop()
-        #expect(readStatuses.withLockedValue { $0 }.allSatisfy { $0 < 500 }, "\(readStatuses.withLockedValue { $0 })")
-        #expect(!readStatuses.withLockedValue { $0 }.isEmpty)
-        #expect(shared.failovers == 1)
-        #expect(shared.endpoint == "127.0.0.1:\(group.replica.port)")
-        #expect(before.status == 200 && before.body == "1", "\(before.status) \(before.body)")
     }
 }

@@ -3,6 +3,8 @@ import RedisClient
 import RedisNIO
 import RedisTestSupport
 import Testing
+import TestSupport
+import TLSTestSupport
 import UnifiedCache
 
 @testable import UnicacheApp
@@ -28,33 +30,34 @@ struct FleetTLSTests {
     @Test func theRightCertificatesConnectAndTheStatsSaySo() async throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let pki = try TestPKI(folder: folder)
+        let pki = try TestCertificate.Authority(folder: folder)
         let client = try pki.issue(commonName: "unicache", dnsNames: [], client: true)
         let server = try await RedisServerProcess.startTLS(pki: pki, certificate: try pki.issue(), authClients: true)
         let options = RedisTLSOptions(
             caFile: pki.caFile, serverName: "localhost", certificateFile: client.certificate, keyFile: client.key)
-        let live = try await LiveService.start(upstreamTimeout: .seconds(5), redis: Self.settings(server, options))
-        try await Fleet.waitUntil("the shared tier is connected over TLS") { Fleet.shared(live).connected }
-        let put = try await live.request(.PUT, "/v1/cache/over-tls", body: "v", admin: true)
-        let stats = try await live.request(.GET, "/stats", admin: true)
-        await live.stop()
-        await server.stop()
-        #expect(put.status < 300, "\(put.status) \(put.body)")
-        let shared = try #require(
-            (try JSONSerialization.jsonObject(with: Data(stats.body.utf8)) as? [String: Any])?["shared"] as? [String: Any])
-        #expect(shared["endpoint"] as? String == "127.0.0.1:\(server.port)")
-        #expect(shared["tls"] as? Bool == true)
-        #expect(shared["tlsErrors"] as? Int == 0)
-        #expect(shared["authErrors"] as? Int == 0)
-        #expect(shared["failovers"] as? Int == 0)
+        try await withService(LiveService.start(upstreamTimeout: .seconds(5), redis: Self.settings(server, options))) { live in
+            await waitUntil("the shared tier is connected over TLS") { Fleet.shared(live).connected }
+            let put = try await live.request(.PUT, "/v1/cache/over-tls", body: "v", admin: true)
+            let stats = try await live.request(.GET, "/stats", admin: true)
+            await live.stop()
+            await server.stop()
+            #expect(put.status < 300, "\(put.status) \(put.body)")
+            let shared = try #require(
+                (try JSONSerialization.jsonObject(with: Data(stats.body.utf8)) as? [String: Any])?["shared"] as? [String: Any])
+            #expect(shared["endpoint"] as? String == "127.0.0.1:\(server.port)")
+            #expect(shared["tls"] as? Bool == true)
+            #expect(shared["tlsErrors"] as? Int == 0)
+            #expect(shared["authErrors"] as? Int == 0)
+            #expect(shared["failovers"] as? Int == 0)
+        }
     }
 
     @Test(arguments: ["wrong CA", "expired", "wrong name"])
     func aCertificateThatDoesNotVerifyIsRefusedCountedAndReadsGoOn(_ problem: String) async throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let pki = try TestPKI(folder: folder)
-        let otherCA = try TestPKI(folder: folder, name: "someone else's CA")
+        let pki = try TestCertificate.Authority(folder: folder)
+        let otherCA = try TestCertificate.Authority(folder: folder, name: "someone else's CA")
         let client = try pki.issue(commonName: "unicache", dnsNames: [], client: true)
         let certificate =
             problem == "expired"
@@ -64,16 +67,17 @@ struct FleetTLSTests {
             caFile: problem == "wrong CA" ? otherCA.caFile : pki.caFile,
             serverName: problem == "wrong name" ? "redis.example" : "localhost",
             certificateFile: client.certificate, keyFile: client.key)
-        let live = try await LiveService.start(upstreamTimeout: .seconds(5), redis: Self.settings(server, options))
-        let read = try await live.request(.GET, "/v1/users/tls/subscription")
-        let put = try await live.request(.PUT, "/v1/cache/k", body: "v", admin: true)
-        try await Fleet.waitUntil("the refusal is counted") { Fleet.shared(live).tlsErrors > 0 }
-        let shared = Fleet.shared(live)
-        await live.stop()
-        await server.stop()
-        #expect(read.status == 200, "\(read.status) \(read.body)")
-        #expect(put.status == 503 && put.header("Retry-After") != nil, "\(put.status)")
-        #expect(!shared.connected && shared.tls)
-        #expect(shared.tlsErrors > 0 && shared.authErrors == 0)
+        try await withService(LiveService.start(upstreamTimeout: .seconds(5), redis: Self.settings(server, options))) { live in
+            let read = try await live.request(.GET, "/v1/users/tls/subscription")
+            let put = try await live.request(.PUT, "/v1/cache/k", body: "v", admin: true)
+            await waitUntil("the refusal is counted") { Fleet.shared(live).tlsErrors > 0 }
+            let shared = Fleet.shared(live)
+            await live.stop()
+            await server.stop()
+            #expect(read.status == 200, "\(read.status) \(read.body)")
+            #expect(put.status == 503 && put.header("Retry-After") != nil, "\(put.status)")
+            #expect(!shared.connected && shared.tls)
+            #expect(shared.tlsErrors > 0 && shared.authErrors == 0)
+        }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import RedisNIO
 import RedisTestSupport
 import Testing
+import TLSTestSupport
 import UnicacheApp
 
 /// CONTRACT §10.1's flags: each file read at start-up (the key refused when its group or others may read it), the
@@ -24,7 +25,7 @@ import UnicacheApp
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("unicache-redis-tls-flags-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let pki = try TestPKI(folder: folder)
+        let pki = try TestCertificate.Authority(folder: folder)
         let client = try pki.issue(commonName: "unicache", dnsNames: [], client: true)
         let url = "rediss://app:s3cret@10.0.0.5:6380"
 

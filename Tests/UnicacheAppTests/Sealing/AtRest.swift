@@ -40,28 +40,18 @@ enum AtRest {
         return files
     }
 
-    static func command(_ redis: RedisServerProcess, _ arguments: [[UInt8]]) async throws -> RedisReply {
-        let pool = RedisCommandPool(endpoint: redis.endpoint, timeout: .seconds(5), size: 1)
-        defer { pool.shutdown() }
-        return try await pool.command(arguments)
-    }
-
-    static func command(_ redis: RedisServerProcess, _ arguments: String...) async throws -> RedisReply {
-        try await command(redis, arguments.map { Array($0.utf8) })
-    }
-
     /// Every value under `prefix` (the tier's own `#` keys included), by SCAN and GET.
     static func redisValues(_ redis: RedisServerProcess, prefix: String) async throws -> [String: [UInt8]] {
         var values: [String: [UInt8]] = [:]
         var cursor = "0"
         repeat {
-            guard case .array(let parts) = try await command(redis, "SCAN", cursor, "MATCH", prefix + "*", "COUNT", "1000"),
+            guard case .array(let parts) = try await redisCommand(redis, "SCAN", cursor, "MATCH", prefix + "*", "COUNT", "1000"),
                 parts.count == 2, case .string(let next) = parts[0], case .array(let names) = parts[1]
             else { throw RedisProcessError("unexpected SCAN reply") }
             cursor = String(decoding: next, as: UTF8.self)
             for case .string(let name) in names {
                 let name = String(decoding: name, as: UTF8.self)
-                if case .string(let value) = try await command(redis, "GET", name) { values[name] = value }
+                if case .string(let value) = try await redisCommand(redis, "GET", name) { values[name] = value }
             }
         } while cursor != "0"
         return values
@@ -71,15 +61,15 @@ enum AtRest {
     /// fair), found through `CONFIG GET dir` and `dbfilename` and read back whole. Start the server with a
     /// `directory` of the test's: Redis 7 refuses to change it at run time.
     static func rdbDump(_ redis: RedisServerProcess) async throws -> [UInt8] {
-        _ = try await command(redis, "CONFIG", "SET", "rdbcompression", "no")
-        #expect(try await command(redis, "SAVE") == .status("OK"))
+        _ = try await redisCommand(redis, "CONFIG", "SET", "rdbcompression", "no")
+        #expect(try await redisCommand(redis, "SAVE") == .status("OK"))
         let path = try await configuration(redis, "dir") + "/" + configuration(redis, "dbfilename")
         #expect(redis.directory.map { path.hasPrefix($0) } == true)
         return try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
     }
 
     private static func configuration(_ redis: RedisServerProcess, _ name: String) async throws -> String {
-        guard case .array(let reply) = try await command(redis, "CONFIG", "GET", name), reply.count == 2,
+        guard case .array(let reply) = try await redisCommand(redis, "CONFIG", "GET", name), reply.count == 2,
             case .string(let value) = reply[1]
         else { throw RedisProcessError("unexpected CONFIG GET reply") }
         return String(decoding: value, as: UTF8.self)
@@ -106,7 +96,7 @@ extension LiveService {
             redis: redis.map { SharedTierSettings(redis: $0.endpoint, timeout: .seconds(1), prefix: prefix) },
             keyFile: keyFile, migrate: migrate)
         if redis != nil {
-            try await Fleet.waitUntil("the shared tier is connected") { service.app.cache.statistics().shared?.connected == true }
+            await waitUntil("the shared tier is connected") { service.app.cache.statistics().shared?.connected == true }
         }
         return service
     }

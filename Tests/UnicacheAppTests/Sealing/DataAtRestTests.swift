@@ -25,25 +25,26 @@ import Testing
         defer { data.remove(); redisFolder.remove() }
         let redis = try await RedisServerProcess.start(directory: redisDir)
         let prefix = "rest:"
-        let service = try await LiveService.starting(
-            dataDir: dataDir, redis: redis, prefix: prefix, keyFile: sealed ? try AtRest.keyFile("k1") : nil)
-        let stored = try await store(in: service)
-        await service.stop()
+        try await withService(LiveService.starting(
+            dataDir: dataDir, redis: redis, prefix: prefix, keyFile: sealed ? try AtRest.keyFile("k1") : nil)) { service in
+            let stored = try await store(in: service)
+            await service.stop()
 
-        let files = try AtRest.files(under: dataDir)
-        let values = try await AtRest.redisValues(redis, prefix: prefix)
-        let dump = try await AtRest.rdbDump(redis)
-        await redis.stop()
-        #expect(files.count >= 3)
-        #expect(values.count >= 3)
-        for (what, secret) in stored.secrets {
-            let inFiles = files.contains { $0.contains(subsequence: secret) }
-            let inRedis = values.values.contains { $0.contains(subsequence: secret) }
-            let inDump = dump.contains(subsequence: secret)
-            if sealed {
-                #expect(!inFiles && !inRedis && !inDump, "\(what): files \(inFiles), Redis \(inRedis), RDB \(inDump)")
-            } else {
-                #expect(inFiles && inRedis && inDump, "\(what): files \(inFiles), Redis \(inRedis), RDB \(inDump)")
+            let files = try AtRest.files(under: dataDir)
+            let values = try await AtRest.redisValues(redis, prefix: prefix)
+            let dump = try await AtRest.rdbDump(redis)
+            await redis.stop()
+            #expect(files.count >= 3)
+            #expect(values.count >= 3)
+            for (what, secret) in stored.secrets {
+                let inFiles = files.contains { $0.contains(subsequence: secret) }
+                let inRedis = values.values.contains { $0.contains(subsequence: secret) }
+                let inDump = dump.contains(subsequence: secret)
+                if sealed {
+                    #expect(!inFiles && !inRedis && !inDump, "\(what): files \(inFiles), Redis \(inRedis), RDB \(inDump)")
+                } else {
+                    #expect(inFiles && inRedis && inDump, "\(what): files \(inFiles), Redis \(inRedis), RDB \(inDump)")
+                }
             }
         }
     }

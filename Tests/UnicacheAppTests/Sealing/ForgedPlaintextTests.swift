@@ -42,8 +42,21 @@ import UnifiedCache
         return "\(dataDir)/\(name.prefix(1))/\(name.dropFirst().prefix(2))/\(name)"
     }
 
+    /// What a forged entry gives: the upstream's answer, not the forged body and not from `tier`; the forgery
+    /// counted once as undecryptable, never as corrupt.
+    static func expectNotServed(
+        _ answer: LiveService.Answer, from tier: String, undecryptable: Int?, corrupt: Int?,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        #expect(answer.status == 200, sourceLocation: sourceLocation)
+        #expect(answer.body != forgedBody, sourceLocation: sourceLocation)
+        #expect(answer.header("X-Cache-Tier") != tier, sourceLocation: sourceLocation)
+        #expect(undecryptable == 1, sourceLocation: sourceLocation)
+        #expect(corrupt == 0, sourceLocation: sourceLocation)
+    }
+
     func set(_ redis: RedisServerProcess, _ key: String, _ value: [UInt8]) async throws {
-        #expect(try await AtRest.command(redis, [Array("SET".utf8), Array((prefix + key).utf8), value]) == .status("OK"))
+        #expect(try await redisCommand(redis, [Array("SET".utf8), Array((prefix + key).utf8), value]) == .status("OK"))
     }
 
     func rekey(_ service: LiveService) async throws -> [String: Int] {
@@ -54,24 +67,20 @@ import UnifiedCache
 
     @Test func aForgedPlaintextValueInRedisIsNotServedUnderAKeyRing() async throws {
         let redis = try await RedisServerProcess.start()
-        let service = try await LiveService.starting(redis: redis, prefix: prefix, keyFile: try AtRest.keyFile("k1"))
-        try await set(redis, "subscription:carol", Self.forgedSubscription())
-        let answer = try await service.request(.GET, "/v1/users/carol/subscription")
-        let shared = service.app.cache.statistics().shared
-        await service.stop()
-        #expect(answer.status == 200)
-        #expect(answer.body != Self.forgedBody)
-        #expect(answer.header("X-Cache-Tier") != "shared")
-        #expect(shared?.undecryptable == 1)
-        #expect(shared?.corrupt == 0)
-        // Deleted, then replaced (behind the answer) by the upstream's answer, sealed.
-        try await Fleet.waitUntil("the upstream's answer is sealed in Redis") {
-            guard case .string(let value) = try await AtRest.command(redis, "GET", prefix + "subscription:carol") else {
-                return false
+        try await withService(LiveService.starting(redis: redis, prefix: prefix, keyFile: try AtRest.keyFile("k1"))) { service in
+            try await set(redis, "subscription:carol", Self.forgedSubscription())
+            let answer = try await service.request(.GET, "/v1/users/carol/subscription")
+            let shared = service.app.cache.statistics().shared
+            Self.expectNotServed(answer, from: "shared", undecryptable: shared?.undecryptable, corrupt: shared?.corrupt)
+            // Deleted, then replaced (behind the answer) by the upstream's answer, sealed.
+            try await waitUntil("the upstream's answer is sealed in Redis") {
+                guard case .string(let value) = try await redisCommand(redis, "GET", prefix + "subscription:carol") else {
+                    return false
+                }
+                return try EntryFormat.decodeHeader(value).isSealed
             }
-            return try EntryFormat.decodeHeader(value).isSealed
+            await redis.stop()
         }
-        await redis.stop()
     }
 
     @Test func aForgedPlaintextFileIsNotServedUnderAKeyRing() async throws {
@@ -81,56 +90,55 @@ import UnifiedCache
         try FileManager.default.createDirectory(
             atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try Data(Self.forgedSubscription()).write(to: URL(fileURLWithPath: path))
-        let service = try await LiveService.starting(dataDir: dataDir, prefix: prefix, keyFile: try AtRest.keyFile("k1"))
-        let answer = try await service.request(.GET, "/v1/users/carol/subscription")
-        let disk = service.app.cache.statistics().secondTier
-        await service.stop()
-        #expect(answer.status == 200)
-        #expect(answer.body != Self.forgedBody)
-        #expect(answer.header("X-Cache-Tier") != "disk")
-        #expect(disk?.undecryptable == 1)
-        #expect(disk?.corrupt == 0)
+        try await withService(LiveService.starting(dataDir: dataDir, prefix: prefix, keyFile: try AtRest.keyFile("k1"))) { service in
+            let answer = try await service.request(.GET, "/v1/users/carol/subscription")
+            let disk = service.app.cache.statistics().secondTier
+            Self.expectNotServed(answer, from: "disk", undecryptable: disk?.undecryptable, corrupt: disk?.corrupt)
+        }
     }
 
     @Test func rekeyWithoutAMigrationDeletesAndCountsPlaintextValues() async throws {
         let redis = try await RedisServerProcess.start()
-        let service = try await LiveService.starting(redis: redis, prefix: prefix, keyFile: try AtRest.keyFile("k1"))
-        try await set(redis, "doc:plain", Self.plainRaw("doc:plain", body: "in the clear"))
-        #expect(try await rekey(service) == ["rekeyed": 0, "current": 0, "undecryptable": 1])
-        let shared = service.app.cache.statistics().shared
-        let read = try await service.request(.GET, "/v1/cache/doc:plain", admin: true)
-        await service.stop()
-        #expect(shared?.undecryptable == 1)
-        #expect(read.status == 404)
-        #expect(try await AtRest.command(redis, "EXISTS", prefix + "doc:plain") == .integer(0))
-        await redis.stop()
+        try await withService(LiveService.starting(redis: redis, prefix: prefix, keyFile: try AtRest.keyFile("k1"))) { service in
+            try await set(redis, "doc:plain", Self.plainRaw("doc:plain", body: "in the clear"))
+            #expect(try await rekey(service) == ["rekeyed": 0, "current": 0, "undecryptable": 1])
+            let shared = service.app.cache.statistics().shared
+            let read = try await service.request(.GET, "/v1/cache/doc:plain", admin: true)
+            await service.stop()
+            #expect(shared?.undecryptable == 1)
+            #expect(read.status == 404)
+            #expect(try await redisCommand(redis, "EXISTS", prefix + "doc:plain") == .integer(0))
+            await redis.stop()
+        }
     }
 
     @Test func aMigrationReadsPlaintextValuesAndRekeySealsThem() async throws {
         let redis = try await RedisServerProcess.start()
         try await set(redis, "doc:plain", Self.plainRaw("doc:plain", body: "in the clear"))
         try await set(redis, "doc:later", Self.plainRaw("doc:later", body: "sealed by the rekey"))
-        let migrating = try await LiveService.starting(
-            redis: redis, prefix: prefix, keyFile: try AtRest.keyFile("k1"), migrate: true)
-        let read = try await migrating.request(.GET, "/v1/cache/doc:plain", admin: true)
-        #expect(read.status == 200)
-        #expect(read.body == "in the clear")
-        #expect(try await rekey(migrating) == ["rekeyed": 2, "current": 0, "undecryptable": 0])
-        await migrating.stop()
-        for key in ["doc:plain", "doc:later"] {
-            guard case .string(let value) = try await AtRest.command(redis, "GET", prefix + key) else {
-                Issue.record("no value for \(key) in Redis")
-                continue
+        try await withService(LiveService.starting(
+            redis: redis, prefix: prefix, keyFile: try AtRest.keyFile("k1"), migrate: true)) { migrating in
+            let read = try await migrating.request(.GET, "/v1/cache/doc:plain", admin: true)
+            #expect(read.status == 200)
+            #expect(read.body == "in the clear")
+            #expect(try await rekey(migrating) == ["rekeyed": 2, "current": 0, "undecryptable": 0])
+            await migrating.stop()
+            for key in ["doc:plain", "doc:later"] {
+                guard case .string(let value) = try await redisCommand(redis, "GET", prefix + key) else {
+                    Issue.record("no value for \(key) in Redis")
+                    continue
+                }
+                #expect(try EntryFormat.decodeHeader(value).isSealed)
             }
-            #expect(try EntryFormat.decodeHeader(value).isSealed)
+            // Sealed now: an instance without the migration serves them.
+            try await withService(LiveService.starting(redis: redis, prefix: prefix, keyFile: try AtRest.keyFile("k1"))) { strict in
+                let later = try await strict.request(.GET, "/v1/cache/doc:later", admin: true)
+                let undecryptable = strict.app.cache.statistics().shared?.undecryptable
+                await strict.stop()
+                await redis.stop()
+                #expect(later.body == "sealed by the rekey")
+                #expect(undecryptable == 0)
+            }
         }
-        // Sealed now: an instance without the migration serves them.
-        let strict = try await LiveService.starting(redis: redis, prefix: prefix, keyFile: try AtRest.keyFile("k1"))
-        let later = try await strict.request(.GET, "/v1/cache/doc:later", admin: true)
-        let undecryptable = strict.app.cache.statistics().shared?.undecryptable
-        await strict.stop()
-        await redis.stop()
-        #expect(later.body == "sealed by the rekey")
-        #expect(undecryptable == 0)
     }
 }

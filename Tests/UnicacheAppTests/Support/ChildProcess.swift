@@ -1,8 +1,11 @@
 import Foundation
+import TestSupport
 
 /// A command run to its end: its exit status and what it wrote.
-struct ChildProcess {
+struct ChildProcess: Sendable {
     var status: Int32
+    /// The process's id (it has exited and been reaped: no process has it, until the system reuses it).
+    var pid: Int32
     var standardOutput: String
     var standardError: String
 
@@ -12,15 +15,9 @@ struct ChildProcess {
     static func run(
         _ executable: URL, _ arguments: [String], environment: [String: String]? = nil, standardInput: String? = nil
     ) async throws -> ChildProcess {
-        let result: Result<ChildProcess, any Error> = await withCheckedContinuation { continuation in
-            let thread = Thread {
-                continuation.resume(returning: Result {
-                    try runBlocking(executable, arguments, environment: environment, standardInput: standardInput)
-                })
-            }
-            thread.start()
+        try await onThread { () throws -> ChildProcess in
+            try runBlocking(executable, arguments, environment: environment, standardInput: standardInput)
         }
-        return try result.get()
     }
 
     /// The same on the calling thread: for quick commands where awaiting is not possible (a `defer`).
@@ -46,7 +43,7 @@ struct ChildProcess {
         let errorData = error.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return ChildProcess(
-            status: process.terminationStatus, standardOutput: String(decoding: outputData, as: UTF8.self),
+            status: process.terminationStatus, pid: process.processIdentifier, standardOutput: String(decoding: outputData, as: UTF8.self),
             standardError: String(decoding: errorData, as: UTF8.self))
     }
 }

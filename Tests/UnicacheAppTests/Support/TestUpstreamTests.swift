@@ -8,20 +8,31 @@ import UnifiedCache
 
 /// The test support itself: latches under contention and an upstream that shuts down mid-request.
 @Suite(.timeLimit(.minutes(10))) struct TestUpstreamTests {
-    @Test func manyWaitersAreAllReleasedByOneOpen() async throws {
-        let latch = Latch()
-        let released = await withTaskGroup(of: Int.self) { group in
-            for _ in 0..<200 {
+    /// `count` tasks that wait on `latch` and then count 1 if `counts` (asked after the wait); `release` lets them go.
+    /// Returns the sum.
+    func waiters(
+        _ count: Int, on latch: Latch, counting counts: @escaping @Sendable () -> Bool,
+        releasedBy release: (inout TaskGroup<Int>) -> Void
+    ) async -> Int {
+        await withTaskGroup(of: Int.self) { group in
+            for _ in 0..<count {
                 group.addTask {
                     await latch.wait()
-                    return 1
+                    return counts() ? 1 : 0
                 }
             }
+            release(&group)
+            return await group.reduce(0, +)
+        }
+    }
+
+    @Test func manyWaitersAreAllReleasedByOneOpen() async throws {
+        let latch = Latch()
+        let released = await waiters(200, on: latch, counting: { true }) { group in
             group.addTask {
                 latch.open()
                 return 0
             }
-            return await group.reduce(0, +)
         }
         #expect(released == 200)
         await latch.wait()  // an open latch does not block
@@ -29,16 +40,7 @@ import UnifiedCache
 
     @Test func cancelledWaitersAreReleasedAndTheLatchStaysClosed() async throws {
         let latch = Latch()
-        let cancelled = await withTaskGroup(of: Int.self) { group in
-            for _ in 0..<100 {
-                group.addTask {
-                    await latch.wait()
-                    return Task.isCancelled ? 1 : 0
-                }
-            }
-            group.cancelAll()
-            return await group.reduce(0, +)
-        }
+        let cancelled = await waiters(100, on: latch, counting: { Task.isCancelled }) { $0.cancelAll() }
         #expect(cancelled == 100)
         #expect(!latch.isOpen)
     }

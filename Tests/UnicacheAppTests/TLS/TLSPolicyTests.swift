@@ -5,7 +5,7 @@ import Testing
 /// CONTRACT §8.9: TLS 1.2 offers only ECDHE key exchange with AEAD ciphers and no SHA-1 signatures; TLS 1.3 as
 /// GnuTLS offers it. Told by OpenSSL's own client against an RSA certificate (with which static-RSA key exchange
 /// would be possible at all), each refused case allowed on the client's side (`@SECLEVEL=0`).
-@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: BuiltExecutable.url != nil, "the unicache executable is not built"))
+@Suite(.serialized, .timeLimit(.minutes(3)), .executableBuilt)
 struct TLSPolicyTests {
     static let openssl = URL(fileURLWithPath: "/usr/bin/openssl")
 
@@ -26,9 +26,9 @@ struct TLSPolicyTests {
         ])
         #expect(made.status == 0, "\(made.standardError)")
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: key)
-        var service = try ExecutableTests.Service(
+        var service = try await ExecutableTests.Service.start(
             ["--tls-cert", certificate, "--tls-key", key, "--header-timeout", "120s"])
-        defer { if service.process.isRunning { _ = service.stop() } }
+        defer { if service.process.isRunning { kill(service.process.processIdentifier, SIGKILL) } }  // a test that threw
         let port = try #require(service.port, "no start-up line in: \(service.log)")
 
         let refused: [[String]] = [
@@ -56,6 +56,6 @@ struct TLSPolicyTests {
             #expect(result.standardOutput.contains("HTTP/1.1 200"), "\(options)")
             #expect(result.standardOutput.contains(cipher), "\(options)")
         }
-        #expect(service.stop() == 0)
+        #expect(await service.stop() == 0)
     }
 }

@@ -5,7 +5,7 @@ import UnicacheApp
 
 /// The built executable with `--tls-cert`/`--tls-key`: HTTPS on its port, `listening on https://…`, a bad pair
 /// stopping start-up with one line, and `unicache healthcheck` (Docker's HEALTHCHECK) over TLS.
-@Suite(.serialized, .timeLimit(.minutes(3)), .enabled(if: BuiltExecutable.url != nil, "the unicache executable is not built"))
+@Suite(.serialized, .timeLimit(.minutes(3)), .executableBuilt)
 struct TLSServiceTests {
     @Test func servesHTTPSAndTheHealthcheckPinsItsCertificate() async throws {
         let pair = try TestCertificate()
@@ -13,9 +13,9 @@ struct TLSServiceTests {
         defer { files.folder.remove() }
         // A long header timeout: on a starved machine (the whole suite in parallel on 2 cores) the client's handshake
         // and request once took past the default 10 s, and the server rightly closed the connection.
-        var service = try ExecutableTests.Service(
+        var service = try await ExecutableTests.Service.start(
             ["--tls-cert", files.certificate, "--tls-key", files.key, "--header-timeout", "120s"])
-        defer { if service.process.isRunning { _ = service.stop() } }
+        defer { if service.process.isRunning { kill(service.process.processIdentifier, SIGKILL) } }  // a test that threw
         let port = try #require(service.port, "no start-up line in: \(service.log)")
         #expect(service.log.contains("listening on https://127.0.0.1:\(port)"))
         #expect(!service.log.contains("PRIVATE KEY"))
@@ -44,7 +44,7 @@ struct TLSServiceTests {
             ["healthcheck", "--port", "\(port)", "--tls-cert", other.certificate, "--timeout", "10s"])
         #expect(impostor.status == 1)
         #expect(impostor.standardError.hasPrefix("unhealthy: 127.0.0.1:\(port): TLS failed"))
-        #expect(service.stop() == 0)
+        #expect(await service.stop() == 0)
     }
 
     @Test func aBadPairStopsStartUpWithOneLine() async throws {
