@@ -216,10 +216,10 @@ import Testing
             let blocked = Task { try await pool.command("BLPOP", "never-pushed", "0") }
             // Until the BLPOP is in flight on the first connection, a PING could still take it: wait for Redis to
             // report one blocked client.
-            #expect(try await poll(within: .seconds(10)) {
+            await waitUntil("the BLPOP blocks") {
                 guard case .string(let info)? = try? await pool.command("INFO", "clients") else { return false }
                 return String(decoding: info, as: UTF8.self).contains("blocked_clients:1")
-            }, "the BLPOP never blocked")
+            }
             #expect(try await pool.command("PING") == .status("PONG"))
             #expect(pool.connectAttempts == 2)
             #expect(try await pool.command("RPUSH", "never-pushed", "x") == .integer(1))
