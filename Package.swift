@@ -242,11 +242,17 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "Clocks",
+                "Clocks", "ClocksTesting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             path: "Tests/TestSupport", swiftSettings: strict),
+        // The manual clocks (a monotonic one whose sleepers wake when the test moves it, a wall clock set by hand),
+        // apart from TestSupport so that a benchmark can use them without Swift Testing (TestSupport re-exports them).
+        .target(
+            name: "ClocksTesting",
+            dependencies: ["Clocks", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            path: "Tests/ClocksTesting", swiftSettings: strict),
         // A seeded random generator, so that randomised tests replay from their seed.
         .target(name: "SeededRandom", path: "Tests/SeededRandom", swiftSettings: strict),
         // Certificates made in-process (self-signed, or a test CA and what it signs) and a keep-alive HTTPS client,
@@ -301,7 +307,7 @@ let package = Package(
         .target(
             name: "AccessTestSupport",
             dependencies: [
-                "Access", "Clocks", "TestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                "Access", "Clocks", "ClocksTesting", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],

@@ -1,7 +1,7 @@
 import Clocks
 import Foundation
 import NIOConcurrencyHelpers
-import TestSupport
+import ClocksTesting
 
 /// The access tests' time, moved by hand: a wall clock (the time tokens are checked at) and the monotonic clock the
 /// key set's checks and refresh timer run on, advanced together.
