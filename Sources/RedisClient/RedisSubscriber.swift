@@ -60,6 +60,13 @@ public final class RedisSubscriber: Sendable {
         core.stop()
     }
 
+    /// Runs the loop until `stop()` or the calling task's cancellation (which stops it), and returns once it has
+    /// ended (its connection closed): a service's `run`.
+    public func run() async {
+        start()
+        await withTaskCancellationHandler { await waitUntilStopped() } onCancel: { stop() }
+    }
+
     /// Returns once the loop has ended after `stop()` (its connection closed).
     public func waitUntilStopped() async {
         await core.loop?.value

@@ -9,45 +9,43 @@ extension RedisSharedTier {
             $0.handler = events
             $0.settled = settled
         }
-        let subscriber = makeSubscriber()
-        swapSubscriber(subscriber)?.stop()
-        subscriber.start()
+    }
+
+    /// The subscription (a new session after each primary switch), the fleet membership's announcements and the
+    /// checkpoint's writes, as child tasks of the caller's until it is cancelled. Then the checkpoint is written once
+    /// more (the caller has flushed the local tiers' writes), events stop and the command connections close.
+    public func run() async {
         commands.pool.onPrimarySwitch { [weak self] in self?.primarySwitched() }
-        membership.start()
-        if checkpointFile != nil {
-            let interval = configuration.checkpointInterval
-            let task = Task { [weak self] in
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: interval)
-                    guard let tier = self else { return }
-                    await tier.saveCheckpoint()
-                }
-            }
-            checkpointing.withLockedValue { previous in
-                previous?.cancel()
-                previous = task
-            }
-        }
         logger.info(
             "shared tier started",
             metadata: ["redis": "\(configuration.endpoint)", "prefix": "\(configuration.prefix)", "instance": "\(commands.instanceID)"])
-    }
-
-    /// Waits for the subscriber's loop to end, then closes the command connections. The checkpoint is written once
-    /// more (the caller has flushed the local tiers' writes).
-    public func stop() async {
-        checkpointing.withLockedValue { $0 }?.cancel()
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.runSubscriptions() }
+            group.addTask { await self.membership.run() }
+            if checkpointFile != nil {
+                let interval = configuration.checkpointInterval
+                group.addTask {
+                    while (try? await Task.sleep(for: interval)) != nil { await self.saveCheckpoint() }
+                }
+            }
+        }
         await saveCheckpoint()
         sync.withLockedValue {
             $0.handler = nil
             $0.settled = nil
         }
-        membership.stop()
-        let subscriber = swapSubscriber(nil)
-        subscriber?.stop()
-        await subscriber?.waitUntilStopped()
         commands.pool.shutdown()
         waiters.wakeAll()
+    }
+
+    /// One subscriber after another until cancelled: a primary switch stops the current one (`primarySwitched`).
+    private func runSubscriptions() async {
+        while !Task.isCancelled {
+            let subscriber = makeSubscriber()
+            _ = swapSubscriber(subscriber)
+            await subscriber.run()
+        }
+        _ = swapSubscriber(nil)
     }
 
     func makeSubscriber() -> RedisSubscriber {
@@ -62,11 +60,10 @@ extension RedisSharedTier {
     /// A failover (CONTRACT §10.3) is a reconnection (§6.6): out of step, then subscribed on the new primary and
     /// caught up from its log (or reset when it cannot vouch for the position).
     func primarySwitched() {
-        guard sync.withLockedValue({ $0.handler != nil }), currentSubscriber != nil else { return }
+        guard sync.withLockedValue({ $0.handler != nil }), let subscriber = currentSubscriber else { return }
         handle(.disconnected("the Redis primary switched"))
-        let subscriber = makeSubscriber()
-        swapSubscriber(subscriber)?.stop()
-        subscriber.start()
+        // Its `run` returns, and `runSubscriptions` starts the next session with a new subscriber.
+        subscriber.stop()
     }
 
     func handle(_ event: RedisSubscriber.Event) {
@@ -79,8 +76,9 @@ extension RedisSharedTier {
             let ownMessage = message.origin == commands.instanceID
             // Applied first, then counted in the position: a checkpoint never claims a message not yet applied.
             if !ownMessage {
-                commands.counters.received()
                 sync.withLockedValue { $0.handler }?(.invalidate(message.scope))
+                // Counted once applied: a reader who saw the count can rely on the local tiers having dropped it.
+                commands.counters.received()
             }
             sync.withLockedValue { state in
                 if state.inStep, var applied = state.applied {

@@ -98,8 +98,6 @@ public final class RedisSharedTier: SharedTier {
 
     /// The checkpoint across restarts, with the disk tier.
     let checkpointFile: LogPositionFile?
-    /// Writes the checkpoint while in step.
-    let checkpointing = NIOLockedValueBox<Task<Void, Never>?>(nil)
 
     public init(configuration: RedisTierConfiguration, codec: EntryCodec = EntryCodec(), logger: Logger) {
         self.configuration = configuration

@@ -113,10 +113,15 @@ struct CacheLifecycle: Service {
 
     func run() async throws {
         cache.startSharedTier()
-        // Until graceful shutdown; a cancelled group stops the same way.
-        try? await gracefulShutdown()
-        await cache.flush()
-        await cache.stopSharedTier()
+        await withTaskGroup(of: Void.self) { group in
+            // The shared tier's loops (subscription, membership, checkpoints) run in this service's task group.
+            group.addTask { await cache.runSharedTier() }
+            // Until graceful shutdown; a cancelled group stops the same way.
+            try? await gracefulShutdown()
+            // The local tiers' writes first: the shared tier's last checkpoint claims only what reached them.
+            await cache.flush()
+            group.cancelAll()
+        }
         await upstream.shutdown()
     }
 }

@@ -37,12 +37,13 @@ public protocol SharedTier: Sendable {
     /// Waits until another instance fills `key` and returns its value; `nil` when the lease ended without one,
     /// the lease expired or the shared tier cannot be asked (the caller then fetches itself).
     func awaitFill(_ key: String) async -> CacheEntry?
-    /// Starts delivering the fleet's events (other instances' invalidations, and resets after missed ones).
+    /// Where the fleet's events go (other instances' invalidations, and resets after missed ones) once `run` runs.
     /// `settled` returns once every event delivered so far has reached the local tiers (disk removals included):
     /// the tier claims a change applied, across a restart, only after it.
     func start(events: @escaping @Sendable (SharedTierEvent) -> Void, settled: @escaping @Sendable () async -> Void)
-    /// Stops delivering events and closes connections.
-    func stop() async
+    /// The tier's own work (the subscription to the fleet's events, its membership, its checkpoints), in the calling
+    /// task until that task is cancelled; then it stops delivering events and closes its connections.
+    func run() async
     /// Counters for /stats and metrics.
     func statistics() -> SharedTierStatistics
     /// Re-seals under the key ring's primary every shared entry that is not (CONTRACT §9.3), never overwriting a

@@ -149,9 +149,10 @@ extension UnifiedCacheManager {
             settled: { [weak self] in await self?.flush() })
     }
 
-    /// Stops the shared tier's connections and events (shutdown).
-    public func stopSharedTier() async {
-        await shared?.stop()
+    /// The shared tier's work, until the calling task is cancelled (shutdown); then its events stop and its
+    /// connections close. Returns at once without a shared tier.
+    public func runSharedTier() async {
+        await shared?.run()
     }
 
     /// `nil` when the second tier (if any) is healthy, else its reason.

@@ -15,6 +15,8 @@ final class TierInstance: Sendable {
     let tier: RedisSharedTier
     private let recorded = NIOLockedValueBox<[SharedTierEvent]>([])
     private let settling = NIOLockedValueBox(Settling())
+    /// The tier's `run`, as the service that owns it runs it.
+    private let running = NIOLockedValueBox<Task<Void, Never>?>(nil)
 
     /// Settles pass until `holdSettles(after:)`; then the ones past the limit wait until `releaseSettles()`.
     private struct Settling {
@@ -54,6 +56,8 @@ final class TierInstance: Sendable {
                     if pass { continuation.resume() }
                 }
             })
+        let tier = self.tier
+        running.withLockedValue { $0 = Task { await tier.run() } }
     }
 
     /// From now on, settles past the `count`-th (counted from the start) wait.
@@ -78,7 +82,9 @@ final class TierInstance: Sendable {
 
     func stop() async {
         releaseSettles()
-        await tier.stop()
+        let task = running.withLockedValue { $0 }
+        task?.cancel()
+        await task?.value
     }
 
     /// An instance that ran until in step, then stopped (its checkpoint saved): a service's run before a restart.

@@ -115,7 +115,9 @@ final class InMemorySharedTier: SharedTier {
         state.withLockedValue { $0.handler = events }
     }
 
-    func stop() async {
+    func run() async {
+        // Nothing of its own to run: waits for the cancellation that ends it.
+        while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
         state.withLockedValue { $0.handler = nil }
     }
 
