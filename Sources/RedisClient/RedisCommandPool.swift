@@ -26,7 +26,7 @@ public final class RedisCommandPool: Sendable {
     /// A group the pool made for itself (`dedicatedEventLoop`), shut down with the pool.
     private let ownedGroup: MultiThreadedEventLoopGroup?
     private let logger: Logger
-    /// With `redis-sentinel://`: asked for the primary on every new connection, and heard for `+switch-master`.
+    /// With `redis-sentinel://`: asked for the primary on every new connection, and heard for its failovers.
     private let sentinel: RedisSentinel?
     private let watcher = NIOLockedValueBox<Task<Void, Never>?>(nil)
     /// The breaker's time origin.
@@ -120,7 +120,8 @@ public final class RedisCommandPool: Sendable {
         state.withLockedValue { $0.primary?.description } ?? endpoint.address
     }
 
-    /// Primary switches followed since the pool was created (a `+switch-master`, or a new primary found on reconnect).
+    /// Primary switches followed since the pool was created (announced by a Sentinel, or a new primary found on
+    /// reconnect).
     public var failovers: Int {
         state.withLockedValue { $0.failovers }
     }
@@ -283,7 +284,8 @@ public final class RedisCommandPool: Sendable {
         return connection
     }
 
-    /// Follows `+switch-master` from the first Sentinel that accepts the subscription, again after it drops.
+    /// Follows the failovers (`+promoted-slave`, `+switch-master`) that the first Sentinel accepting the subscription
+    /// announces, again after it drops.
     private func watchFailovers(_ sentinel: RedisSentinel) {
         watcher.withLockedValue { task in
             guard task == nil, !state.withLockedValue({ $0.isShutDown }) else { return }

@@ -66,15 +66,18 @@ public final class RedisSentinel: Sendable {
         }
     }
 
-    /// Failovers of this group as one Sentinel announces them (`+switch-master`), from the first Sentinel that
-    /// accepts the subscription. The stream finishes when that Sentinel's connection drops: watch again.
+    /// Failovers of this group as one Sentinel announces them, from the first Sentinel that accepts the
+    /// subscription: `+promoted-slave` (the replica answers as the primary; from this moment the Sentinels name it)
+    /// and `+switch-master` (the failover's end, once the other replicas are told; the same switch again, or the
+    /// only one heard when the promotion was missed). The stream finishes when that Sentinel's connection drops:
+    /// watch again.
     public func watch() async throws -> RedisSentinelWatcher {
         var lastError: any Error = RedisNIOError.connectFailed("no Sentinel configured")
         for sentinel in order {
             do {
                 let subscription = try await RedisSubscription.connect(configuration(sentinel), eventLoopGroup: eventLoopGroup)
                 do {
-                    try await subscription.subscribe(["+switch-master"])
+                    try await subscription.subscribe(["+promoted-slave", "+switch-master"])
                 } catch {
                     await subscription.close()
                     throw error
@@ -131,17 +134,30 @@ public struct RedisSentinelSwitch: Sendable, Hashable {
         self.new = new
     }
 
-    /// Parses `NAME old-ip old-port new-ip new-port`.
-    init?(_ payload: [UInt8]) {
-        let words = String(decoding: payload, as: UTF8.self).split(separator: " ")
-        guard words.count == 5, let oldPort = Int(words[2]), let newPort = Int(words[4]) else { return nil }
-        masterName = String(words[0])
-        old = RedisURL.Address(host: String(words[1]), port: oldPort)
-        new = RedisURL.Address(host: String(words[3]), port: newPort)
+    /// Parses a `+switch-master` message (`NAME old-ip old-port new-ip new-port`) or a `+promoted-slave` one
+    /// (`slave IP:PORT IP PORT @ NAME old-ip old-port`).
+    init?(channel: String, payload: [UInt8]) {
+        let words = String(decoding: payload, as: UTF8.self).split(separator: " ").map(String.init)
+        switch channel {
+        case "+switch-master":
+            guard words.count == 5, let oldPort = Int(words[2]), let newPort = Int(words[4]) else { return nil }
+            self.init(
+                masterName: words[0], old: RedisURL.Address(host: words[1], port: oldPort),
+                new: RedisURL.Address(host: words[3], port: newPort))
+        case "+promoted-slave":
+            guard words.count == 8, words[4] == "@", let newPort = Int(words[3]), let oldPort = Int(words[7]) else {
+                return nil
+            }
+            self.init(
+                masterName: words[5], old: RedisURL.Address(host: words[6], port: oldPort),
+                new: RedisURL.Address(host: words[2], port: newPort))
+        default:
+            return nil
+        }
     }
 }
 
-/// One Sentinel's `+switch-master` announcements for one group.
+/// One Sentinel's announcements of this group's failovers (`+promoted-slave`, `+switch-master`).
 public final class RedisSentinelWatcher: Sendable {
     /// Finishes when the Sentinel's connection drops.
     public let switches: AsyncStream<RedisSentinelSwitch>
@@ -153,7 +169,9 @@ public final class RedisSentinelWatcher: Sendable {
         switches = stream
         Task {
             for await message in subscription.messages {
-                if let event = RedisSentinelSwitch(message.payload), event.masterName == masterName {
+                if let event = RedisSentinelSwitch(channel: message.channel, payload: message.payload),
+                    event.masterName == masterName
+                {
                     continuation.yield(event)
                 }
             }

@@ -1,11 +1,26 @@
 import Foundation
-import RedisNIO
+@testable import RedisNIO
 import RedisTestSupport
 import TestSupport
 import Testing
 
 @Suite("Sentinel discovery and failover")
 struct RedisSentinelTests {
+    /// The two announcements a failover is followed by, as Sentinel 7 words them; anything else is not a switch.
+    @Test func theAnnouncementsOfASwitchAreRead() {
+        let expected = RedisSentinelSwitch(
+            masterName: "unicache", old: .init(host: "10.0.0.1", port: 6379), new: .init(host: "10.0.0.2", port: 6380))
+        #expect(RedisSentinelSwitch(
+            channel: "+promoted-slave", payload: Array("slave 10.0.0.2:6380 10.0.0.2 6380 @ unicache 10.0.0.1 6379".utf8))
+            == expected)
+        #expect(RedisSentinelSwitch(
+            channel: "+switch-master", payload: Array("unicache 10.0.0.1 6379 10.0.0.2 6380".utf8)) == expected)
+        #expect(RedisSentinelSwitch(
+            channel: "+promoted-slave", payload: Array("slave 10.0.0.2:6380 10.0.0.2 6380 unicache 10.0.0.1 6379".utf8))
+            == nil)
+        #expect(RedisSentinelSwitch(channel: "+sdown", payload: Array("master unicache 10.0.0.1 6379".utf8)) == nil)
+    }
+
     @Test(.timeLimit(.minutes(2)))
     func discoveryFindsThePrimaryAndFollowsAFailover() async throws {
         try await withService(SentinelGroup.start()) { group in try await discoverAndFollow(group) }
