@@ -20,7 +20,10 @@ import Testing
 
     static func configuration(pollingThreads: Int) throws -> MicroHTTPServerConfiguration {
         let certificate = try Self.certificate.get()
-        var configuration = MicroHTTPServerConfiguration.test(pollingThreads: pollingThreads)
+        // A generous header timeout: these tests are about TLS, and a client starved for seconds (the suite's
+        // CPU-bound tests can hold the cooperative pool's two threads) must not see its connection closed mid-request
+        // by the 10 s one (a clean Debian root's `make test` saw both keep-alive cases closed so at ~15 s).
+        var configuration = MicroHTTPServerConfiguration.test(pollingThreads: pollingThreads, headerTimeout: .seconds(120))
         configuration.tls = try TLSCredentials(
             certificateChainPEM: certificate.certificatePEM, privateKeyPEM: certificate.privateKeyPEM)
         return configuration
