@@ -101,6 +101,7 @@ enum RawHTTPClient {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes[offset...].withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if sent < 0 && errno == EINTR { continue }
             guard sent > 0 else { throw RawClientError(description: "send failed: errno \(errno)") }
             offset += sent
         }
@@ -111,7 +112,11 @@ enum RawHTTPClient {
         var chunk = [UInt8](repeating: 0, count: 16 << 10)
         var eof = false
         func fill() throws(RawClientError) {
-            let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+            var count: Int
+            // A signal (a debugger attaching, a profiler) interrupts the wait: ask again.
+            repeat {
+                count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+            } while count < 0 && errno == EINTR
             if count < 0 { throw RawClientError(description: "recv failed: errno \(errno)") }
             if count == 0 { eof = true } else { buffer.append(contentsOf: chunk[0..<count]) }
         }
