@@ -177,17 +177,14 @@ public final class RedisCommandPool: Sendable {
         case .failure(let failure): return reply(.failure(failure))
         case .success(let isProbe): probe = isProbe
         }
+        // An empty command gets an error reply in its place (RESP has no empty command: Redis would not answer).
+        let sent = commands.filter { !$0.isEmpty }.map { $0.map(RESPArgument.init(bytes:)) }
+        guard !sent.isEmpty else { return reply(.success(commands.map { _ in .error("ERR empty command") })) }
         // The first connection with the fewest commands in flight: under a light load every command shares one
         // connection (one write and one read carry many), a slow command (a SCAN, a long script) sends the others
         // to the next.
         let slot = leastBusySlot()
         slot.began()
-        // An empty command gets an error reply in its place (RESP has no empty command: Redis would not answer).
-        let sent = commands.filter { !$0.isEmpty }.map { $0.map(RESPArgument.init(bytes:)) }
-        guard !sent.isEmpty else {
-            slot.ended()
-            return reply(.success(commands.map { _ in .error("ERR empty command") }))
-        }
         attempt(sent, on: slot, mayRetry: true) { [self] result in
             slot.ended()
             let now = self.now

@@ -78,14 +78,6 @@ public final class RedisConnection: Sendable {
         }.get()
     }
 
-    /// `send` for a caller that is not async: the replies (or a `RedisNIOError`) complete the future on the
-    /// connection's event loop, with no task in between.
-    public func enqueue(_ commands: [[RESPArgument]], timeout: Duration? = nil) -> EventLoopFuture<[RESPValue]> {
-        let promise = channel.eventLoop.makePromise(of: [RESPValue].self)
-        enqueue(commands, timeout: timeout) { promise.completeWith($0.mapError { $0 as any Error }) }
-        return promise.futureResult
-    }
-
     /// `send` for a caller that is not async: `completion` gets the replies (or a `RedisNIOError`) once, on the
     /// connection's event loop, with no task and no future in between.
     public func enqueue(

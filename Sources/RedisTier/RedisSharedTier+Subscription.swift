@@ -42,10 +42,10 @@ extension RedisSharedTier {
     private func runSubscriptions() async {
         while !Task.isCancelled {
             let subscriber = makeSubscriber()
-            _ = swapSubscriber(subscriber)
+            install(subscriber)
             await subscriber.run()
         }
-        _ = swapSubscriber(nil)
+        install(nil)
     }
 
     func makeSubscriber() -> RedisSubscriber {

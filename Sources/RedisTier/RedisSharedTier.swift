@@ -68,12 +68,9 @@ public final class RedisSharedTier: SharedTier {
 
     var currentSubscriber: RedisSubscriber? { subscriber.withLockedValue { $0 } }
 
-    /// Installs `new` and returns the previous subscriber (to stop outside the lock).
-    func swapSubscriber(_ new: RedisSubscriber?) -> RedisSubscriber? {
-        subscriber.withLockedValue { current in
-            defer { current = new }
-            return current
-        }
+    /// The subscriber whose session runs now (the one a primary switch stops), nil when none runs.
+    func install(_ new: RedisSubscriber?) {
+        subscriber.withLockedValue { $0 = new }
     }
 
     /// Where this instance stands in the fleet's invalidation log.
