@@ -54,14 +54,14 @@ final class PreparedTable: @unchecked Sendable {
     }
 
     private var slots: [Slot]
-    private let mask: Int
+    private let shift: UInt64
     /// The `PreparedResponses` it belongs to.
     let owner: ObjectIdentifier?
 
     /// `slots`: a power of two.
     init(slots: Int = 64, owner: ObjectIdentifier? = nil) {
         self.slots = Array(repeating: Slot(), count: slots)
-        mask = slots - 1
+        shift = UInt64(64 - slots.trailingZeroBitCount)
         self.owner = owner
     }
 
@@ -69,7 +69,7 @@ final class PreparedTable: @unchecked Sendable {
     /// when it is remembered as sent, in place of the response the slot held (whose form is released, once no
     /// request holds one of its copies).
     func form(of response: Response, identity: ReuseIdentity) -> PreparedResponse? {
-        let index = Int(truncatingIfNeeded: identity.low) & mask
+        let index = Int(truncatingIfNeeded: identity.spread >> shift)
         guard slots[index].identity == identity else {
             slots[index] = Slot(identity: identity, form: nil)
             return nil
