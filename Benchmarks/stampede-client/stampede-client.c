@@ -5,7 +5,8 @@
  * Content-Length bytes of body) and prints, per connection, the CLOCK_MONOTONIC time its answer was
  * complete (seconds), its status code and X-Cache value. One thread, no per-request work beyond read():
  * the figures are the server's, not the client's.
- * Usage: stampede-client PORT PATH N [close]
+ * PORT may be a comma-separated list (a fleet): connection i goes to the (i mod count)th port.
+ * Usage: stampede-client PORT[,PORT...] PATH N [close]
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -46,10 +47,17 @@ static double now(void) {
 
 int main(int argc, char **argv) {
     if (argc != 4 && !(argc == 5 && strcmp(argv[4], "close") == 0)) {
-        fprintf(stderr, "usage: stampede-client PORT PATH N [close]\n");
+        fprintf(stderr, "usage: stampede-client PORT[,PORT...] PATH N [close]\n");
         return 2;
     }
-    int port = atoi(argv[1]);
+    int ports[16];
+    int port_count = 0;
+    for (char *field = strtok(argv[1], ","); field != NULL && port_count < 16; field = strtok(NULL, ","))
+        ports[port_count++] = atoi(field);
+    if (port_count == 0) {
+        fprintf(stderr, "stampede-client: no port\n");
+        return 2;
+    }
     const char *path = argv[2];
     int count = atoi(argv[3]);
     struct answer *answers = calloc((size_t)count, sizeof *answers);
@@ -57,10 +65,11 @@ int main(int argc, char **argv) {
     char request[512];
     int request_length = snprintf(request, sizeof request, "GET %s HTTP/1.1\r\nHost: x\r\n%s\r\n", path,
                                   argc == 5 ? "Connection: close\r\n" : "");
-    struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    struct sockaddr_in address = {.sin_family = AF_INET};
     inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
 
     for (int i = 0; i < count; i++) {
+        address.sin_port = htons((uint16_t)ports[i % port_count]);
         int fd = socket(AF_INET, SOCK_STREAM, 0);
         if (fd < 0 || connect(fd, (struct sockaddr *)&address, sizeof address) != 0) {
             fprintf(stderr, "stampede-client: connect %d: %s\n", i, strerror(errno));
