@@ -274,6 +274,7 @@ let package = Package(
             dependencies: [
                 "RedisClient", "RedisNIO", "RedisTestSupport", "TestSupport", "TLSTestSupport", "Breaker",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strict),
         // RedisNIO against real redis-servers the tests start: plain, TLS (a test CA), ACL users, Sentinel groups.

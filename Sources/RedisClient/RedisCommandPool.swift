@@ -35,7 +35,8 @@ public final class RedisCommandPool: Sendable {
     /// `timeout` bounds the connect (TLS, AUTH and SELECT included) and each command. `size` connections.
     /// Connects lazily, so creating a pool never fails and never blocks. `dedicatedEventLoop`: the pool runs on a
     /// thread of its own instead of `eventLoopGroup`, so that a reply is never queued behind other work of a shared
-    /// loop (a busy HTTP client, TLS handshakes) past the command's deadline.
+    /// loop (a busy HTTP client, TLS handshakes) past the command's deadline; that thread is scheduled as a batch
+    /// thread (`preferBatchScheduling`).
     public init(
         endpoint: RedisEndpoint, timeout: Duration, size: Int = 4, breaker: CircuitBreaker.Configuration = .redis,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, dedicatedEventLoop: Bool = false,
@@ -43,6 +44,8 @@ public final class RedisCommandPool: Sendable {
     ) {
         let shared = eventLoopGroup
         let owned = dedicatedEventLoop ? MultiThreadedEventLoopGroup(numberOfThreads: 1) : nil
+        // The loop's first task, before any connection's.
+        owned?.next().execute { Self.preferBatchScheduling() }
         let eventLoopGroup: any EventLoopGroup = owned ?? shared
         ownedGroup = owned
         self.endpoint = endpoint
@@ -54,6 +57,18 @@ public final class RedisCommandPool: Sendable {
         self.logger = logger
         // The Sentinels' watcher may outlive the pool by a moment (it is cancelled, not awaited): on the shared loops.
         sentinel = endpoint.sentinelDiscovery(timeout: timeout, eventLoopGroup: shared, logger: logger)
+    }
+
+    /// Puts the calling thread under Linux's `SCHED_BATCH` policy: waking it never preempts the thread that woke
+    /// it. An HTTP polling thread that hands commands to the loop goes on with its burst of requests until it
+    /// waits, and the loop then writes them as one batch (`isCollecting`), instead of preempting it at the first
+    /// command when both share a CPU and sending each on its own. Best effort: elsewhere, or refused, nothing
+    /// changes.
+    static func preferBatchScheduling() {
+        #if os(Linux)
+        var parameters = sched_param()
+        _ = sched_setscheduler(0, 3 /* SCHED_BATCH, <linux/sched.h>; Glibc's module does not export it */, &parameters)
+        #endif
     }
 
     deinit {
@@ -180,10 +195,7 @@ public final class RedisCommandPool: Sendable {
         // An empty command gets an error reply in its place (RESP has no empty command: Redis would not answer).
         let sent = commands.filter { !$0.isEmpty }.map { $0.map(RESPArgument.init(bytes:)) }
         guard !sent.isEmpty else { return reply(.success(commands.map { _ in .error("ERR empty command") })) }
-        // The first connection with the fewest commands in flight: under a light load every command shares one
-        // connection (one write and one read carry many), a slow command (a SCAN, a long script) sends the others
-        // to the next.
-        let slot = leastBusySlot()
+        let slot = chosenSlot()
         slot.began()
         attempt(sent, on: slot, mayRetry: true) { [self] result in
             slot.ended()
@@ -206,7 +218,12 @@ public final class RedisCommandPool: Sendable {
         }
     }
 
-    private func leastBusySlot() -> ConnectionSlot {
+    /// A connection whose outbox waits for the event loop, so that the command shares their write and read
+    /// (requests that arrive together, as a polling thread's burst, make one round trip); else the first with the
+    /// fewest commands in flight: one connection under a light load, and a slow command (a SCAN, a long script,
+    /// a BLPOP) sends the others to the next.
+    private func chosenSlot() -> ConnectionSlot {
+        if let collecting = slots.first(where: \.isCollecting) { return collecting }
         var slot = slots[0]
         for candidate in slots.dropFirst() where candidate.inFlight < slot.inFlight { slot = candidate }
         return slot
@@ -399,6 +416,13 @@ final class ConnectionSlot: Sendable {
     private let commandsInFlight = Atomic<Int>(0)
 
     var inFlight: Int { commandsInFlight.load(ordering: .relaxed) }
+    /// Whether the slot's connection holds commands that wait for the event loop to write them.
+    var isCollecting: Bool {
+        state.withLockedValue { state in
+            guard case .connected(let connection) = state else { return false }
+            return connection.isCollecting
+        }
+    }
     func began() { commandsInFlight.wrappingAdd(1, ordering: .relaxed) }
     func ended() { commandsInFlight.wrappingSubtract(1, ordering: .relaxed) }
 

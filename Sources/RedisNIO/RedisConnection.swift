@@ -133,6 +133,10 @@ public final class RedisConnection: Sendable {
     /// False once the connection is closed (then every command fails).
     public var isActive: Bool { channel.isActive }
 
+    /// Whether commands sent from other threads wait in the outbox for the loop: a command sent now joins their
+    /// write (and, Redis answering a pipeline together, their read).
+    public var isCollecting: Bool { outbox.withLockedValue { $0.scheduled } }
+
     /// Completes when the connection has closed, for whatever reason.
     public var closeFuture: EventLoopFuture<Void> { channel.closeFuture }
 

@@ -1,4 +1,6 @@
 import Foundation
+import NIOConcurrencyHelpers
+import NIOPosix
 import RedisClient
 import RedisTestSupport
 import TestSupport
@@ -224,6 +226,48 @@ import Testing
             #expect(pool.connectAttempts == 2)
             #expect(try await pool.command("RPUSH", "never-pushed", "x") == .integer(1))
             #expect(try await blocked.value == .array([.string(Array("never-pushed")), .string(Array("x"))]))
+        }
+    }
+
+    @Test func commandsSentWhileTheLoopIsBusyShareOneWrite() async throws {
+        try await withRedisServer { (server: RedisServerProcess) async throws in
+            let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+            defer { group.shutdownGracefully { _ in } }
+            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(30), size: 4, eventLoopGroup: group)
+            defer { pool.shutdown() }
+            #expect(try await pool.command("PING") == .status("PONG"))
+            // The loop held: the commands sent meanwhile wait in the first connection's outbox, each with one more
+            // in flight there than on the idle connections, and all join it (fewest-in-flight alone would spread
+            // them over the four, one connect each).
+            let held = DispatchSemaphore(value: 0)
+            group.next().execute { held.wait() }
+            let replies = NIOLockedValueBox<[Result<RedisReply, RedisError>]>([])
+            let answered = Latch()
+            for _ in 0..<8 {
+                pool.command([Array("PING".utf8)]) { reply in
+                    if replies.withLockedValue({ $0.append(reply); return $0.count }) == 8 { answered.open() }
+                }
+            }
+            held.signal()
+            await answered.wait()
+            #expect(replies.withLockedValue { $0 }.allSatisfy { (try? $0.get()) == .status("PONG") })
+            #expect(pool.connectAttempts == 1)
+        }
+    }
+
+    /// A reply to a callback is given on the pool's loop: there, the dedicated loop's thread reports SCHED_BATCH.
+    @Test func theDedicatedLoopRunsAsABatchThread() async throws {
+        try await withRedisServer { (server: RedisServerProcess) async throws in
+            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(30), dedicatedEventLoop: true)
+            defer { pool.shutdown() }
+            let policy = NIOLockedValueBox<Int32?>(nil)
+            let answered = Latch()
+            pool.command([Array("PING".utf8)]) { _ in
+                policy.withLockedValue { $0 = sched_getscheduler(0) }
+                answered.open()
+            }
+            await answered.wait()
+            #expect(policy.withLockedValue { $0 } == 3 /* SCHED_BATCH */)
         }
     }
 
