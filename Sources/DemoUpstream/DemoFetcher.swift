@@ -13,12 +13,17 @@ public typealias DemoSleeper = @Sendable (Duration) async throws -> Void
 /// `WallClock`. Demo fetchers never fail for a namespace they know; an unknown namespace
 /// is `.notFound`.
 public struct DemoFetcher: Fetcher {
-    /// The namespaces this fetcher generates data for.
-    public static let namespaces: Set<String> = [
-        "health.today", "health.averages", "health.metrics", "wellness", "scores",
-        "activities", "streams", "subscription",
-        "profile", "progress.history", "progress.streak", "progress.today", "progress.any",
+    /// The generator of each namespace this fetcher knows.
+    static let generators: [String: @Sendable (DemoInput) -> any Encodable] = [
+        "health.today": healthToday, "health.averages": healthAverages, "health.metrics": healthMetric,
+        "wellness": wellness, "scores": scores,
+        "activities": activities, "streams": streams, "subscription": subscription,
+        "profile": profile, "progress.history": progressHistory, "progress.streak": progressStreak,
+        "progress.today": progressToday, "progress.any": progressAny,
     ]
+
+    /// The namespaces this fetcher generates data for.
+    public static let namespaces: Set<String> = Set(generators.keys)
 
     public let latency: Duration
     let clock: any WallClock
@@ -45,23 +50,8 @@ public struct DemoFetcher: Fetcher {
 
     /// The JSON body for a request, or `nil` for an unknown namespace.
     func body(for request: FetchRequest) -> [UInt8]? {
-        let input = DemoInput(request: request, now: clock.now())
-        switch request.namespace {
-        case "health.today": return Self.encode(Self.healthToday(input))
-        case "health.averages": return Self.encode(Self.healthAverages(input))
-        case "health.metrics": return Self.encode(Self.healthMetric(input))
-        case "wellness": return Self.encode(Self.wellness(input))
-        case "scores": return Self.encode(Self.scores(input))
-        case "activities": return Self.encode(Self.activities(input))
-        case "streams": return Self.encode(Self.streams(input))
-        case "subscription": return Self.encode(Self.subscription(input))
-        case "profile": return Self.encode(Self.profile(input))
-        case "progress.history": return Self.encode(Self.progressHistory(input))
-        case "progress.streak": return Self.encode(Self.progressStreak(input))
-        case "progress.today": return Self.encode(Self.progressToday(input))
-        case "progress.any": return Self.encode(Self.progressAny(input))
-        default: return nil
-        }
+        guard let generate = Self.generators[request.namespace] else { return nil }
+        return Self.encode(generate(DemoInput(request: request, now: clock.now())))
     }
 
     /// Sorted keys make the bytes independent of dictionary order.

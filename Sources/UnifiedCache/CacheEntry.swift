@@ -65,18 +65,4 @@ public struct CacheEntryMetadata: Sendable, Equatable {
     public var storedAt: Date
     public var expiresAt: Date
     public var staleUntil: Date
-
-    public init(
-        key: String, namespace: String, user: String?, kind: CacheEntry.Kind, bytes: Int,
-        storedAt: Date, expiresAt: Date, staleUntil: Date
-    ) {
-        self.key = key
-        self.namespace = namespace
-        self.user = user
-        self.kind = kind
-        self.bytes = bytes
-        self.storedAt = storedAt
-        self.expiresAt = expiresAt
-        self.staleUntil = staleUntil
-    }
 }

@@ -104,7 +104,7 @@ struct Boom: Error {}
     @Test func explicitHeadRouteWinsOverGet() async throws {
         var router = Router()
         router.get("/x") { _ in .text("get") }
-        router.head("/x") { _ in Response(status: 204) }
+        router.on(.head, "/x") { _ in Response(status: 204) }
         #expect(try await send(router, .head, "/x").response.status == 204)
     }
 

@@ -1,14 +1,7 @@
 /// Ordered, percent-decoded query parameters (`+` is a space). Repeated names keep every value.
 public struct QueryParameters: Sendable, Equatable, Sequence {
-    public struct Item: Sendable, Equatable {
-        public var name: String
-        public var value: String
-
-        public init(name: String, value: String) {
-            self.name = name
-            self.value = value
-        }
-    }
+    /// A name and its value, the same pair as a header field.
+    public typealias Item = HTTPHeaders.Field
 
     public private(set) var items: [Item]
 

@@ -58,10 +58,6 @@ public struct Router: HTTPResponder {
         on(.get, pattern, handler: handler)
     }
 
-    public mutating func head(_ pattern: String, handler: @escaping AsyncHandler) {
-        on(.head, pattern, handler: handler)
-    }
-
     public mutating func post(_ pattern: String, handler: @escaping AsyncHandler) {
         on(.post, pattern, handler: handler)
     }
@@ -72,9 +68,5 @@ public struct Router: HTTPResponder {
 
     public mutating func delete(_ pattern: String, handler: @escaping AsyncHandler) {
         on(.delete, pattern, handler: handler)
-    }
-
-    public mutating func patch(_ pattern: String, handler: @escaping AsyncHandler) {
-        on(.patch, pattern, handler: handler)
     }
 }

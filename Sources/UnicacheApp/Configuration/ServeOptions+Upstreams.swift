@@ -1,4 +1,5 @@
 import Foundation
+import UpstreamGate
 
 extension ServeOptions {
     static let urlForm = "use http:// or https:// with a host and no query, e.g. http://upstream:9000"
@@ -9,11 +10,11 @@ extension ServeOptions {
 
     /// A domain may have several budgets of different windows (Strava: `200/15m` and `2000/1d`): the flag repeated,
     /// or separated by commas (the only way in its variable).
-    static let rateOption = DomainOption<[RequestBudget]>(
+    static let rateOption = DomainOption<[RateWindow]>(
         flag: "--upstream-rate", variablePrefix: "UNICACHE_UPSTREAM_RATE_", valueName: "N/DURATION",
         kind: "a request budget",
         form: "use N/DURATION: at least 1 request per a duration above zero with ms, s, m, h or d, e.g. 200/15m",
-        example: "activities=200/15m", oncePerDomain: false, parse: RequestBudget.list(text:))
+        example: "activities=200/15m", oncePerDomain: false, parse: RateWindow.list(text:))
 
     static let concurrencyOption = DomainOption<Int>(
         flag: "--upstream-concurrency", variablePrefix: "UNICACHE_UPSTREAM_CONCURRENCY_", valueName: "N",
@@ -46,7 +47,7 @@ extension ServeOptions {
     }
 
     /// Two budgets of one window length for one domain are a mistake (which one was meant?).
-    private static func rejectRepeatedWindows(_ rates: [UpstreamDomain: [RequestBudget]]) throws(ConfigurationError) {
+    private static func rejectRepeatedWindows(_ rates: [UpstreamDomain: [RateWindow]]) throws(ConfigurationError) {
         for domain in UpstreamDomain.allCases {
             let windows = rates[domain]?.map(\.window) ?? []
             if let repeated = windows.first(where: { window in windows.filter { $0 == window }.count > 1 }) {

@@ -24,7 +24,7 @@ extension UnicacheConfiguration {
         for (domain, protection) in upstreams.protection {
             var fields: Logger.Metadata = ["concurrency": .stringConvertible(protection.concurrency)]
             if !protection.budgets.isEmpty {
-                fields["rate"] = .string(protection.budgets.map(\.description).joined(separator: ","))
+                fields["rate"] = .string(protection.budgets.map(\.text).joined(separator: ","))
             }
             if !protection.headers.isEmpty { fields["headers"] = .array(protection.headers.map { .string($0.name) }) }
             protectionMetadata[domain.rawValue] = .dictionary(fields)

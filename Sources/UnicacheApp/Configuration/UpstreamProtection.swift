@@ -1,47 +1,43 @@
+import UpstreamGate
+
 /// How one domain's upstream is protected and called (CONTRACT §7).
 public struct UpstreamProtection: Sendable, Equatable {
     public static let defaultConcurrency = 64
 
     /// `--upstream-rate`: none, one, or several of different windows (each must allow a request).
-    public var budgets: [RequestBudget]
+    public var budgets: [RateWindow]
     /// `--upstream-concurrency`.
     public var concurrency: Int
     /// `--upstream-header`, sent with every request to the upstream.
     public var headers: [UpstreamHeader]
 
-    public init(budgets: [RequestBudget] = [], concurrency: Int = defaultConcurrency, headers: [UpstreamHeader] = []) {
+    public init(budgets: [RateWindow] = [], concurrency: Int = defaultConcurrency, headers: [UpstreamHeader] = []) {
         self.budgets = budgets
         self.concurrency = concurrency
         self.headers = headers
     }
 }
 
-/// At most `requests` in any window of `window` (`200/15m`).
-public struct RequestBudget: Sendable, Equatable, CustomStringConvertible {
-    public var requests: Int
-    public var window: Duration
-
-    public init(requests: Int, window: Duration) {
-        self.requests = requests
-        self.window = window
-    }
-
+/// `--upstream-rate`'s budgets are the gate's windows: at most `limit` requests in any window of `window`
+/// (`200/15m`).
+extension RateWindow {
     /// `N/DURATION`, N ≥ 1 and DURATION above zero; nil otherwise.
     init?(text: String) {
         let parts = text.trimmingWhitespace().split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 2, let requests = ValueSyntax.wholeNumber(parts[0]), requests >= 1,
+        guard parts.count == 2, let limit = ValueSyntax.wholeNumber(parts[0]), limit >= 1,
             let window = ValueSyntax.duration(String(parts[1])), window > .zero
         else { return nil }
-        self.init(requests: requests, window: window)
+        self.init(limit: limit, window: window)
     }
 
-    public var description: String { "\(requests)/\(ValueSyntax.text(of: window))" }
+    /// `N/DURATION`, as `init?(text:)` reads it.
+    var text: String { "\(limit)/\(ValueSyntax.text(of: window))" }
 
     /// Budgets separated by commas (`200/15m,2000/1d`); nil when one of them is not valid.
-    static func list(text: String) -> [RequestBudget]? {
-        var budgets: [RequestBudget] = []
+    static func list(text: String) -> [RateWindow]? {
+        var budgets: [RateWindow] = []
         for item in text.split(separator: ",", omittingEmptySubsequences: false) {
-            guard let budget = RequestBudget(text: String(item)) else { return nil }
+            guard let budget = RateWindow(text: String(item)) else { return nil }
             budgets.append(budget)
         }
         return budgets

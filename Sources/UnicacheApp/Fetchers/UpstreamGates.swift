@@ -17,7 +17,7 @@ struct UpstreamGates: Sendable {
     ) {
         gates = PerDomain { domain in
             let settings = protection[domain] ?? UpstreamProtection()
-            let windows = settings.budgets.map { RateWindow(limit: $0.requests, window: $0.window) }
+            let windows = settings.budgets
             return UpstreamGate(
                 configuration: .init(concurrency: settings.concurrency, slotWait: slotWait),
                 budget: windows.isEmpty ? nil : counter?(domain, windows) ?? SlidingWindowCounter(windows: windows),

@@ -1,4 +1,5 @@
 import Testing
+import UpstreamGate
 @testable import UnicacheApp
 
 /// `--upstream-rate`, `--upstream-concurrency`, `--upstream-header` and their variables (CONTRACT §7), whose
@@ -14,8 +15,8 @@ import Testing
             ],
             environment: [:])
         let upstreams = configuration.upstreams
-        #expect(upstreams.protection(for: .activities).budgets == [RequestBudget(requests: 200, window: .seconds(900))])
-        #expect(upstreams.protection(for: .subscription).budgets == [RequestBudget(requests: 5, window: .seconds(10))])
+        #expect(upstreams.protection(for: .activities).budgets == [RateWindow(limit: 200, window: .seconds(900))])
+        #expect(upstreams.protection(for: .subscription).budgets == [RateWindow(limit: 5, window: .seconds(10))])
         #expect(upstreams.protection(for: .health) == UpstreamProtection(concurrency: 8))
         #expect(upstreams.protection(for: .progress) == UpstreamProtection())
         #expect(
@@ -27,7 +28,7 @@ import Testing
 
     /// Strava's two limits: the flag repeated, or the budgets separated by commas (the only way in a variable).
     @Test func aDomainTakesBudgetsOfSeveralWindows() throws {
-        let strava = [RequestBudget(requests: 200, window: .seconds(900)), RequestBudget(requests: 2000, window: .seconds(86_400))]
+        let strava = [RateWindow(limit: 200, window: .seconds(900)), RateWindow(limit: 2000, window: .seconds(86_400))]
         let flags = try UnicacheConfiguration.parse(
             arguments: ["--upstream-rate", "activities=200/15m", "--upstream-rate", "activities=2000/1d"], environment: [:])
         let commas = try UnicacheConfiguration.parse(
@@ -56,7 +57,7 @@ import Testing
         #expect(upstreams.urls == [.subscription: "http://sub:9000"])
         #expect(
             upstreams.protection(for: .subscription) == UpstreamProtection(
-                budgets: [RequestBudget(requests: 5, window: .seconds(10))], concurrency: 3,
+                budgets: [RateWindow(limit: 5, window: .seconds(10))], concurrency: 3,
                 headers: [UpstreamHeader(name: "X-Api-Key", value: "k")]))
         #expect(upstreams.protection(for: .health).concurrency == 2)  // the flag wins
     }

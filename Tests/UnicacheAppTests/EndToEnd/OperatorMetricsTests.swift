@@ -2,13 +2,14 @@ import Foundation
 import Testing
 import TestSupport
 import UnifiedCache
+import UpstreamGate
 
 @testable import UnicacheApp
 
 /// The families deploy/alerts.yml and deploy/grafana/unicache.json need beyond the contract's, on a live service.
 @Suite(.timeLimit(.minutes(10)), .serialized) struct OperatorMetricsTests {
     @Test func budgetsHitsByTierAndErrorCountersAreExported() async throws {
-        let budget = RequestBudget(requests: 5, window: .seconds(600))
+        let budget = RateWindow(limit: 5, window: .seconds(600))
         try await withService(LiveService.start(protection: [.subscription: UpstreamProtection(budgets: [budget])])) { live in
             let miss = try await live.request(.GET, "/v1/users/a/subscription")
             let hit = try await live.request(.GET, "/v1/users/a/subscription")

@@ -23,7 +23,7 @@ import UpstreamGate
     /// rest are 503 problems with `Retry-After`.
     @Test func aStormUnderABudgetReachesTheUpstreamExactlyTheBudget() async throws {
         let clock = ManualClock()
-        let budget = RequestBudget(requests: 5, window: .seconds(10))
+        let budget = RateWindow(limit: 5, window: .seconds(10))
         try await withService(LiveService.start(protection: [.subscription: UpstreamProtection(budgets: [budget])], gateClock: clock)) { live in
             for user in 0..<5 { #expect(try await live.request(.GET, "/v1/users/stored\(user)/subscription").status == 200) }
             #expect(try await live.request(.GET, "/v1/users/cold/subscription").status == 503)
@@ -60,7 +60,7 @@ import UpstreamGate
     /// Warming the seven weekday averages is background work: under `health=7/1m` it may spend 6 (the last tenth,
     /// rounded up, is kept for requests), and a request still gets the seventh.
     @Test func warmingNeverSpendsTheLastTenthOfTheBudget() async throws {
-        let budget = RequestBudget(requests: 7, window: .seconds(60))
+        let budget = RateWindow(limit: 7, window: .seconds(60))
         try await withService(LiveService.start(protection: [.health: UpstreamProtection(budgets: [budget])], gateClock: ManualClock())) { live in
             let warm = try await live.request(.POST, "/v1/users/a/health/averages/warm", admin: true)
             let fetchedByWarm = live.upstream.requestTargets.count

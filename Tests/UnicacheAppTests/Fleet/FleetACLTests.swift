@@ -4,6 +4,7 @@ import RedisTestSupport
 import Testing
 import TestSupport
 import UnifiedCache
+import UpstreamGate
 
 @testable import UnicacheApp
 
@@ -36,7 +37,7 @@ struct FleetACLTests {
     @Test func everyFleetOperationRunsUnderTheShippedRules() async throws {
         let prefix = "acl\(UInt16.random(in: 0...UInt16.max)):"
         let user = Fleet.ACLUser(name: "unicache", password: "acl-\(UUID().uuidString)", rules: try Self.rules(prefix: prefix))
-        let budget = RequestBudget(requests: 100, window: .seconds(60))
+        let budget = RateWindow(limit: 100, window: .seconds(60))
         try await withService(Fleet.start(
             instances: 2, password: "admin-\(UUID().uuidString)", protection: [.subscription: UpstreamProtection(budgets: [budget])],
             prefix: prefix, aclUser: user)) { fleet in

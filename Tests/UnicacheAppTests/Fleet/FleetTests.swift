@@ -6,6 +6,7 @@ import RedisTestSupport
 import TestSupport
 import Testing
 import UnifiedCache
+import UpstreamGate
 
 @testable import UnicacheApp
 
@@ -234,7 +235,7 @@ import UnifiedCache
     /// §6.3 with §7: an `--upstream-rate` budget counts the fleet's requests: 20 cold requests over 2 instances
     /// under `subscription=5/1m` reach the upstream 5 times.
     @Test func aBudgetCountsTheWholeFleet() async throws {
-        let budget = RequestBudget(requests: 5, window: .seconds(60))
+        let budget = RateWindow(limit: 5, window: .seconds(60))
         try await withService(Fleet.start(instances: 2, protection: [.subscription: UpstreamProtection(budgets: [budget])])) { fleet in
             var statuses: [Int] = []
             for user in 0..<20 {
@@ -252,7 +253,7 @@ import UnifiedCache
     /// §6.3 with Redis gone: each instance falls back to the budget divided by the fleet size it last saw, so the
     /// fleet together still stays inside it.
     @Test func withoutRedisEachInstanceSpendsItsShareOfTheBudget() async throws {
-        let budget = RequestBudget(requests: 6, window: .seconds(60))
+        let budget = RateWindow(limit: 6, window: .seconds(60))
         try await withService(Fleet.start(instances: 2, protection: [.subscription: UpstreamProtection(budgets: [budget])])) { fleet in
             for instance in fleet.instances {
                 await waitUntil("the fleet size is known") { Fleet.shared(instance).instances == 2 }
