@@ -62,12 +62,13 @@ public final class RedisCommandPool: Sendable {
     /// Puts the calling thread under Linux's `SCHED_BATCH` policy: waking it never preempts the thread that woke
     /// it. An HTTP polling thread that hands commands to the loop goes on with its burst of requests until it
     /// waits, and the loop then writes them as one batch (`isCollecting`), instead of preempting it at the first
-    /// command when both share a CPU and sending each on its own. Best effort: elsewhere, or refused, nothing
-    /// changes.
+    /// command when both share a CPU and sending each on its own. Threads it starts are not batch threads
+    /// (`SCHED_RESET_ON_FORK`). Best effort: elsewhere, or refused, nothing changes.
     static func preferBatchScheduling() {
         #if os(Linux)
         var parameters = sched_param()
-        _ = sched_setscheduler(0, 3 /* SCHED_BATCH, <linux/sched.h>; Glibc's module does not export it */, &parameters)
+        // SCHED_BATCH (3) and SCHED_RESET_ON_FORK (0x40000000), from <linux/sched.h>: Glibc's module exports neither.
+        _ = sched_setscheduler(0, 3 | 0x4000_0000, &parameters)
         #endif
     }
 
@@ -195,10 +196,11 @@ public final class RedisCommandPool: Sendable {
         // An empty command gets an error reply in its place (RESP has no empty command: Redis would not answer).
         let sent = commands.filter { !$0.isEmpty }.map { $0.map(RESPArgument.init(bytes:)) }
         guard !sent.isEmpty else { return reply(.success(commands.map { _ in .error("ERR empty command") })) }
-        let slot = chosenSlot()
-        slot.began()
+        let blocking = commands.contains(where: Self.blocks)
+        let slot = chosenSlot(blocking: blocking)
+        slot.began(blocking: blocking)
         attempt(sent, on: slot, mayRetry: true) { [self] result in
-            slot.ended()
+            slot.ended(blocking: blocking)
             let now = self.now
             state.withLockedValue { state in
                 switch result {
@@ -219,14 +221,26 @@ public final class RedisCommandPool: Sendable {
     }
 
     /// A connection whose outbox waits for the event loop, so that the command shares their write and read
-    /// (requests that arrive together, as a polling thread's burst, make one round trip); else the first with the
+    /// (requests that arrive together, as a polling thread's burst, make one round trip), unless a blocking command
+    /// is among them (what follows it on its connection waits for it) or this one blocks; else the first with the
     /// fewest commands in flight: one connection under a light load, and a slow command (a SCAN, a long script,
     /// a BLPOP) sends the others to the next.
-    private func chosenSlot() -> ConnectionSlot {
-        if let collecting = slots.first(where: \.isCollecting) { return collecting }
+    private func chosenSlot(blocking: Bool) -> ConnectionSlot {
+        if !blocking, let collecting = slots.first(where: \.isJoinable) { return collecting }
         var slot = slots[0]
         for candidate in slots.dropFirst() where candidate.inFlight < slot.inFlight { slot = candidate }
         return slot
+    }
+
+    /// Commands Redis answers only when something happens (or a timeout passes): nothing may queue behind them.
+    private static let blockingCommands: Set<String> = [
+        "BLPOP", "BRPOP", "BRPOPLPUSH", "BLMOVE", "BLMPOP", "BZPOPMIN", "BZPOPMAX", "BZMPOP", "WAIT", "WAITAOF",
+        "XREAD", "XREADGROUP",
+    ]
+
+    private static func blocks(_ command: [[UInt8]]) -> Bool {
+        guard let name = command.first, (4...10).contains(name.count) else { return false }
+        return blockingCommands.contains(String(decoding: name, as: UTF8.self).uppercased())
     }
 
     /// Sends on the slot's connection (connecting first when it has none). A reused connection that turns out closed
@@ -416,15 +430,28 @@ final class ConnectionSlot: Sendable {
     private let commandsInFlight = Atomic<Int>(0)
 
     var inFlight: Int { commandsInFlight.load(ordering: .relaxed) }
-    /// Whether the slot's connection holds commands that wait for the event loop to write them.
-    var isCollecting: Bool {
-        state.withLockedValue { state in
+    /// Blocking commands (BLPOP, WAIT, …) among those in flight: while there is one, nothing joins the slot's batch.
+    private let blockingInFlight = Atomic<Int>(0)
+
+    /// Whether a command may join the slot's batch: its connection holds commands that wait for the event loop to
+    /// write them, none of them blocking.
+    var isJoinable: Bool {
+        guard blockingInFlight.load(ordering: .relaxed) == 0 else { return false }
+        return state.withLockedValue { state in
             guard case .connected(let connection) = state else { return false }
             return connection.isCollecting
         }
     }
-    func began() { commandsInFlight.wrappingAdd(1, ordering: .relaxed) }
-    func ended() { commandsInFlight.wrappingSubtract(1, ordering: .relaxed) }
+
+    func began(blocking: Bool) {
+        if blocking { blockingInFlight.wrappingAdd(1, ordering: .relaxed) }
+        commandsInFlight.wrappingAdd(1, ordering: .relaxed)
+    }
+
+    func ended(blocking: Bool) {
+        commandsInFlight.wrappingSubtract(1, ordering: .relaxed)
+        if blocking { blockingInFlight.wrappingSubtract(1, ordering: .relaxed) }
+    }
 
     func take(_ waiter: @escaping Waiter) -> Take {
         state.withLockedValue { state -> Take in

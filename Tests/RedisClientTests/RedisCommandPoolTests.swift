@@ -255,7 +255,36 @@ import Testing
         }
     }
 
-    /// A reply to a callback is given on the pool's loop: there, the dedicated loop's thread reports SCHED_BATCH.
+    /// A blocking command waiting in the outbox with others is not joined: a command sent after it goes elsewhere
+    /// instead of waiting behind it until something is pushed.
+    @Test func nothingJoinsABlockingCommand() async throws {
+        try await withRedisServer { (server: RedisServerProcess) async throws in
+            let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+            defer { group.shutdownGracefully { _ in } }
+            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(30), size: 4, eventLoopGroup: group)
+            defer { pool.shutdown() }
+            #expect(try await pool.command("PING") == .status("PONG"))
+            let held = DispatchSemaphore(value: 0)
+            group.next().execute { held.wait() }
+            let popped = NIOLockedValueBox<Result<RedisReply, RedisError>?>(nil)
+            let poppedLatch = Latch()
+            pool.command(["BLPOP", "pushed-later", "0"].map { Array($0.utf8) }) { reply in
+                popped.withLockedValue { $0 = reply }
+                poppedLatch.open()
+            }
+            let pinged = Latch()
+            pool.command([Array("PING".utf8)]) { _ in pinged.open() }
+            held.signal()
+            await pinged.wait()
+            #expect(popped.withLockedValue { $0 } == nil)
+            #expect(try await pool.command("RPUSH", "pushed-later", "x") == .integer(1))
+            await poppedLatch.wait()
+            #expect((try? popped.withLockedValue { $0 }?.get()) == .array([.string(Array("pushed-later")), .string(Array("x"))]))
+        }
+    }
+
+    /// A reply to a callback is given on the pool's loop: there, the dedicated loop's thread reports SCHED_BATCH
+    /// (3), with SCHED_RESET_ON_FORK (0x40000000) so that threads it starts are not batch threads.
     @Test func theDedicatedLoopRunsAsABatchThread() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
             let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(30), dedicatedEventLoop: true)
@@ -267,7 +296,8 @@ import Testing
                 answered.open()
             }
             await answered.wait()
-            #expect(policy.withLockedValue { $0 } == 3 /* SCHED_BATCH */)
+            let batchResettingOnFork: Int32 = 3 | 0x4000_0000
+            #expect(policy.withLockedValue { $0 } == batchResettingOnFork)
         }
     }
 
