@@ -229,18 +229,27 @@ import Testing
         }
     }
 
-    @Test func commandsSentWhileTheLoopIsBusyShareOneWrite() async throws {
+    /// A pool of four connections on a loop of its own, its first connection made, then its loop held (a task
+    /// waits on it) while `body` sends commands: they wait in an outbox until `body` calls `release`.
+    private func withHeldLoop(_ body: (_ pool: RedisCommandPool, _ release: () -> Void) async throws -> Void) async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
             defer { group.shutdownGracefully { _ in } }
             let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(30), size: 4, eventLoopGroup: group)
             defer { pool.shutdown() }
             #expect(try await pool.command("PING") == .status("PONG"))
-            // The loop held: the commands sent meanwhile wait in the first connection's outbox, each with one more
-            // in flight there than on the idle connections, and all join it (fewest-in-flight alone would spread
-            // them over the four, one connect each).
             let held = DispatchSemaphore(value: 0)
             group.next().execute { held.wait() }
+            defer { held.signal() }  // a second signal is harmless; a missing one would hold the loop for good
+            try await body(pool) { held.signal() }
+        }
+    }
+
+    /// The commands sent while the loop is held wait in the first connection's outbox, each with one more in flight
+    /// there than on the idle connections, and all join it (fewest-in-flight alone would spread them over the four,
+    /// one connect each).
+    @Test func commandsSentWhileTheLoopIsBusyShareOneWrite() async throws {
+        try await withHeldLoop { (pool: RedisCommandPool, release: () -> Void) async throws in
             let replies = NIOLockedValueBox<[Result<RedisReply, RedisError>]>([])
             let answered = Latch()
             for _ in 0..<8 {
@@ -248,7 +257,7 @@ import Testing
                     if replies.withLockedValue({ $0.append(reply); return $0.count }) == 8 { answered.open() }
                 }
             }
-            held.signal()
+            release()
             await answered.wait()
             #expect(replies.withLockedValue { $0 }.allSatisfy { (try? $0.get()) == .status("PONG") })
             #expect(pool.connectAttempts == 1)
@@ -258,14 +267,7 @@ import Testing
     /// A blocking command waiting in the outbox with others is not joined: a command sent after it goes elsewhere
     /// instead of waiting behind it until something is pushed.
     @Test func nothingJoinsABlockingCommand() async throws {
-        try await withRedisServer { (server: RedisServerProcess) async throws in
-            let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-            defer { group.shutdownGracefully { _ in } }
-            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(30), size: 4, eventLoopGroup: group)
-            defer { pool.shutdown() }
-            #expect(try await pool.command("PING") == .status("PONG"))
-            let held = DispatchSemaphore(value: 0)
-            group.next().execute { held.wait() }
+        try await withHeldLoop { (pool: RedisCommandPool, release: () -> Void) async throws in
             let popped = NIOLockedValueBox<Result<RedisReply, RedisError>?>(nil)
             let poppedLatch = Latch()
             pool.command(["BLPOP", "pushed-later", "0"].map { Array($0.utf8) }) { reply in
@@ -274,7 +276,7 @@ import Testing
             }
             let pinged = Latch()
             pool.command([Array("PING".utf8)]) { _ in pinged.open() }
-            held.signal()
+            release()
             await pinged.wait()
             #expect(popped.withLockedValue { $0 } == nil)
             #expect(try await pool.command("RPUSH", "pushed-later", "x") == .integer(1))
