@@ -26,6 +26,9 @@ import UnifiedCache
     func aDamagedFileIsAMissDeletedAndCounted(_ kind: Damage) async throws {
         try await withTemporaryFolder { dir in
             let tier = try await openTier(dir)
+            // The start-up scan runs in the background: one that reached the folder after the damage would delete
+            // and count the file itself (rightly) before the reads below (seen under ThreadSanitizer).
+            await tier.waitUntilIndexed()
             let entry = makeEntry("raw:victim", body: Array(repeating: 0x41, count: 1000))
             #expect(await tier.store(entry))
             #expect(tier.loadNow(entry.key) == entry)
@@ -45,6 +48,7 @@ import UnifiedCache
     @Test func aFileHoldingAnotherKeyIsNeverServed() async throws {
         try await withTemporaryFolder { dir in
             let tier = try await openTier(dir)
+            await tier.waitUntilIndexed()  // the start-up scan must not meet the planted file first
             await tier.store(makeEntry("raw:a"))
             // Simulate a hash collision: key b's path holds key a's file.
             let target = entryPath(dir, "raw:b")
