@@ -1,5 +1,6 @@
 import Foundation
 import JSONLogging
+import TestSupport
 import Testing
 import UnicacheApp
 
@@ -17,25 +18,28 @@ import Darwin
         let (readEnd, writeEnd) = (ends[0], ends[1])
         defer { close(readEnd) }
         let received: Task<[UInt8], Never> = Task.detached {
-            await withCheckedContinuation { continuation in
-                Thread.detachNewThread {
-                    var all: [UInt8] = []
-                    var chunk = [UInt8](repeating: 0, count: 65536)
-                    while true {
-                        let count = chunk.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
-                        if count <= 0 { break }
-                        all += chunk[..<count]
-                    }
-                    continuation.resume(returning: all)
+            await onThread {
+                var all: [UInt8] = []
+                var chunk = [UInt8](repeating: 0, count: 65536)
+                while true {
+                    let count = chunk.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
+                    if count <= 0 { break }
+                    all += chunk[..<count]
                 }
+                return all
             }
         }
         let output = LogOutput.fileDescriptor(writeEnd)
+        // Eight writers on threads of their own: a write blocks while the pipe is full and the others wait for the
+        // writer's lock, which on the cooperative pool's two threads held every other test of the suite (this one
+        // took 34 s in a full run, and the tests beside it stalled).
         await withTaskGroup { group in
             for task in 0..<8 {
                 group.addTask {
-                    let letter = Character(UnicodeScalar(UInt8(ascii: "a") + UInt8(task)))
-                    for _ in 0..<50 { output.writeLine(String(repeating: letter, count: 20_000)) }
+                    await onThread {
+                        let letter = Character(UnicodeScalar(UInt8(ascii: "a") + UInt8(task)))
+                        for _ in 0..<50 { output.writeLine(String(repeating: letter, count: 20_000)) }
+                    }
                 }
             }
         }
