@@ -62,13 +62,14 @@ public final class RedisCommandPool: Sendable {
     /// Puts the calling thread under Linux's `SCHED_BATCH` policy: waking it never preempts the thread that woke
     /// it. An HTTP polling thread that hands commands to the loop goes on with its burst of requests until it
     /// waits, and the loop then writes them as one batch (`isCollecting`), instead of preempting it at the first
-    /// command when both share a CPU and sending each on its own. Threads it starts are not batch threads
-    /// (`SCHED_RESET_ON_FORK`). Best effort: elsewhere, or refused, nothing changes.
+    /// command when both share a CPU and sending each on its own. A thread the loop thread starts inherits the
+    /// policy (Linux resets only real-time policies on fork): libdispatch may start a cooperative-pool worker from
+    /// it when a reply resumes a task; such a worker only loses wakeup preemption too. Best effort: elsewhere, or
+    /// refused, nothing changes.
     static func preferBatchScheduling() {
         #if os(Linux)
         var parameters = sched_param()
-        // SCHED_BATCH (3) and SCHED_RESET_ON_FORK (0x40000000), from <linux/sched.h>: Glibc's module exports neither.
-        _ = sched_setscheduler(0, 3 | 0x4000_0000, &parameters)
+        _ = sched_setscheduler(0, 3 /* SCHED_BATCH, <linux/sched.h>; Glibc's module does not export it */, &parameters)
         #endif
     }
 
