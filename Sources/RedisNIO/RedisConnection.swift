@@ -1,8 +1,8 @@
 // RedisNIO: a Redis client on SwiftNIO (RESP2). One `RedisConnection` is one TCP or TLS connection on an event
 // loop that pipelines commands and matches replies in order; a deadline that passes fails what is in flight and
 // closes the connection. `RedisSubscription` delivers pub/sub messages as an AsyncStream. `RedisURL` parses
-// `redis://`, `rediss://` and `redis-sentinel://`; `RedisSentinel` finds the primary and follows `+promoted-slave` and `+switch-master`.
-// RedisClient runs the service's command pool and invalidation subscriber on it.
+// `redis://`, `rediss://` and `redis-sentinel://`; `RedisSentinel` finds the primary and follows `+promoted-slave`
+// and `+switch-master`. RedisClient runs the service's command pool and invalidation subscriber on it.
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
