@@ -9,9 +9,9 @@ import NIOConcurrencyHelpers
 /// byte comparison under a lock, not a signature check. At most `capacity` tokens, each until its `exp` (plus the
 /// leeway), and only under the key set that verified it.
 ///
-/// The table is keyed by a hash of the token's last 32 bytes (its signature's end: as random as the signature)
-/// and holds the whole token, which must match byte for byte: hashing all ~700 bytes would cost more than the
-/// rest of the decision, and a made-up token that shares the tail of a remembered one only misses the table.
+/// The table is keyed by the token's last 16 bytes (its signature's end: as random as the signature) and its
+/// length, and holds the whole token, which must match byte for byte: hashing all ~700 bytes would cost more than
+/// the rest of the decision, and a made-up token that shares the tail of a remembered one only misses the table.
 final class RememberedTokens: Sendable {
     struct Entry: Sendable {
         let token: String
@@ -79,14 +79,16 @@ final class RememberedTokens: Sendable {
 
     var count: Int { state.withLockedValue { $0.table.count } }
 
+    /// The token's last 16 bytes (its signature's end, 96 random bits in base64url) and its length, folded into
+    /// one word: the table's own hashing spreads it. Read in place when the token is contiguous (it is).
     private static func slot(_ token: Substring) -> Int {
-        var hasher = Hasher()
-        let tail = token.utf8.suffix(32)
-        hasher.combine(token.utf8.count)
-        if tail.withContiguousStorageIfAvailable({ hasher.combine(bytes: UnsafeRawBufferPointer($0)) }) == nil {
-            for byte in tail { hasher.combine(byte) }
-        }
-        return hasher.finalize()
+        let utf8 = token.utf8
+        let folded = utf8.withContiguousStorageIfAvailable { bytes -> UInt64 in
+            var words: (UInt64, UInt64) = (0, 0)
+            withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes.suffix(16)))) }
+            return words.0 ^ (words.1 &* 0x9E37_79B9_7F4A_7C15)
+        } ?? utf8.suffix(16).reduce(0) { $0 &* 31 &+ UInt64($1) }
+        return Int(bitPattern: UInt(folded ^ UInt64(utf8.count)))
     }
 
     /// Byte equality, with `memcmp` speed when both are contiguous (they are: header values and our copies).

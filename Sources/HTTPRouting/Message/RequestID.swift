@@ -4,7 +4,9 @@ import Synchronization
 /// characters, else one the server made. Echoed in the response, sent upstream with the fetch the request
 /// caused, and written in the request's log lines.
 public struct RequestID: Sendable, Hashable, CustomStringConvertible {
-    public static let headerName = "X-Request-ID"
+    public static let headerName = headerNameLiteral.description
+    /// The name as a literal, for C calls: a small `String` passed as `const char *` is copied to a heap array.
+    public static let headerNameLiteral: StaticString = "X-Request-ID"
 
     public let value: String
 

@@ -159,7 +159,7 @@ final class PreparedResponse: @unchecked Sendable {
             if let lent = spare.carrying(requestID) { return lent }
             MHD_destroy_response(spare.copy)
         }
-        return copy(adding: requestID).map { Spare(copy: $0, requestID: requestID) }
+        return copy(adding: requestID).map { Spare(copy: $0, carrying: requestID) }
     }
 
     /// Takes back a copy `lend` gave once no connection reads it (its request completed, or queueing it failed).
@@ -196,29 +196,44 @@ final class PreparedResponse: @unchecked Sendable {
 struct Spare: @unchecked Sendable {
     let copy: OpaquePointer
     let requestID: RequestID
+    /// The id header's value as MHD holds it (`requestID`'s bytes), nil when MHD did not return it.
+    private let value: UnsafePointer<CChar>?
+
+    /// `copy`, whose id header carries `requestID`.
+    init(copy: OpaquePointer, carrying requestID: RequestID) {
+        self.init(copy: copy, requestID: requestID, value: MHD_get_response_header(copy, Self.headerName))
+    }
+
+    private init(copy: OpaquePointer, requestID: RequestID, value: UnsafePointer<CChar>?) {
+        self.copy = copy
+        self.requestID = requestID
+        self.value = value
+    }
+
+    private static var headerName: UnsafePointer<CChar> {
+        UnsafeRawPointer(RequestID.headerNameLiteral.utf8Start).assumingMemoryBound(to: CChar.self)
+    }
 
     /// This copy carrying `requestID` instead, or nil when MHD refuses the header (the copy is then the caller's
     /// to destroy). An id as long as the one it replaces (generated ids are, for 62ⁿ requests at a time) is
     /// written over the old one's bytes: libmicrohttpd 0.9.75 keeps a header's value in its own malloc'd copy,
-    /// returned by `MHD_get_response_header`, and reads it with the length it measured when the header was added
-    /// (`add_response_entry` in response.c, `add_user_headers` in connection.c), only while it builds an answer's
-    /// header block, which no connection does with a copy no request holds. Any other id replaces the header
-    /// (three frees, three allocations).
+    /// returned by `MHD_get_response_header` (kept in `value` until the header is replaced), and reads it with the
+    /// length it measured when the header was added (`add_response_entry` in response.c, `add_user_headers` in
+    /// connection.c), only while it builds an answer's header block, which no connection does with a copy no
+    /// request holds. Any other id replaces the header (three frees, three allocations).
     func carrying(_ requestID: RequestID) -> Spare? {
         var new = requestID.value
         let rewritten = new.withUTF8 { new in
-            guard let old = MHD_get_response_header(copy, RequestID.headerName),
-                  strlen(old) == new.count, let base = new.baseAddress
-            else { return false }
-            UnsafeMutableRawPointer(mutating: old).copyMemory(from: base, byteCount: new.count)
+            guard let value, new.count == self.requestID.value.utf8.count, let base = new.baseAddress else { return false }
+            UnsafeMutableRawPointer(mutating: value).copyMemory(from: base, byteCount: new.count)
             return true
         }
-        if rewritten { return Spare(copy: copy, requestID: requestID) }
+        if rewritten { return Spare(copy: copy, requestID: requestID, value: value) }
         let removed = self.requestID.value.withCString { old in
-            MHD_del_response_header(copy, RequestID.headerName, old)
+            MHD_del_response_header(copy, Self.headerName, old)
         }
         guard removed == .YES, MHDConnection.add(RequestID.headerName, requestID.value, to: copy) else { return nil }
-        return Spare(copy: copy, requestID: requestID)
+        return Spare(copy: copy, carrying: requestID)
     }
 }
 
