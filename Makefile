@@ -10,7 +10,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # same wherever the service runs.
 RELEASE_FLAGS := -c release --static-swift-stdlib --product unicache --scratch-path .build-release
 
-.PHONY: deps run test build release check tsan openapi alerts ops-check conformance docker-check docs-check fleet fleet-check bench-http bench-cache bench-shared
+.PHONY: deps run test build release check tsan openapi alerts ops-check conformance docker-check docs-check fleet fleet-check bench-http bench-cache bench-instructions bench-shared
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -88,6 +88,10 @@ bench-http:
 
 bench-cache:
 	bash scripts/bench-cache.sh
+
+# Instructions per warm hit under callgrind (needs valgrind): the figure that does not drift with the machine.
+bench-instructions:
+	bash scripts/bench-instructions.sh
 
 # The shared Redis tier (needs redis-server, which `deps` installs): L1 misses from Redis vs disk, a fleet
 # stampede, a dead Redis.

@@ -2,6 +2,17 @@ import Testing
 @testable import HTTPRouting
 
 @Suite(.timeLimit(.minutes(10))) struct RequestParsingTests {
+    /// The server's method parse: the common methods are the constants, anything else (a longer or shorter token
+    /// with the same start, another case) is kept as sent.
+    @Test(arguments: [
+        ("GET", HTTPMethod.get), ("HEAD", .head), ("POST", .post), ("PUT", .put), ("DELETE", .delete),
+        ("GETS", HTTPMethod("GETS")), ("GE", HTTPMethod("GE")), ("get", HTTPMethod("get")), ("PATCH", .patch),
+        ("", HTTPMethod("")),
+    ])
+    func methodsFromCStrings(text: String, method: HTTPMethod) {
+        #expect(text.withCString { HTTPMethod(cString: $0) } == method)
+    }
+
     @Test func splitsAndDecodesPathSegments() throws {
         let request = try Request(method: .get, target: "/v1/cache/a%20b/c%3Ad")
         #expect(request.pathSegments == ["v1", "cache", "a b", "c:d"])
