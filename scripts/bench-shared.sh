@@ -13,7 +13,8 @@
 #   3. a dead Redis: L1 misses fetched from a 0 ms demo upstream with --redis pointing at a port nothing listens
 #      on, against the same without --redis: the latency a dead Redis adds to a request.
 # Env: RUNS (3), DURATION (5s), CONNECTIONS (16), SERVER_CPU (0), WRK_CPU (1), BASE_PORT (19080), STAMPEDE_HOLD (0.3).
-# Targets: one-client shared hit p50 <= 250 us; 16-client shared hit <= 35 us CPU, TLS adding <= 15 us; stampede
+# Targets: one-client shared hit p50 <= 250 us (also measured with Redis moved onto the server's CPU: its hops then
+# cost what a disk hit's do); 16-client shared hit <= 35 us CPU, TLS adding <= 15 us; stampede
 # <= upstream + 20 ms with 1 fetch; dead Redis <= 2 ms added; a key ring adds <= 10 us to a disk hit's and a shared
 # hit's p50.
 set -euo pipefail
@@ -48,7 +49,8 @@ cleanup() {
 trap cleanup EXIT
 
 redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --daemonize no >"$WORK/redis.log" 2>&1 &
-PIDS+=($!)
+REDIS_PID=$!
+PIDS+=("$REDIS_PID")
 for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.05; done
 
 # A second Redis with TLS only, on a certificate for 127.0.0.1 from a CA made here.
@@ -112,28 +114,44 @@ warm() {
 # shellcheck source=scripts/bench-common.sh
 source "$ROOT/scripts/bench-common.sh"
 
-# measure NAME PID PORT [CONNECTIONS]: RUNS wrk runs over the key set; prints one line per run, stores the medians.
-declare -A RPS=() P50=() P99=() CPU=()
+# diff_median RUNS_A RUNS_B: the median of the per-round differences A - B (the runs of one `measure` call, in order).
+diff_median() { paste -d' ' <(tr ' ' '\n' <<<"$1" | grep .) <(tr ' ' '\n' <<<"$2" | grep .) | awk '{print $1 - $2}' | median; }
+
+# measure CONNECTIONS TARGET...: RUNS interleaved rounds, each one wrk run per target in turn (a target is
+# "NAME PID PORT", or "NAME PID PORT near" for a run with Redis moved onto the server's CPU for its duration): the
+# machine's speed drifts from minute to minute, so targets compared with each other are measured side by side.
+# Prints one line per run and stores each target's medians.
+declare -A RPS=() P50=() P99=() CPU=() RUNS_RPS=() RUNS_P50=() RUNS_P99=() RUNS_CPU=()
 measure() {
-  local name=$1 pid=$2 port=$3 connections=${4:-$CONNECTIONS} rps_runs="" p50_runs="" p99_runs="" cpu_runs=""
+  local connections=$1
+  shift
   for run in $(seq 1 "$RUNS"); do
-    local before after output requests rps p50 p99 cpu
-    before=$(cpu_ticks "$pid")
-    output=$(taskset -c "$WRK_CPU" wrk -t1 -c"$connections" -d"$DURATION" --latency -s "$WORK/keys.lua" "http://127.0.0.1:$port")
-    after=$(cpu_ticks "$pid")
-    requests=$(awk '/requests in/ {print $1}' <<<"$output")
-    rps=$(awk '/Requests\/sec/ {print $2}' <<<"$output")
-    p50=$(to_us "$(awk '$1 == "50%" {print $2}' <<<"$output")")
-    p99=$(to_us "$(awk '$1 == "99%" {print $2}' <<<"$output")")
-    cpu=$(cpu_us_per_request $((after - before)) "$requests")
-    printf '   %-18s run %d: %9.0f req/s  p50 %7.0f us  p99 %7.0f us  cpu %7s us/req %s\n' "$name" "$run" "$rps" "$p50" "$p99" "$cpu" \
-      "$(awk '/Non-2xx|Socket errors/' <<<"$output")"
-    rps_runs+="$rps " p50_runs+="$p50 " p99_runs+="$p99 " cpu_runs+="$cpu "
+    for target in "$@"; do
+      local name pid port near before after output requests rps p50 p99 cpu
+      read -r name pid port near <<<"$target"
+      [[ -n $near ]] && taskset -a -p -c "$SERVER_CPU" "$REDIS_PID" >/dev/null
+      before=$(cpu_ticks "$pid")
+      output=$(taskset -c "$WRK_CPU" wrk -t1 -c"$connections" -d"$DURATION" --latency -s "$WORK/keys.lua" "http://127.0.0.1:$port")
+      after=$(cpu_ticks "$pid")
+      [[ -n $near ]] && taskset -a -p -c "0-$(($(nproc) - 1))" "$REDIS_PID" >/dev/null
+      requests=$(awk '/requests in/ {print $1}' <<<"$output")
+      rps=$(awk '/Requests\/sec/ {print $2}' <<<"$output")
+      p50=$(to_us "$(awk '$1 == "50%" {print $2}' <<<"$output")")
+      p99=$(to_us "$(awk '$1 == "99%" {print $2}' <<<"$output")")
+      cpu=$(cpu_us_per_request $((after - before)) "$requests")
+      printf '   %-20s run %d: %9.0f req/s  p50 %7.0f us  p99 %7.0f us  cpu %7s us/req %s\n' "$name" "$run" "$rps" "$p50" "$p99" \
+        "$cpu" "$(awk '/Non-2xx|Socket errors/' <<<"$output")"
+      RUNS_RPS[$name]+="$rps " RUNS_P50[$name]+="$p50 " RUNS_P99[$name]+="$p99 " RUNS_CPU[$name]+="$cpu "
+    done
   done
-  RPS[$name]=$(tr ' ' '\n' <<<"$rps_runs" | grep . | median)
-  P50[$name]=$(tr ' ' '\n' <<<"$p50_runs" | grep . | median)
-  P99[$name]=$(tr ' ' '\n' <<<"$p99_runs" | grep . | median)
-  CPU[$name]=$(tr ' ' '\n' <<<"$cpu_runs" | grep . | median)
+  for target in "$@"; do
+    local name
+    read -r name _ <<<"$target"
+    RPS[$name]=$(tr ' ' '\n' <<<"${RUNS_RPS[$name]}" | grep . | median)
+    P50[$name]=$(tr ' ' '\n' <<<"${RUNS_P50[$name]}" | grep . | median)
+    P99[$name]=$(tr ' ' '\n' <<<"${RUNS_P99[$name]}" | grep . | median)
+    CPU[$name]=$(tr ' ' '\n' <<<"${RUNS_CPU[$name]}" | grep . | median)
+  done
 }
 
 echo "== 1. L1 misses: shared tier vs disk tier ($KEYS keys, memory tier of 1 entry; wrk -t1 -c$CONNECTIONS -d$DURATION x$RUNS)"
@@ -159,18 +177,17 @@ SHARED_SEALED_PID=$PID
 wait_connected $((BASE_PORT + 8))
 warm $((BASE_PORT + 7))
 warm $((BASE_PORT + 8))
-# Each pair measured back to back: the machine's speed drifts between minutes.
-measure disk-hit "$DISK_PID" $((BASE_PORT + 1))
-measure disk-hit-sealed "$DISK_SEALED_PID" $((BASE_PORT + 7))
-measure shared-hit "$SHARED_PID" $((BASE_PORT + 2))
-measure shared-hit-tls "$SHARED_TLS_PID" $((BASE_PORT + 9))
-measure shared-hit-sealed "$SHARED_SEALED_PID" $((BASE_PORT + 8))
-# One client: the latency of one L1 miss, without queueing behind the others.
-measure disk-hit-c1 "$DISK_PID" $((BASE_PORT + 1)) 1
-measure disk-hit-sealed-c1 "$DISK_SEALED_PID" $((BASE_PORT + 7)) 1
-measure shared-hit-c1 "$SHARED_PID" $((BASE_PORT + 2)) 1
-measure shared-hit-tls-c1 "$SHARED_TLS_PID" $((BASE_PORT + 9)) 1
-measure shared-hit-sealed-c1 "$SHARED_SEALED_PID" $((BASE_PORT + 8)) 1
+# Interleaved rounds: each target beside the ones it is compared with.
+measure "$CONNECTIONS" "disk-hit $DISK_PID $((BASE_PORT + 1))" "disk-hit-sealed $DISK_SEALED_PID $((BASE_PORT + 7))" \
+  "shared-hit $SHARED_PID $((BASE_PORT + 2))" "shared-hit-tls $SHARED_TLS_PID $((BASE_PORT + 9))" \
+  "shared-hit-sealed $SHARED_SEALED_PID $((BASE_PORT + 8))"
+# One client: the latency of one L1 miss, without queueing behind the others. `shared-hit-c1-near` is the same
+# instance with Redis moved onto the server's CPU for its runs: every hop of a shared hit (the polling thread to the
+# event loop, to Redis, back) is then a hand-off on one CPU, as a disk hit's hops (to the tier's thread and back)
+# are. Where Redis runs on the other CPU, two of them wake an idle CPU, which costs this VM tens of µs each.
+measure 1 "disk-hit-c1 $DISK_PID $((BASE_PORT + 1))" "disk-hit-sealed-c1 $DISK_SEALED_PID $((BASE_PORT + 7))" \
+  "shared-hit-c1 $SHARED_PID $((BASE_PORT + 2))" "shared-hit-c1-near $SHARED_PID $((BASE_PORT + 2)) near" \
+  "shared-hit-tls-c1 $SHARED_TLS_PID $((BASE_PORT + 9))" "shared-hit-sealed-c1 $SHARED_SEALED_PID $((BASE_PORT + 8))"
 sed -n 's/.*"shared":{\([^}]*\)}.*/   shared-hit stats: \1/p' <<<"$(curl -sS "http://127.0.0.1:$((BASE_PORT + 2))/stats")"
 
 echo "== 3. a dead Redis: L1 misses fetched from a 0 ms demo upstream, with and without --redis at a closed port (one client)"
@@ -178,8 +195,7 @@ start miss-local $((BASE_PORT + 3)) --disk-limit 0 --memory-entries 1 --demo-lat
 LOCAL_PID=$PID
 start miss-dead-redis $((BASE_PORT + 4)) --disk-limit 0 --memory-entries 1 --demo-latency 0ms --redis "redis://127.0.0.1:1"
 DEAD_PID=$PID
-measure miss-local "$LOCAL_PID" $((BASE_PORT + 3)) 1
-measure miss-dead-redis "$DEAD_PID" $((BASE_PORT + 4)) 1
+measure 1 "miss-local $LOCAL_PID $((BASE_PORT + 3))" "miss-dead-redis $DEAD_PID $((BASE_PORT + 4))"
 
 echo "== 2. a fleet stampede: 1,000 cold requests over 2 instances sharing a Redis, upstream holding $STAMPEDE_HOLD s (x$RUNS)"
 # Measured as the single-instance stampede is (scripts/bench-stampede.py): the clients are Benchmarks/stampede-client
@@ -194,18 +210,19 @@ STAMPEDE_MS=$(awk '$1 == "warmed:" {print $5}' <<<"$STAMPEDE")
 
 echo
 printf '%-18s %10s %9s %9s %12s\n' target "req/s" "p50(us)" "p99(us)" "cpu us/req"
-for name in disk-hit disk-hit-sealed shared-hit shared-hit-tls shared-hit-sealed disk-hit-c1 disk-hit-sealed-c1 shared-hit-c1 shared-hit-tls-c1 shared-hit-sealed-c1 miss-local miss-dead-redis; do
+for name in disk-hit disk-hit-sealed shared-hit shared-hit-tls shared-hit-sealed disk-hit-c1 disk-hit-sealed-c1 shared-hit-c1 shared-hit-c1-near shared-hit-tls-c1 shared-hit-sealed-c1 miss-local miss-dead-redis; do
   printf '%-18s %10.0f %9.0f %9.0f %12.2f\n' "$name" "${RPS[$name]}" "${P50[$name]}" "${P99[$name]}" "${CPU[$name]}"
 done
+# The differences below are medians of per-round differences (each round measures both side by side).
 printf 'a dead Redis adds %.0f us at p50 and %.0f us at p99 per L1 miss (one client)\n' \
-  "$(awk -v a="${P50[miss-dead-redis]}" -v b="${P50[miss-local]}" 'BEGIN {print a - b}')" \
-  "$(awk -v a="${P99[miss-dead-redis]}" -v b="${P99[miss-local]}" 'BEGIN {print a - b}')"
+  "$(diff_median "${RUNS_P50[miss-dead-redis]}" "${RUNS_P50[miss-local]}")" \
+  "$(diff_median "${RUNS_P99[miss-dead-redis]}" "${RUNS_P99[miss-local]}")"
 printf 'a key ring adds %.0f us to a disk hit and %.0f us to a shared hit at p50 (one client)\n' \
-  "$(awk -v a="${P50[disk-hit-sealed-c1]}" -v b="${P50[disk-hit-c1]}" 'BEGIN {print a - b}')" \
-  "$(awk -v a="${P50[shared-hit-sealed-c1]}" -v b="${P50[shared-hit-c1]}" 'BEGIN {print a - b}')"
+  "$(diff_median "${RUNS_P50[disk-hit-sealed-c1]}" "${RUNS_P50[disk-hit-c1]}")" \
+  "$(diff_median "${RUNS_P50[shared-hit-sealed-c1]}" "${RUNS_P50[shared-hit-c1]}")"
 printf 'TLS adds %.1f us of CPU to a shared hit (16 clients) and %.0f us to its p50 (one client)\n' \
-  "$(awk -v a="${CPU[shared-hit-tls]}" -v b="${CPU[shared-hit]}" 'BEGIN {print a - b}')" \
-  "$(awk -v a="${P50[shared-hit-tls-c1]}" -v b="${P50[shared-hit-c1]}" 'BEGIN {print a - b}')"
+  "$(diff_median "${RUNS_CPU[shared-hit-tls]}" "${RUNS_CPU[shared-hit]}")" \
+  "$(diff_median "${RUNS_P50[shared-hit-tls-c1]}" "${RUNS_P50[shared-hit-c1]}")"
 printf 'fleet stampede: 1 upstream request each; the last client answered %s ms after the upstream (median, warmed) and %s ms (first after start-up)\n' \
   "$STAMPEDE_MS" "$(awk '$1 == "first" && $2 == ":" {print $6}' <<<"$STAMPEDE")"
-echo "targets: shared-hit <= 35 us CPU, TLS adding <= 15 us; shared-hit-c1 p50 <= 250 us; stampede last after the upstream answer <= 20 ms with 1 fetch; a key ring adds <= 10 us at p50; dead Redis <= 2 ms added"
+echo "targets: shared-hit <= 35 us CPU, TLS adding <= 15 us; shared-hit-c1 p50 <= 250 us (shared-hit-c1-near: Redis on the server's CPU); stampede last after the upstream answer <= 20 ms with 1 fetch; a key ring adds <= 10 us at p50; dead Redis <= 2 ms added"

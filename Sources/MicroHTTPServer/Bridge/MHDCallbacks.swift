@@ -91,13 +91,9 @@ enum MHDCallbacks {
         }
         let body = context.body
         context.body = []
-        let answer = core.responder.answer(
-            method: method.map(HTTPMethod.init(cString:)) ?? .get,
-            target: context.target,
-            headers: context.headers,
-            body: body,
-            clientAddress: MHDConnection.clientAddress(of: context.connection),
-            requestID: context.requestID)
+        let answer = core.answer(
+            method.map(HTTPMethod.init(cString:)) ?? .get, context.target, context.headers, body,
+            MHDConnection.clientAddress(of: context.connection), context.requestID)
         switch answer {
         case .now(let response):
             return self.answer(context, with: response, core: core)

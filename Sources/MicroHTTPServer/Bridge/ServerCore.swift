@@ -5,7 +5,12 @@ import Synchronization
 /// What the C callbacks need, shared by the MHD thread and the Swift tasks. MHD holds it unretained as
 /// its `cls`; the server keeps it alive until the daemon has stopped.
 final class ServerCore: Sendable {
-    let responder: any HTTPResponder
+    /// The responder's `answer`, held in a closure: read from the existential property, the responder (a `Router`
+    /// and its closures) was copied on every request, a retain and a release per field.
+    let answer: @Sendable (
+        _ method: HTTPMethod, _ target: String, _ headers: HTTPHeaders, _ body: [UInt8], _ clientAddress: ClientAddress,
+        _ requestID: RequestID?
+    ) -> Answer
     let configuration: MicroHTTPServerConfiguration
     let logger: Logger
     /// Async requests running (bounded by `maxPendingRequests`), with their deadlines.
@@ -19,7 +24,11 @@ final class ServerCore: Sendable {
     let prepared = PreparedResponses()
 
     init(responder: any HTTPResponder, configuration: MicroHTTPServerConfiguration, logger: Logger) {
-        self.responder = responder
+        answer = { method, target, headers, body, clientAddress, requestID in
+            responder.answer(
+                method: method, target: target, headers: headers, body: body, clientAddress: clientAddress,
+                requestID: requestID)
+        }
         self.configuration = configuration
         self.logger = logger
         pending = PendingJobs(limit: configuration.maxPendingRequests)
