@@ -459,8 +459,11 @@ final class ConnectionSlot: Sendable {
             switch state {
             case .connected(let connection) where connection.isActive:
                 return .use(connection)
-            case .connecting(let waiters):
-                state = .connecting(waiters + [waiter])
+            case .connecting(var waiters):
+                // Appended in place (the state let go of the array first), not copied for every waiter.
+                state = .connecting([])
+                waiters.append(waiter)
+                state = .connecting(waiters)
                 return .wait
             case .idle, .connected:
                 state = .connecting([waiter])

@@ -42,8 +42,12 @@ final class AnnouncedOutcome: Sendable {
                 let told = state.withLockedValue { state -> LoadOutcome? in
                     switch state {
                     case .told(let outcome): return outcome
-                    case .waiting(let waiting):
-                        state = .waiting(waiting + [continuation])
+                    case .waiting(var waiting):
+                        // Appended in place (the state let go of the array first): `waiting + [continuation]`
+                        // copied the list for every joiner, quadratic in a stampede's 1,000.
+                        state = .waiting([])
+                        waiting.append(continuation)
+                        state = .waiting(waiting)
                         return nil
                     }
                 }
