@@ -85,7 +85,8 @@ final class RememberedTokens: Sendable {
         let utf8 = token.utf8
         let folded = utf8.withContiguousStorageIfAvailable { bytes -> UInt64 in
             var words: (UInt64, UInt64) = (0, 0)
-            withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes.suffix(16)))) }
+            let tail = UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes.suffix(16)))
+            withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: tail) }
             return words.0 ^ (words.1 &* 0x9E37_79B9_7F4A_7C15)
         } ?? utf8.suffix(16).reduce(0) { $0 &* 31 &+ UInt64($1) }
         return Int(bitPattern: UInt(folded ^ UInt64(utf8.count)))

@@ -224,7 +224,8 @@ struct Spare: @unchecked Sendable {
     func carrying(_ requestID: RequestID) -> Spare? {
         var new = requestID.value
         let rewritten = new.withUTF8 { new in
-            guard let value, new.count == self.requestID.value.utf8.count, let base = new.baseAddress else { return false }
+            guard let value, new.count == self.requestID.value.utf8.count, let base = new.baseAddress
+            else { return false }
             UnsafeMutableRawPointer(mutating: value).copyMemory(from: base, byteCount: new.count)
             return true
         }

@@ -51,7 +51,9 @@ final class StatisticsRecorder: Sendable {
 
     /// A fetch that failed before any request reached the upstream: a failure, not a fetch.
     func recordUnsentFailure(namespace: String) {
-        state.withLockedValue { $0.namespaces[Namespace(name: namespace), default: RequestCounters()].fetchFailures += 1 }
+        state.withLockedValue { state in
+            state.namespaces[Namespace(name: namespace), default: RequestCounters()].fetchFailures += 1
+        }
     }
 
     func snapshot(memory: MemoryTierStatistics, secondTier: SecondTierStatistics?) -> CacheStatistics {
