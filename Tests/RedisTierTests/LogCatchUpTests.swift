@@ -110,15 +110,15 @@ import UnifiedCache
         let other = TierInstance(redis, prefix: prefix)
         try await other.startConnected()
         _ = try await other.tier.invalidate(.key("before"))
-        await waitUntil("the change reaches the instance", within: .seconds(20)) { instance.events.contains(.invalidate(.key("before"))) }
+        await waitUntil("the change reaches the instance") { instance.events.contains(.invalidate(.key("before"))) }
         #expect(try await redisCommand(redis, "SAVE") == .status("OK"))
 
         try await redis.restart()
         // The other instance's pool may hold a broken connection or an open breaker for a moment.
-        await waitUntil("a change after the restart is stored", within: .seconds(20)) {
+        await waitUntil("a change after the restart is stored") {
             (try? await other.tier.invalidate(.key("after"))) != nil
         }
-        await waitUntil("back in step with the change applied", within: .seconds(20)) {
+        await waitUntil("back in step with the change applied") {
             instance.statistics.connected && instance.events.contains(.invalidate(.key("after")))
         }
         await instance.stop()
@@ -144,7 +144,7 @@ import UnifiedCache
         let dying = TierInstance(redis, prefix: prefix, checkpointFile: file, catchUpBatch: 2)
         dying.holdSettles(after: 2)
         dying.start()
-        await waitUntil("the second batch is applied and its flush hangs", within: .seconds(20)) { dying.heldSettles == 1 }
+        await waitUntil("the second batch is applied and its flush hangs") { dying.heldSettles == 1 }
         let savedWhileDying = LogPositionFile(path: file).load()?.position
         // (Read now: once its flush is let go, at its stop, the hung instance goes on.)
         let appliedWhileDying = dying.events
@@ -177,7 +177,7 @@ import UnifiedCache
         // from the log, else on the channel: either way it is applied and nothing is reset.
         _ = try await redisCommand(redis, "CLIENT", "KILL", "TYPE", "pubsub")
         _ = try await other.tier.invalidate(.key("while-away"))
-        await waitUntil("back in step with the change applied", within: .seconds(20)) {
+        await waitUntil("back in step with the change applied") {
             instance.statistics.connected && instance.events.contains(.invalidate(.key("while-away")))
         }
         await instance.stop()

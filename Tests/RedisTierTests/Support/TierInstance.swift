@@ -77,7 +77,7 @@ final class TierInstance: Sendable {
     /// Started, and in step with the fleet (caught up or reset).
     func startConnected() async throws {
         start()
-        await waitUntil("the tier is in step", within: .seconds(20)) { self.statistics.connected }
+        await waitUntil("the tier is in step") { self.statistics.connected }
     }
 
     func stop() async {
