@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import NIOConcurrencyHelpers
 
 /// Verified tokens (CONTRACT §8.6): a client reusing its token pays a short hash, one table look-up and one
@@ -46,7 +41,7 @@ final class RememberedTokens: Sendable {
     func lookup(_ token: Substring, generation: Int, now: Double) -> VerifiedToken? {
         let slot = Self.slot(token)
         return state.withLockedValue { state in
-            guard let entry = state.table[slot], Self.same(entry.token, token) else { return nil }
+            guard let entry = state.table[slot], BytewiseEquality.equal(entry.token, token) else { return nil }
             guard entry.generation == generation, now < entry.grant.acceptedUntil else {
                 state.table[slot] = nil
                 return nil
@@ -90,17 +85,5 @@ final class RememberedTokens: Sendable {
             return words.0 ^ (words.1 &* 0x9E37_79B9_7F4A_7C15)
         } ?? utf8.suffix(16).reduce(0) { $0 &* 31 &+ UInt64($1) }
         return Int(bitPattern: UInt(folded ^ UInt64(utf8.count)))
-    }
-
-    /// Byte equality, with `memcmp` speed when both are contiguous (they are: header values and our copies).
-    private static func same(_ stored: String, _ token: Substring) -> Bool {
-        guard stored.utf8.count == token.utf8.count else { return false }
-        let fast = stored.utf8.withContiguousStorageIfAvailable { a in
-            token.utf8.withContiguousStorageIfAvailable { b in
-                guard let x = a.baseAddress, let y = b.baseAddress else { return a.count == b.count }
-                return memcmp(x, y, a.count) == 0
-            }
-        }
-        return (fast ?? nil) ?? stored.utf8.elementsEqual(token.utf8)
     }
 }
