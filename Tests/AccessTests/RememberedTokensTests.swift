@@ -54,4 +54,21 @@ struct RememberedTokensTests {
         table.forgetAll()
         #expect(table.lookup("t", generation: 2, now: 0) == nil)
     }
+
+    /// A made-up token with a remembered one's length and last bytes (its slot) is not its grant: it misses the
+    /// table, and the remembered token keeps its place. Once that token is verified and remembered too, each still
+    /// answers only for itself (sharing the slot, the first may be forgotten and verified again).
+    @Test func aTokenSharingTheSlotOfAnotherIsNotItsGrant() {
+        let table = RememberedTokens()
+        let tail = String(repeating: "s", count: 40)
+        let real = "header.claims-of-kate." + tail
+        let forged = "header.claims-of-mike." + tail
+        #expect(real.utf8.count == forged.utf8.count)
+        table.remember(real, VerifiedToken(user: "kate", canReadAll: false, isAdmin: false, acceptedUntil: 100), generation: 0)
+        #expect(table.lookup(Substring(forged), generation: 0, now: 0) == nil)
+        #expect(table.lookup(Substring(real), generation: 0, now: 0)?.user == "kate")
+        table.remember(forged, VerifiedToken(user: "mike", canReadAll: false, isAdmin: false, acceptedUntil: 100), generation: 0)
+        #expect(table.lookup(Substring(forged), generation: 0, now: 0)?.user == "mike")
+        #expect(table.lookup(Substring(real), generation: 0, now: 0)?.user != "mike")
+    }
 }
