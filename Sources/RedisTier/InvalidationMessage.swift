@@ -1,17 +1,35 @@
 import UnifiedCache
 
 /// One message on the invalidation channel: `ORIGIN|POSITION|KIND|PAYLOAD`, where POSITION is the change's id in
-/// the fleet's log and KIND is `key`, `prefix`, `user`, `ns` (payload `USER|NS1,NS2`) or `all`. The log's entry of
-/// the same change holds `ORIGIN|KIND|PAYLOAD` under its id. Users, keys and namespace names never contain `|`.
+/// the fleet's log and KIND is `key`, `stored`, `prefix`, `user`, `ns` (payload `USER|NS1,NS2`) or `all`. The log's
+/// entry of the same change holds `ORIGIN|KIND|PAYLOAD` under its id. Users, keys and namespace names never contain
+/// `|`. `stored` is a newly fetched value that replaces the key's older copies (`SharedTierEvent.replaced`); every
+/// other kind is an invalidation.
 struct InvalidationMessage: Sendable, Equatable {
+    /// How a store is announced: a raw put as `key` (it supersedes loads in flight elsewhere, as a delete does), a
+    /// fetched value as `stored`.
+    enum StoreKind: String {
+        case put = "key"
+        case fetched = "stored"
+    }
+
     var origin: String
     var position: LogPosition
-    var scope: SharedScope
+    /// What the receiving instances apply: `.invalidate` or `.replaced`, never `.reset`.
+    var event: SharedTierEvent
+
+    /// The one key the change concerns, if it concerns one.
+    var key: String? {
+        switch event {
+        case .invalidate(.key(let key)), .replaced(let key): key
+        default: nil
+        }
+    }
 
     /// The message without its origin and position (the Lua script that logs it inserts them): `KIND|PAYLOAD`.
     static func body(_ scope: SharedScope) -> String {
         switch scope {
-        case .key(let key): "key|" + key
+        case .key(let key): StoreKind.put.rawValue + "|" + key
         case .prefix(let prefix): "prefix|" + prefix
         case .user(let user): "user|" + user
         case .namespaces(let namespaces, let user): "ns|" + user + "|" + namespaces.sorted().joined(separator: ",")
@@ -19,10 +37,14 @@ struct InvalidationMessage: Sendable, Equatable {
         }
     }
 
-    init(origin: String, position: LogPosition, scope: SharedScope) {
+    init(origin: String, position: LogPosition, event: SharedTierEvent) {
         self.origin = origin
         self.position = position
-        self.scope = scope
+        self.event = event
+    }
+
+    init(origin: String, position: LogPosition, scope: SharedScope) {
+        self.init(origin: origin, position: position, event: .invalidate(scope))
     }
 
     /// A channel message; `nil` for anything that is not well-formed (counted by the caller, otherwise ignored).
@@ -46,7 +68,11 @@ struct InvalidationMessage: Sendable, Equatable {
         let parts = change.split(separator: "|", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2 else { return nil }
         let payload = String(parts[1])
+        let scope: SharedScope
         switch parts[0] {
+        case "stored" where !payload.isEmpty:
+            self.init(origin: origin, position: position, event: .replaced(payload))
+            return
         case "key" where !payload.isEmpty: scope = .key(payload)
         case "prefix" where !payload.isEmpty: scope = .prefix(payload)
         case "user" where !payload.isEmpty: scope = .user(payload)
@@ -57,7 +83,6 @@ struct InvalidationMessage: Sendable, Equatable {
             scope = .namespaces(Set(fields[1].split(separator: ",").map(String.init)), user: String(fields[0]))
         default: return nil
         }
-        self.origin = origin
-        self.position = position
+        self.init(origin: origin, position: position, scope: scope)
     }
 }

@@ -14,7 +14,8 @@ enum RedisScripts {
 
     /// KEYS: entry, user index (or the entry again when the entry has no user), log, the entry's fill lease.
     /// ARGV: value, life in ms, cache key, namespace, has-user ("1"/"0"), channel, origin, log length, the lease's
-    /// token ('' when the writer holds none): the lease is given back in the same step while it is still the writer's.
+    /// token ('' when the writer holds none): the lease is given back in the same step while it is still the writer's;
+    /// the announcement's kind: `key` (a raw put: loads in flight elsewhere are superseded) or `stored` (a fetched value).
     static let store = RedisScript(logAndPublish + """
         redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
         if ARGV[5] == '1' then
@@ -22,7 +23,7 @@ enum RedisScripts {
           if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[2], ARGV[2]) end
         end
         if ARGV[9] ~= '' and redis.call('GET', KEYS[4]) == ARGV[9] then redis.call('DEL', KEYS[4]) end
-        return announce(KEYS[3], ARGV[8], ARGV[6], ARGV[7], 'key|' .. ARGV[3])
+        return announce(KEYS[3], ARGV[8], ARGV[6], ARGV[7], ARGV[10] .. '|' .. ARGV[3])
         """)
 
     /// A local miss's look and fill claim in one round trip (CONTRACT §10.4): the stored value, or else the fill

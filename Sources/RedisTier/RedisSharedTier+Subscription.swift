@@ -76,7 +76,7 @@ extension RedisSharedTier {
             let ownMessage = message.origin == commands.instanceID
             // Applied first, then counted in the position: a checkpoint never claims a message not yet applied.
             if !ownMessage {
-                sync.withLockedValue { $0.handler }?(.invalidate(message.scope))
+                sync.withLockedValue { $0.handler }?(message.event)
                 // Counted once applied: a reader who saw the count can rely on the local tiers having dropped it.
                 commands.counters.received()
             }
@@ -88,7 +88,7 @@ extension RedisSharedTier {
                     state.live = max(state.live ?? .zero, message.position)
                 }
             }
-            if case .key(let key) = message.scope { waiters.wake(key) } else { waiters.wakeAll() }
+            if let key = message.key { waiters.wake(key) } else { waiters.wakeAll() }
         case .disconnected(let reason):
             let first = sync.withLockedValue { state -> Bool in
                 state.generation &+= 1
@@ -194,7 +194,7 @@ extension RedisSharedTier {
             guard let handler = sync.withLockedValue({ $0.handler }) else { return .interrupted }
             for entry in changes {
                 guard let message = entry.message, message.origin != commands.instanceID else { continue }
-                handler(.invalidate(message.scope))
+                handler(message.event)
                 replayed += 1
                 commands.counters.replayed(1)
             }

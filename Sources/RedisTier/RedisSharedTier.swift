@@ -196,11 +196,17 @@ public final class RedisSharedTier: SharedTier {
     }
 
     public func store(_ entry: CacheEntry) async throws(SharedTierUnavailable) {
-        try await store(entry, releasing: "")
+        try await store(entry, releasing: nil, announcing: .put)
     }
 
-    /// The store script gives the lease back in the same step (an empty token: none held).
-    public func store(_ entry: CacheEntry, releasing token: String) async throws(SharedTierUnavailable) {
+    public func storeFetched(_ entry: CacheEntry, releasing token: String?) async throws(SharedTierUnavailable) {
+        try await store(entry, releasing: token, announcing: .fetched)
+    }
+
+    /// The store script gives the lease back in the same step and announces the change as `kind`.
+    private func store(_ entry: CacheEntry, releasing token: String?, announcing kind: InvalidationMessage.StoreKind)
+        async throws(SharedTierUnavailable)
+    {
         let value: [UInt8]
         do { value = try codec.encode(entry) } catch { throw SharedTierUnavailable(reason: "the value could not be sealed") }
         let life = max(1, Int((entry.staleUntil.timeIntervalSinceNow * 1000).rounded(.up)))
@@ -209,7 +215,7 @@ public final class RedisSharedTier: SharedTier {
             [value]
             + [
                 "\(life)", entry.key, entry.namespace, entry.user == nil ? "0" : "1", keys.channel, commands.instanceID,
-                "\(configuration.logLength)", token,
+                "\(configuration.logLength)", token ?? "", kind.rawValue,
             ].map(RedisCommands.bytes)
         _ = try await commands.run(
             "store", RedisScripts.store, keys: [keys.entry(entry.key), userIndex, keys.log, keys.lock(entry.key)],

@@ -19,11 +19,14 @@ public protocol SharedTier: Sendable {
         _ key: String, accept: @escaping @Sendable (CacheEntry) -> Bool,
         answer: @escaping @Sendable (CacheEntry?) -> Void
     ) -> Bool
-    /// Stores `entry` for its servable life and tells the fleet that any older copy of its key is gone.
+    /// Stores `entry` (a raw put) for its servable life and tells the fleet that any older copy of its key is gone
+    /// and that loads in flight for the key must not store theirs (`SharedTierEvent.invalidate`).
     func store(_ entry: CacheEntry) async throws(SharedTierUnavailable)
-    /// `store`, giving the fill lease `token` back in the same step (the leader's fetch is over); the lease is then
-    /// not released again, even when the store fails (it expires).
-    func store(_ entry: CacheEntry, releasing token: String) async throws(SharedTierUnavailable)
+    /// Stores a newly fetched value (a fill, a refresh) for its servable life and tells the fleet that it replaces
+    /// older copies (`SharedTierEvent.replaced`: other instances' loads in flight still store their own fetch).
+    /// Gives the fill lease `token` back in the same step when there is one (the leader's fetch is over); the lease
+    /// is then not released again, even when the store fails (it expires).
+    func storeFetched(_ entry: CacheEntry, releasing token: String?) async throws(SharedTierUnavailable)
     /// Removes the entries `scope` covers and tells the fleet to drop them; the keys removed from the shared tier.
     func invalidate(_ scope: SharedScope) async throws(SharedTierUnavailable) -> [String]
     /// On a local miss: the verified copy of `key` (fresh or not: the caller judges), or, when there is none, the
@@ -66,15 +69,15 @@ extension SharedTier {
         return .claimed(await claimFill(key))
     }
 
-    /// A store, then the release.
-    public func store(_ entry: CacheEntry, releasing token: String) async throws(SharedTierUnavailable) {
+    /// A store, then the release: for a tier that serves one instance, where no other instance has loads in flight.
+    public func storeFetched(_ entry: CacheEntry, releasing token: String?) async throws(SharedTierUnavailable) {
         do throws(SharedTierUnavailable) {
             try await store(entry)
         } catch {
-            await releaseFill(entry.key, token: token)
+            if let token { await releaseFill(entry.key, token: token) }
             throw error
         }
-        await releaseFill(entry.key, token: token)
+        if let token { await releaseFill(entry.key, token: token) }
     }
 
     /// Without a way to read but in a task, every shared read goes through `load`.
@@ -102,8 +105,13 @@ public enum SharedScope: Sendable, Equatable {
 
 /// What the shared tier tells an instance.
 public enum SharedTierEvent: Sendable, Equatable {
-    /// Another instance changed or removed these entries: drop the local copies.
+    /// Another instance changed or removed these entries: drop the local copies, and loads in flight for them do
+    /// not store what they fetched (it may predate the change).
     case invalidate(SharedScope)
+    /// Another instance stored a newly fetched value of this key (a fill, a refresh, an expiry): drop the local
+    /// copies, which it replaces. A load in flight here for the key still stores its own fetch: it is no older than
+    /// that value, and a refresh on this instance must replace it fleet-wide (CONTRACT §6.4).
+    case replaced(String)
     /// Invalidations may have been missed and the fleet's log cannot say which (Redis restarted empty, or the log
     /// no longer reaches back to this instance's position): no local entry stored before may be served without
     /// asking the fleet again.

@@ -3,6 +3,7 @@ import Logging
 import NIOConcurrencyHelpers
 import RedisClient
 import RedisTestSupport
+import TestSupport
 import Testing
 import UnifiedCache
 
@@ -72,6 +73,30 @@ import UnifiedCache
         #expect(fetcher.snapshots.count == 1, "only the writer fetched")
         // The script may be new to this instance's connection only in name: Redis knows it from the writer.
         #expect(difference(after, before) == [.init("lookup", "ok"): 1])
+    }
+
+    /// CONTRACT §6.4: the other instances hear of a fetched value as a replacement (their loads in flight for the key
+    /// still store: a refresh there must reach the fleet too), and of a raw put as an invalidation (a put supersedes
+    /// loads in flight, as it does on the instance that took it).
+    @Test func aFetchedValueIsAnnouncedAsAReplacementAndARawPutAsAnInvalidation() async throws {
+        let redis = try await RedisServerProcess.start()
+        let prefix = "m\(UInt32.random(in: 0...UInt32.max)):"
+        let (writer, reader) = (TierInstance(redis, prefix: prefix), TierInstance(redis, prefix: prefix))
+        try await writer.startConnected()
+        try await reader.startConnected()
+        let logger = Logger(label: "fleet-miss-test")
+        let writing = UnifiedCacheManager(
+            configuration: MemoryTierConfiguration(), secondTier: nil, sharedTier: writer.tier, logger: logger)
+        _ = try await writing.get(request("fetched"), policy: .ttl(60), fetcher: SnapshotFetcher { [:] })
+        _ = try await writing.get(request("fetched"), policy: .ttl(60), fetcher: SnapshotFetcher { [:] }, control: .refresh)
+        _ = try await writing.put(key: "raw", body: Array("v".utf8), ttl: 60)
+        await waitUntil("all three changes reach the other instance") { reader.events.filter { $0 != .reset }.count >= 3 }
+        await writer.stop()
+        await reader.stop()
+        await redis.stop()
+
+        let changes = reader.events.filter { $0 != .reset }
+        #expect(changes == [.replaced("fetched"), .replaced("fetched"), .invalidate(.key("raw"))])
     }
 }
 

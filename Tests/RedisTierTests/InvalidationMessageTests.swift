@@ -27,6 +27,16 @@ import UnifiedCache
         #expect(LogPosition("1-0")!.description == "1-0" && LogPosition.zero < LogPosition("0-1")!)
     }
 
+    /// A newly fetched value is announced as `stored`: it replaces the key's copies without superseding loads.
+    @Test func aStoredValueReadsBackAsAReplacement() {
+        let position = LogPosition(milliseconds: 1_764_130_000_123, sequence: 7)
+        let message = InvalidationMessage(Array("instance-1|1764130000123-7|stored|subscription:alice".utf8))
+        #expect(message == InvalidationMessage(origin: "instance-1", position: position, event: .replaced("subscription:alice")))
+        #expect(message?.key == "subscription:alice")
+        #expect(InvalidationMessage(position: position, entry: Array("instance-1|stored|k".utf8))?.event == .replaced("k"))
+        #expect(InvalidationMessage(Array("a|1|stored|".utf8)) == nil)
+    }
+
     @Test(arguments: ["", "a|b", "a|x|key|k", "a|1|key|", "a|1|nonsense|k", "a|1|ns|", "a|1|ns|onlyuser"])
     func malformedMessagesAreRefused(_ text: String) {
         #expect(InvalidationMessage(Array(text.utf8)) == nil)

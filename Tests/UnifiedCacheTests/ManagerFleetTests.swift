@@ -160,6 +160,32 @@ import TestSupport
         #expect(disk.stored.isEmpty)
     }
 
+    /// CONTRACT §6.4: another instance's newly fetched value replaces the local copy but not a refresh in flight here,
+    /// which stores its own fetch and shares it (so that it replaces the other copies fleet-wide); an invalidation of
+    /// the key in the same place keeps the refresh from storing what may predate it.
+    @Test(arguments: [SharedTierEvent.replaced("k"), .invalidate(.key("k"))])
+    func aRefreshInFlightOutlivesAnotherInstancesFillButNotAnInvalidation(_ event: SharedTierEvent) async throws {
+        let shared = InMemorySharedTier()
+        let cache = manager(shared: shared)
+        _ = try await cache.get(request("k"), policy: .ttl(60), fetcher: ScriptedFetcher(body: "old"))
+        let storesBefore = shared.state.withLockedValue { $0.stores }
+        let fetcher = HeldFetcher(body: "refreshed")
+        let refresh = Task { try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher, control: .refresh) }
+        await fetcher.waitForStarts(1)
+        shared.deliver(event)
+        #expect(cache.cachedFresh(key: "k", policy: .ttl(60)) == nil, "the local copy is dropped at once")
+        fetcher.open()
+        let refreshed = try await refresh.value
+        #expect(refreshed.outcome == .refresh && text(refreshed.entry) == "refreshed")
+        let local = cache.cachedFresh(key: "k", policy: .ttl(60)).map { text($0.entry) }
+        let stores = shared.state.withLockedValue { $0.stores } - storesBefore
+        if event == .replaced("k") {
+            #expect(local == "refreshed" && stores == 1)
+        } else {
+            #expect(local == nil && stores == 0)
+        }
+    }
+
     /// A restarted instance catching up with the fleet's log (CONTRACT §6.6) serves nothing its disk stored before
     /// start-up (a missed change may concern it): it asks the fleet instead, and its disk again once caught up.
     @Test func theDiskWaitsUntilTheSharedTierVouchesForIt() async throws {

@@ -58,30 +58,36 @@ extension UnifiedCacheManager {
     func storeShared(_ entry: CacheEntry, releasing lease: String? = nil) async {
         guard let shared else { return }
         do throws(SharedTierUnavailable) {
-            if let lease { try await shared.store(entry, releasing: lease) } else { try await shared.store(entry) }
+            try await shared.storeFetched(entry, releasing: lease)
         } catch {
             logger.debug("shared tier store skipped", metadata: ["key": "\(entry.key)", "reason": "\(error.reason)"])
         }
     }
 
     /// Applies another instance's event to this instance's tiers, at once for memory (the disk removal is
-    /// queued in order with the disk writes). Loads in flight for the keys will not store what they fetched.
+    /// queued in order with the disk writes). Loads in flight for the keys will not store what they fetched, unless
+    /// the event is another instance's newly fetched value (`replaced`): such a load's fetch is as current as it.
     func apply(_ event: SharedTierEvent) {
         let scope: KeyScope
+        var detachingLoads = true
         switch event {
         case .invalidate(let shared): scope = KeyScope(kind: shared)
+        case .replaced(let key): (scope, detachingLoads) = (KeyScope(kind: .key(key)), false)
         case .reset: scope = KeyScope(kind: .all)
         }
-        _ = dropLocally(scope, done: nil)
+        _ = dropLocally(scope, detachingLoads: detachingLoads, done: nil)
         // A reset is logged at info by the shared tier, which knows why.
         logger.debug("fleet invalidation", metadata: ["scope": "\(scope.kind)"])
     }
 
     /// Drops what `scope` covers from this instance, under the lock so that it orders with loads and writes: loads
-    /// in flight are detached, memory entries removed (returned), the disk removal queued (`done` gets its keys).
-    func dropLocally(_ scope: KeyScope, done: CheckedContinuation<[String], Never>?) -> [String] {
+    /// in flight are detached (unless `detachingLoads` is false), memory entries removed (returned), the disk removal
+    /// queued (`done` gets its keys).
+    func dropLocally(
+        _ scope: KeyScope, detachingLoads: Bool = true, done: CheckedContinuation<[String], Never>?
+    ) -> [String] {
         state.withLockedValue { state in
-            state.inFlight.detach(where: scope)
+            if detachingLoads { state.inFlight.detach(where: scope) }
             state.invalidations &+= 1
             // One key (most changes, and most of a catch-up from the fleet's log) needs no scan of the tier.
             let removed: [String]
