@@ -2,12 +2,17 @@
 extension Duration {
     /// The duration in seconds, as a `Double` (a metric's value, a JWT time's leeway, a TTL).
     public var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
+        // Under ~9.2 s (a request, most fetches) from the attoseconds whole: `components` divides them by 10¹⁸ (a call
+        // and a 128-bit division), and `Double(Int128)` takes a generic path; together ~400 instructions.
+        let attoseconds = attoseconds
+        let small = Int64(truncatingIfNeeded: attoseconds)
+        if Int128(small) == attoseconds { return Double(small) / 1e18 }
+        return Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 
     /// The duration in milliseconds, as a `Double` (a log line's `durationMs`).
     public var milliseconds: Double {
-        Double(components.attoseconds) / 1e15 + Double(components.seconds) * 1000
+        seconds * 1000
     }
 
     /// Whole seconds, rounded toward zero (an uptime).

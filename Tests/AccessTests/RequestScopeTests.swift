@@ -32,7 +32,7 @@ import Testing
         switch RequestScope(method: method, target: target) {
         case .open: described = "open"
         case .admin: described = "admin"
-        case .read(let user): described = "read \(user)"
+        case .read(let user): described = "read \(user.name)"
         }
         #expect(described == expected, "\(method.rawValue) \(target)")
     }

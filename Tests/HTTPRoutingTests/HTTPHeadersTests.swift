@@ -25,6 +25,32 @@ import Testing
         #expect(headers.count == 3)
     }
 
+    /// The names a look-up skips without comparing (`mayContain`) are only ones no field has, in any case, however
+    /// the fields came (literal, `add`, `replaceOrAdd`) or went (`remove`); names that share a bit still match only
+    /// themselves.
+    @Test func aNameIsFoundInAnyCaseWhateverElseSharesItsBit() {
+        let names = [
+            "Host", "Content-Length", "Transfer-Encoding", "Authorization", "X-Request-ID", "Cache-Control",
+            "If-None-Match", "User-Agent", "Accept", "traceparent", "X-Bench", "A", "b", "1", "-", "@", "`",
+        ]
+        for name in names {
+            var headers = HTTPHeaders([(name.uppercased(), "literal")])
+            headers.add(name: "Other", value: "x")
+            #expect(headers[name.lowercased()] == "literal" && headers.mayContain(name), "\(name)")
+            headers.remove(name: name)
+            #expect(headers[name] == nil && headers["other"] == "x", "\(name)")
+            headers.replaceOrAdd(name: name.lowercased(), value: "replaced")
+            #expect(headers[name.uppercased()] == "replaced" && headers.values(for: name) == ["replaced"], "\(name)")
+            for other in names where other.lowercased() != name.lowercased() {
+                #expect(headers[other] == nil, "\(other) is not \(name)")
+            }
+        }
+        // `@` and `` ` `` differ only in the bit that lowers a letter: they share a bit, never a match.
+        let at: HTTPHeaders = ["@": "at"]
+        #expect(at.mayContain("`") && at["`"] == nil)
+        #expect(!HTTPHeaders().mayContain("Host") && HTTPHeaders()[""] == nil)
+    }
+
     @Test func namesOfDifferentLengthDoNotMatch() {
         let headers: HTTPHeaders = ["Content-Length": "1"]
         #expect(headers["Content-Lengt"] == nil)

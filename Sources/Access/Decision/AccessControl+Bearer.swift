@@ -58,7 +58,7 @@ extension AccessControl {
         case .open:
             return .pass
         case .read(let user):
-            guard verified.canReadAll || BytewiseEquality.matches(verified.user, user) else {
+            guard verified.canReadAll || BytewiseEquality.matches(verified.user, user.name) else {
                 return deny(.forbidden, Denial.forbidden("another user's data", scope: VerifiedToken.readScope))
             }
             return allow()

@@ -15,6 +15,7 @@ public enum BearerToken {
 
     /// The request's credential, from one pass over its headers.
     public static func credential(_ headers: HTTPHeaders) -> Credential {
+        guard headers.mayContain("Authorization") else { return .none }
         let fields = headers.fields
         guard let first = fields.firstIndex(where: { $0.name.equalsIgnoringASCIICase("Authorization") }) else {
             return .none

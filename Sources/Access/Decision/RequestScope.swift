@@ -8,8 +8,8 @@ import HTTPRouting
 enum RequestScope {
     /// Not under `/v1/`: the §5 operations endpoints (and unknown paths, which get their 404): everyone.
     case open
-    /// A §3 read (`GET`/`HEAD /v1/users/{user}/…`) of this user's data (percent-decoded, as the route sees it).
-    case read(user: Substring)
+    /// A §3 read (`GET`/`HEAD /v1/users/{user}/…`) of this user's data.
+    case read(ReadUser)
     /// Everything else under `/v1/`: the §4 admin endpoints.
     case admin
 
@@ -22,9 +22,7 @@ enum RequestScope {
         case .admin:
             self = .admin
         case .user(let range):
-            let utf8 = target.utf8
-            let start = utf8.index(utf8.startIndex, offsetBy: range.lowerBound)
-            self = .read(user: Substring(utf8[start..<utf8.index(start, offsetBy: range.count)]))
+            self = .read(ReadUser(text: target, bytes: range))
         case .parse:
             self = Self(parsing: method, target)
         }
@@ -74,6 +72,21 @@ enum RequestScope {
             self = .admin
             return
         }
-        self = .read(user: Substring(segments[2]))
+        let user = segments[2]
+        self = .read(ReadUser(text: user, bytes: 0..<user.utf8.count))
+    }
+}
+
+/// The user a §3 read names (percent-decoded, as the route sees it), cut from the target only when a decision
+/// needs it: modes none and protected never do, and a warm hit does not pay for the substring.
+struct ReadUser {
+    /// The target (or, for a target that had to be parsed, the decoded user) and the user's bytes in it.
+    let text: String
+    let bytes: Range<Int>
+
+    var name: Substring {
+        let utf8 = text.utf8
+        let start = utf8.index(utf8.startIndex, offsetBy: bytes.lowerBound)
+        return Substring(utf8[start..<utf8.index(start, offsetBy: bytes.count)])
     }
 }

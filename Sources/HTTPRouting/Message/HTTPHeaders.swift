@@ -11,6 +11,11 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     }
 
     public private(set) var fields: [Field]
+    /// One bit per name present (`bit(for:)`, from the name's length and first letter): a look-up of a name whose
+    /// bit is clear answers at once. A request is asked for a handful of names it mostly does not carry
+    /// (`Authorization`, `X-Request-ID`, `Cache-Control`, `If-None-Match`, `Content-Length`, `Transfer-Encoding`), and
+    /// each miss used to compare every field's name. Derived from `fields`; not part of equality.
+    private var names: UInt64 = 0
 
     public init() {
         fields = []
@@ -18,6 +23,23 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     public init(_ pairs: [(String, String)]) {
         fields = pairs.map { Field(name: $0.0, value: $0.1) }
+        names = fields.reduce(0) { $0 | Self.bit(for: $1.name) }
+    }
+
+    public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
+        lhs.fields == rhs.fields
+    }
+
+    /// The name's bit in `names`: its length and its first letter in lower case (names are ASCII tokens).
+    static func bit(for name: String) -> UInt64 {
+        let utf8 = name.utf8
+        guard let first = utf8.first else { return 1 }
+        return 1 &<< (UInt64(truncatingIfNeeded: utf8.count &* 31 &+ Int(first | 0x20)) & 63)
+    }
+
+    /// Whether a field of that name may be present: `false` means it is not.
+    public func mayContain(_ name: String) -> Bool {
+        names & Self.bit(for: name) != 0
     }
 
     public init(dictionaryLiteral elements: (String, String)...) {
@@ -38,13 +60,15 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     /// The first value of the named field, if any.
     public subscript(name: String) -> String? {
+        guard mayContain(name) else { return nil }
         // `firstIndex(where:)` lends each field to the test (a `for` loop copied it: four reference counts a field).
-        fields.firstIndex { $0.name.equalsIgnoringASCIICase(name) }.map { fields[$0].value }
+        return fields.firstIndex { $0.name.equalsIgnoringASCIICase(name) }.map { fields[$0].value }
     }
 
     /// Every value of the named field, in order.
     public func values(for name: String) -> [String] {
-        fields.lazy.filter { $0.name.equalsIgnoringASCIICase(name) }.map(\.value)
+        guard mayContain(name) else { return [] }
+        return fields.lazy.filter { $0.name.equalsIgnoringASCIICase(name) }.map(\.value)
     }
 
     public func contains(_ name: String) -> Bool {
@@ -54,12 +78,13 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// Appends a field, keeping any existing ones of the same name.
     public mutating func add(name: String, value: String) {
         fields.append(Field(name: name, value: value))
+        names |= Self.bit(for: name)
     }
 
     /// Replaces the first field of that name (dropping the others) or appends it.
     public mutating func replaceOrAdd(name: String, value: String) {
-        guard let first = fields.firstIndex(where: { $0.name.equalsIgnoringASCIICase(name) }) else {
-            fields.append(Field(name: name, value: value))
+        guard mayContain(name), let first = fields.firstIndex(where: { $0.name.equalsIgnoringASCIICase(name) }) else {
+            add(name: name, value: value)
             return
         }
         fields[first].value = value
@@ -74,7 +99,9 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     }
 
     public mutating func remove(name: String) {
+        guard mayContain(name) else { return }
         fields.removeAll { $0.name.equalsIgnoringASCIICase(name) }
+        names = fields.reduce(0) { $0 | Self.bit(for: $1.name) }
     }
 }
 

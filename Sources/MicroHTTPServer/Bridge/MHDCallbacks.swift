@@ -70,12 +70,13 @@ enum MHDCallbacks {
     private static func headersArrived(
         _ context: RequestContext, version: UnsafePointer<CChar>?, core: ServerCore
     ) -> MHD_Result {
-        context.headers = MHDConnection.headers(of: context.connection)
-        context.requestID = core.requestIDs?.id(for: context.headers)
+        let arrived = MHDConnection.headers(of: context.connection)
+        context.headers = arrived.headers
+        context.requestID = core.requestIDs?.id(given: arrived.requestID)
         context.phase = .body
         let isHTTP11 = version.map { strcmp($0, "HTTP/1.1") == 0 } ?? false
         if let problem = RequestFraming.problem(
-            for: context.headers, isHTTP11: isHTTP11, maxBodyBytes: core.configuration.maxBodyBytes) {
+            for: arrived, isHTTP11: isHTTP11, maxBodyBytes: core.configuration.maxBodyBytes) {
             core.logger.debug(
                 "rejected before the body",
                 metadata: context.logMetadata(["status": "\(problem.status)", "detail": "\(problem.detail)"]))

@@ -72,21 +72,23 @@ enum MHDConnection {
     }
 
     /// Every request header, in order, as MHD parsed them (with their lengths: no `strlen` of a long token), in
-    /// one allocation (MHD counts them first: no iterator).
-    static func headers(of connection: OpaquePointer) -> HTTPHeaders {
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(Int(MHD_get_connection_values_n(connection, .HEADER_KIND, nil, nil)))
-        withUnsafeMutablePointer(to: &headers) { pointer in
+    /// one allocation (MHD counts them first: no iterator), and what the server itself asks of them, noted from the
+    /// raw names on the way (a look-up by name afterwards compares Swift strings: ~300 instructions a name).
+    static func headers(of connection: OpaquePointer) -> ArrivedHeaders {
+        var arrived = ArrivedHeaders()
+        arrived.headers.reserveCapacity(Int(MHD_get_connection_values_n(connection, .HEADER_KIND, nil, nil)))
+        withUnsafeMutablePointer(to: &arrived) { pointer in
             _ = MHD_get_connection_values_n(connection, .HEADER_KIND, { cls, _, key, keySize, value, valueSize in
                 guard let cls, let key else { return .YES }
-                let headers = cls.assumingMemoryBound(to: HTTPHeaders.self)
+                let arrived = cls.assumingMemoryBound(to: ArrivedHeaders.self)
                 let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
-                let text = value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self) }
-                headers.pointee.add(name: name, value: text ?? "")
+                let text = value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self) } ?? ""
+                arrived.pointee.note(key, keySize, value: text)
+                arrived.pointee.headers.add(name: name, value: text)
                 return .YES
             }, pointer)
         }
-        return headers
+        return arrived
     }
 
     /// The client's address (formatted later, if ever).
@@ -201,17 +203,13 @@ struct Spare: @unchecked Sendable {
 
     /// `copy`, whose id header carries `requestID`.
     init(copy: OpaquePointer, carrying requestID: RequestID) {
-        self.init(copy: copy, requestID: requestID, value: MHD_get_response_header(copy, Self.headerName))
+        self.init(copy: copy, requestID: requestID, value: MHD_get_response_header(copy, RequestID.cHeaderName))
     }
 
     private init(copy: OpaquePointer, requestID: RequestID, value: UnsafePointer<CChar>?) {
         self.copy = copy
         self.requestID = requestID
         self.value = value
-    }
-
-    private static var headerName: UnsafePointer<CChar> {
-        UnsafeRawPointer(RequestID.headerNameLiteral.utf8Start).assumingMemoryBound(to: CChar.self)
     }
 
     /// This copy carrying `requestID` instead, or nil when MHD refuses the header (the copy is then the caller's
@@ -222,16 +220,12 @@ struct Spare: @unchecked Sendable {
     /// connection.c), only while it builds an answer's header block, which no connection does with a copy no
     /// request holds. Any other id replaces the header (three frees, three allocations).
     func carrying(_ requestID: RequestID) -> Spare? {
-        var new = requestID.value
-        let rewritten = new.withUTF8 { new in
-            guard let value, new.count == self.requestID.value.utf8.count, let base = new.baseAddress
-            else { return false }
-            UnsafeMutableRawPointer(mutating: value).copyMemory(from: base, byteCount: new.count)
-            return true
+        if let value, requestID.utf8Count == self.requestID.utf8Count {
+            requestID.write(to: UnsafeMutableRawPointer(mutating: value))
+            return Spare(copy: copy, requestID: requestID, value: value)
         }
-        if rewritten { return Spare(copy: copy, requestID: requestID, value: value) }
         let removed = self.requestID.value.withCString { old in
-            MHD_del_response_header(copy, Self.headerName, old)
+            MHD_del_response_header(copy, RequestID.cHeaderName, old)
         }
         guard removed == .YES, MHDConnection.add(RequestID.headerName, requestID.value, to: copy) else { return nil }
         return Spare(copy: copy, carrying: requestID)

@@ -5,7 +5,13 @@ enum RequestFraming {
     /// 400 (close) for an HTTP/1.1 request without `Host`, differing duplicate `Content-Length` or
     /// `Content-Length` with `Transfer-Encoding`; 501 (close) for a transfer coding other than `chunked` (which
     /// libmicrohttpd would take as a body lasting until the connection closes); 413 (close) for a declared body
-    /// over the limit; nil when the request may proceed. One pass over the headers.
+    /// over the limit; nil when the request may proceed. One pass over the headers, none for a request that carries
+    /// neither framing header (most: a `GET`), where only the `Host` rule applies.
+    static func problem(for arrived: ArrivedHeaders, isHTTP11: Bool, maxBodyBytes: Int) -> Problem? {
+        guard arrived.hasFraming else { return isHTTP11 && !arrived.hasHost ? .missingHost : nil }
+        return problem(for: arrived.headers, isHTTP11: isHTTP11, maxBodyBytes: maxBodyBytes)
+    }
+
     static func problem(for headers: HTTPHeaders, isHTTP11: Bool, maxBodyBytes: Int) -> Problem? {
         var hasHost = false
         var hasTransferEncoding = false
@@ -24,9 +30,7 @@ enum RequestFraming {
                 unknownCoding = unknownCoding || !String(field.value.trimmingSpaces).equalsIgnoringASCIICase("chunked")
             }
         }
-        if isHTTP11, !hasHost {
-            return .badFraming(detail: "An HTTP/1.1 request must carry a Host header.")
-        }
+        if isHTTP11, !hasHost { return .missingHost }
         if unknownCoding {
             return Problem(
                 type: Problem.typeURI("bad-framing"), status: 501,
@@ -57,4 +61,8 @@ extension String {
         let end = view[start...].lastIndex { $0 != " " && $0 != "\t" }.map { view.index(after: $0) } ?? start
         return view[start..<end]
     }
+}
+
+extension Problem {
+    fileprivate static var missingHost: Problem { .badFraming(detail: "An HTTP/1.1 request must carry a Host header.") }
 }

@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import NIOConcurrencyHelpers
 import Prometheus
@@ -13,7 +14,7 @@ import UpstreamGate
 final class ServiceMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
     // NIOLockedValueBox rather than Synchronization.Mutex: ThreadSanitizer on Linux sees pthread locks only.
-    private let httpMetrics = NIOLockedValueBox<[HTTPKey: (count: Counter, duration: DurationHistogram)]>([:])
+    private let httpMetrics = NIOLockedValueBox<[HTTPKey: (count: Counter, duration: ValueHistogram)]>([:])
     /// What the cache counters already carried into Prometheus, per family, namespace and result.
     let exported = NIOLockedValueBox<[String: Int]>([:])
 
@@ -29,11 +30,10 @@ final class ServiceMetrics: Sendable {
         }
     }
 
-    static let durationBuckets: [Duration] = [
-        .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
-        .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500),
-        .seconds(5), .seconds(10),
-    ]
+    /// In seconds. Durations are recorded as `Double` seconds, not as `Duration`: the histogram compares the value
+    /// with every bucket on each request, and twelve `Double` comparisons cost a fraction of twelve `Duration` ones
+    /// (the exposition is the same text, `le="0.001"` … `le="10.0"`).
+    static let durationBuckets: [Double] = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
     static var httpRequests: MetricNameDescriptor {
         MetricNameDescriptor(metricName: "unicache_http_requests_total", unitName: "", helpText: "HTTP requests answered, by route template and status.")
@@ -97,19 +97,19 @@ final class ServiceMetrics: Sendable {
             let labels = [("route", route), ("status", String(status))]
             let metrics = (
                 count: registry.makeCounter(descriptor: Self.httpRequests, labels: labels),
-                duration: registry.makeDurationHistogram(
+                duration: registry.makeValueHistogram(
                     descriptor: Self.httpDuration, labels: labels, buckets: Self.durationBuckets)
             )
             all[key] = metrics
             return metrics
         }
         metrics.count.increment()
-        metrics.duration.record(duration)
+        metrics.duration.record(duration.seconds)
     }
 
     /// The histogram every upstream fetch of `domain` records into.
-    func upstreamHistogram(domain: String) -> DurationHistogram {
-        registry.makeDurationHistogram(
+    func upstreamHistogram(domain: String) -> ValueHistogram {
+        registry.makeValueHistogram(
             descriptor: Self.fetchSeconds, labels: [("domain", domain)], buckets: Self.durationBuckets)
     }
 

@@ -12,8 +12,20 @@ struct Resource: Sendable {
     let namespace: String
     /// Validates the request's parameters and derives the key, upstream request and policy.
     let resolve: @Sendable (ResourceContext) throws(InputError) -> ResolvedResource
+    /// The full template, `/v1/users/{user}` and `path`: made once, so that the router, the remembered answers and
+    /// the metrics table all hold one string (equal strings of one storage compare without reading their bytes).
+    let route: String
 
-    var route: String { "/v1/users/{user}" + path }
+    init(
+        path: String, domain: UpstreamDomain, namespace: String,
+        resolve: @escaping @Sendable (ResourceContext) throws(InputError) -> ResolvedResource
+    ) {
+        self.path = path
+        self.domain = domain
+        self.namespace = namespace
+        self.resolve = resolve
+        route = "/v1/users/{user}" + path
+    }
 }
 
 /// What a row's `resolve` sees: the validated user, the request, the time and the TTL table.

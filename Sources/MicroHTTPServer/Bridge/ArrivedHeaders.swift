@@ -1,0 +1,36 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import HTTPRouting
+
+/// A request's headers as they arrived, with what the server asks of every request noted from the raw names
+/// while they are collected: whether `Host` came, whether a framing header (`Content-Length`,
+/// `Transfer-Encoding`) did, and the client's `X-Request-ID`.
+struct ArrivedHeaders {
+    var headers = HTTPHeaders()
+    var hasHost = false
+    /// A `Content-Length` or `Transfer-Encoding` came: `RequestFraming` reads the headers.
+    var hasFraming = false
+    /// The first `X-Request-ID`'s value.
+    var requestID: String?
+
+    /// Notes the field `name` (`count` bytes, not terminated) with its `value`. Names are told by length, then
+    /// compared without case.
+    mutating func note(_ name: UnsafePointer<CChar>, _ count: Int, value: String) {
+        switch count {
+        case 4: hasHost = hasHost || strncasecmp(name, "host", 4) == 0
+        case RequestID.headerNameLiteral.utf8CodeUnitCount:
+            if requestID == nil, strncasecmp(name, RequestID.cHeaderName, count) == 0 { requestID = value }
+        case 14: hasFraming = hasFraming || strncasecmp(name, "content-length", 14) == 0
+        case 17: hasFraming = hasFraming || strncasecmp(name, "transfer-encoding", 17) == 0
+        default: break
+        }
+    }
+}
+
+extension RequestID {
+    /// The header's name as a C string, for libmicrohttpd (a literal is stored with its terminating NUL).
+    static var cHeaderName: UnsafePointer<CChar> {
+        UnsafeRawPointer(headerNameLiteral.utf8Start).assumingMemoryBound(to: CChar.self)
+    }
+}
