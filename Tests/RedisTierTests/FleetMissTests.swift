@@ -19,6 +19,22 @@ import UnifiedCache
         instance.statistics.operations.filter { $0.key.operation != "announce" }
     }
 
+    /// Two instances of one fleet (one prefix) on `redis`, in step.
+    private static func twoInstances(_ redis: RedisServerProcess) async throws -> (TierInstance, TierInstance) {
+        let prefix = "m\(UInt32.random(in: 0...UInt32.max)):"
+        let (first, second) = (TierInstance(redis, prefix: prefix), TierInstance(redis, prefix: prefix))
+        try await first.startConnected()
+        try await second.startConnected()
+        return (first, second)
+    }
+
+    /// A cache on `instance`'s shared tier, memory only.
+    private static func manager(_ instance: TierInstance) -> UnifiedCacheManager {
+        UnifiedCacheManager(
+            configuration: MemoryTierConfiguration(), secondTier: nil, sharedTier: instance.tier,
+            logger: Logger(label: "fleet-miss-test"))
+    }
+
     @Test func aFleetMissIsOneRoundTripBeforeTheUpstreamAndOneAfter() async throws {
         let redis = try await RedisServerProcess.start()
         let prefix = "m\(UInt32.random(in: 0...UInt32.max)):"
@@ -50,15 +66,9 @@ import UnifiedCache
     /// A value stored by another instance is found by the same one round trip, and no lease is taken for it.
     @Test func aSharedHitTakesNoLease() async throws {
         let redis = try await RedisServerProcess.start()
-        let prefix = "m\(UInt32.random(in: 0...UInt32.max)):"
-        let (writer, reader) = (TierInstance(redis, prefix: prefix), TierInstance(redis, prefix: prefix))
-        try await writer.startConnected()
-        try await reader.startConnected()
-        let logger = Logger(label: "fleet-miss-test")
-        let writing = UnifiedCacheManager(
-            configuration: MemoryTierConfiguration(), secondTier: nil, sharedTier: writer.tier, logger: logger)
-        let reading = UnifiedCacheManager(
-            configuration: MemoryTierConfiguration(), secondTier: nil, sharedTier: reader.tier, logger: logger)
+        let (writer, reader) = try await Self.twoInstances(redis)
+        let writing = Self.manager(writer)
+        let reading = Self.manager(reader)
         let fetcher = SnapshotFetcher { [:] }
         _ = try await writing.get(request("k"), policy: .ttl(60), fetcher: fetcher)
 
@@ -80,13 +90,8 @@ import UnifiedCache
     /// loads in flight, as it does on the instance that took it).
     @Test func aFetchedValueIsAnnouncedAsAReplacementAndARawPutAsAnInvalidation() async throws {
         let redis = try await RedisServerProcess.start()
-        let prefix = "m\(UInt32.random(in: 0...UInt32.max)):"
-        let (writer, reader) = (TierInstance(redis, prefix: prefix), TierInstance(redis, prefix: prefix))
-        try await writer.startConnected()
-        try await reader.startConnected()
-        let logger = Logger(label: "fleet-miss-test")
-        let writing = UnifiedCacheManager(
-            configuration: MemoryTierConfiguration(), secondTier: nil, sharedTier: writer.tier, logger: logger)
+        let (writer, reader) = try await Self.twoInstances(redis)
+        let writing = Self.manager(writer)
         _ = try await writing.get(request("fetched"), policy: .ttl(60), fetcher: SnapshotFetcher { [:] })
         _ = try await writing.get(request("fetched"), policy: .ttl(60), fetcher: SnapshotFetcher { [:] }, control: .refresh)
         _ = try await writing.put(key: "raw", body: Array("v".utf8), ttl: 60)
