@@ -41,6 +41,38 @@ func waitForWaiters(_ cache: UnifiedCacheManager, key: String, count: Int) async
         #expect(stats.upstream.fetches == 1 && stats.upstream.failures == 0)
     }
 
+    /// A request joined by callback (`joinPendingLoad`, what the HTTP side does for a stampede's coalesced requests)
+    /// is answered and counted as an awaiting one is, its failure included; with no load in flight it joins nothing.
+    @Test(arguments: [true, false])
+    func aCallbackJoinsTheLoadInFlightAndIsToldItsOutcome(fails: Bool) async throws {
+        let cache = makeManager()
+        #expect(!cache.joinPendingLoad(request("k")) { _ in Issue.record("nothing to join, never called") })
+        let fetcher = fails ? HeldFetcher(.failure(.unavailable("boom"))) : HeldFetcher(body: "shared")
+        let leader = Task { () async -> Result<CacheResult, CacheError> in
+            do throws(CacheError) {
+                return .success(try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher))
+            } catch {
+                return .failure(error)
+            }
+        }
+        await fetcher.waitForStarts(1)
+        let told = await withCheckedContinuation { (told: CheckedContinuation<Result<CacheResult, CacheError>, Never>) in
+            let joined = cache.joinPendingLoad(request("k")) { told.resume(returning: $0) }
+            #expect(joined && cache.coalescedWaiters(for: "k") == 1)
+            fetcher.open()
+        }
+        let led = await leader.value
+        let stats = cache.statistics()
+        if fails {
+            #expect(throws: CacheError.self) { try told.get() }
+            #expect(stats.requests.misses == 1 && stats.requests.coalesced == 1)
+        } else {
+            let (value, first) = (try told.get(), try led.get())
+            #expect(value.outcome == .coalesced && first.outcome == .miss && value.entry == first.entry)
+            #expect(stats.requests.misses == 1 && stats.requests.coalesced == 1 && stats.upstream.fetches == 1)
+        }
+    }
+
     @Test func stampedeWithAFailingFetchSharesTheErrorAndTheNextGetRetries() async throws {
         let cache = makeManager()
         let fetcher = HeldFetcher(.failure(.unavailable("boom")))

@@ -34,10 +34,12 @@ struct ReadThrough: Sendable {
         ResourceTable.rows.map { ($0.namespace, $0.domain) }, uniquingKeysWith: { first, _ in first })
 
     /// The route's handler, on the server's I/O thread. Now: a fresh memory hit (or a stale one while its upstream
-    /// refuses at once: an open circuit answers here, without tasks). Later: a plain request's shared hit, answered
-    /// on the Redis worker that got the value (`UnifiedCacheManager.cachedShared`, only where it can be, so that no
-    /// other request pays for asking), else `handle` in a task, which also renders every error. The target is
-    /// resolved (validated) at most once, here or in `handle`, and the resolution is handed on.
+    /// refuses at once: an open circuit answers here, without tasks). Later: a plain request that finds a load of its
+    /// key in flight joins it and is answered when the load tells its outcome (a stampede's coalesced requests make
+    /// no task each); a plain request's shared hit, answered on the Redis worker that got the value
+    /// (`UnifiedCacheManager.cachedShared`, only where it can be, so that no other request pays for asking), else
+    /// `handle` in a task, which also renders every error. The target is resolved (validated) at most once, here or
+    /// in `handle`, and the resolution is handed on.
     func answer(_ resource: Resource, _ request: Request) -> Answer {
         var resolution: Result<ResolvedResource, Problem>?
         let plain = RenderedAnswers.isPlain(request)
@@ -58,20 +60,36 @@ struct ReadThrough: Sendable {
                 }
             }
         }
-        guard plain, cache.readsSharedWithoutTasks else {
+        guard plain else {
             return .later(.task(id: request.id) { [resolution] in try await handle(resource, request, resolved: resolution) })
         }
         let resolved = resolution ?? self.resolution(resource, request)
         let work = Later.task(id: request.id) { try await handle(resource, request, resolved: resolved) }
-        guard case .success(let shared) = resolved else { return .later(work) }
+        guard case .success(let plainRead) = resolved else { return .later(work) }
         return .later(Later { reply in
+            // A load of the key in flight (a stampede's other requests): joined, answered when it tells its outcome.
+            let joined = cache.joinPendingLoad(plainRead.fetch) { result in
+                switch result {
+                case .success(let result): reply(answer(result, to: request, on: resource, resolved: plainRead))
+                case .failure(let error): reply(Self.problem(for: error).response)
+                }
+            }
+            guard !joined else { return }
+            guard cache.readsSharedWithoutTasks else { return work.start(reply) }
             // A nil (no fresh shared value) or an unasked read takes the task.
-            let asked = cache.cachedShared(key: shared.key, policy: shared.policy) { result in
+            let asked = cache.cachedShared(key: plainRead.key, policy: plainRead.policy) { result in
                 guard let result else { return work.start(reply) }
-                reply(answers.answer(result, to: request, route: resource.route, resolved: shared, now: clock.now()))
+                reply(answer(result, to: request, on: resource, resolved: plainRead))
             }
             if !asked { work.start(reply) }
         })
+    }
+
+    /// A plain read's answer, remembered for the rest of the second.
+    private func answer(_ result: CacheResult, to request: Request, on resource: Resource, resolved: ResolvedResource)
+        -> Response
+    {
+        answers.answer(result, to: request, route: resource.route, resolved: resolved, now: clock.now())
     }
 
     /// `resolve` as a value, handed on from the I/O thread to the work that answers later.
@@ -103,7 +121,7 @@ struct ReadThrough: Sendable {
         let result = try await get(resolved, domain: resource.domain, control: control)
         // A plain request's control is `.normal` (no Cache-Control, no ?refresh): its answer may be remembered.
         guard RenderedAnswers.isPlain(request) else { return CacheHeaders.response(for: result, request: request) }
-        return answers.answer(result, to: request, route: resource.route, resolved: resolved, now: clock.now())
+        return answer(result, to: request, on: resource, resolved: resolved)
     }
 
     /// `resolved` with the request's trace context headers, for the fetch it may cause: read here, on the way to the

@@ -16,10 +16,23 @@ enum LoadOutcome: Sendable {
 
 /// A load's outcome for the requests that joined it, told as soon as it is known: a fetched value reaches them
 /// before the leader's store in the shared tier (and the fill lease's release in it) is done (CONTRACT §10.4).
-/// The first outcome told wins.
+/// The first outcome told wins. A joiner waits as a task (`value`) or as a callback (`whenTold`): a stampede's
+/// thousand coalesced requests are answered by callbacks in one pass, not by a thousand task resumptions.
 final class AnnouncedOutcome: Sendable {
+    private enum Waiter {
+        case task(CheckedContinuation<LoadOutcome, Never>)
+        case callback(@Sendable (LoadOutcome) -> Void)
+
+        func tell(_ outcome: LoadOutcome) {
+            switch self {
+            case .task(let continuation): continuation.resume(returning: outcome)
+            case .callback(let callback): callback(outcome)
+            }
+        }
+    }
+
     private enum State {
-        case waiting([CheckedContinuation<LoadOutcome, Never>])
+        case waiting([Waiter])
         case told(LoadOutcome)
     }
 
@@ -27,32 +40,39 @@ final class AnnouncedOutcome: Sendable {
 
     /// Tells every waiter, now and later, unless an outcome was told already.
     func tell(_ outcome: LoadOutcome) {
-        let waiting = state.withLockedValue { state -> [CheckedContinuation<LoadOutcome, Never>] in
+        let waiting = state.withLockedValue { state -> [Waiter] in
             guard case .waiting(let waiting) = state else { return [] }
             state = .told(outcome)
             return waiting
         }
-        for continuation in waiting { continuation.resume(returning: outcome) }
+        for waiter in waiting { waiter.tell(outcome) }
     }
 
     /// The outcome, once told.
     var value: LoadOutcome {
         get async {
-            await withCheckedContinuation { continuation in
-                let told = state.withLockedValue { state -> LoadOutcome? in
-                    switch state {
-                    case .told(let outcome): return outcome
-                    case .waiting(var waiting):
-                        // Appended in place (the state let go of the array first): `waiting + [continuation]`
-                        // copied the list for every joiner, quadratic in a stampede's 1,000.
-                        state = .waiting([])
-                        waiting.append(continuation)
-                        state = .waiting(waiting)
-                        return nil
-                    }
-                }
-                if let told { continuation.resume(returning: told) }
+            await withCheckedContinuation { continuation in wait(.task(continuation)) }
+        }
+    }
+
+    /// Calls `callback` with the outcome once told (at once, on this thread, when it was), on the thread that tells it.
+    func whenTold(_ callback: @escaping @Sendable (LoadOutcome) -> Void) {
+        wait(.callback(callback))
+    }
+
+    private func wait(_ waiter: Waiter) {
+        let told = state.withLockedValue { state -> LoadOutcome? in
+            switch state {
+            case .told(let outcome): return outcome
+            case .waiting(var waiting):
+                // Appended in place (the state let go of the array first): `waiting + [waiter]` copied the list
+                // for every joiner, quadratic in a stampede's 1,000.
+                state = .waiting([])
+                waiting.append(waiter)
+                state = .waiting(waiting)
+                return nil
             }
         }
+        if let told { waiter.tell(told) }
     }
 }

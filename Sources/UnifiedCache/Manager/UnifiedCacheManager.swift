@@ -185,8 +185,28 @@ public final class UnifiedCacheManager: Sendable {
         _ request: FetchRequest, policy: FreshnessPolicy, fetcher: any Fetcher, mode: InFlightTable.Mode
     ) async throws(CacheError) -> CacheResult {
         let (outcome, isLeader) = await joinOrStart(request, policy: policy, fetcher: fetcher, mode: mode).outcome()
+        return try result(of: outcome, for: request, fetched: isLeader ? (mode == .refresh ? .refresh : .miss) : .coalesced)
+    }
+
+    /// Joins the pending load of `request`'s key, if there is one a plain read may join, and calls `answer` with
+    /// its result once the load tells its outcome (on the thread that tells it; at once when it has): a coalesced
+    /// request answered without a task. `false`, and `answer` never called, when there is none to join.
+    public func joinPendingLoad(
+        _ request: FetchRequest, answer: @escaping @Sendable (Result<CacheResult, CacheError>) -> Void
+    ) -> Bool {
+        guard let announced = state.withLockedValue({ $0.inFlight.join(request.key, mode: .load) }) else { return false }
+        announced.whenTold { outcome in
+            answer(Result { () throws(CacheError) in try self.result(of: outcome, for: request, fetched: .coalesced) })
+        }
+        return true
+    }
+
+    /// What a load's `outcome` answers `request` (counted): a fetched value as `fetched` (the leader's miss or
+    /// refresh, a joiner's coalesced read).
+    private func result(of outcome: LoadOutcome, for request: FetchRequest, fetched fetchedOutcome: CacheOutcome)
+        throws(CacheError) -> CacheResult
+    {
         let now = clock.now()
-        let fetchedOutcome: CacheOutcome = isLeader ? (mode == .refresh ? .refresh : .miss) : .coalesced
         switch outcome {
         case .cached(let entry, let tier):
             recorder.record(.hit, namespace: request.namespace, tier: tier)
