@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import TestSupport
 import Testing
 @testable import UnifiedCache
@@ -71,6 +72,45 @@ func waitForWaiters(_ cache: UnifiedCacheManager, key: String, count: Int) async
             #expect(value.outcome == .coalesced && first.outcome == .miss && value.entry == first.entry)
             #expect(stats.requests.misses == 1 && stats.requests.coalesced == 1 && stats.upstream.fetches == 1)
         }
+    }
+
+    /// Stress: a thousand requests join one load by callback from many tasks while it finishes. Each one that joined
+    /// is told exactly once (with the fetched value), each one that came too late joins nothing and finds the value
+    /// stored; one fetch in all.
+    @Test func aThousandCallbacksJoiningWhileTheLoadEndsAreEachToldOnce() async throws {
+        let cache = makeManager()
+        let fetcher = HeldFetcher(body: "shared")
+        let leader = Task { try? await cache.get(request("hot"), policy: .ttl(60), fetcher: fetcher) }
+        await fetcher.waitForStarts(1)
+        let told = NIOLockedValueBox([Int: Int]())
+        let outcomes = await withTaskGroup(of: (joined: Bool, late: CacheOutcome?).self) { group in
+            // The load ends while requests are still joining: once a hundred have.
+            group.addTask {
+                await waitUntil("a hundred requests joined") { cache.coalescedWaiters(for: "hot") >= 100 }
+                fetcher.open()
+                return (false, .hit)
+            }
+            for index in 0..<Self.stampede {
+                group.addTask {
+                    let joined = cache.joinPendingLoad(request("hot")) { result in
+                        if case .success(let result) = result, text(result.entry) == "shared" {
+                            told.withLockedValue { $0[index, default: 0] += 1 }
+                        }
+                    }
+                    if joined { return (true, nil) }
+                    return (false, try? await cache.get(request("hot"), policy: .ttl(60), fetcher: fetcher).outcome)
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        _ = await leader.value
+        let joined = outcomes.filter(\.joined).count
+        #expect(joined >= 100)
+        await waitUntil("every joined request is told") { told.withLockedValue { $0.count } == joined }
+        #expect(told.withLockedValue { $0.values.allSatisfy { $0 == 1 } })
+        #expect(outcomes.filter { !$0.joined }.allSatisfy { $0.late == .hit })
+        #expect(fetcher.count == 1)
+        #expect(cache.statistics().requests.coalesced == joined)
     }
 
     @Test func stampedeWithAFailingFetchSharesTheErrorAndTheNextGetRetries() async throws {
