@@ -190,10 +190,13 @@ public final class UnifiedCacheManager: Sendable {
 
     /// Joins the pending load of `request`'s key, if there is one a plain read may join, and calls `answer` with
     /// its result once the load tells its outcome (on the thread that tells it; at once when it has): a coalesced
-    /// request answered without a task. `false`, and `answer` never called, when there is none to join.
+    /// request answered without a task. `false`, and `answer` never called, when there is none to join, or when
+    /// memory holds a fresh entry: `get` answers that one (a value in its refresh-ahead window is served at once,
+    /// never made to wait for the background refresh in flight).
     public func joinPendingLoad(
         _ request: FetchRequest, answer: @escaping @Sendable (Result<CacheResult, CacheError>) -> Void
     ) -> Bool {
+        if let entry = memory.peek(request.key), entry.isFresh(at: clock.now()) { return false }
         guard let announced = state.withLockedValue({ $0.inFlight.join(request.key, mode: .load) }) else { return false }
         announced.whenTold { outcome in
             answer(Result { () throws(CacheError) in try self.result(of: outcome, for: request, fetched: .coalesced) })
