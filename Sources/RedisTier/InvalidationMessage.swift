@@ -70,10 +70,10 @@ struct InvalidationMessage: Sendable, Equatable {
         let payload = String(parts[1])
         let scope: SharedScope
         switch parts[0] {
-        case "stored" where !payload.isEmpty:
+        case StoreKind.fetched.rawValue where !payload.isEmpty:
             self.init(origin: origin, position: position, event: .replaced(payload))
             return
-        case "key" where !payload.isEmpty: scope = .key(payload)
+        case StoreKind.put.rawValue where !payload.isEmpty: scope = .key(payload)
         case "prefix" where !payload.isEmpty: scope = .prefix(payload)
         case "user" where !payload.isEmpty: scope = .user(payload)
         case "all": scope = .all

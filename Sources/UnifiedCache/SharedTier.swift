@@ -109,8 +109,9 @@ public enum SharedTierEvent: Sendable, Equatable {
     /// not store what they fetched (it may predate the change).
     case invalidate(SharedScope)
     /// Another instance stored a newly fetched value of this key (a fill, a refresh, an expiry): drop the local
-    /// copies, which it replaces. A load in flight here for the key still stores its own fetch: it is no older than
-    /// that value, and a refresh on this instance must replace it fleet-wide (CONTRACT §6.4).
+    /// copies, which it replaces. A load in flight here for the key still stores its own fetch: both are answers of
+    /// the upstream since the key's last change, and a refresh on this instance must replace it fleet-wide (CONTRACT
+    /// §6.4).
     case replaced(String)
     /// Invalidations may have been missed and the fleet's log cannot say which (Redis restarted empty, or the log
     /// no longer reaches back to this instance's position): no local entry stored before may be served without

@@ -120,11 +120,6 @@ public final class RequestIDGenerator: Sendable {
         RequestID(prefix: prefix, number: counter.add(1, ordering: .relaxed).newValue)
     }
 
-    /// The client's id from `headers` when valid, else a new one.
-    public func id(for headers: HTTPHeaders) -> RequestID {
-        id(given: headers[RequestID.headerName])
-    }
-
     /// The client's id `value` (its first `X-Request-ID`) when valid, else a new one.
     public func id(given value: String?) -> RequestID {
         value.flatMap(RequestID.init(validating:)) ?? next()
