@@ -254,7 +254,7 @@ let package = Package(
             dependencies: ["Clocks", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
             path: "Tests/ClocksTesting", swiftSettings: strict),
         // A seeded random generator, so that randomised tests replay from their seed.
-        .target(name: "SeededRandom", path: "Tests/SeededRandom", swiftSettings: strict),
+        .target(name: "SeededRandom", dependencies: ["UnifiedCache"], path: "Tests/SeededRandom", swiftSettings: strict),
         // Certificates made in-process (self-signed, or a test CA and what it signs) and a keep-alive HTTPS client,
         // for the TLS tests (never shipped).
         .target(

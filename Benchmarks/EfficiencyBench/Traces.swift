@@ -23,7 +23,7 @@ enum TraceShape: String, CaseIterable, Sendable {
 
     /// The trace's keys, `length` requests.
     func generate(length: Int, size: Int, seed: UInt64) -> [Int32] {
-        var random = SplitMix64(seed: seed &+ UInt64(dependsOnSize ? size : 0) &* 0x9E37_79B9)
+        var random = PolicyRandom(seed: seed &+ UInt64(dependsOnSize ? size : 0) &* 0x9E37_79B9)
         switch self {
         case .zipf:
             let zipf = ZipfSampler(keys: 100_000, exponent: 0.9)
@@ -78,11 +78,11 @@ struct ZipfSampler {
             cumulative.append(total)
         }
         self.cumulative = cumulative.map { $0 / total }
-        var random = SplitMix64(seed: UInt64(keys))
+        var random = PolicyRandom(seed: UInt64(keys))
         permutation = Array(0..<keys).shuffled(using: &random)
     }
 
-    func next(_ random: inout SplitMix64) -> Int {
+    func next(_ random: inout PolicyRandom) -> Int {
         let target = Double(random.next() >> 11) / Double(1 << 53)
         var low = 0
         var high = cumulative.count - 1
@@ -97,7 +97,7 @@ struct ZipfSampler {
 /// An LRU stack model: each request is a new key (one time in `newKeyOdds`) or the key at a log-uniform depth of
 /// the stack of keys asked before, which then moves to the top.
 enum RecencyStack {
-    static func generate(length: Int, newKeyOdds: UInt64, maximumDepth: Int, random: inout SplitMix64) -> [Int32] {
+    static func generate(length: Int, newKeyOdds: UInt64, maximumDepth: Int, random: inout PolicyRandom) -> [Int32] {
         var stack: [Int32] = []  // the top is the end
         stack.reserveCapacity(maximumDepth + 1)
         var next: Int32 = 0

@@ -23,7 +23,7 @@ public struct TinyLFUPolicy<Key: Hashable>: EvictionPolicy {
     var climber: WindowClimber?
     /// Whether the policy counts accesses in its own sketch (a miniature does not).
     let countsFrequencies: Bool
-    var random: SplitMix64
+    var random: PolicyRandom
     var counters = EvictionStatistics()
     private(set) var windowShare: Double
     private(set) var windowLimit = Limit(weight: 0, count: 0)
@@ -41,7 +41,7 @@ public struct TinyLFUPolicy<Key: Hashable>: EvictionPolicy {
         self.capacity = capacity
         countsFrequencies = true
         climber = adaptive ? WindowClimber(capacity: capacity) : nil
-        random = seed.map(SplitMix64.init(seed:)) ?? SplitMix64()
+        random = seed.map(PolicyRandom.init(seed:)) ?? PolicyRandom()
         windowShare = climber?.share ?? min(max(window, 0), 1)
         updateLimits()
     }
@@ -50,7 +50,7 @@ public struct TinyLFUPolicy<Key: Hashable>: EvictionPolicy {
     init(miniatureOf capacity: EvictionCapacity, window: Double) {
         self.capacity = capacity
         countsFrequencies = false
-        random = SplitMix64(seed: 0)
+        random = PolicyRandom(seed: 0)
         windowShare = window
         updateLimits()
     }
@@ -134,14 +134,16 @@ public struct TinyLFUPolicy<Key: Hashable>: EvictionPolicy {
         list.weight > limit.weight || list.count > limit.count
     }
 
-    /// The regions' bounds from the window's share: that share of each budget for the window, 80 % of the rest for
-    /// the protected part.
+    /// The regions' bounds from the window's share: that share of each budget for the window (at least one entry, as
+    /// in Caffeine, so that a newcomer is weighed as the entry before it leaves the window), 80 % of the rest for the
+    /// protected part.
     mutating func setWindowShare(_ share: Double) {
         func part(_ value: Int, _ fraction: Double) -> Int {
             fraction >= 1 ? value : Int(Double(value) * fraction)
         }
         windowShare = min(max(share, 0), 1)
-        windowLimit = Limit(weight: part(capacity.weight, windowShare), count: part(capacity.count, windowShare))
+        windowLimit = Limit(
+            weight: part(capacity.weight, windowShare), count: max(min(1, capacity.count), part(capacity.count, windowShare)))
         protectedLimit = Limit(
             weight: part(capacity.weight - windowLimit.weight, Self.protectedShare),
             count: part(capacity.count - windowLimit.count, Self.protectedShare))

@@ -1,5 +1,6 @@
-/// A small seedable random generator (SplitMix64), so that a policy's random admissions replay from a seed in tests.
-public struct SplitMix64: RandomNumberGenerator, Sendable {
+/// A small seedable random generator (PolicyRandom), so that a policy's random admissions replay from a seed in tests
+/// (the tests' `SeededRandom` is this one too).
+public struct PolicyRandom: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
     public init(seed: UInt64) { state = seed }
