@@ -138,6 +138,13 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // `make bench-efficiency`: replays synthetic traces through a running unicache and prints its hit ratios
+        // beside LRU's and the optimum's (docs/eviction.md).
+        .executableTarget(
+            name: "efficiency-bench",
+            dependencies: ["UnifiedCache", .product(name: "AsyncHTTPClient", package: "async-http-client")],
+            path: "Benchmarks/EfficiencyBench", swiftSettings: strict
+        ),
         // Child process for DiskTierTests' SIGKILL crash test: stores entries in a loop.
         .executableTarget(
             name: "disktier-crash-writer",

@@ -4,7 +4,7 @@
 /// the same requests: miniature caches (`ShadowCache`), one at each rung, replay the requests of a sample of the keys
 /// (chosen by hash, so that a miniature sees every request for its keys) with the policy's own frequencies. After
 /// each sample of requests the window climbs to a neighbouring rung once that rung's smoothed hit rate beats the
-/// current one's by a point and it did better in each of the last three samples, so that the noise of a workload
+/// current one's by a point and it did better in each of the last two samples, so that the noise of a workload
 /// without a clear winner (a loop) does not move it.
 ///
 /// Caffeine's own climber (step 6.25 % of the capacity, decay 0.98, restart on a 5-point change, a sample of ten
@@ -17,14 +17,14 @@ struct WindowClimber: Sendable {
     static let shares: [Double] = [0.01, 0.05, 0.2, 0.5, 1]
     /// Entries a miniature holds at most, about.
     static let miniatureEntries = 1_000
-    /// Requests in a sample: half the entries, at least this many.
+    /// Requests in a sample: one per eight entries, at least this many.
     static let minimumPeriod = 500
     /// Weight of the latest sample in a miniature's smoothed hit rate.
     static let smoothing = 0.25
     /// How much better (hit rate, smoothed) a share must do than the current one to replace it.
     static let margin = 0.01
     /// How many samples in a row it must have done better.
-    static let streak = 3
+    static let streak = 2
 
     private let capacity: EvictionCapacity
     private var miniatures: [ShadowCache] = []
@@ -57,7 +57,7 @@ struct WindowClimber: Sendable {
     /// Once a sample of requests is complete: the new share, if the window should move to another; else `nil`.
     /// `count` is the policy's number of entries (the sample's length and the miniatures' scale follow it).
     mutating func adapt(count: Int) -> Double? {
-        guard requests >= max(Self.minimumPeriod, count / 2) else { return nil }
+        guard requests >= max(Self.minimumPeriod, count / 8) else { return nil }
         requests = 0
         if count >> samplingBits > 2 * Self.miniatureEntries, samplingBits < 24 {
             // More entries than the scale the miniatures were made for: a sparser sample, miniatures anew.
