@@ -142,9 +142,13 @@ let package = Package(
         // beside LRU's and the optimum's (docs/eviction.md).
         .executableTarget(
             name: "efficiency-bench",
-            dependencies: ["UnifiedCache", .product(name: "AsyncHTTPClient", package: "async-http-client")],
+            dependencies: [
+                "EfficiencyTraces", "UnifiedCache", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
             path: "Benchmarks/EfficiencyBench", swiftSettings: strict
         ),
+        // Its synthetic traces, which the policies' tests replay too.
+        .target(name: "EfficiencyTraces", dependencies: ["UnifiedCache"], path: "Benchmarks/EfficiencyTraces", swiftSettings: strict),
         // Child process for DiskTierTests' SIGKILL crash test: stores entries in a loop.
         .executableTarget(
             name: "disktier-crash-writer",
@@ -348,7 +352,7 @@ let package = Package(
         .testTarget(
             name: "UnifiedCacheTests",
             dependencies: [
-                "UnifiedCache", "Clocks", "UpstreamGate", "SeededRandom", "Sealing", "TestSupport",
+                "UnifiedCache", "Clocks", "UpstreamGate", "SeededRandom", "Sealing", "TestSupport", "EfficiencyTraces",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: strict

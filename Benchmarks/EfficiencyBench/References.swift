@@ -1,3 +1,4 @@
+import EfficiencyTraces
 import UnifiedCache
 
 /// Hit ratios computed from a trace, to judge the service's by: LRU's, Belady's optimum, and a W-TinyLFU whose window

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import EfficiencyTraces
 import Foundation
 
 // `make bench-efficiency`: replays the synthetic traces (`TraceShape`) through a running unicache's raw API (GET, and

@@ -1,5 +1,4 @@
-import Foundation
-import SeededRandom
+import EfficiencyTraces
 
 @testable import UnifiedCache
 
@@ -51,29 +50,13 @@ struct PolicyReplay<Policy: EvictionPolicy<Int>> {
     }
 }
 
-/// Synthetic workloads for the policies' tests.
+/// Synthetic workloads for the policies' tests: `make bench-efficiency`'s traces, as `Int` keys.
 enum Workload {
     /// A loop over `span` keys, `length` requests.
     static func loop(span: Int, length: Int) -> [Int] { (0..<length).map { $0 % span } }
 
-    /// Recently asked keys asked again (an LRU stack, log-uniform depths up to `depth`), a new key one time in four.
-    static func recency(length: Int, depth: Int, seed: UInt64) -> [Int] {
-        var random = SplitMix64(seed: seed)
-        var stack: [Int] = []
-        var next = 1_000_000
-        return (0..<length).map { _ in
-            let key: Int
-            if stack.isEmpty || random.next() % 4 == 0 {
-                key = next
-                next += 1
-                if stack.count >= depth { stack.removeFirst() }
-            } else {
-                let unit = Double(random.next() >> 11) / Double(1 << 53)
-                let position = min(stack.count, Int(pow(Double(stack.count), unit)))
-                key = stack.remove(at: stack.count - position)
-            }
-            stack.append(key)
-            return key
-        }
+    /// Recently asked keys asked again (an LRU stack, log-uniform depths up to 30,000), a new key one time in four.
+    static func recency(length: Int, seed: UInt64) -> [Int] {
+        TraceShape.recency.generate(length: length, size: 0, seed: seed).map { Int($0) + 1_000_000 }
     }
 }

@@ -81,7 +81,7 @@ import Testing
     @Test func windowGrowsForRecencyAndShrinksForALoop() {
         var replay = PolicyReplay(Policy(capacity: EvictionCapacity(weight: .max, count: 500), seed: 1))
         #expect(replay.policy.statistics.window == 0.01)
-        _ = replay.hitRatio(Workload.recency(length: 60_000, depth: 30_000, seed: 43))
+        _ = replay.hitRatio(Workload.recency(length: 60_000, seed: 43))
         let grown = replay.policy.statistics.window ?? 0
         #expect(grown >= 0.5)
         _ = replay.hitRatio(Workload.loop(span: 750, length: 60_000).map { $0 + 10_000_000 })
@@ -100,7 +100,7 @@ import Testing
 
     /// On a recency-friendly stream the adaptive window keeps LRU's hit rate, where a fixed 1 % window loses.
     @Test func recencyKeepsLRUsHitRate() {
-        let trace = Workload.recency(length: 100_000, depth: 30_000, seed: 7)
+        let trace = Workload.recency(length: 100_000, seed: 7)
         var lru = PolicyReplay(LRUPolicy<Int>(capacity: EvictionCapacity(weight: .max, count: 500)))
         var adaptive = PolicyReplay(Policy(capacity: EvictionCapacity(weight: .max, count: 500), seed: 1))
         var fixed = Self.fixed(count: 500)

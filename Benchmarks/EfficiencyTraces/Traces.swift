@@ -1,9 +1,9 @@
 import Foundation
 import UnifiedCache
 
-/// The synthetic traces `make bench-efficiency` replays: keys as numbers, generated from a seed, so that every run
+/// The synthetic traces `make bench-efficiency` replays (and the policies' tests): keys as numbers, generated from a seed, so that every run
 /// asks the same questions.
-enum TraceShape: String, CaseIterable, Sendable {
+public enum TraceShape: String, CaseIterable, Sendable {
     /// Zipf(0.9) over 100,000 keys.
     case zipf
     /// The same, with a scan of 3,000 keys never asked again every 10,000 requests (a daily warm-up of every user).
@@ -19,10 +19,10 @@ enum TraceShape: String, CaseIterable, Sendable {
     case mixed
 
     /// Whether the trace depends on the cache's size (the loop's length does).
-    var dependsOnSize: Bool { self == .loop }
+    public var dependsOnSize: Bool { self == .loop }
 
     /// The trace's keys, `length` requests.
-    func generate(length: Int, size: Int, seed: UInt64) -> [Int32] {
+    public func generate(length: Int, size: Int, seed: UInt64) -> [Int32] {
         var random = PolicyRandom(seed: seed &+ UInt64(dependsOnSize ? size : 0) &* 0x9E37_79B9)
         switch self {
         case .zipf:
@@ -65,11 +65,11 @@ enum TraceShape: String, CaseIterable, Sendable {
 }
 
 /// Draws ranks 0..<keys with probability proportional to 1 / (rank + 1)^exponent, scattered over the key space.
-struct ZipfSampler {
+public struct ZipfSampler {
     private let cumulative: [Double]
     private let permutation: [Int]
 
-    init(keys: Int, exponent: Double) {
+    public init(keys: Int, exponent: Double) {
         var total = 0.0
         var cumulative: [Double] = []
         cumulative.reserveCapacity(keys)
@@ -82,7 +82,7 @@ struct ZipfSampler {
         permutation = Array(0..<keys).shuffled(using: &random)
     }
 
-    func next(_ random: inout PolicyRandom) -> Int {
+    public func next(_ random: inout PolicyRandom) -> Int {
         let target = Double(random.next() >> 11) / Double(1 << 53)
         var low = 0
         var high = cumulative.count - 1
@@ -96,8 +96,8 @@ struct ZipfSampler {
 
 /// An LRU stack model: each request is a new key (one time in `newKeyOdds`) or the key at a log-uniform depth of
 /// the stack of keys asked before, which then moves to the top.
-enum RecencyStack {
-    static func generate(length: Int, newKeyOdds: UInt64, maximumDepth: Int, random: inout PolicyRandom) -> [Int32] {
+public enum RecencyStack {
+    public static func generate(length: Int, newKeyOdds: UInt64, maximumDepth: Int, random: inout PolicyRandom) -> [Int32] {
         var stack: [Int32] = []  // the top is the end
         stack.reserveCapacity(maximumDepth + 1)
         var next: Int32 = 0
