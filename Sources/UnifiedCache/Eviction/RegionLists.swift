@@ -108,8 +108,10 @@ struct RegionLists: Sendable {
         firstFree = Int32(slot)
     }
 
-    /// Moves `slot` to the newest end of `region` (its own region: marks it just used).
+    /// Moves `slot` to the newest end of `region` (its own region: marks it just used; nothing to do if it is the
+    /// newest already, as a key asked for again and again is).
     mutating func move(_ slot: Int, to region: Region) {
+        if nodes[slot].region == region, list(region).newest == Int32(slot) { return }
         unlink(slot)
         link(slot, into: region, eldest: false)
     }
