@@ -18,6 +18,17 @@ import Testing
         #expect(stats.evictions == 1)
     }
 
+    /// A reader whose ring of the read buffer is full drains it and its own access goes with the rest: one thread's
+    /// seventeenth hit in a row is not lost. Under `lru` the keys hit move ahead of those not hit, all seventeen.
+    @Test func theHitThatFindsItsRingFullIsRecordedToo() {
+        let tier = MemoryTier(configuration: .init(maxBytes: 1 << 30, maxEntries: 20, eviction: .lru))
+        for index in 0..<20 { tier.insert(entry("k\(index)")) }
+        for index in 0...ReadBuffer.ringSize { #expect(tier.entry(for: "k\(index)") != nil) }
+        for index in 0..<4 { tier.insert(entry("new\(index)")) }
+        let kept = (0..<20).filter { tier.peek("k\($0)") != nil }
+        #expect(kept == Array(1...ReadBuffer.ringSize))
+    }
+
     @Test func byteBudgetHoldsAndReplacementIsAccounted() {
         let small = entry("a", body: String(repeating: "x", count: 100))
         let cost = MemoryTier.cost(of: small)

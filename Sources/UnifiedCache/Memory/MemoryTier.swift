@@ -25,7 +25,8 @@ public final class MemoryTier: Sendable {
     public func entry(for key: String) -> CacheEntry? {
         guard let (entry, handle) = map.withLockedValue({ $0.lookup(key) }) else { return nil }
         if reads.record(handle) {
-            policy.withLockedValueIfAvailable { $0.drain(reads) }
+            // The ring was full: drained, this access goes with it (dropped only while a writer holds the lock).
+            policy.withLockedValueIfAvailable { $0.drain(reads, then: handle) }
         }
         return entry
     }
@@ -130,10 +131,11 @@ struct PolicyState: Sendable {
     var drained: [UInt64] = []
     var victims: [Int] = []
 
-    /// Hands the accesses recorded since the last drain to the policy.
-    mutating func drain(_ reads: ReadBuffer) {
+    /// Hands the accesses recorded since the last drain to the policy, and `handle` after them.
+    mutating func drain(_ reads: ReadBuffer, then handle: UInt64? = nil) {
         drained.removeAll(keepingCapacity: true)
         reads.drain(into: &drained)
+        if let handle { drained.append(handle) }
         if !drained.isEmpty { policy.recordAccesses(drained) }
     }
 }
