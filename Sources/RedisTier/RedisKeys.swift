@@ -1,8 +1,14 @@
 /// The names the shared tier uses in Redis, all under one prefix (`--redis-prefix`, `unicache:` by default).
 ///
-/// An entry's Redis key is the prefix and the cache key verbatim (`unicache:subscription:alice`). Cache keys are
-/// `[A-Za-z0-9._:,@-]`, so the tier's own keys carry a `#` after the prefix and can never collide with one:
-/// `unicache:#log`, `unicache:#epoch`, `unicache:#lock:KEY`, `unicache:#user:{alice}`.
+/// An entry's Redis key is the prefix and the cache key verbatim (`unicache:subscription:alice`). A cache key never
+/// starts with `#` (raw keys are `[A-Za-z0-9._:,@-]`, a read-through key starts with its namespace), so the tier's
+/// own keys carry a `#` after the prefix and can never collide with one: `unicache:#log`, `unicache:#epoch`,
+/// `unicache:#lock:KEY`, `unicache:#user:{USER}`.
+///
+/// Names carry keys and user ids verbatim, `|` and `@` included (`unicache:#user:{auth0|abc}`): each kind of name is a
+/// fixed text, the id, and a fixed end, so two ids never share a name, and no name is split again to find an id.
+/// (A user id has no `{` or `}`: the whole id is the name's hash tag.) Messages, which do join fields, encode them
+/// (`InvalidationMessage`).
 struct RedisKeys: Sendable {
     let prefix: String
 
@@ -23,9 +29,8 @@ struct RedisKeys: Sendable {
     /// The tier's own keys all start with this.
     var internalPrefix: String { prefix + "#" }
 
-    /// `SCAN … MATCH` pattern of the entries whose cache key starts with `keyPrefix` (the prefix's glob
-    /// characters escaped; cache keys have none).
-    func entryPattern(keyPrefix: String) -> String { Self.globEscaped(prefix) + keyPrefix + "*" }
+    /// `SCAN … MATCH` pattern of the entries whose cache key starts with `keyPrefix` (glob characters escaped).
+    func entryPattern(keyPrefix: String) -> String { Self.globEscaped(prefix + keyPrefix) + "*" }
 
     static func globEscaped(_ text: String) -> String {
         var out = ""

@@ -59,6 +59,8 @@ public final class RedisSharedTier: SharedTier {
     /// This instance's announcements and the fleet's size they return.
     public let membership: FleetMembership
     let keys: RedisKeys
+    /// What every change this instance announces starts with: the message format and this instance's id.
+    let messageHead: String
     /// Seals every value written with a key ring's primary; reads both forms.
     let codec: EntryCodec
     let waiters = FillWaiters()
@@ -91,6 +93,8 @@ public final class RedisSharedTier: SharedTier {
         var saved: LogCheckpoint?
         /// In step at least once since start-up: the entries stored before it are vouched for (caught up or reset).
         var vouched = false
+        /// A change this instance could not read has been logged (at warning, once).
+        var unreadableSeen = false
     }
 
     /// The checkpoint across restarts, with the disk tier.
@@ -102,6 +106,7 @@ public final class RedisSharedTier: SharedTier {
         commands = RedisCommands(configuration: configuration, logger: logger)
         membership = FleetMembership(commands: commands)
         keys = commands.keys
+        messageHead = InvalidationMessage.head(origin: commands.instanceID)
         self.logger = logger
         checkpointFile = configuration.checkpointFile.map(LogPositionFile.init)
         let saved = checkpointFile?.load()
@@ -214,8 +219,8 @@ public final class RedisSharedTier: SharedTier {
         let arguments: [[UInt8]] =
             [value]
             + [
-                "\(life)", entry.key, entry.namespace, entry.user == nil ? "0" : "1", keys.channel, commands.instanceID,
-                "\(configuration.logLength)", token ?? "", kind.rawValue,
+                "\(life)", entry.key, entry.namespace, entry.user == nil ? "0" : "1", keys.channel, messageHead,
+                "\(configuration.logLength)", token ?? "", InvalidationMessage.change(storing: entry.key, as: kind),
             ].map(RedisCommands.bytes)
         _ = try await commands.run(
             "store", RedisScripts.store, keys: [keys.entry(entry.key), userIndex, keys.log, keys.lock(entry.key)],
@@ -224,43 +229,44 @@ public final class RedisSharedTier: SharedTier {
     }
 
     public func invalidate(_ scope: SharedScope) async throws(SharedTierUnavailable) -> [String] {
-        let body = InvalidationMessage.body(scope)
+        let change = InvalidationMessage.change(scope)
         let removed: [String]
         switch scope {
         case .key(let key):
             let reply = try await commands.run(
                 "invalidate",
                 RedisScripts.delete, keys: [keys.log, keys.entry(key)],
-                arguments: [keys.channel, commands.instanceID, body, "\(configuration.logLength)"])
+                arguments: [keys.channel, messageHead, change, "\(configuration.logLength)"])
             removed = reply == .integer(1) ? [key] : []
         case .user(let user):
-            removed = try await deleteUser(user, namespaces: nil, body: body)
+            removed = try await deleteUser(user, namespaces: nil, change: change)
         case .namespaces(let namespaces, let user):
-            removed = try await deleteUser(user, namespaces: namespaces, body: body)
+            removed = try await deleteUser(user, namespaces: namespaces, change: change)
         case .prefix(let prefix):
-            removed = try await deleteScanned(pattern: keys.entryPattern(keyPrefix: prefix), body: body)
+            removed = try await deleteScanned(pattern: keys.entryPattern(keyPrefix: prefix), change: change)
         case .all:
-            removed = try await deleteScanned(pattern: keys.entryPattern(keyPrefix: ""), body: body)
+            removed = try await deleteScanned(pattern: keys.entryPattern(keyPrefix: ""), change: change)
         }
         commands.counters.sent()
         return removed
     }
 
-    private func deleteUser(_ user: String, namespaces: Set<String>?, body: String) async throws(SharedTierUnavailable)
+    /// Each namespace is an argument of its own: no separator a name could contain.
+    private func deleteUser(_ user: String, namespaces: Set<String>?, change: String) async throws(SharedTierUnavailable)
         -> [String]
     {
-        let filter = namespaces.map { "," + $0.sorted().joined(separator: ",") + "," } ?? ""
+        let filter = namespaces.map { ["some"] + $0.sorted() } ?? ["all"]
         let reply = try await commands.run(
             "invalidate",
             RedisScripts.deleteUser, keys: [keys.userIndex(user), keys.log],
-            arguments: [keys.prefix, keys.channel, commands.instanceID, body, filter, "\(configuration.logLength)"])
+            arguments: [keys.prefix, keys.channel, messageHead, change, "\(configuration.logLength)"] + filter)
         guard case .array(let items) = reply else { return [] }
         return items.compactMap { if case .string(let bytes) = $0 { String(decoding: bytes, as: UTF8.self) } else { nil } }
     }
 
     /// Prefix and full deletes: SCAN for the entries (never the tier's own keys), delete them in batches, then
     /// announce (the announcement goes out even when nothing was found: other instances may hold copies).
-    private func deleteScanned(pattern: String, body: String) async throws(SharedTierUnavailable) -> [String] {
+    private func deleteScanned(pattern: String, change: String) async throws(SharedTierUnavailable) -> [String] {
         let found = try await scanEntries(pattern: pattern)
         var removed: [String] = []
         var start = 0
@@ -272,7 +278,7 @@ public final class RedisSharedTier: SharedTier {
             if isLast {
                 _ = try await commands.run(
                     "invalidate", RedisScripts.delete, keys: [keys.log] + batch,
-                    arguments: [keys.channel, commands.instanceID, body, "\(configuration.logLength)"])
+                    arguments: [keys.channel, messageHead, change, "\(configuration.logLength)"])
             } else {
                 _ = try await commands.run("invalidate", (["DEL"] + batch).map(RedisCommands.bytes))
             }

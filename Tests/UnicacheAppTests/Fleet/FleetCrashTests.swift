@@ -39,7 +39,7 @@ struct FleetCrashTests {
                     #expect(try await other.request(.PUT, "/v1/cache/\(key)", body: "v2", admin: true).status == 200)
                 }
                 _ = try await redisCommand(fleet.redis,
-                    "EVAL", "for i = 1, 8000 do redis.call('XADD', KEYS[1], '*', 'm', 'elsewhere|key|filler' .. i) end",
+                    "EVAL", "for i = 1, 8000 do redis.call('XADD', KEYS[1], '*', 'm', 'v2|elsewhere|key|filler' .. i) end",
                     "1", fleet.prefix + "#log")
             }
             let logEnd = try await redisCommand(fleet.redis, "XREVRANGE", fleet.prefix + "#log", "+", "-", "COUNT", "1")
