@@ -201,7 +201,13 @@ final class SubscriberCore: Sendable {
         } catch {
             await subscription.close()
             if let refused = error as? RedisServerError {
-                return .lost("SUBSCRIBE on \(endpoint) was refused: \(refused.message)", wasSubscribed: false)
+                // A channel the user's ACL rules do not grant is a refusal like a wrong password: counted with them.
+                failures?.record(refused)
+                let reason = "SUBSCRIBE on \(endpoint) as \(endpoint.user ?? "default") was refused: \(refused.summary)"
+                if refused.isAuthenticationError {
+                    logger.warning("Redis refused the invalidation channel", metadata: ["reason": "\(reason)"])
+                }
+                return .lost(reason, wasSubscribed: false)
             }
             return .lost("SUBSCRIBE on \(endpoint) failed: \(error)", wasSubscribed: false)
         }

@@ -35,18 +35,7 @@ public final class RedisSubscription: Sendable {
             throw error
         }
         let connection = RedisConnection(configuration: configuration, channel: channel, closeReason: closeReason)
-        let replies: [RESPValue]
-        do {
-            replies = try await connection.send(configuration.handshake, timeout: configuration.connectTimeout)
-        } catch {
-            await connection.close()
-            throw await RedisConnection.explained(error, configuration, eventLoopGroup: eventLoopGroup)
-        }
-        if let refused = replies.lazy.compactMap(\.serverError).first {
-            await connection.close()
-            logger.debug("Redis refused the subscription's handshake", metadata: ["redis": "\(configuration)"])
-            throw refused
-        }
+        try await connection.handshake(logger: logger, eventLoopGroup: eventLoopGroup)
         return RedisSubscription(messages: messages, connection: connection)
     }
 
@@ -93,6 +82,6 @@ public final class RedisSubscription: Sendable {
         let replies = try await connection.send(
             [[RESPArgument(command)] + names.map { RESPArgument($0) }], expectedReplies: names.count,
             endsOnError: true, timeout: connection.configuration.commandTimeout)
-        if let error = replies.lazy.compactMap(\.serverError).first { throw error }
+        if let error = replies.lazy.compactMap(\.serverError).first { throw error.answering(command) }
     }
 }
