@@ -316,19 +316,13 @@ public final class RedisCommandPool: Sendable {
         return connection
     }
 
-    /// Follows the failovers (`+promoted-slave`, `+switch-master`) that the first Sentinel accepting the subscription
-    /// announces, again after it drops.
+    /// Follows the failovers the Sentinels announce (`RedisSentinel.follow`: a watch kept checked with PINGs, watched
+    /// again with back-off, at most one switch a second).
     private func watchFailovers(_ sentinel: RedisSentinel) {
         watcher.withLockedValue { task in
             guard task == nil, !state.withLockedValue({ $0.isShutDown }) else { return }
             task = Task { [weak self] in
-                while !Task.isCancelled {
-                    if let watcher = try? await sentinel.watch() {
-                        for await change in watcher.switches { self?.primaryIs(change.new, announced: true) }
-                        await watcher.close()
-                    }
-                    try? await Task.sleep(for: .milliseconds(500))
-                }
+                await sentinel.follow { [weak self] change in self?.primaryIs(change.new, announced: true) }
             }
         }
     }

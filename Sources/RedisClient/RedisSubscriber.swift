@@ -229,16 +229,9 @@ final class SubscriberCore: Sendable {
                 return nil
             }
             group.addTask {
-                while true {
-                    do { try await Task.sleep(for: pingInterval) } catch { return nil }
-                    do {
-                        try await subscription.ping(timeout: pingInterval * 2)
-                    } catch RedisNIOError.timeout {
-                        return "no reply from \(endpoint) to PING within \((pingInterval * 2).shortDescription)"
-                    } catch {
-                        return nil
-                    }
-                }
+                let failure = await subscription.keepAlive(every: pingInterval, deadline: pingInterval * 2)
+                guard case RedisNIOError.timeout? = failure else { return nil }
+                return "no reply from \(endpoint) to PING within \((pingInterval * 2).shortDescription)"
             }
             // Whichever child ends first ends the session: the other is cancelled and the connection closed.
             var reason: String?
