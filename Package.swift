@@ -66,6 +66,8 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                // The names a Redis certificate gives, read to verify --redis-tls-server-name as that name alone.
+                .product(name: "X509", package: "swift-certificates"),
             ],
             swiftSettings: strict
         ),

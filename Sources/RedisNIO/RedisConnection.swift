@@ -179,8 +179,9 @@ public final class RedisConnection: Sendable {
         handler: @escaping @Sendable () -> RedisCommandHandler
     ) async throws -> any Channel {
         let tls = try configuration.tls.map { options throws(RedisNIOError) in
-            (context: try options.makeContext(), serverHostname: options.serverHostname(for: configuration.host))
+            (options: options, context: try options.makeContext())
         }
+        let host = configuration.host
         let limits = configuration.limits
         let bootstrap = ClientBootstrap(group: eventLoopGroup)
             .connectTimeout(TimeAmount(configuration.connectTimeout))
@@ -190,7 +191,7 @@ public final class RedisConnection: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     if let tls {
-                        try pipeline.addHandler(NIOSSLClientHandler(context: tls.context, serverHostname: tls.serverHostname))
+                        try pipeline.addHandler(tls.options.handler(context: tls.context, for: host))
                     }
                     try pipeline.addHandler(ByteToMessageHandler(RESPDecoder(parser: RESPParser(limits: limits))))
                     try pipeline.addHandler(handler())
