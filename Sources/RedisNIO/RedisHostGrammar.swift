@@ -26,6 +26,17 @@ extension RedisURL.Address {
         }
     }
 
+    /// Whether the host is loopback: `localhost`, an address in 127.0.0.0/8, or `::1`.
+    public var isLoopback: Bool {
+        if host.lowercased() == "localhost" || host.lowercased() == "localhost." { return true }
+        guard let address = try? SocketAddress(ipAddress: host, port: 0) else { return false }
+        switch address {
+        case .v4(let v4): return UInt32(bigEndian: v4.address.sin_addr.s_addr) >> 24 == 127
+        case .v6: return address.ipAddress == "::1"
+        default: return false
+        }
+    }
+
     /// A host and port a Sentinel named, checked: the host by `isValidHost`, the port from 1 to 65535. The error shows
     /// what was named escaped (`escapedForLog`).
     static func named(host: String, port: Int?) throws(RedisNIOError) -> RedisURL.Address {
