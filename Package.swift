@@ -66,6 +66,8 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                // The names a Redis certificate gives, read to verify --redis-tls-server-name as that name alone.
+                .product(name: "X509", package: "swift-certificates"),
             ],
             swiftSettings: strict
         ),
@@ -229,12 +231,15 @@ let package = Package(
         ),
 
         // Starts a real redis-server on a free loopback port for the tests that need one (never shipped): servers
-        // stopped on every path, a TLS-only server from TLSTestSupport's test CA, a command of the test's own.
+        // stopped on every path, a TLS-only server from TLSTestSupport's test CA, a command of the test's own, and a
+        // fake peer for what a real server never does (an endless reply, a silent or lying Sentinel).
         .target(
             name: "RedisTestSupport",
             dependencies: [
-                "RedisClient", "TestSupport", "TLSTestSupport",
+                "RedisClient", "RedisNIO", "TestSupport", "TLSTestSupport",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Tests/RedisTestSupport", swiftSettings: strict),
         // The tests' kit (never shipped): a latch, bounded polling, temporary folders, a capturing log handler, a

@@ -1211,7 +1211,7 @@ components:
       required: [uptimeSeconds, version, cache, memory, disk, shared, encryption, upstream, upstreams, namespaces, auth]
       properties:
         uptimeSeconds: {type: number, minimum: 0}
-        version: {type: string, description: 'The release (`unicache --version`, §11.5).', examples: ['0.4.0']}
+        version: {type: string, description: 'The release (`unicache --version`, §11.5).', examples: ['0.5.0']}
         upstreams:
           type: object
           description: |
@@ -1269,7 +1269,10 @@ components:
             connected: {type: boolean}
             hits: {type: integer, minimum: 0}
             misses: {type: integer, minimum: 0}
-            errors: {type: integer, minimum: 0}
+            errors:
+              description: Redis commands that failed or were answered an error, refusals of the user aside (`authErrors`).
+              type: integer
+              minimum: 0
             corrupt: {type: integer, minimum: 0}
             invalidationsSent: {type: integer, minimum: 0}
             invalidationsReceived: {type: integer, minimum: 0}
@@ -1315,7 +1318,10 @@ components:
               type: integer
               minimum: 0
             authErrors:
-              description: Connects whose `AUTH` Redis refused (`WRONGPASS`, `NOAUTH`, `NOPERM`; CONTRACT §10.2).
+              description: |
+                Refusals of the configured user's credentials or permissions: connects whose `AUTH` Redis refused
+                (`WRONGPASS`, `NOAUTH`), and commands or the invalidation channel's `SUBSCRIBE` refused by the user's
+                ACL rules (`NOPERM`). Counted here, not in `errors`.
               type: integer
               minimum: 0
         encryption:

@@ -119,7 +119,7 @@ public final class RedisCommandPool: Sendable {
 
     /// Why the latest command failed; nil when it succeeded. Never contains the password.
     public var lastError: String? {
-        state.withLockedValue { $0.lastError }
+        state.withLockedValue { $0.lastFailure?.reason }
     }
 
     /// How many times a connection was attempted (successful or not) since the pool was created.
@@ -184,7 +184,7 @@ public final class RedisCommandPool: Sendable {
         let admission = state.withLockedValue { state -> Result<Bool, RedisError> in
             if state.isShutDown { return .failure(.unavailable("the Redis pool is shut down")) }
             switch state.breaker.admit(at: now) {
-            case .refused: return .failure(.unavailable(state.rejection))
+            case .refused: return .failure(state.rejection)
             case .probe: return .success(true)
             case .pass: return .success(false)
             }
@@ -207,8 +207,8 @@ public final class RedisCommandPool: Sendable {
                 switch result {
                 case .success:
                     state.succeeded()
-                case .failure(.unavailable(let reason)):
-                    state.lastError = reason
+                case .failure(let failure):
+                    state.lastFailure = failure
                     state.breaker.failed(at: now, probe: probe)
                 }
             }
@@ -264,6 +264,9 @@ public final class RedisCommandPool: Sendable {
                     if sentinel != nil, values.contains(where: { $0.serverError?.kind == .readOnly }) {
                         slot.drop(connection)
                     }
+                    if let refused = values.lazy.compactMap(\.serverError).first(where: \.isAuthenticationError) {
+                        refusedReply(refused, to: commands)
+                    }
                     done(.success(values.map(RedisReply.init)))
                 case .failure(let failure):
                     slot.drop(connection)
@@ -313,19 +316,13 @@ public final class RedisCommandPool: Sendable {
         return connection
     }
 
-    /// Follows the failovers (`+promoted-slave`, `+switch-master`) that the first Sentinel accepting the subscription
-    /// announces, again after it drops.
+    /// Follows the failovers the Sentinels announce (`RedisSentinel.follow`: a watch kept checked with PINGs, watched
+    /// again with back-off, at most one switch a second).
     private func watchFailovers(_ sentinel: RedisSentinel) {
         watcher.withLockedValue { task in
             guard task == nil, !state.withLockedValue({ $0.isShutDown }) else { return }
             task = Task { [weak self] in
-                while !Task.isCancelled {
-                    if let watcher = try? await sentinel.watch() {
-                        for await change in watcher.switches { self?.primaryIs(change.new, announced: true) }
-                        await watcher.close()
-                    }
-                    try? await Task.sleep(for: .milliseconds(500))
-                }
+                await sentinel.follow { [weak self] change in self?.primaryIs(change.new, announced: true) }
             }
         }
     }
@@ -348,7 +345,7 @@ public final class RedisCommandPool: Sendable {
     }
 
     /// Why a connect failed, counted by kind and logged once per back-off (the first failure after a success,
-    /// then each probe's).
+    /// then each probe's). A refused AUTH (`WRONGPASS`, `NOAUTH`, `NOPERM`) is `.refused`, naming the user.
     private func connectFailure(_ error: any Error) -> RedisError {
         let reason = endpoint.reason(connecting: error, timeout: timeout)
         connectFailures.record(error)
@@ -357,34 +354,33 @@ public final class RedisCommandPool: Sendable {
             return !state.loggedFailure || !state.breaker.isClosed
         }
         if shouldLog { logger.warning("Redis connect failed", metadata: ["reason": "\(reason)"]) }
+        if let refused = error as? RedisServerError, refused.isAuthenticationError { return .refused(reason) }
         return .unavailable(reason)
     }
-}
 
-/// Connects refused by cause (CONTRACT §10.1, §10.2), counted by a pool and the subscriber it is given to.
-public final class RedisConnectFailures: Sendable {
-    private let counts = NIOLockedValueBox((tls: 0, authentication: 0))
-
-    public init() {}
-
-    /// A certificate that did not verify (untrusted, expired, wrong name) or a failed TLS handshake.
-    public var tls: Int { counts.withLockedValue { $0.tls } }
-    /// `WRONGPASS`, `NOAUTH` or `NOPERM` in answer to the connection's AUTH.
-    public var authentication: Int { counts.withLockedValue { $0.authentication } }
-
-    /// Counts a failed connect's error when it is one of the two kinds.
-    func record(_ error: any Error) {
-        if let refused = error as? RedisServerError, refused.isAuthenticationError {
-            counts.withLockedValue { $0.authentication += 1 }
-        } else if let failure = error as? RedisNIOError, case .tls = failure {
-            counts.withLockedValue { $0.tls += 1 }
+    /// A command Redis refused for the user's credentials or ACL rules (the connection itself is fine): counted with
+    /// the refused connects, and logged at most once per the breaker's longest back-off, naming the user.
+    private func refusedReply(_ refused: RedisServerError, to commands: [[RESPArgument]]) {
+        connectFailures.recordRefusal()
+        let now = self.now
+        let shouldLog = state.withLockedValue { state -> Bool in
+            if let last = state.loggedRefusal, now - last < state.breaker.configuration.maximumBackoff { return false }
+            state.loggedRefusal = now
+            return true
         }
+        guard shouldLog else { return }
+        let names = commands.compactMap { $0.first.map { String(decoding: $0.bytes, as: UTF8.self).uppercased() } }
+        logger.warning("Redis refused a command for the user's permissions", metadata: [
+            "user": "\(endpoint.user ?? "default")", "redis": "\(endpoint)",
+            "commands": "\(Set(names).sorted().joined(separator: ","))", "error": "\(refused)",
+        ])
     }
 }
 
 struct PoolState: Sendable {
     var breaker: CircuitBreaker
-    var lastError: String?
+    /// Why the latest command failed; nil when it succeeded.
+    var lastFailure: RedisError?
     var isShutDown = false
     var connectAttempts = 0
     /// The primary in use (Sentinel), and how many times it changed.
@@ -393,14 +389,18 @@ struct PoolState: Sendable {
     var switchHandlers: [@Sendable () -> Void] = []
     /// A connect failure was logged since the last success (the next is logged only by a probe).
     var loggedFailure = false
+    /// When a command refused for the user's permissions was last logged (the pool's time).
+    var loggedRefusal: Duration?
 
-    /// Why a command is refused while the breaker is open.
-    var rejection: String {
-        "circuit breaker open" + (lastError.map { " (last error: \($0))" } ?? "")
+    /// Why a command is refused while the breaker is open: `.refused` when the last failure was a refusal.
+    var rejection: RedisError {
+        let reason = "circuit breaker open" + (lastFailure.map { " after: \($0.reason)" } ?? "")
+        if case .refused? = lastFailure { return .refused(reason) }
+        return .unavailable(reason)
     }
 
     mutating func succeeded() {
-        lastError = nil
+        lastFailure = nil
         loggedFailure = false
         breaker.succeeded()
     }

@@ -1,16 +1,20 @@
 import RedisNIO
 
 extension RedisEndpoint {
-    /// Why a connect failed, naming this endpoint (never its password): the refused step for an error reply to the
-    /// handshake (`AUTH as USER` for `WRONGPASS`, `NOAUTH`, `NOPERM`; `SELECT N` otherwise), the TLS check that
-    /// failed, or the network's reason.
+    /// Why a connect failed, naming this endpoint (never its password): the refused command for an error reply
+    /// (`AUTH as USER` for a refused AUTH, `SELECT N`, `ROLE`, …) with what the refusal means (never Redis's text), the
+    /// TLS check that failed, or the network's reason.
     func reason(connecting error: any Error, timeout: Duration) -> String {
         switch error {
         case let refused as RedisServerError:
+            let command = refused.command ?? (refused.isAuthenticationError ? "AUTH" : "PING")
             let step =
-                refused.isAuthenticationError
-                ? "AUTH" + (user.map { " as \($0)" } ?? "") : database != 0 ? "SELECT \(database)" : "PING"
-            return "\(step) on \(self) was refused: \(refused.message)"
+                switch command {
+                case "AUTH", "HELLO": command + (user.map { " as \($0)" } ?? "")
+                case "SELECT": "SELECT \(database)"
+                default: command
+                }
+            return "\(step) on \(self) was refused: \(refused.summary)"
         case let failure as RedisNIOError:
             return reason(failure, timeout: timeout)
         default:

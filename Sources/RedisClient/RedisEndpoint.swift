@@ -42,10 +42,11 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
         return ["AUTH", password]
     }
 
-    public init(url: String) throws(RedisEndpointError) {
+    /// `passwordGivenApart`: the password comes from elsewhere (`--redis-password-file`): a user without one is fine.
+    public init(url: String, passwordGivenApart: Bool = false) throws(RedisEndpointError) {
         let parsed: RedisURL
         do {
-            parsed = try RedisURL(url)
+            parsed = try RedisURL(url, passwordGivenApart: passwordGivenApart)
         } catch {
             throw RedisEndpointError(error.message)
         }
@@ -61,6 +62,18 @@ public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
                 database: parsed.database, tls: tls,
                 sentinel: RedisSentinelGroup(sentinels: sentinels, masterName: masterName, password: sentinelPassword))
         }
+    }
+
+    /// The Sentinels that are reached over plain TCP at an address that is not loopback: whoever answers there can
+    /// name any primary (and so collect the data nodes' password). Empty with TLS (`?tls=true`) or without Sentinels.
+    public var sentinelsTrustedUnauthenticated: [RedisURL.Address] {
+        guard tls == nil, let sentinel else { return [] }
+        return sentinel.sentinels.filter { !$0.isLoopback }
+    }
+
+    /// Whether the process holds a secret for Redis: a password, a TLS client key or a Sentinel password.
+    public var holdsSecrets: Bool {
+        password != nil || tls?.keyFile != nil || sentinel?.password != nil
     }
 
     /// `host:port` (IPv6 in brackets), never a password.

@@ -1,3 +1,5 @@
+import RedisNIO
+
 /// A RESP2 reply.
 public enum RedisReply: Sendable, Equatable {
     /// Bulk string (binary).
@@ -28,14 +30,39 @@ extension RedisReply {
     }
 }
 
+extension RedisReply {
+    /// An error reply's prefix and what it means, never Redis's own text (which may repeat the command's arguments:
+    /// keys, values); nil for other replies.
+    public var errorSummary: String? {
+        guard case .error(let message) = self else { return nil }
+        return RedisServerError(message: message).summary
+    }
+
+    /// An error reply refusing the user's credentials or permissions (`WRONGPASS`, `NOAUTH`, `NOPERM`).
+    public var isRefusal: Bool {
+        guard case .error(let message) = self else { return false }
+        return RedisServerError(message: message).isAuthenticationError
+    }
+}
+
 public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// Redis could not be asked: connect refused/timed out, I/O error, command timeout, auth
-    /// failure, the breaker is open, or the pool was shut down. The reason never contains the password.
+    /// Redis could not be asked: connect refused/timed out, I/O error, command timeout, the breaker is open, or the
+    /// pool was shut down. The reason never contains the password.
     case unavailable(String)
+    /// Redis refused this instance's credentials or permissions (`WRONGPASS`, `NOAUTH`, `NOPERM`), or the breaker is
+    /// open after such a refusal: a configuration to fix, not an outage. The reason names the user, never the password.
+    case refused(String)
+
+    public var reason: String {
+        switch self {
+        case .unavailable(let reason), .refused(let reason): reason
+        }
+    }
 
     public var description: String {
         switch self {
         case .unavailable(let reason): "Redis unavailable: \(reason)"
+        case .refused(let reason): "Redis refused: \(reason)"
         }
     }
 }

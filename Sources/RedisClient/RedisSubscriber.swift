@@ -201,7 +201,13 @@ final class SubscriberCore: Sendable {
         } catch {
             await subscription.close()
             if let refused = error as? RedisServerError {
-                return .lost("SUBSCRIBE on \(endpoint) was refused: \(refused.message)", wasSubscribed: false)
+                // A channel the user's ACL rules do not grant is a refusal like a wrong password: counted with them.
+                failures?.record(refused)
+                let reason = "SUBSCRIBE on \(endpoint) as \(endpoint.user ?? "default") was refused: \(refused.summary)"
+                if refused.isAuthenticationError {
+                    logger.warning("Redis refused the invalidation channel", metadata: ["reason": "\(reason)"])
+                }
+                return .lost(reason, wasSubscribed: false)
             }
             return .lost("SUBSCRIBE on \(endpoint) failed: \(error)", wasSubscribed: false)
         }
@@ -223,16 +229,9 @@ final class SubscriberCore: Sendable {
                 return nil
             }
             group.addTask {
-                while true {
-                    do { try await Task.sleep(for: pingInterval) } catch { return nil }
-                    do {
-                        try await subscription.ping(timeout: pingInterval * 2)
-                    } catch RedisNIOError.timeout {
-                        return "no reply from \(endpoint) to PING within \((pingInterval * 2).shortDescription)"
-                    } catch {
-                        return nil
-                    }
-                }
+                let failure = await subscription.keepAlive(every: pingInterval, deadline: pingInterval * 2)
+                guard case RedisNIOError.timeout? = failure else { return nil }
+                return "no reply from \(endpoint) to PING within \((pingInterval * 2).shortDescription)"
             }
             // Whichever child ends first ends the session: the other is cancelled and the connection closed.
             var reason: String?

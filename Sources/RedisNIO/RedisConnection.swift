@@ -150,20 +150,26 @@ public final class RedisConnection: Sendable {
         channel.close(promise: nil)
     }
 
-    private func handshake(logger: Logger, eventLoopGroup: any EventLoopGroup) async throws {
+    /// AUTH and SELECT (or PING) on the new connection, bounded by the connect timeout. A refusal is thrown as the
+    /// `RedisServerError` of the command it answered (a refused AUTH without Redis's text); any other failure is
+    /// explained (which TLS check failed). The connection is closed when this throws.
+    func handshake(logger: Logger, eventLoopGroup: any EventLoopGroup) async throws {
+        let commands = configuration.handshake
         let replies: [RESPValue]
         do {
-            replies = try await send(configuration.handshake, timeout: configuration.connectTimeout)
+            replies = try await send(commands, timeout: configuration.connectTimeout)
         } catch {
             await close()
             throw await Self.explained(error, configuration, eventLoopGroup: eventLoopGroup)
         }
-        if let refused = replies.lazy.compactMap(\.serverError).first {
+        for (command, reply) in zip(commands, replies) {
+            guard let refused = reply.serverError else { continue }
+            let error = refused.answering(command.first.map { String(decoding: $0.bytes, as: UTF8.self) } ?? "")
             await close()
             logger.debug("Redis refused the connection's handshake", metadata: [
-                "redis": "\(configuration)", "error": "\(refused.prefix)",
+                "redis": "\(configuration)", "error": "\(error)",
             ])
-            throw refused
+            throw error
         }
     }
 
@@ -173,8 +179,9 @@ public final class RedisConnection: Sendable {
         handler: @escaping @Sendable () -> RedisCommandHandler
     ) async throws -> any Channel {
         let tls = try configuration.tls.map { options throws(RedisNIOError) in
-            (context: try options.makeContext(), serverHostname: options.serverHostname(for: configuration.host))
+            (options: options, context: try options.makeContext())
         }
+        let host = configuration.host
         let limits = configuration.limits
         let bootstrap = ClientBootstrap(group: eventLoopGroup)
             .connectTimeout(TimeAmount(configuration.connectTimeout))
@@ -184,7 +191,7 @@ public final class RedisConnection: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     if let tls {
-                        try pipeline.addHandler(NIOSSLClientHandler(context: tls.context, serverHostname: tls.serverHostname))
+                        try pipeline.addHandler(tls.options.handler(context: tls.context, for: host))
                     }
                     try pipeline.addHandler(ByteToMessageHandler(RESPDecoder(parser: RESPParser(limits: limits))))
                     try pipeline.addHandler(handler())
@@ -228,8 +235,8 @@ public final class RedisConnection: Sendable {
     }
 }
 
-/// Why a connect failed, in a few words ("Connection refused (errno: 111)", "timed out after 50 ms"), without the
-/// resolver's and NIO's wrapping.
+/// Why a connect failed, in a few words ("refused (nothing accepts connections there)", "timed out after 50 ms"),
+/// without the resolver's and NIO's wrapping.
 func connectFailureReason(_ error: any Error, timeout: Duration) -> String {
     switch error {
     case let error as NIOConnectionError:
@@ -237,11 +244,25 @@ func connectFailureReason(_ error: any Error, timeout: Duration) -> String {
         if let resolution = error.dnsAError ?? error.dnsAAAAError { return "cannot resolve \(error.host): \(resolution)" }
         return "cannot connect to \(error.host):\(error.port)"
     case let error as IOError:
-        return error.description
+        return systemReason(error.errnoCode)
     case ChannelError.connectTimeout:
         return "timed out after \(timeout.shortDescription)"
     default:
         return "\(error)"
+    }
+}
+
+/// A failed connect's errno in plain words ("refused (nothing accepts connections there)"), not NIO's text (whose
+/// brackets do not balance).
+func systemReason(_ code: CInt) -> String {
+    switch code {
+    case ECONNREFUSED: "refused (nothing accepts connections there)"
+    case ECONNRESET: "reset by the other end"
+    case ETIMEDOUT: "timed out"
+    case EHOSTUNREACH: "no route to the host"
+    case ENETUNREACH: "the network is unreachable"
+    case EADDRNOTAVAIL: "no local address to connect from"
+    default: "\(strerror(code).map { String(cString: $0) } ?? "error") (errno \(code))"
     }
 }
 

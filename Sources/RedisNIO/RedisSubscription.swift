@@ -35,18 +35,7 @@ public final class RedisSubscription: Sendable {
             throw error
         }
         let connection = RedisConnection(configuration: configuration, channel: channel, closeReason: closeReason)
-        let replies: [RESPValue]
-        do {
-            replies = try await connection.send(configuration.handshake, timeout: configuration.connectTimeout)
-        } catch {
-            await connection.close()
-            throw await RedisConnection.explained(error, configuration, eventLoopGroup: eventLoopGroup)
-        }
-        if let refused = replies.lazy.compactMap(\.serverError).first {
-            await connection.close()
-            logger.debug("Redis refused the subscription's handshake", metadata: ["redis": "\(configuration)"])
-            throw refused
-        }
+        try await connection.handshake(logger: logger, eventLoopGroup: eventLoopGroup)
         return RedisSubscription(messages: messages, connection: connection)
     }
 
@@ -73,7 +62,24 @@ public final class RedisSubscription: Sendable {
     /// `PING`: the connection is alive when this returns (a bound: the configuration's command timeout).
     public func ping(timeout: Duration? = nil) async throws {
         let reply = try await connection.send(["PING"], timeout: timeout)
-        if let error = reply.serverError { throw error }
+        if let error = reply.serverError { throw error.answering("PING") }
+    }
+
+    /// Keeps the connection checked until it ends or the calling task is cancelled: a `PING` every `interval`, each
+    /// bounded by `deadline`. A PING not answered in time (its deadline closes the connection) or refused ends the
+    /// watch and the connection: returns that failure. Nil when the task was cancelled or the connection closed.
+    public func keepAlive(every interval: Duration, deadline: Duration) async -> (any Error)? {
+        while true {
+            do { try await Task.sleep(for: interval) } catch { return nil }
+            do {
+                try await ping(timeout: deadline)
+            } catch RedisNIOError.connectionClosed {
+                return nil
+            } catch {
+                closeSoon()
+                return error
+            }
+        }
     }
 
     public var isActive: Bool { connection.isActive }
@@ -93,6 +99,6 @@ public final class RedisSubscription: Sendable {
         let replies = try await connection.send(
             [[RESPArgument(command)] + names.map { RESPArgument($0) }], expectedReplies: names.count,
             endsOnError: true, timeout: connection.configuration.commandTimeout)
-        if let error = replies.lazy.compactMap(\.serverError).first { throw error }
+        if let error = replies.lazy.compactMap(\.serverError).first { throw error.answering(command) }
     }
 }

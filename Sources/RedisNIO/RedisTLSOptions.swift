@@ -7,7 +7,8 @@ public struct RedisTLSOptions: Sendable, Hashable {
     /// PEM CA bundle; nil: the system's trust store.
     public var caFile: String?
     /// The name sent (SNI) and verified; nil: the URL's host. An IP address is never sent as SNI: without this
-    /// override the certificate must name the address itself (an IP subject alternative name).
+    /// override the certificate must name the address itself (an IP subject alternative name). Given, it is the only
+    /// name verified: an IP entry matching the connected address does not stand in for it.
     public var serverName: String?
     /// A client certificate chain and its key (PEM), for `tls-auth-clients yes`.
     public var certificateFile: String?
@@ -26,11 +27,13 @@ public struct RedisTLSOptions: Sendable, Hashable {
         _ = try makeContext()
     }
 
-    /// The client context: full verification, trust roots, the client certificate if any.
+    /// The client context: the chain verified against the trust roots, the client certificate if any. The host name
+    /// is verified by NIOSSL too unless `serverName` is given: NIOSSL would also accept an IP entry that matches the
+    /// connected address, so a given name is verified by `handler(context:for:)` alone, as that name.
     func makeContext() throws(RedisNIOError) -> NIOSSLContext {
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.minimumTLSVersion = .tlsv12
-        configuration.certificateVerification = .fullVerification
+        configuration.certificateVerification = serverName == nil ? .fullVerification : .noHostnameVerification
         if let caFile { configuration.trustRoots = .file(caFile) }
         switch (certificateFile, keyFile) {
         case (nil, nil): break

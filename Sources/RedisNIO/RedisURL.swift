@@ -28,7 +28,9 @@ public struct RedisURL: Sendable, Hashable, CustomStringConvertible {
     public var password: String?
     public var database: Int
 
-    public init(_ url: String) throws(RedisURLError) {
+    /// `passwordGivenApart`: the password comes from elsewhere (`--redis-password-file`), so a user without one is
+    /// not an error.
+    public init(_ url: String, passwordGivenApart: Bool = false) throws(RedisURLError) {
         guard let schemeEnd = url.firstRange(of: "://") else {
             throw RedisURLError("Redis URL must look like redis://[[user]:password@]host[:port][/db] (or rediss://, redis-sentinel://)")
         }
@@ -62,7 +64,7 @@ public struct RedisURL: Sendable, Hashable, CustomStringConvertible {
                 let secret = try Self.decoded(userInfo[userInfo.index(after: colon)...], "password")
                 password = secret.isEmpty ? nil : secret
             }
-            if username != nil, password == nil {
+            if username != nil, password == nil, !passwordGivenApart {
                 throw RedisURLError("Redis URL names a user without a password (redis://user:password@host)")
             }
         }

@@ -52,22 +52,33 @@ public final class RedisCommands: Sendable {
         do throws(RedisError) {
             return try await pool.command(arguments)
         } catch {
-            counters.operation(operation, "error")
-            switch error {
-            case .unavailable(let reason): throw SharedTierUnavailable(reason: reason)
-            }
+            counters.operation(operation, Self.result(.failure(error)))
+            throw SharedTierUnavailable(reason: error.reason)
         }
     }
 
-    /// Counts `reply`; an error reply is `SharedTierUnavailable`.
+    /// Counts `reply`; an error reply is `SharedTierUnavailable`. Redis's text is not logged (it may repeat the
+    /// command's arguments: keys and values): its prefix and what it means are.
     private func counted(_ operation: String, _ reply: RedisReply) throws(SharedTierUnavailable) -> RedisReply {
-        if case .error(let message) = reply {
-            counters.operation(operation, "error")
-            logger.warning("shared tier: Redis refused a command", metadata: ["operation": "\(operation)", "error": "\(message)"])
-            throw SharedTierUnavailable(reason: "Redis answered an error to \(operation)")
+        let result = Self.result(.success(reply))
+        counters.operation(operation, result)
+        guard let summary = reply.errorSummary else { return reply }
+        // A refusal is logged by the pool, once per back-off, naming the user.
+        if result == "error" {
+            logger.warning("shared tier: Redis refused a command", metadata: ["operation": "\(operation)", "error": "\(summary)"])
         }
-        counters.operation(operation, "ok")
-        return reply
+        throw SharedTierUnavailable(reason: "Redis answered \(summary) to \(operation)")
+    }
+
+    /// How a command's outcome is counted: `ok`; `refused` when Redis refused the user's credentials or permissions
+    /// (`WRONGPASS`, `NOAUTH`, `NOPERM`: in `shared.authErrors`, which the pool counts, and not in `shared.errors`);
+    /// else `error`.
+    static func result(_ outcome: Result<RedisReply, RedisError>) -> String {
+        switch outcome {
+        case .success(let reply): reply.errorSummary == nil ? "ok" : reply.isRefusal ? "refused" : "error"
+        case .failure(.refused): "refused"
+        case .failure(.unavailable): "error"
+        }
     }
 
     static func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }

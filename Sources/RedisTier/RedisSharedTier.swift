@@ -175,10 +175,7 @@ public final class RedisSharedTier: SharedTier {
         guard commands.pool.isAvailable else { return false }
         let counters = commands.counters
         commands.pool.command(["GET", keys.entry(key)].map(RedisCommands.bytes)) { [codec] reply in
-            switch reply {
-            case .success(.error), .failure: counters.operation("get", "error")
-            case .success: counters.operation("get", "ok")
-            }
+            counters.operation("get", RedisCommands.result(reply))
             guard case .success(.string(let bytes)) = reply, let entry = try? codec.decode(bytes, key: key),
                 accept(entry)
             else { return answer(nil) }

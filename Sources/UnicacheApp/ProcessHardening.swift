@@ -2,13 +2,14 @@ import CProcess
 import Glibc
 import Logging
 
-/// What the process does to itself before it loads a secret (CONTRACT §8.9): with a key ring, a TLS key, an admin
-/// token or a Redis password configured, no core dump may carry them (or a cached body) out of its memory.
+/// What the process does to itself before it loads a secret (CONTRACT §8.9, §14.6): with a key ring, a TLS key, an
+/// admin token, or a Redis password (URL or file), TLS client key or Sentinel password configured, no core dump may
+/// carry them (or a cached body) out of its memory.
 enum ProcessHardening {
     /// Whether `configuration` names a secret the process will hold.
     static func holdsSecrets(_ configuration: UnicacheConfiguration) -> Bool {
         configuration.encryption.keyFile != nil || configuration.server.tls != nil || configuration.admin.isTokenSet
-            || configuration.shared.redis?.password != nil
+            || configuration.shared.redis?.holdsSecrets == true
     }
 
     /// Core size limit 0 (soft and hard) and not dumpable. A failure is logged, not fatal: the secrets are the

@@ -1,6 +1,7 @@
 import Breaker
 import RedisClient
 import RedisTestSupport
+import TestSupport
 import Testing
 
 @Suite(.timeLimit(.minutes(10))) struct RedisFailureTests {
@@ -22,7 +23,7 @@ import Testing
         // No wall-clock bounds here: under ThreadSanitizer, with redis-servers being spawned beside it, a task's
         // resumption alone once took 9 s. "Fast" is what the breaker's counts show; bench-shared measures the time.
         let error = await #expect(throws: RedisError.self) { try await pool.command("PING") }
-        #expect(reason(error)?.contains("Connection refused") == true, "\(String(describing: error))")
+        #expect(reason(error)?.contains("refused (nothing accepts connections there)") == true, "\(String(describing: error))")
         #expect(pool.isAvailable)
         for _ in 0..<2 {
             await #expect(throws: RedisError.self) { try await pool.command("PING") }
@@ -40,9 +41,35 @@ import Testing
         }
         #expect(pool.connectAttempts == 3)
         let lastError = try #require(pool.lastError)
-        #expect(lastError.contains("Connection refused"))
+        #expect(lastError.contains("refused (nothing accepts connections there)"))
         #expect(lastError.contains("redis://:***@127.0.0.1"))
         #expect(!lastError.contains("dead-pw"))
+    }
+
+    /// A refused connection says so in plain words, with brackets that balance, in one warning per back-off: not one
+    /// per command (CONTRACT's new user once read "Connection refused) (errno: 111)))" on every request).
+    @Test func aRefusedConnectionIsLoggedOnceInPlainWords() async throws {
+        let port = try await closedPort()
+        let store = CapturingLogHandler.Store()
+        let pool = RedisCommandPool(
+            endpoint: RedisEndpoint(host: "127.0.0.1", port: port, user: "app", password: "dead-pw"), timeout: .seconds(5),
+            breaker: .init(threshold: 3, initialBackoff: .seconds(600), maximumBackoff: .seconds(600)),
+            logger: CapturingLogHandler.logger(store))
+        defer { pool.shutdown() }
+        var last: RedisError?
+        for _ in 0..<50 {
+            do { _ = try await pool.command("PING") } catch { last = error }
+        }
+        let lines = store.rendered.filter { $0.contains("Redis connect failed") }
+        #expect(lines == [
+            "Redis connect failed reason=cannot connect to redis://app:***@127.0.0.1:\(port)/0: refused (nothing accepts connections there)"
+        ])
+        // What a fleet write's 503 problem says while the breaker is open.
+        let rejection = try #require(last).reason
+        #expect(rejection.hasPrefix("circuit breaker open after: cannot connect to redis://app:***@127.0.0.1"), "\(rejection)")
+        for text in lines + [rejection] {
+            #expect(text.filter { $0 == "(" }.count == text.filter { $0 == ")" }.count, "\(text)")
+        }
     }
 
     @Test func concurrentCommandsToADeadRedisDoNotAllConnect() async throws {

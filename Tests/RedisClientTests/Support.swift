@@ -6,8 +6,7 @@ extension Array where Element == UInt8 {
     }
 }
 
-/// The message of a `.unavailable` error.
+/// The reason of an error (`.unavailable` or `.refused`).
 func reason(_ error: RedisError?) -> String? {
-    guard case .unavailable(let reason)? = error else { return nil }
-    return reason
+    error?.reason
 }

@@ -58,8 +58,8 @@ struct RESPCodecTests {
     }
 
     @Test(arguments: [
-        ("$11\r\n", "bulk string of 11 bytes"),
-        ("*5\r\n", "array of 5 elements"),
+        ("$11\r\n", "more than 16 bytes"),
+        ("*5\r\n", "more than 4 elements"),
         ("*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n", "nested deeper"),
         ("+" + String(repeating: "x", count: 40), "line longer"),
         ("?what\r\n", "unknown reply type"),
@@ -67,7 +67,7 @@ struct RESPCodecTests {
         (":12x\r\n", "not a number"),
     ])
     func repliesOverALimitOrNotRESPAreErrors(wire: String, reason: String) {
-        let parser = RESPParser(limits: RESPLimits(maxBulkLength: 10, maxArrayCount: 4, maxDepth: 3, maxLineLength: 32))
+        let parser = RESPParser(limits: RESPLimits(maxReplyBytes: 16, maxElements: 4, maxDepth: 3, maxLineLength: 32))
         var buffer = ByteBuffer(string: wire)
         let error = #expect(throws: RedisNIOError.self) { _ = try parser.next(from: &buffer) }
         guard case .protocolViolation(let message)? = error else {

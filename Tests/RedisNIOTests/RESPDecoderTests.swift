@@ -38,11 +38,46 @@ struct RESPDecoderTests {
     }
 
     @Test func oversizedOrNestedTooDeeplyIsAViolationBeforeTheReplyIsWhole() {
-        var decoder = RESPDecoder(parser: RESPParser(limits: RESPLimits(maxArrayCount: 4, maxDepth: 2)))
+        var decoder = RESPDecoder(parser: RESPParser(limits: RESPLimits(maxElements: 4, maxDepth: 2)))
         var tooMany = ByteBuffer(string: "*5\r\n")
         #expect(throws: RedisNIOError.self) { try decoder.decode(buffer: &tooMany) }
-        var decoderForDepth = RESPDecoder(parser: RESPParser(limits: RESPLimits(maxArrayCount: 4, maxDepth: 2)))
+        var decoderForDepth = RESPDecoder(parser: RESPParser(limits: RESPLimits(maxElements: 4, maxDepth: 2)))
         var tooDeep = ByteBuffer(string: "*1\r\n*1\r\n*1\r\n")
         #expect(throws: RedisNIOError.self) { try decoderForDepth.decode(buffer: &tooDeep) }
+    }
+
+    /// The bound is the whole reply's: nested arrays whose every element is small still add up to it, in bytes and
+    /// in elements, and the decoder refuses as soon as a header announces more, before the bytes arrive.
+    @Test func nestedElementsCountTowardTheWholeReplysBound() {
+        let limits = RESPLimits(maxReplyBytes: 100, maxElements: 6)
+        let bulk = "$20\r\n" + String(repeating: "x", count: 20) + "\r\n"
+        // Each array of two 26-byte bulks is well within 100 bytes; the reply of two such arrays is not.
+        var bytes = ByteBuffer(string: "*2\r\n*2\r\n" + bulk + bulk + "*2\r\n" + bulk + "$20\r\n")
+        var decoder = RESPDecoder(parser: RESPParser(limits: limits))
+        #expect(violation { try decoder.decode(buffer: &bytes) }?.contains("more than 100 bytes") == true)
+        var parsed = ByteBuffer(string: "*2\r\n*2\r\n" + bulk + bulk + "*2\r\n" + bulk + bulk)
+        #expect(violation { try RESPParser(limits: limits).next(from: &parsed) }?.contains("more than 100 bytes") == true)
+
+        // Three arrays of three: nine elements, although no array holds more than six.
+        var many = ByteBuffer(string: "*3\r\n*2\r\n:1\r\n:2\r\n*2\r\n")
+        var counting = RESPDecoder(parser: RESPParser(limits: limits))
+        #expect(violation { try counting.decode(buffer: &many) }?.contains("more than 6 elements") == true)
+
+        // Within both bounds, the same shape decodes.
+        var fits = ByteBuffer(string: "*2\r\n*1\r\n" + bulk + "*1\r\n" + bulk)
+        var decoderThatFits = RESPDecoder(parser: RESPParser(limits: limits))
+        #expect((try? decoderThatFits.decode(buffer: &fits))??.array?.count == 2)
+    }
+
+    /// The reason of the protocol violation `body` throws; nil when it throws nothing or something else.
+    private func violation(_ body: () throws -> RESPValue?) -> String? {
+        do {
+            _ = try body()
+            return nil
+        } catch RedisNIOError.protocolViolation(let reason) {
+            return reason
+        } catch {
+            return nil
+        }
     }
 }

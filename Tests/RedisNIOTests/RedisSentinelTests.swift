@@ -6,19 +6,22 @@ import Testing
 
 @Suite("Sentinel discovery and failover")
 struct RedisSentinelTests {
-    /// The two announcements a failover is followed by, as Sentinel 7 words them; anything else is not a switch.
-    @Test func theAnnouncementsOfASwitchAreRead() {
+    /// The two announcements a failover is followed by, as Sentinel 7 words them; another channel or another group
+    /// is not a switch of this one, and a malformed one is refused.
+    @Test func theAnnouncementsOfASwitchAreRead() throws {
         let expected = RedisSentinelSwitch(
             masterName: "unicache", old: .init(host: "10.0.0.1", port: 6379), new: .init(host: "10.0.0.2", port: 6380))
-        #expect(RedisSentinelSwitch(
-            channel: "+promoted-slave", payload: Array("slave 10.0.0.2:6380 10.0.0.2 6380 @ unicache 10.0.0.1 6379".utf8))
-            == expected)
-        #expect(RedisSentinelSwitch(
-            channel: "+switch-master", payload: Array("unicache 10.0.0.1 6379 10.0.0.2 6380".utf8)) == expected)
-        #expect(RedisSentinelSwitch(
-            channel: "+promoted-slave", payload: Array("slave 10.0.0.2:6380 10.0.0.2 6380 unicache 10.0.0.1 6379".utf8))
-            == nil)
-        #expect(RedisSentinelSwitch(channel: "+sdown", payload: Array("master unicache 10.0.0.1 6379".utf8)) == nil)
+        func read(_ channel: String, _ text: String) throws(RedisNIOError) -> RedisSentinelSwitch? {
+            try RedisSentinelSwitch(channel: channel, payload: Array(text.utf8), masterName: "unicache")
+        }
+        #expect(try read("+promoted-slave", "slave 10.0.0.2:6380 10.0.0.2 6380 @ unicache 10.0.0.1 6379") == expected)
+        #expect(try read("+switch-master", "unicache 10.0.0.1 6379 10.0.0.2 6380") == expected)
+        #expect(try read("+switch-master", "other 10.0.0.1 6379 10.0.0.2 6380") == nil)
+        #expect(try read("+sdown", "master unicache 10.0.0.1 6379") == nil)
+        #expect(throws: RedisNIOError.self) {
+            try read("+promoted-slave", "slave 10.0.0.2:6380 10.0.0.2 6380 unicache 10.0.0.1 6379")
+        }
+        #expect(throws: RedisNIOError.self) { try read("+switch-master", "unicache 10.0.0.1 6379 10.0.0.2 70000") }
     }
 
     @Test(.timeLimit(.minutes(2)))

@@ -87,6 +87,30 @@ struct RedisTLSTests {
         }
     }
 
+    /// A given server name is verified as that name: the certificate's IP entry for the connected address does not
+    /// stand in for it (NIOSSL's own check would accept either), and without a name the address is what is verified.
+    @Test func aGivenServerNameIsVerifiedAsThatNameAlone() async throws {
+        let temporary = try TemporaryFolder("unicache-redisnio")
+        defer { temporary.remove() }
+        let pki = try TestCertificate.Authority(folder: temporary.url)
+        let certificate = try pki.issue(dnsNames: ["localhost", "*.cache.internal"], ipAddresses: [[127, 0, 0, 1]])
+        try await withRedisServers { group in
+            let server = try await startTLSServer(group, pki: pki, certificate: certificate, authClients: false)
+            let misnamed = await tlsReason(tlsConfiguration(server, RedisTLSOptions(caFile: pki.caFile, serverName: "redis.example")))
+            #expect(misnamed == "the certificate does not name redis.example (wrong name)")
+
+            for name in ["localhost", "LOCALHOST.", "redis-1.cache.internal", nil] {
+                let connection = try await RedisConnection.connect(
+                    tlsConfiguration(server, RedisTLSOptions(caFile: pki.caFile, serverName: name)))
+                #expect(try await connection.send(["PING"]) == .simpleString("PONG"))
+                await connection.close()
+            }
+            let wildcardTooDeep = await tlsReason(
+                tlsConfiguration(server, RedisTLSOptions(caFile: pki.caFile, serverName: "a.b.cache.internal")))
+            #expect(wildcardTooDeep?.contains("does not name a.b.cache.internal") == true)
+        }
+    }
+
     @Test func anExpiredCertificateIsRefusedSayingSo() async throws {
         let temporary = try TemporaryFolder("unicache-redisnio")
         defer { temporary.remove() }

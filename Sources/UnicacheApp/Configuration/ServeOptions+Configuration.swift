@@ -59,7 +59,7 @@ extension ServeOptions {
             format: try resolver.value(logFormat, flag: "--log-format", default: defaults.log.format, format: .logFormat))
         let shared = SharedTierSettings(
             redis: try Self.redisTLS(
-                try Self.redisEndpoint(redis, resolver: resolver), ca: redisTLSCA, serverName: redisTLSServerName,
+                try Self.redisEndpoint(redis, passwordFile: redisPasswordFile, resolver: resolver), ca: redisTLSCA, serverName: redisTLSServerName,
                 certificate: redisTLSCert, key: redisTLSKey, resolver: resolver),
             timeout: try resolver.value(
                 redisTimeout, flag: "--redis-timeout", default: defaults.shared.timeout,
@@ -92,14 +92,33 @@ extension ServeOptions {
             keyFile: keyFile?.text, source: keyFile?.source ?? "--encryption-keys", migrate: migrate)
     }
 
-    /// `--redis`: the error names the flag and the form, never the password.
-    static func redisEndpoint(_ flagValue: String?, resolver: SettingResolver) throws(ConfigurationError) -> RedisEndpoint? {
-        guard let (text, source) = resolver.text(flag: flagValue, named: "--redis") else { return nil }
+    /// `--redis`, with its password from `--redis-password-file` when given (not both): the error names the flags
+    /// and the form, never the password.
+    static func redisEndpoint(
+        _ flagValue: String?, passwordFile: String?, resolver: SettingResolver
+    ) throws(ConfigurationError) -> RedisEndpoint? {
+        let file = resolver.text(flag: passwordFile, named: "--redis-password-file")
+        guard let (text, source) = resolver.text(flag: flagValue, named: "--redis") else {
+            if let file { throw ConfigurationError(message: "\(file.source): given without a --redis URL (the password is Redis's)") }
+            return nil
+        }
+        var endpoint: RedisEndpoint
         do {
-            return try RedisEndpoint(url: text.trimmingWhitespace())
+            endpoint = try RedisEndpoint(url: text.trimmingWhitespace(), passwordGivenApart: file != nil)
         } catch {
             throw ConfigurationError(message: "\(source): \(error.message) (expected redis://[[user]:password@]host[:port][/db], rediss://… or redis-sentinel://HOST[:PORT][,…]?master=NAME)")
         }
+        guard let file else { return endpoint }
+        guard endpoint.password == nil else {
+            throw ConfigurationError(
+                message: "\(file.source): given with a password in \(source) (choose one: the file keeps the password off the command line)")
+        }
+        let password = try secretText(fromFile: file, holding: "the password")
+        guard !password.isEmpty else {
+            throw ConfigurationError(message: "\(file.source): \(ConfigurationError.quoted(file.text)) is empty (a file holding the password alone)")
+        }
+        endpoint.password = password
+        return endpoint
     }
 
     /// `--redis-prefix`: 1–64 visible ASCII characters.
@@ -127,23 +146,29 @@ extension ServeOptions {
         return try checkedAdminToken(text.trimmingWhitespace(), source: source)
     }
 
-    /// The token in a secret file: mode 600 or 400, one trailing newline (`\n` or `\r\n`) not part of it.
+    /// The token in a secret file (`secretText`).
     static func adminToken(fromFile file: (text: String, source: String)) throws(ConfigurationError) -> String {
+        try checkedAdminToken(try secretText(fromFile: file, holding: "the token"), source: file.source)
+    }
+
+    /// The text of a file holding one secret (`what`: "the token", "the password"): mode 600 or 400, UTF-8, one
+    /// trailing newline (`\n` or `\r\n`) not part of it. Errors name the flag and the path, never the secret.
+    static func secretText(fromFile file: (text: String, source: String), holding what: String) throws(ConfigurationError) -> String {
         let path = ConfigurationError.quoted(file.text)
         let bytes: [UInt8]
         do {
             bytes = try SecretFile.contents(of: file.text, limit: 4096)
         } catch {
-            let advice = if case .tooOpen = error { "chmod 600 \(file.text)" } else { "a file holding the token alone" }
+            let advice = if case .tooOpen = error { "chmod 600 \(file.text)" } else { "a file holding \(what) alone" }
             throw ConfigurationError(message: "\(file.source): \(path) \(error) (\(advice))")
         }
-        var token = bytes[...]
-        if token.last == UInt8(ascii: "\n") { token = token.dropLast() }
-        if token.last == UInt8(ascii: "\r") { token = token.dropLast() }
-        guard let text = String(validating: token, as: UTF8.self) else {
-            throw ConfigurationError(message: "\(file.source): \(path) is not UTF-8 text (a file holding the token alone)")
+        var secret = bytes[...]
+        if secret.last == UInt8(ascii: "\n") { secret = secret.dropLast() }
+        if secret.last == UInt8(ascii: "\r") { secret = secret.dropLast() }
+        guard let text = String(validating: secret, as: UTF8.self) else {
+            throw ConfigurationError(message: "\(file.source): \(path) is not UTF-8 text (a file holding \(what) alone)")
         }
-        return try checkedAdminToken(text, source: file.source)
+        return text
     }
 
     private static func checkedAdminToken(_ token: String, source: String) throws(ConfigurationError) -> String {

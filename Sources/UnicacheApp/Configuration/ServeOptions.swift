@@ -110,6 +110,9 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("redis"), help: ArgumentHelp("Shared tier: redis://[[user]:password@]host[:port][/db], rediss://… for TLS, or redis-sentinel://HOST[:PORT][,…][/db]?master=NAME (a user: AUTH as that ACL user); instances naming the same Redis and prefix form one fleet (env UNICACHE_REDIS, default none).", valueName: "url"))
     public var redis: String?
 
+    @Option(name: .customLong("redis-password-file"), help: ArgumentHelp("A file holding the Redis password (mode 600 or 400; one trailing newline is not part of it), so that it stays off the command line; not with a password in --redis (env UNICACHE_REDIS_PASSWORD_FILE).", valueName: "file"))
+    public var redisPasswordFile: String?
+
     @Option(name: .customLong("redis-timeout"), help: ArgumentHelp("Bound of one Redis command (env UNICACHE_REDIS_TIMEOUT, default 50ms).", valueName: "duration"))
     public var redisTimeout: String?
 
