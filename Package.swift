@@ -297,7 +297,7 @@ let package = Package(
         .testTarget(
             name: "RedisTierTests",
             dependencies: [
-                "RedisTier", "RedisClient", "RedisTestSupport", "TestSupport", "UnifiedCache",
+                "RedisTier", "RedisClient", "RedisTestSupport", "TestSupport", "UnifiedCache", "UpstreamGate",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],

@@ -44,6 +44,13 @@ info:
       from the upstream serves a stored copy within the stale-if-error window (`X-Cache: STALE`, `Cache-Status`
       `detail=rate-limited`, `upstream-paused` or `circuit-open`); without one it answers 503 with `Retry-After`
       (budget spent, 429 pause) or 502 (circuit open), at once.
+    - One user's share (§15): one user's fetches (misses and forced refreshes; a coalesced fetch counts once, for the
+      user whose request led it) spend at most `--upstream-user-share` percent (default 10) of each budget window
+      and hold at most that share of `--upstream-concurrency`; past it that user is served a stored copy
+      (`X-Cache: STALE`, `Cache-Status` `detail=user-budget`) or answered 429 (`user-budget-spent`, with
+      `Retry-After`), while other users are still fetched. With `--refresh-interval`, a forced refresh of a copy
+      fetched less than that long ago is answered from it (`X-Cache: HIT`, `Cache-Status: unicache; hit;
+      detail=refresh-throttled`) and counted as a hit.
     - Request ids (§7.4): every answer carries `X-Request-ID`, the client's when it is 1–128 visible ASCII
       characters, else a generated one; the upstream receives it with the fetch the request caused and the
       request's log lines carry it as `requestId`.
@@ -99,6 +106,7 @@ paths:
         '403': {$ref: '#/components/responses/AccessDenied'}
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '429': {$ref: '#/components/responses/UserBudgetSpent'}
         '502': {$ref: '#/components/responses/BadGateway'}
         '503': {$ref: '#/components/responses/ServiceUnavailable'}
         '504': {$ref: '#/components/responses/GatewayTimeout'}
@@ -152,6 +160,7 @@ paths:
         '403': {$ref: '#/components/responses/AccessDenied'}
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '429': {$ref: '#/components/responses/UserBudgetSpent'}
         '502': {$ref: '#/components/responses/BadGateway'}
         '503': {$ref: '#/components/responses/ServiceUnavailable'}
         '504': {$ref: '#/components/responses/GatewayTimeout'}
@@ -862,15 +871,18 @@ components:
       name: refresh
       in: query
       required: false
-      description: '`true` fetches from the upstream even if the entry is fresh (like `Cache-Control: no-cache`).'
+      description: |
+        `true` fetches from the upstream even if the entry is fresh (like `Cache-Control: no-cache`); with
+        `--refresh-interval`, a copy fetched less than that long ago answers instead (a hit, `detail=refresh-throttled`).
       schema: {type: boolean, default: false}
     RequestCacheControl:
       name: Cache-Control
       in: header
       required: false
       description: |
-        `no-cache` fetches from the upstream even if fresh; `only-if-cached` never contacts the upstream (504 when
-        nothing servable is stored). Other directives are ignored.
+        `no-cache` fetches from the upstream even if fresh (with `--refresh-interval`, a copy fetched less than that
+        long ago answers instead, as a hit); `only-if-cached` never contacts the upstream (504 when nothing servable
+        is stored). Other directives are ignored.
       schema:
         type: string
         examples: [no-cache]
@@ -903,7 +915,9 @@ components:
       description: |
         RFC 9211, e.g. `unicache; hit`, `unicache; fwd=miss; stored`, `unicache; hit; fwd=stale; detail=upstream-error`;
         a stale copy served because the upstream gate kept the fetch back says why: `detail=rate-limited`,
-        `detail=upstream-paused` or `detail=circuit-open`.
+        `detail=upstream-paused`, `detail=circuit-open` or `detail=user-budget` (the user's share is spent, §15); a
+        forced refresh answered from a copy fetched within `--refresh-interval` is `unicache; hit;
+        detail=refresh-throttled`.
       schema: {type: string, pattern: '^unicache(;|$)'}
     CacheStatusOptional:
       description: RFC 9211 cache status.
@@ -1033,9 +1047,11 @@ components:
     BadGateway:
       description: |
         The upstream failed (error, timeout or 5xx), or its circuit is open after 5 consecutive failures (answered
-        at once, without contacting it), and no stored copy could be served.
+        at once, without contacting it), and no stored copy could be served. An open circuit says so in
+        `Cache-Status` (`unicache; detail=circuit-open`).
       headers:
         X-Request-ID: {$ref: '#/components/headers/RequestID'}
+        Cache-Status: {$ref: '#/components/headers/CacheStatusOptional'}
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
@@ -1045,10 +1061,25 @@ components:
         until its `Retry-After`, 60 s without one, at most 1 h), or the domain's request budget is spent
         (`Retry-After`: seconds until the budget allows a request); or the service is overloaded. Also (§11.1, no
         `Retry-After`): the route's domain has neither an `--upstream` nor `--demo` naming it (problem type ending
-        `no-upstream`, the detail naming the flag); such a route never reaches the cache.
+        `no-upstream`, the detail naming the flag); such a route never reaches the cache. A refusal of the upstream
+        gate says why in `Cache-Status` (`unicache; detail=rate-limited` or `detail=upstream-paused`).
       headers:
         X-Request-ID: {$ref: '#/components/headers/RequestID'}
         Retry-After: {$ref: '#/components/headers/RetryAfter'}
+        Cache-Status: {$ref: '#/components/headers/CacheStatusOptional'}
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+    UserBudgetSpent:
+      description: |
+        This user's share of the domain's request budget (`--upstream-user-share`, CONTRACT §15) is spent and no
+        stored copy could be served (problem type ending `user-budget-spent`); other users' requests are still
+        fetched. `Retry-After`: seconds until the share allows this user a request again. `Cache-Status:
+        unicache; detail=user-budget`.
+      headers:
+        X-Request-ID: {$ref: '#/components/headers/RequestID'}
+        Retry-After: {$ref: '#/components/headers/RetryAfter'}
+        Cache-Status: {$ref: '#/components/headers/CacheStatusOptional'}
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
@@ -1187,7 +1218,10 @@ components:
 
     CacheCounters:
       type: object
-      description: Every read-through request counts once in exactly one of the five counters.
+      description: |
+        Every read-through request counts once in exactly one of the five counters. A forced refresh answered from a
+        copy fetched within `--refresh-interval` (`detail=refresh-throttled`) is a hit; `refreshes` counts forced
+        refreshes that went to the upstream (or were refused there with nothing stored).
       required: [hits, misses, coalesced, stale, refreshes]
       properties:
         hits: {type: integer, minimum: 0}
@@ -1393,7 +1427,7 @@ components:
 
     UpstreamDomainStats:
       type: object
-      required: [inFlight, budgetRemaining, rejected, circuit]
+      required: [inFlight, budgetRemaining, rejected, circuit, refreshThrottled]
       properties:
         inFlight:
           description: Requests in flight to the upstream now.
@@ -1406,12 +1440,20 @@ components:
         rejected:
           description: Fetches kept from the upstream, by reason.
           type: object
-          required: [rate, paused, circuit]
+          required: [rate, paused, circuit, user]
           properties:
             rate: {type: integer, minimum: 0}
             paused: {type: integer, minimum: 0}
             circuit: {type: integer, minimum: 0}
+            user:
+              description: Refused because the requesting user's share of the budget was spent (§15).
+              type: integer
+              minimum: 0
         circuit: {type: string, enum: [closed, open, half-open]}
+        refreshThrottled:
+          description: Forced refreshes answered from a copy fetched within `--refresh-interval` (counted as hits).
+          type: integer
+          minimum: 0
 
     TimeZoneName:
       type: string

@@ -69,38 +69,50 @@ enum RedisScripts {
         return removed
         """)
 
-    /// A fleet-wide sliding-log budget in Redis's clock. KEYS: the domain's log. ARGV: mode (`take`, `check`,
-    /// `remaining`), a unique member for a grant, then per window: limit, allowed (the limit, or less for
-    /// background work), window in ms. Returns {granted 1/0, wait ms, remaining (fewest over the windows)}.
+    /// A fleet-wide sliding-log budget in Redis's clock, with one user's share of it (CONTRACT §7.1, §15.2) decided in
+    /// the same step. KEYS: the domain's log, then the user's log when the request is charged to a user (both under
+    /// the domain's hash tag: one slot). ARGV: mode (`take`, `check`, `remaining`), a unique member for a grant, then
+    /// per window: limit, allowed (the limit, or less for background work), window in ms, the user's share of it (0:
+    /// none). The budget is asked first: when it is spent, the refusal is the budget's, waiting until the user's share
+    /// allows a request too. Returns {granted 1/0, wait ms, remaining (fewest over the windows), refused for the
+    /// user's share 1/0}.
     static let rate = RedisScript("""
         local t = redis.call('TIME')
         local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
         local longest = 0
-        for i = 3, #ARGV, 3 do longest = math.max(longest, tonumber(ARGV[i + 2])) end
+        for i = 3, #ARGV, 4 do longest = math.max(longest, tonumber(ARGV[i + 2])) end
+        local user = KEYS[2]
         redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - longest)
-        local wait = -1
-        local remaining = nil
-        for i = 3, #ARGV, 3 do
-          local limit, allowed, window = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
-          local held = redis.call('ZCOUNT', KEYS[1], '(' .. (now - window), '+inf')
-          remaining = math.min(remaining or (limit - held), limit - held)
-          if held >= allowed then
-            local until_ = window
-            if allowed > 0 then
-              local oldest = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. (now - window), '+inf', 'WITHSCORES', 'LIMIT', held - allowed, 1)
-              until_ = tonumber(oldest[2]) + window - now
-            end
-            wait = math.max(wait, until_)
-          end
+        if user then redis.call('ZREMRANGEBYSCORE', user, '-inf', now - longest) end
+        -- the grants of `log` in a window ending now, and how long until it holds fewer than `allowed` (-1: it does)
+        local function wait(log, window, allowed)
+          local held = redis.call('ZCOUNT', log, '(' .. (now - window), '+inf')
+          if held < allowed then return -1, held end
+          if allowed <= 0 then return window, held end
+          local oldest = redis.call('ZRANGEBYSCORE', log, '(' .. (now - window), '+inf', 'WITHSCORES', 'LIMIT', held - allowed, 1)
+          return tonumber(oldest[2]) + window - now, held
         end
-        if ARGV[1] == 'remaining' then return {0, 0, math.max(0, remaining)} end
-        if wait >= 0 then return {0, wait, math.max(0, remaining)} end
+        local rateWait, userWait, remaining = -1, -1, nil
+        for i = 3, #ARGV, 4 do
+          local limit, allowed, window, share = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
+          local until_, held = wait(KEYS[1], window, allowed)
+          remaining = math.min(remaining or (limit - held), limit - held)
+          rateWait = math.max(rateWait, until_)
+          if user and share > 0 then userWait = math.max(userWait, (wait(user, window, share))) end
+        end
+        if ARGV[1] == 'remaining' then return {0, 0, math.max(0, remaining), 0} end
+        if rateWait >= 0 then return {0, math.max(rateWait, userWait), math.max(0, remaining), 0} end
+        if userWait >= 0 then return {0, userWait, math.max(0, remaining), 1} end
         if ARGV[1] == 'take' then
           redis.call('ZADD', KEYS[1], now, ARGV[2])
           redis.call('PEXPIRE', KEYS[1], longest)
+          if user then
+            redis.call('ZADD', user, now, ARGV[2])
+            redis.call('PEXPIRE', user, longest)
+          end
           remaining = remaining - 1
         end
-        return {1, 0, math.max(0, remaining)}
+        return {1, 0, math.max(0, remaining), 0}
         """)
 
     /// An instance's announcement; returns how many instances are announced. KEYS: instances. ARGV: id, life ms.

@@ -25,7 +25,7 @@ extension App {
         let metrics = ServiceMetrics()
         let gates = UpstreamGates(
             protection: dependencies.protection, slotWait: dependencies.slotWait, clock: dependencies.gateClock,
-            counter: dependencies.rateCounter)
+            counter: dependencies.rateCounter, userShare: dependencies.userShare)
         // The gate outside the timing: a fetch it refuses never reached the upstream.
         let served = PerDomain { dependencies.fetchers[$0] }
         let fetchers = FetcherSet { domain in
@@ -86,6 +86,8 @@ extension App {
             "durationMs": "\(record.duration.milliseconds)",
         ]
         if let id = record.requestID { metadata["requestId"] = "\(id.value)" }
+        // How the cache answered, with its reason (`detail=user-budget` for a user past their share, CONTRACT §15.5).
+        if let status = record.responseHeaders["Cache-Status"] { metadata["cacheStatus"] = "\(status)" }
         // The trace id beside the request id: the incoming traceparent's, else the one its fetches send.
         if let traceID = TraceParent.traceID(
             traceparent: record.requestHeaders[TraceParent.headerName], requestID: record.requestID?.value) {

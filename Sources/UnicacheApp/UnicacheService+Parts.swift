@@ -58,9 +58,10 @@ extension UnicacheService {
     /// With a shared tier the `--upstream-rate` budgets count the fleet's requests (CONTRACT §6.3).
     static func fleetBudgets(_ shared: RedisSharedTier?) -> RateCounterFactory? {
         guard let shared else { return nil }
-        return { domain, windows in
+        return { domain, windows, userShare in
             FleetRateCounter(
-                domain: domain.rawValue, windows: windows, commands: shared.commands, membership: shared.membership)
+                domain: domain.rawValue, windows: windows, commands: shared.commands, membership: shared.membership,
+                userShare: userShare)
         }
     }
 

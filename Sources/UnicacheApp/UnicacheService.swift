@@ -36,7 +36,8 @@ public struct UnicacheService: Sendable {
         let cache = UnifiedCacheManager(
             configuration: MemoryTierConfiguration(
                 maxBytes: configuration.cache.memoryLimitBytes, maxEntries: configuration.cache.memoryEntries),
-            secondTier: disk, sharedTier: shared, clock: clock, logger: logger)
+            secondTier: disk, sharedTier: shared, clock: clock, logger: logger,
+            refreshInterval: configuration.cache.refreshInterval)
         let upstreams = configuration.upstreams
         let upstream = UpstreamClient(
             timeout: upstreams.timeout,
@@ -63,6 +64,7 @@ public struct UnicacheService: Sendable {
         dependencies.slotWait = upstreams.timeout
         dependencies.gateClock = gateClock
         dependencies.rateCounter = Self.fleetBudgets(shared)
+        dependencies.userShare = upstreams.userShare
         dependencies.access = access
         dependencies.encryption = EncryptionStatus(primaryKey: codec.primaryKeyID)
         dependencies.facts = ServiceFacts(

@@ -12,7 +12,7 @@ public struct GatedFetcher: Fetcher {
     }
 
     public func fetch(_ request: FetchRequest) async throws(FetchError) -> FetchedValue {
-        let pass = try await gate.admit(background: request.background)
+        let pass = try await gate.admit(background: request.background, user: request.user)
         do throws(FetchError) {
             let value = try await base.fetch(request)
             gate.finish(pass, .answered)

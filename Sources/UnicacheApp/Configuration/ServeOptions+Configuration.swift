@@ -30,7 +30,7 @@ extension ServeOptions {
                 format: .duration(example: "30s", aboveZero: true)),
             requestIDs: defaults.server.requestIDs)
         server.tls = try Self.tlsCredentials(certificate: tlsCert, key: tlsKey, resolver: resolver)
-        let cache = CacheSettings(
+        var cache = CacheSettings(
             memoryLimitBytes: try resolver.value(
                 memoryLimit, flag: "--memory-limit", default: defaults.cache.memoryLimitBytes,
                 format: .byteSize(example: "64MiB", aboveZero: true)),
@@ -42,8 +42,11 @@ extension ServeOptions {
                 diskLimit, flag: "--disk-limit", default: defaults.cache.diskLimitBytes,
                 format: .byteSize(example: "1GiB, or 0 to disable the disk tier", aboveZero: false)),
             ttlOverrides: try Self.ttlOverrides(ttls))
+        cache.refreshInterval = try resolver.value(
+            refreshInterval, flag: "--refresh-interval", default: defaults.cache.refreshInterval,
+            format: .duration(example: "30s, or 0s to never throttle a refresh", aboveZero: false))
         let domains = try Self.upstreamDomains(self, resolver: resolver)
-        let upstreamSettings = UpstreamSettings(
+        var upstreamSettings = UpstreamSettings(
             urls: domains.urls,
             timeout: try resolver.value(
                 upstreamTimeout, flag: "--upstream-timeout", default: defaults.upstreams.timeout,
@@ -54,6 +57,7 @@ extension ServeOptions {
             protection: domains.protection,
             demo: try Self.demoDomains(demo, urls: domains.urls, resolver: resolver),
             paths: try Self.upstreamPaths(upstreamPaths, urls: domains.urls, resolver: resolver))
+        upstreamSettings.userShare = try Self.userShare(upstreamUserShare, resolver: resolver)
         let log = LogSettings(
             level: try resolver.value(logLevel, flag: "--log-level", default: defaults.log.level, format: .logLevel),
             format: try resolver.value(logFormat, flag: "--log-format", default: defaults.log.format, format: .logFormat))

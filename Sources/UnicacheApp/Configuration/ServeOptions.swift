@@ -63,6 +63,20 @@ public struct ServeOptions: ParsableArguments, Sendable {
             valueName: "domains"))
     public var demo: String?
 
+    @Option(
+        name: .customLong("upstream-user-share"),
+        help: ArgumentHelp(
+            "The most of each domain's --upstream-rate window and of its --upstream-concurrency that one user's fetches may take, 1–100 (env UNICACHE_UPSTREAM_USER_SHARE, default 10).",
+            valueName: "percent"))
+    public var upstreamUserShare: String?
+
+    @Option(
+        name: .customLong("refresh-interval"),
+        help: ArgumentHelp(
+            "A forced refresh (?refresh=true, Cache-Control: no-cache) of a copy fetched less than this long ago is answered from it; 0s never (env UNICACHE_REFRESH_INTERVAL, default 0s).",
+            valueName: "duration"))
+    public var refreshInterval: String?
+
     @Option(name: .customLong("upstream-timeout"), help: ArgumentHelp("Per upstream request: ms, s, m, h, d (env UNICACHE_UPSTREAM_TIMEOUT, default 5s).", valueName: "duration"))
     public var upstreamTimeout: String?
 

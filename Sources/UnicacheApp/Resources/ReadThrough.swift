@@ -13,6 +13,8 @@ struct ReadThrough: Sendable {
     /// Whether the upstream of a namespace refuses a fetch at once (then a stale memory copy answers here too); nil
     /// without gates. Made once: a closure made per read was an allocation on the warm path.
     private let refusal: (@Sendable (_ namespace: String) -> UpstreamRefusal?)?
+    /// Each domain's gate (counts the refreshes `--refresh-interval` answered from a copy); nil without gates.
+    private let gates: UpstreamGates?
     /// Answers to plain requests, rendered once a second per target.
     let answers = RenderedAnswers()
 
@@ -22,6 +24,7 @@ struct ReadThrough: Sendable {
         self.fetchers = fetchers
         self.clock = clock
         self.ttl = ttl
+        self.gates = gates
         if let gates {
             refusal = { namespace in Self.domains[namespace].flatMap { gates[$0].refusesAtOnce() } }
         } else {
@@ -139,8 +142,10 @@ struct ReadThrough: Sendable {
         -> CacheResult
     {
         do {
-            return try await cache.get(
+            let result = try await cache.get(
                 resolved.fetch, policy: resolved.policy, fetcher: fetchers[domain], control: control)
+            if result.refreshThrottled { gates?[domain].recordRefreshThrottled() }
+            return result
         } catch {
             throw Self.problem(for: error)
         }
@@ -195,9 +200,23 @@ struct ReadThrough: Sendable {
         }
     }
 
-    /// CONTRACT §7: a spent budget or a 429 pause is 503 with the wait; an open circuit is 502, answered at once.
+    /// CONTRACT §7: a spent budget or a 429 pause is 503 with the wait; an open circuit is 502, answered at once;
+    /// §15.2: a user's spent share is 429 with the wait, for that user only. Each says why in `Cache-Status`.
     static func problem(for refusal: UpstreamRefusal) -> Problem {
+        var problem = refusalProblem(refusal)
+        problem.headers.add(name: "Cache-Status", value: CacheHeaders.refusalStatus(refusal.reason))
+        return problem
+    }
+
+    private static func refusalProblem(_ refusal: UpstreamRefusal) -> Problem {
         switch refusal.reason {
+        case .user:
+            var headers = HTTPHeaders()
+            headers.add(name: "Retry-After", value: String(max(1, refusal.retryAfterSeconds)))
+            return Problem(
+                type: Problem.typeURI("user-budget-spent"), status: 429,
+                detail: "This user's share of the upstream's request budget is spent and no stored copy is available.",
+                headers: headers)
         case .rate:
             return Problem.serviceUnavailable(
                 detail: "The upstream's request budget is spent and no stored copy is available.",

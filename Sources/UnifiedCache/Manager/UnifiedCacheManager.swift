@@ -20,14 +20,18 @@ public final class UnifiedCacheManager: Sendable {
     let shared: (any SharedTier)?
     let clock: any WallClock
     let logger: Logger
+    /// `--refresh-interval` (CONTRACT §15.1): a forced refresh of a copy fetched less than this long ago is a hit of
+    /// it; zero (the default) never throttles.
+    let refreshInterval: Duration
     let recorder = StatisticsRecorder()
     let state = NIOLockedValueBox(State())
 
     public init(
         configuration: MemoryTierConfiguration, secondTier: (any SecondTier)?, sharedTier: (any SharedTier)? = nil,
-        clock: any WallClock = SystemWallClock(), logger: Logger
+        clock: any WallClock = SystemWallClock(), logger: Logger, refreshInterval: Duration = .zero
     ) {
         memory = MemoryTier(configuration: configuration)
+        self.refreshInterval = refreshInterval
         writer = secondTier.map { SecondTierWriter(tier: $0) }
         shared = sharedTier
         self.clock = clock
@@ -147,6 +151,7 @@ public final class UnifiedCacheManager: Sendable {
             if let result = try memoryHit(request, policy: policy, fetcher: fetcher) { return result }
             return try await load(request, policy: policy, fetcher: fetcher, mode: .load)
         case .refresh:
+            if let result = try await throttledRefresh(request) { return result }
             return try await load(request, policy: policy, fetcher: fetcher, mode: .refresh)
         case .onlyIfCached:
             return try await cachedOnly(request)
