@@ -50,7 +50,7 @@ static void send_all(struct MHD_Connection *connection, int fd, const char *byte
 }
 
 int unicache_error_answer_send(const struct unicache_mhd_options *options, struct MHD_Connection *connection,
-                               unsigned int status) {
+                               unsigned int status, int head_only) {
     const char *reason = NULL;
     const char *body = NULL;
     switch (status) {
@@ -67,7 +67,7 @@ int unicache_error_answer_send(const struct unicache_mhd_options *options, struc
     int length = snprintf(answer, sizeof answer,
                           "HTTP/1.1 %u %s\r\nDate: %s\r\nConnection: close\r\n"
                           "Content-Type: application/problem+json\r\nContent-Length: %zu\r\n\r\n%s",
-                          status, reason, date, strlen(body), body);
+                          status, reason, date, strlen(body), head_only ? "" : body);
     if (length < 0 || (size_t)length >= sizeof answer) return 0;
     send_all(connection, socket->connect_fd, answer, (size_t)length);
     shutdown(socket->connect_fd, SHUT_WR);
@@ -91,7 +91,8 @@ static size_t request_memory(struct MHD_Connection *connection) {
     return (size == NULL ? 0 : size->header_size) + 64 * (size_t)(records > 0 ? records : 0) + cookie_copy;
 }
 
-int unicache_error_answer_if_too_large(const struct unicache_mhd_options *options, struct MHD_Connection *connection) {
+int unicache_error_answer_if_too_large(const struct unicache_mhd_options *options, struct MHD_Connection *connection,
+                                       const char *method) {
     if (options->request_header_budget == 0 || request_memory(connection) <= options->request_header_budget) return 0;
-    return unicache_error_answer_send(options, connection, 431);
+    return unicache_error_answer_send(options, connection, 431, method != NULL && strcmp(method, "HEAD") == 0);
 }

@@ -23,17 +23,19 @@
 #include "include/CMicroHTTPDShim.h"
 #include <stdarg.h>
 
-/** On the access handler's first call of a request: when its line and headers hold more of the connection's memory
-    than `options->request_header_budget`, answers 431 as `unicache_error_answer_send` does and returns 1 (the
-    caller then closes the connection); else 0. */
-int unicache_error_answer_if_too_large(const struct unicache_mhd_options *options, struct MHD_Connection *connection);
+/** On the access handler's first call of a request (`method` its method): when its line and headers hold more of
+    the connection's memory than `options->request_header_budget`, answers 431 as `unicache_error_answer_send` does
+    (without the body for HEAD) and returns 1 (the caller then closes the connection); else 0. */
+int unicache_error_answer_if_too_large(const struct unicache_mhd_options *options, struct MHD_Connection *connection,
+                                       const char *method);
 
 /** The status MHD is about to answer with when `format` (and `arguments`, read from a copy) is its log line for an
     error answer; 0 otherwise. */
 unsigned int unicache_error_answer_status(const char *format, va_list arguments);
 
 /** Sends `status`'s problem from `options` on `connection` (over TLS when it is a TLS connection) with
-    `Connection: close`, and shuts the socket for writing. Returns 0 when it has no problem for `status` and left
-    the answer to MHD. On the connection's polling thread. */
+    `Connection: close`, its body unless `head_only`, and shuts the socket for writing. Returns 0 when it has no
+    problem for `status` and left the answer to MHD. On the connection's polling thread. (MHD's log line does not
+    say the request's method: a HEAD request answered from it gets the body too, and the connection closes.) */
 int unicache_error_answer_send(const struct unicache_mhd_options *options, struct MHD_Connection *connection,
-                               unsigned int status);
+                               unsigned int status, int head_only);

@@ -79,7 +79,7 @@ static void unicache_mhd_log_trampoline(void *cls, const char *format, va_list a
         message[--length] = '\0';
     }
     log_message(server->options, message);
-    if (parsing != NULL && unicache_error_answer_send(server->options, parsing, status)) {
+    if (parsing != NULL && unicache_error_answer_send(server->options, parsing, status, 0)) {
         snprintf(message, sizeof message,
                  "answered %u with the service's problem in place of libmicrohttpd's (whose head would go out twice) "
                  "and closed the connection", status);
@@ -95,7 +95,7 @@ static enum MHD_Result unicache_mhd_access_trampoline(void *cls, struct MHD_Conn
     /* The first call of a request comes once its headers are complete: one whose answer's head would not fit in
        what is left of the connection's memory is answered 431 here (error_answers.h), and closed. */
     if (unicache_connection_headers_complete(connection)
-        && unicache_error_answer_if_too_large(server->options, connection)) {
+        && unicache_error_answer_if_too_large(server->options, connection, method)) {
         log_message(server->options, "answered 431: the request's line and headers leave no room for an answer");
         return MHD_NO;
     }

@@ -108,6 +108,17 @@ import Testing
         }
     }
 
+    /// The shim's 431 to a HEAD request has the headers of the GET's and no body.
+    @Test func aHeadRequestOverTheBudgetGetsTheHeadOnly() async throws {
+        try await withLiveServer(router: Self.router) { port, _ in
+            let fields = (0..<104).map { "h\($0): 1\r\n" }.joined()
+            let text = try await Self.received(port: port, "HEAD /now HTTP/1.1\r\nHost: h\r\n\(fields)\r\n")
+            #expect(Self.statusLines(text) == ["HTTP/1.1 431 Request Header Fields Too Large"])
+            #expect(text.contains("\r\nContent-Type: application/problem+json\r\n"))
+            #expect(text.hasSuffix("\r\n\r\n"))
+        }
+    }
+
     /// More than ~110 query parameters were never answered (libmicrohttpd ran out of memory parsing them, queued its
     /// 431 and went on as if it had not). The shim hides the query from it; the service takes 64 and answers 414
     /// problem+json past that, up to the request line's bytes.
