@@ -49,6 +49,21 @@ static void send_all(struct MHD_Connection *connection, int fd, const char *byte
     }
 }
 
+/* The client's X-Request-ID when it is one the service takes (1–128 visible ASCII characters), to echo as the
+   service does; NULL otherwise (the id the service would make is made in Swift, and no request log line would carry
+   it: these requests never reach the service). */
+static const char *client_request_id(struct MHD_Connection *connection, size_t *length) {
+    const char *value = NULL;
+    if (MHD_lookup_connection_value_n(connection, MHD_HEADER_KIND, "X-Request-ID", strlen("X-Request-ID"), &value,
+                                      length) != MHD_YES || value == NULL || *length < 1 || *length > 128) {
+        return NULL;
+    }
+    for (size_t index = 0; index < *length; index++) {
+        if (value[index] < 0x21 || value[index] > 0x7E) return NULL;
+    }
+    return value;
+}
+
 int unicache_error_answer_send(const struct unicache_mhd_options *options, struct MHD_Connection *connection,
                                unsigned int status, int head_only) {
     const char *reason = NULL;
@@ -63,11 +78,14 @@ int unicache_error_answer_send(const struct unicache_mhd_options *options, struc
     if (body == NULL || socket == NULL) return 0;
     char date[40];
     http_date(date, sizeof date);
+    size_t id_length = 0;
+    const char *id = client_request_id(connection, &id_length);
     char answer[2048];
     int length = snprintf(answer, sizeof answer,
                           "HTTP/1.1 %u %s\r\nDate: %s\r\nConnection: close\r\n"
-                          "Content-Type: application/problem+json\r\nContent-Length: %zu\r\n\r\n%s",
-                          status, reason, date, strlen(body), head_only ? "" : body);
+                          "Content-Type: application/problem+json\r\n%s%.*s%sContent-Length: %zu\r\n\r\n%s",
+                          status, reason, date, id != NULL ? "X-Request-ID: " : "", (int)id_length,
+                          id != NULL ? id : "", id != NULL ? "\r\n" : "", strlen(body), head_only ? "" : body);
     if (length < 0 || (size_t)length >= sizeof answer) return 0;
     send_all(connection, socket->connect_fd, answer, (size_t)length);
     shutdown(socket->connect_fd, SHUT_WR);

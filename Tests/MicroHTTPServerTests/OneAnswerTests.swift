@@ -57,6 +57,13 @@ import Testing
             let huge = try await Self.received(
                 port: port, "POST /upload HTTP/1.1\r\nHost: h\r\nContent-Length: 99999999999999999999999\r\n\r\n")
             #expect(try Self.expectOneProblem(huge, status: 413)["limitBytes"] as? Int == 1 << 20)
+            // The client's request id is echoed, as the service echoes it (one it would not take is not).
+            let identified = try await Self.received(
+                port: port, "POST /upload HTTP/1.1\r\nHost: h\r\nX-Request-ID: client-7\r\nContent-Length: abc\r\n\r\n")
+            #expect(identified.contains("\r\nX-Request-ID: client-7\r\n"))
+            let unfit = try await Self.received(
+                port: port, "POST /upload HTTP/1.1\r\nHost: h\r\nX-Request-ID: a b\r\nContent-Length: abc\r\n\r\n")
+            #expect(!unfit.contains("X-Request-ID"))
             // After an answered request on the same connection too.
             let kept = try await Self.received(
                 port: port, "GET /now HTTP/1.1\r\nHost: h\r\n\r\nPOST /upload HTTP/1.1\r\nHost: h\r\nContent-Length: abc\r\n\r\n")
