@@ -1275,7 +1275,7 @@ components:
       required: [uptimeSeconds, version, cache, memory, disk, shared, encryption, upstream, upstreams, namespaces, auth]
       properties:
         uptimeSeconds: {type: number, minimum: 0}
-        version: {type: string, description: 'The release (`unicache --version`, §11.5).', examples: ['0.4.0']}
+        version: {type: string, description: 'The release (`unicache --version`, §11.5).', examples: ['0.5.0']}
         upstreams:
           type: object
           description: |
