@@ -15,11 +15,14 @@ info:
     - An unknown path answers 404; a known path with a method it does not serve answers 405 with `Allow`.
       Every `GET` route also answers `HEAD` (same status and headers, no body), and `Allow` lists it.
     - A request body over 1 MiB answers 413, decided from `Content-Length` before the body is read. A
+      `Content-Length` that is not a number answers 400, one beyond 64 bits 413 (both close the connection). A
       `Transfer-Encoding` other than `chunked` answers 501.
+    - More than 64 query parameters answer 414. A request line and headers over 7 KiB, each header field and cookie
+      counting 64 bytes besides its text, answer 431 (and close the connection).
     - What the HTTP library (libmicrohttpd 0.9.75) answers itself, before a request reaches the service, carries
-      its own short HTML body instead: a malformed request line or header (400), a request target or headers over
-      about 7.5 KiB (414, 431), an HTTP version other than 1.0/1.1 (505), a `Content-Length` that is not a number
-      (400) or beyond 64 bits (413), a malformed or oversized chunk (400, 413). The README lists them.
+      its own short HTML body instead: a malformed request line or header (400), a request line or headers beyond
+      the connection's 8 KiB (414, 431), an HTTP version other than 1.0/1.1 (505), a malformed or oversized chunk
+      (400, 413). docs/http-limits.md lists them.
     - `{user}` and `{key}` are matched after percent-decoding; a value made only of dots (`.`, `..`) is 400,
       and so is anything else outside the patterns (an encoded `/` or NUL included).
     - Malformed or out-of-range query and path values answer 400 (`days=abc`, `days=0`, weekday `9`,
@@ -43,7 +46,10 @@ info:
       requests in flight (`--upstream-concurrency`), a pause after a 429 and a circuit breaker. A fetch they keep
       from the upstream serves a stored copy within the stale-if-error window (`X-Cache: STALE`, `Cache-Status`
       `detail=rate-limited`, `upstream-paused` or `circuit-open`); without one it answers 503 with `Retry-After`
-      (budget spent, 429 pause) or 502 (circuit open), at once.
+      (budget spent, 429 pause) or 502 (circuit open), at once. Only the upstream's own failures (a refused
+      connection, a timeout, a 5xx) count toward a circuit: a request the HTTP client refuses to send is 502
+      `upstream-request-invalid` for that request alone. A request's `traceparent` and `tracestate` reach the
+      upstream only when they are valid W3C Trace Context (an invalid `tracestate` is dropped, the trace goes on).
     - One user's share (§15): one user's fetches (misses and forced refreshes; a coalesced fetch counts once, for the
       user whose request led it) spend at most `--upstream-user-share` percent (default 10) of each budget window
       and hold at most that share of `--upstream-concurrency`; past it that user is served a stored copy
@@ -106,7 +112,9 @@ paths:
         '403': {$ref: '#/components/responses/AccessDenied'}
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '414': {$ref: '#/components/responses/URITooLong'}
         '429': {$ref: '#/components/responses/UserBudgetSpent'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
         '502': {$ref: '#/components/responses/BadGateway'}
         '503': {$ref: '#/components/responses/ServiceUnavailable'}
         '504': {$ref: '#/components/responses/GatewayTimeout'}
@@ -160,7 +168,9 @@ paths:
         '403': {$ref: '#/components/responses/AccessDenied'}
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '414': {$ref: '#/components/responses/URITooLong'}
         '429': {$ref: '#/components/responses/UserBudgetSpent'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
         '502': {$ref: '#/components/responses/BadGateway'}
         '503': {$ref: '#/components/responses/ServiceUnavailable'}
         '504': {$ref: '#/components/responses/GatewayTimeout'}
@@ -384,6 +394,8 @@ paths:
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
         '413': {$ref: '#/components/responses/PayloadTooLarge'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
         '503': {$ref: '#/components/responses/FleetUnavailable'}
 
   /v1/users/{user}:
@@ -407,6 +419,8 @@ paths:
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
         '503': {$ref: '#/components/responses/FleetUnavailable'}
 
   /v1/users/{user}/health/averages/warm:
@@ -431,6 +445,8 @@ paths:
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
         '502': {$ref: '#/components/responses/BadGateway'}
         '503': {$ref: '#/components/responses/ServiceUnavailable'}
         '504': {$ref: '#/components/responses/GatewayTimeout'}
@@ -473,6 +489,8 @@ paths:
           content:
             application/problem+json:
               schema: {$ref: '#/components/schemas/Problem'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
         '503': {$ref: '#/components/responses/FleetUnavailable'}
 
   /v1/cache/{key}:
@@ -504,6 +522,8 @@ paths:
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
     head:
       operationId: headRawEntry
       tags: [admin]
@@ -539,6 +559,8 @@ paths:
           description: Method not allowed (no body on HEAD).
           headers:
             X-Request-ID: {$ref: '#/components/headers/RequestID'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
     put:
       operationId: putRawEntry
       tags: [admin]
@@ -596,6 +618,8 @@ paths:
         '403': {$ref: '#/components/responses/Forbidden'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
         '413': {$ref: '#/components/responses/PayloadTooLarge'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
         '507':
           description: The disk tier could not write the entry (full, read-only, I/O error); nothing was stored.
           headers:
@@ -620,6 +644,8 @@ paths:
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
         '503': {$ref: '#/components/responses/FleetUnavailable'}
 
   /v1/cache:
@@ -656,6 +682,8 @@ paths:
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
     delete:
       operationId: invalidateEntries
       tags: [admin]
@@ -686,6 +714,8 @@ paths:
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
         '503': {$ref: '#/components/responses/FleetUnavailable'}
 
   # ---------------------------------------------------------------- §5 operations
@@ -709,6 +739,8 @@ paths:
                 properties:
                   status: {const: ok}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
 
   /readyz:
     parameters:
@@ -736,6 +768,8 @@ paths:
                     type: string
                     enum: [connected, unreachable]
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
         '503': {$ref: '#/components/responses/NotReady'}
 
   /stats:
@@ -760,6 +794,8 @@ paths:
             text/plain:
               schema: {type: string}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
 
   /metrics:
     parameters:
@@ -780,6 +816,8 @@ paths:
             text/plain:
               schema: {type: string}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
 
   /openapi.yaml:
     parameters:
@@ -799,6 +837,8 @@ paths:
                 type: object
                 required: [openapi, info, paths, components]
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
 
 components:
   securitySchemes:
@@ -901,7 +941,8 @@ components:
       description: |
         The request's id, on every answer of the service (the HTTP library's own error pages excepted): the
         client's `X-Request-ID` when valid, else a generated one (eight base-62 characters drawn at start-up, a
-        dash, a base-62 counter).
+        dash, a base-62 counter). The few answers made before a request reaches the service (431 over the header
+        budget, 400 and 413 for a `Content-Length` that is not a number or beyond 64 bits) carry only the client's.
       schema: {type: string, pattern: '^[\x21-\x7E]{1,128}$'}
     XCache:
       required: true
@@ -1044,11 +1085,35 @@ components:
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
+    URITooLong:
+      description: |
+        More than 64 query parameters (problem type `too-many-query-parameters`, its `limit` member 64). A request
+        line beyond the connection's 8 KiB is answered 414 by the HTTP library itself, with its own short HTML page.
+      headers:
+        X-Request-ID: {$ref: '#/components/headers/RequestID'}
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+    RequestHeaderFieldsTooLarge:
+      description: |
+        The request line and header fields take more than 7 KiB (7,168 bytes), where each header field and each
+        cookie counts 64 bytes besides its text: about 99 short fields at most (problem type
+        `header-fields-too-large`, its `limitBytes` member 7168; the connection closes), so that the answer's own
+        headers always fit in the connection's 8 KiB. Beyond those 8 KiB the HTTP library answers 431 itself, with its
+        own short HTML page.
+      headers:
+        X-Request-ID: {$ref: '#/components/headers/RequestID'}
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
     BadGateway:
       description: |
         The upstream failed (error, timeout or 5xx), or its circuit is open after 5 consecutive failures (answered
         at once, without contacting it), and no stored copy could be served. An open circuit says so in
         `Cache-Status` (`unicache; detail=circuit-open`).
+        Problem type `upstream-request-invalid`: the request to the upstream could not be sent as built (the HTTP
+        client refused it); the upstream was not asked, and the failure counts neither as a fetch nor toward the
+        circuit.
       headers:
         X-Request-ID: {$ref: '#/components/headers/RequestID'}
         Cache-Status: {$ref: '#/components/headers/CacheStatusOptional'}

@@ -22,6 +22,7 @@ public struct GatedFetcher: Fetcher {
             case .notFound: gate.finish(pass, .answered)
             case .rateLimited(let retryAfter): gate.finish(pass, .rateLimited(retryAfter: retryAfter))
             case .unavailable, .unreachable, .timeout, .refused: gate.finish(pass, .failed)
+            case .invalidRequest: gate.finish(pass, .notSent)
             }
             throw error
         }

@@ -44,6 +44,9 @@ public final class UpstreamGate: Sendable {
         case rateLimited(retryAfter: Int?)
         /// A refused connection, a timeout or a 5xx.
         case failed
+        /// The request never left the process (the HTTP client refused it as built): the upstream was not asked, so
+        /// its circuit learns nothing (an unsent probe lets the next request probe).
+        case notSent
     }
 
     private struct State {
@@ -136,6 +139,8 @@ public final class UpstreamGate: Sendable {
                 state.pausedUntil = max(state.pausedUntil, now + pause)
             case .failed:
                 state.breaker.failed(at: now, probe: pass.probe, random: jitter())
+            case .notSent:
+                if pass.probe { state.breaker.probeAbandoned() }
             }
         }
     }

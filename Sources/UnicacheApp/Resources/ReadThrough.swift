@@ -133,7 +133,9 @@ struct ReadThrough: Sendable {
         guard let traceparent = request.headers[TraceParent.headerName] else { return resolved }
         var traced = resolved
         traced.fetch.traceparent = traceparent
-        traced.fetch.tracestate = request.headers[TraceParent.stateHeaderName]
+        // Several `tracestate` fields are one list (W3C Trace Context): joined, then validated as one when sent.
+        let states = request.headers.values(for: TraceParent.stateHeaderName)
+        traced.fetch.tracestate = states.isEmpty ? nil : states.joined(separator: ",")
         return traced
     }
 
@@ -189,6 +191,11 @@ struct ReadThrough: Sendable {
             return Problem.serviceUnavailable(
                 detail: "The upstream is rate limiting requests and no stored copy is available.",
                 retryAfterSeconds: max(1, retryAfter ?? 30), type: Problem.typeURI("upstream-rate-limited"))
+        case .upstreamFailed(.invalidRequest):
+            return Problem.badGateway(
+                detail: "The request to the upstream could not be sent as built; the upstream was not asked "
+                    + "and no stored copy is available.",
+                type: Problem.typeURI("upstream-request-invalid"))
         case .upstreamFailed(let cause):
             return Problem.badGateway(detail: "The upstream failed (\(describe(cause))) and no stored copy is available.")
         case .notCached:
@@ -235,7 +242,7 @@ struct ReadThrough: Sendable {
         switch error {
         case .notFound: return "not found"
         case .rateLimited: return "rate limited"
-        case .unavailable(let reason), .unreachable(let reason): return reason
+        case .unavailable(let reason), .unreachable(let reason), .invalidRequest(let reason): return reason
         case .timeout: return "timeout"
         case .refused(let refusal): return "refused: \(refusal.reason.rawValue)"
         }

@@ -179,6 +179,42 @@ import UnifiedCache
         }
     }
 
+    /// A request's trace context and id reach the HTTP client only as values it accepts: a `tracestate` outside W3C
+    /// Trace Context's grammar (`a=\u{7f}`, which the client refused, failing the fetch) is dropped while the valid
+    /// `traceparent` is continued, and an id that is not visible ASCII is not sent.
+    @Test func valuesTheClientWouldRefuseAreNotSent() async throws {
+        try await Self.withUpstream { upstream, fetcher in
+            var request = Self.request("/users/alice/subscription")
+            request.traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+            request.tracestate = "a=\u{7f}"
+            request.requestID = "bad id\u{7f}"
+            _ = try await fetcher.fetch(request)
+            let headers = try #require(upstream.lastHeaders("/users/alice/subscription"))
+            #expect(headers["traceparent"].first?.contains("-4bf92f3577b34da6a3ce929d0e0e4736-") == true)
+            #expect(headers["tracestate"].isEmpty)
+            #expect(headers["X-Request-ID"].isEmpty)
+        }
+    }
+
+    /// A request the HTTP client refuses to send (here a service header's value, which configuration checks keep
+    /// out) is the request's failure, `.invalidRequest`, in words that repeat none of its values; nothing is sent.
+    @Test func aRequestTheClientRefusesIsInvalidNotUnavailable() async throws {
+        let upstream = TestUpstream()
+        let port = try await upstream.start()
+        let client = UpstreamClient(logger: Self.logger)
+        let fetcher = try client.fetcher(
+            baseURL: TestUpstream.baseURL(port: port), headers: [UpstreamHeader(name: "X-Key", value: "secret\u{7f}")])
+        let error = await #expect(throws: FetchError.self) { try await fetcher.fetch(Self.request("/users/alice/profile")) }
+        await client.shutdown()
+        await upstream.shutdown()
+        guard case .invalidRequest(let reason) = error else {
+            Issue.record("expected .invalidRequest, got \(String(describing: error))")
+            return
+        }
+        #expect(reason == "the HTTP client refused a header of the request")
+        #expect(upstream.requestTargets.isEmpty)
+    }
+
     @Test(arguments: ["", "up:9000", "ftp://up", "http://", "http://up:9000?x=1", "not a url"])
     func invalidBaseURLsAreRejected(url: String) async {
         let client = UpstreamClient(logger: Self.logger)
