@@ -20,17 +20,20 @@ public final class UnifiedCacheManager: Sendable {
     let shared: (any SharedTier)?
     let clock: any WallClock
     let logger: Logger
+    /// Keys that name a user whatever their entry says (erasure).
+    let userKeys: UserKeys
     let recorder = StatisticsRecorder()
     let state = NIOLockedValueBox(State())
 
     public init(
         configuration: MemoryTierConfiguration, secondTier: (any SecondTier)?, sharedTier: (any SharedTier)? = nil,
-        clock: any WallClock = SystemWallClock(), logger: Logger
+        clock: any WallClock = SystemWallClock(), userKeys: UserKeys = UserKeys(), logger: Logger
     ) {
         memory = MemoryTier(configuration: configuration)
         writer = secondTier.map { SecondTierWriter(tier: $0) }
         shared = sharedTier
         self.clock = clock
+        self.userKeys = userKeys
         self.logger = logger
         logger.info(
             "cache started",
