@@ -8,7 +8,7 @@ info:
   version: 1.0.0
   summary: A read-through cache in front of slow health and fitness upstreams.
   description: |
-    The API that unicache implements (CONTRACT.md §2–§5, §7, §8), served by the service itself at `/openapi.yaml`.
+    The API that unicache implements, served by the service itself at `/openapi.yaml`.
 
     Common rules:
     - Every error is an RFC 9457 problem (`application/problem+json`) with `type`, `title`, `status`, `detail`.
@@ -28,21 +28,21 @@ info:
     - Malformed or out-of-range query and path values answer 400 (`days=abc`, `days=0`, weekday `9`,
       an unknown `tz`, a date that is not a real `yyyy-mm-dd` date, `refresh=maybe`).
     - Admin endpoints (tag `admin`) need `Authorization: Bearer <token>`: 401 when it is missing or wrong,
-      403 when the service runs without `--admin-token`. With `--auth jwt` a bearer JWT with the scope
+      403 when the service runs without `--admin-token` or `--admin-token-file`. With `--auth jwt` a bearer JWT with the scope
       `unicache:admin` is accepted too.
-    - Access (§8): without `--auth` (protected mode) user data and admin endpoints answer only loopback clients;
+    - Access: without `--auth` (protected mode) user data and admin endpoints answer only loopback clients;
       others get 403 saying how to choose `--auth`. `--auth none` asks no token of anyone. `--auth jwt` needs a
       bearer JWT (RS256, PS256, ES256, ES384 or EdDSA, verified against `--jwt-jwks`) on every user-data request:
       its user claim (`sub` by default) equal to `{user}`, or the scope `unicache:read`. RFC 6750 answers: 401
       with `WWW-Authenticate: Bearer realm="unicache"` without a token, with `error="invalid_token"` for a bad
       one; 403 with `error="insufficient_scope"` for another user's data. The operations endpoints (tag
       `operations`) answer everyone in every mode.
-    - Hardening (§8.9): the user claim, `iss` and `aud` are compared byte for byte; `aud` must contain
+    - Hardening: the user claim, `iss` and `aud` are compared byte for byte; `aud` must contain
       `--jwt-audience` (required with `--auth jwt`; `any` opts out); a JOSE header or claims set that repeats a
       member name is 401 `invalid_token`; a request to a user-data or admin endpoint with more than one
       `Authorization` header is 400 (problem type `repeated-authorization`) in every mode.
     - Time zones are IANA names as the service's time zone database knows them (`TimeZoneName`).
-    - Upstream protection (§7): each domain's upstream sits behind a request budget (`--upstream-rate`), a cap on
+    - Upstream protection: each domain's upstream sits behind a request budget (`--upstream-rate`), a cap on
       requests in flight (`--upstream-concurrency`), a pause after a 429 and a circuit breaker. A fetch they keep
       from the upstream serves a stored copy within the stale-if-error window (`X-Cache: STALE`, `Cache-Status`
       `detail=rate-limited`, `upstream-paused` or `circuit-open`); without one it answers 503 with `Retry-After`
@@ -50,14 +50,14 @@ info:
       connection, a timeout, a 5xx) count toward a circuit: a request the HTTP client refuses to send is 502
       `upstream-request-invalid` for that request alone. A request's `traceparent` and `tracestate` reach the
       upstream only when they are valid W3C Trace Context (an invalid `tracestate` is dropped, the trace goes on).
-    - One user's share (§15): one user's fetches (misses and forced refreshes; a coalesced fetch counts once, for the
+    - One user's share: one user's fetches (misses and forced refreshes; a coalesced fetch counts once, for the
       user whose request led it) spend at most `--upstream-user-share` percent (default 10) of each budget window
       and hold at most that share of `--upstream-concurrency`; past it that user is served a stored copy
       (`X-Cache: STALE`, `Cache-Status` `detail=user-budget`) or answered 429 (`user-budget-spent`, with
       `Retry-After`), while other users are still fetched. With `--refresh-interval`, a forced refresh of a copy
       fetched less than that long ago is answered from it (`X-Cache: HIT`, `Cache-Status: unicache; hit;
       detail=refresh-throttled`) and counted as a hit.
-    - Request ids (§7.4): every answer carries `X-Request-ID`, the client's when it is 1–128 visible ASCII
+    - Request ids: every answer carries `X-Request-ID`, the client's when it is 1–128 visible ASCII
       characters, else a generated one; the upstream receives it with the fetch the request caused and the
       request's log lines carry it as `requestId`.
   license:
@@ -85,7 +85,7 @@ paths:
   # What every read-through route shares is written once and named with a YAML anchor (`&userPath`, `&readAnswers`,
   # `&readParameters`, `&zonedReadParameters`) that the other routes repeat by alias (`*readAnswers`): OpenAPI has no
   # `$ref` for a whole `responses` or `parameters` list, and the parsed document is the same either way.
-  # ---------------------------------------------------------------- §3 read-through resources
+  # ---------------------------------------------------------------- read-through resources
   /v1/users/{user}/health/today:
     parameters: &userPath
       - $ref: '#/components/parameters/RequestID'
@@ -362,7 +362,7 @@ paths:
       parameters: *readParameters
       responses: *readAnswers
 
-  # ---------------------------------------------------------------- §4 admin
+  # ---------------------------------------------------------------- admin
   /v1/users/{user}/events:
     parameters: *userPath
     post:
@@ -404,6 +404,10 @@ paths:
       operationId: eraseUser
       tags: [admin]
       summary: Erase every entry of a user from every tier.
+      description: |
+        Every entry stored for the user, and every entry whose key names the user (a read-through key prefix such as
+        `subscription:` or `health:today:` followed by the user), such as a raw entry written under such a key before
+        raw `PUT`s there were refused.
       security:
         - bearerAuth: []
       responses:
@@ -429,7 +433,9 @@ paths:
       operationId: warmHealthAverages
       tags: [admin]
       summary: Fetch and store the averages of all 7 weekdays.
-      description: Concurrent warms and reads of one weekday make one upstream call per key.
+      description: |
+        Concurrent warms and reads of one weekday make one upstream call per key. When the health domain has neither
+        an `--upstream` nor `--demo` naming it, 503 `no-upstream`, as the health routes answer.
       security:
         - bearerAuth: []
       responses:
@@ -457,12 +463,12 @@ paths:
     post:
       operationId: rekey
       tags: [admin]
-      summary: Re-seal every disk and Redis entry under the key ring's primary key (CONTRACT §9.3).
+      summary: Re-seal every disk and Redis entry under the key ring's primary key.
       description: |
         With `--encryption-keys`, re-seals under the primary key every entry of this instance's disk tier and of the
         shared tier that is not sealed under it yet, so the old key can then leave the ring. Plaintext entries
         (from before the key ring) are sealed only under `--encryption-migrate`; without it they fail to open, as a
-        forgery would, and are deleted and counted in `undecryptable` (CONTRACT §9.2). A value written meanwhile is never overwritten: on disk each file is
+        forgery would, and are deleted and counted in `undecryptable`. A value written meanwhile is never overwritten: on disk each file is
         re-sealed in one step of the disk tier's write order, in Redis by compare-and-set (the value keeps its
         expiry). Entries that do not open (a key no longer in the ring, edited, moved, another fleet's) or do not
         verify are deleted and counted in `undecryptable`. The disk tier is done first: while Redis is unreachable
@@ -502,7 +508,7 @@ paths:
       tags: [admin]
       summary: A stored entry's body and metadata.
       description: |
-        Read-through entries appear under the keys of §3 (e.g. `subscription:alice`); entries written with `PUT` have
+        Read-through entries appear under their cache keys (e.g. `subscription:alice`, `activities:alice:ride,run:30`); entries written with `PUT` have
         the namespace `raw`. An entry past its TTL is 404: raw entries are never served stale.
       security:
         - bearerAuth: []
@@ -548,7 +554,7 @@ paths:
             X-Request-ID: {$ref: '#/components/headers/RequestID'}
             WWW-Authenticate: {$ref: '#/components/headers/WWWAuthenticate'}
         '403':
-          description: The service runs without `--admin-token` (no body on HEAD).
+          description: The service runs without `--admin-token` or `--admin-token-file` (no body on HEAD).
           headers:
             X-Request-ID: {$ref: '#/components/headers/RequestID'}
         '404':
@@ -570,7 +576,8 @@ paths:
         TTL from `Cache-Control: max-age=N`, else `?ttl=`, else 24 h. Acknowledged only once written to the disk tier
         (when it is enabled), so it survives a crash of the process; until then readers still see the previous
         value. When the disk tier cannot write it (full, read-only, I/O error) the answer is 507 and nothing is
-        stored under the key in any tier (a previous value is gone too). A body over 1 MiB is 413.
+        stored under the key in any tier (a previous value is gone too). A body over 1 MiB is 413. A key that a
+        read-through route owns is 409 (see that answer).
       security:
         - bearerAuth: []
       parameters:
@@ -617,6 +624,20 @@ paths:
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '409':
+          description: |
+            A read-through route owns the key: it starts with the cache key prefix of a read-through namespace
+            (`health:today:`, `health:avg:`, `health:hrv:`, `health:rhr:`, `health:sleep:`, `wellness:`, `scores:`,
+            `activities:`, `streams:`, `subscription:`, `profile:`, `progress:history:`, `progress:streak:`,
+            `progress:today:`, `progress:any:`) followed by a user (at least one character before the next `:` or the
+            end), e.g. `subscription:carol` or `health:today:carol:2026-11-29`. Only the route stores there, so that no
+            raw value is served as a user's data; `GET`, `HEAD` and `DELETE` of such a key still work. Problem type
+            ending `key-owned`.
+          headers:
+            X-Request-ID: {$ref: '#/components/headers/RequestID'}
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/Problem'}
         '413': {$ref: '#/components/responses/PayloadTooLarge'}
         '414': {$ref: '#/components/responses/URITooLong'}
         '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
@@ -718,7 +739,7 @@ paths:
         '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
         '503': {$ref: '#/components/responses/FleetUnavailable'}
 
-  # ---------------------------------------------------------------- §5 operations
+  # ---------------------------------------------------------------- operations
   /healthz:
     parameters:
       - $ref: '#/components/parameters/RequestID'
@@ -764,7 +785,7 @@ paths:
                   sharedTier:
                     description: |
                       With `--redis`: whether the shared tier is reachable and in step with the fleet. A dead Redis
-                      keeps the instance ready (CONTRACT §6.5): it serves from its local tiers and upstreams.
+                      keeps the instance ready: it serves from its local tiers and upstreams.
                     type: string
                     enum: [connected, unreachable]
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
@@ -856,7 +877,7 @@ components:
       in: header
       required: false
       description: |
-        The request's id (§7.4): returned in `X-Request-ID`, sent to the upstream with the fetch the request causes
+        The request's id: returned in `X-Request-ID`, sent to the upstream with the fetch the request causes
         (the leader's for a coalesced fetch) and written in the request's log lines (`requestId`). A value that is
         not 1–128 visible ASCII characters is replaced by a generated one, as is a missing one.
       schema:
@@ -956,7 +977,7 @@ components:
       description: |
         RFC 9211, e.g. `unicache; hit`, `unicache; fwd=miss; stored`, `unicache; hit; fwd=stale; detail=upstream-error`;
         a stale copy served because the upstream gate kept the fetch back says why: `detail=rate-limited`,
-        `detail=upstream-paused`, `detail=circuit-open` or `detail=user-budget` (the user's share is spent, §15); a
+        `detail=upstream-paused`, `detail=circuit-open` or `detail=user-budget` (the user's share is spent); a
         forced refresh answered from a copy fetched within `--refresh-interval` is `unicache; hit;
         detail=refresh-throttled`.
       schema: {type: string, pattern: '^unicache(;|$)'}
@@ -985,7 +1006,7 @@ components:
       description: '`private, max-age=<remaining fresh seconds>`.'
       schema: {type: string, pattern: '^private, max-age=[0-9]+$'}
     XCacheTier:
-      description: 'The tier a hit was served from (`shared`, the fleet''s Redis tier: CONTRACT §6.1).'
+      description: 'The tier a hit was served from (`shared`: the fleet''s Redis tier).'
       schema: {type: string, enum: [memory, disk, shared]}
     Expires:
       required: true
@@ -1056,7 +1077,7 @@ components:
     Forbidden:
       description: |
         The service runs without an admin token and the request carries no admin JWT (the problem says how to set
-        `--admin-token`); with `--auth jwt`, a valid token without the scope `unicache:admin`; in protected mode, a
+        one: `--admin-token` or `--admin-token-file`); with `--auth jwt`, a valid token without the scope `unicache:admin`; in protected mode, a
         client that is not loopback.
       headers:
         X-Request-ID: {$ref: '#/components/headers/RequestID'}
@@ -1124,7 +1145,7 @@ components:
       description: |
         No stored copy could be served and the upstream may not be asked now: it answered 429 (the domain is paused
         until its `Retry-After`, 60 s without one, at most 1 h), or the domain's request budget is spent
-        (`Retry-After`: seconds until the budget allows a request); or the service is overloaded. Also (§11.1, no
+        (`Retry-After`: seconds until the budget allows a request); or the service is overloaded. Also (no
         `Retry-After`): the route's domain has neither an `--upstream` nor `--demo` naming it (problem type ending
         `no-upstream`, the detail naming the flag); such a route never reaches the cache. A refusal of the upstream
         gate says why in `Cache-Status` (`unicache; detail=rate-limited` or `detail=upstream-paused`).
@@ -1137,7 +1158,7 @@ components:
           schema: {$ref: '#/components/schemas/Problem'}
     UserBudgetSpent:
       description: |
-        This user's share of the domain's request budget (`--upstream-user-share`, CONTRACT §15) is spent and no
+        This user's share of the domain's request budget (`--upstream-user-share`) is spent and no
         stored copy could be served (problem type ending `user-budget-spent`); other users' requests are still
         fetched. `Retry-After`: seconds until the share allows this user a request again. `Cache-Status:
         unicache; detail=user-budget`.
@@ -1151,7 +1172,7 @@ components:
     FleetUnavailable:
       description: |
         With `--redis`, the shared tier cannot be reached, so the other instances would not see this change
-        (CONTRACT §6.5). This instance's own tiers are updated anyway (a raw PUT stores nothing); the operation is
+        (the fleet's changes go through Redis). This instance's own tiers are updated anyway (a raw PUT stores nothing); the operation is
         idempotent: retry after `Retry-After` seconds.
       headers:
         X-Request-ID: {$ref: '#/components/headers/RequestID'}
@@ -1274,7 +1295,7 @@ components:
         key: {type: string, pattern: '^[A-Za-z0-9._:,@-]{1,512}$'}
         namespace: {type: string, minLength: 1}
         bytes:
-          description: 'The body''s length. A sealed disk entry indexed from its header alone (found at start-up) gives its sealed part''s length instead, an upper bound, until the disk tier opens it on its own queue or it is written again (CONTRACT §9.7: no body length is in the clear).'
+          description: 'The body''s length. A sealed disk entry indexed from its header alone (found at start-up) gives its sealed part''s length instead, an upper bound, until the disk tier opens it on its own queue or it is written again (no body length is kept in the clear).'
           type: integer
           minimum: 0
         tier: {type: string, enum: [memory, disk]}
@@ -1310,11 +1331,11 @@ components:
       required: [uptimeSeconds, version, cache, memory, disk, shared, encryption, upstream, upstreams, namespaces, auth]
       properties:
         uptimeSeconds: {type: number, minimum: 0}
-        version: {type: string, description: 'The release (`unicache --version`, §11.5).', examples: ['0.5.0']}
+        version: {type: string, description: 'The release (as `unicache --version` prints it).', examples: ['0.5.0']}
         upstreams:
           type: object
           description: |
-            Where each domain is served from (§11.1): `demo`, `none` (its routes answer 503 `no-upstream`), or the
+            Where each domain is served from: `demo`, `none` (its routes answer 503 `no-upstream`), or the
             upstream's scheme, host and port (never its credentials or path).
           additionalProperties:
             type: object
@@ -1356,12 +1377,12 @@ components:
                 corrupt: {type: integer, minimum: 0}
                 writeErrors: {type: integer, minimum: 0}
                 undecryptable:
-                  description: 'Files that did not open (CONTRACT §9.2): sealed under a key not in the ring, edited, found under another entry''s name (by a read or the start-up scan), or plaintext under a key ring without `--encryption-migrate`; deleted, never served.'
+                  description: 'Files that did not open: sealed under a key not in the ring, edited, found under another entry''s name (by a read or the start-up scan), or plaintext under a key ring without `--encryption-migrate`; deleted, never served.'
                   type: integer
                   minimum: 0
         shared:
           type: object
-          description: The fleet's shared Redis tier (CONTRACT §6.7); `enabled` is false without `--redis`.
+          description: The fleet's shared Redis tier; `enabled` is false without `--redis`.
           required: [enabled, connected, hits, misses, errors, corrupt, invalidationsSent, invalidationsReceived, replayed, resets, endpoint, tls, failovers, tlsErrors, authErrors]
           properties:
             enabled: {type: boolean}
@@ -1387,8 +1408,8 @@ components:
               minimum: 1
             replayed:
               description: |
-                Other instances' changes applied from the fleet's invalidation log after a lost connection or a restart
-                (CONTRACT §6.6): what this instance missed, applied instead of dropping its local tiers.
+                Other instances' changes applied from the fleet's invalidation log after a lost connection or a restart:
+                what this instance missed, applied instead of dropping its local tiers.
               type: integer
               minimum: 0
             resets:
@@ -1401,18 +1422,18 @@ components:
             endpoint:
               description: |
                 `host:port` of the Redis in use (with `redis-sentinel://`, the primary Sentinel named last), never a
-                password (CONTRACT §10.6); null without `--redis`.
+                password; null without `--redis`.
               type: [string, 'null']
             tls:
-              description: Whether the link to Redis is TLS (`rediss://`, CONTRACT §10.1).
+              description: Whether the link to Redis is TLS (`rediss://`).
               type: boolean
             failovers:
-              description: Primary switches followed (a Sentinel failover, CONTRACT §10.3).
+              description: Primary switches followed (a Sentinel failover).
               type: integer
               minimum: 0
             tlsErrors:
               description: |
-                Connects to Redis refused for their TLS (CONTRACT §10.1): a certificate not issued by the trusted CA,
+                Connects to Redis refused for their TLS: a certificate not issued by the trusted CA,
                 expired or not yet valid, naming another host, or a failed handshake. Never a plaintext fallback.
               type: integer
               minimum: 0
@@ -1425,7 +1446,7 @@ components:
               minimum: 0
         encryption:
           type: object
-          description: 'Values at rest (CONTRACT §9.5): `primaryKey` is the primary key''s ID, never a key; null without a key ring.'
+          description: 'Values at rest: `primaryKey` is the primary key''s ID, never a key; null without a key ring.'
           required: [enabled, primaryKey]
           properties:
             enabled: {type: boolean}
@@ -1449,12 +1470,12 @@ components:
                 p99: {type: number, minimum: 0}
             domains:
               type: object
-              description: Each domain's upstream gate (CONTRACT §7.5), keyed by domain.
+              description: Each domain's upstream gate, keyed by domain.
               propertyNames: {enum: [health, activities, subscription, progress]}
               additionalProperties: {$ref: '#/components/schemas/UpstreamDomainStats'}
         auth:
           type: object
-          description: Access (CONTRACT §8.8)
+          description: Access decisions (`--auth`)
           required: [mode, allowed, denied, keys, keyRefreshes, keyErrors]
           properties:
             mode: {type: string, enum: [protected, none, jwt]}
@@ -1511,7 +1532,7 @@ components:
             paused: {type: integer, minimum: 0}
             circuit: {type: integer, minimum: 0}
             user:
-              description: Refused because the requesting user's share of the budget was spent (§15).
+              description: Refused because the requesting user's share of the budget was spent.
               type: integer
               minimum: 0
         circuit: {type: string, enum: [closed, open, half-open]}

@@ -57,7 +57,9 @@ extension App {
         } else {
             router.get("/v1/users/{user}/health/summary") { _ throws(Problem) in throw NoUpstream.problem(.health) }
         }
-        AdminRoutes(auth: auth, cache: cache, readThrough: readThrough, encryption: encryption).register(in: &router)
+        AdminRoutes(
+            auth: auth, cache: cache, readThrough: readThrough, encryption: encryption, servesHealth: served[.health] != nil
+        ).register(in: &router)
         RawCacheRoutes(auth: auth, cache: cache, clock: clock).register(in: &router)
         OperationsRoutes(
             cache: cache, metrics: metrics, gates: gates, startedAt: .now, access: access, encryption: encryption,

@@ -36,7 +36,7 @@ public struct UnicacheService: Sendable {
         let cache = UnifiedCacheManager(
             configuration: MemoryTierConfiguration(
                 maxBytes: configuration.cache.memoryLimitBytes, maxEntries: configuration.cache.memoryEntries),
-            secondTier: disk, sharedTier: shared, clock: clock, logger: logger,
+            secondTier: disk, sharedTier: shared, clock: clock, userKeys: ResourceTable.userKeys, logger: logger,
             refreshInterval: configuration.cache.refreshInterval)
         let upstreams = configuration.upstreams
         let upstream = UpstreamClient(

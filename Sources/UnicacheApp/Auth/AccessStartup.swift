@@ -32,8 +32,8 @@ enum AccessStartup {
             // CONTRACT §11.4: bound to a network address, protected mode still serves user data to loopback only.
             return [
                 "protected mode on \(host): only loopback clients (this machine) will be served user data and admin "
-                    + "endpoints; clients of other machines get 403. Choose --auth jwt (or --auth none behind a gateway "
-                    + "that authenticates) to serve them"
+                    + "endpoints; clients of other machines get 403. To serve them, start with \(AccessSettings.jwtFlags) "
+                    + "(or --auth none behind a gateway that authenticates)"
             ]
         }
         guard settings.mode == .jwt else { return [] }
@@ -75,7 +75,10 @@ enum AccessStartup {
     private static func metadata(_ settings: AccessSettings, keys: Int) -> Logger.Metadata {
         switch settings.mode {
         case .protected:
-            return ["auth": "protected", "note": "only loopback clients may read user data; see --auth"]
+            return [
+                "auth": "protected",
+                "note": "only loopback clients may read user data; to serve others: \(AccessSettings.jwtFlags)",
+            ]
         case .none:
             return ["auth": "none", "note": "no token is asked of anyone"]
         case .jwt:

@@ -52,7 +52,7 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(
         name: .customLong("upstream-path"),
         help: ArgumentHelp(
-            "The path and query a namespace's fetch asks its upstream for, with placeholders {user} {days} {types} {date} {metric} {weekday} {id} {tz}, e.g. activities=/api/v3/athletes/{user}/activities?days={days}; repeatable (env UNICACHE_UPSTREAM_PATH_<NAMESPACE>, . as _).",
+            "The path and query a namespace's fetch asks its upstream for, with placeholders {user} {days} {types} {date} {metric} {weekday} {id} {tz}, e.g. activities=/api/v3/athletes/{user}/activities?days={days}&types={types}; it must name every placeholder of the namespace's cache key; repeatable (env UNICACHE_UPSTREAM_PATH_<NAMESPACE>, . as _).",
             valueName: "namespace=template"))
     public var upstreamPaths: [String] = []
 

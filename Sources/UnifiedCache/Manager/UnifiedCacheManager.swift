@@ -23,18 +23,22 @@ public final class UnifiedCacheManager: Sendable {
     /// `--refresh-interval` (CONTRACT §15.1): a forced refresh of a copy fetched less than this long ago is a hit of
     /// it; zero (the default) never throttles.
     let refreshInterval: Duration
+    /// Keys that name a user whatever their entry says (erasure).
+    let userKeys: UserKeys
     let recorder = StatisticsRecorder()
     let state = NIOLockedValueBox(State())
 
     public init(
         configuration: MemoryTierConfiguration, secondTier: (any SecondTier)?, sharedTier: (any SharedTier)? = nil,
-        clock: any WallClock = SystemWallClock(), logger: Logger, refreshInterval: Duration = .zero
+        clock: any WallClock = SystemWallClock(), userKeys: UserKeys = UserKeys(), logger: Logger,
+        refreshInterval: Duration = .zero
     ) {
         memory = MemoryTier(configuration: configuration)
         self.refreshInterval = refreshInterval
         writer = secondTier.map { SecondTierWriter(tier: $0) }
         shared = sharedTier
         self.clock = clock
+        self.userKeys = userKeys
         self.logger = logger
         logger.info(
             "cache started",

@@ -1,8 +1,11 @@
 import Foundation
 import Testing
 
-/// CONTRACT §8.9: with a key ring, a TLS key or an admin token configured the process makes no core dump (core size
-/// limit 0, not dumpable); without one it leaves both as it found them. The service runs as `nobody` with an
+@testable import UnicacheApp
+
+/// CONTRACT §8.9, §14.6: with a secret configured (a key ring, a TLS key, an admin token, an upstream header, an
+/// upstream URL's credentials…) the process makes no core dump (core size limit 0, not dumpable); without one it
+/// leaves both as it found them. The service runs as `nobody` with an
 /// unlimited core size, so that both facts show: a process that is not dumpable has its /proc files owned by root.
 @Suite(.serialized, .timeLimit(.minutes(2)), .executableBuilt)
 struct CoreDumpTests {
@@ -38,7 +41,14 @@ struct CoreDumpTests {
         return (folder, copy)
     }
 
-    @Test func secretsMakeTheProcessNotDumpable() async throws {
+    /// With each kind of secret (an admin token; an upstream header or credentials in an upstream URL, CONTRACT
+    /// §14.6), the process makes no core dump; without one it leaves both limits alone.
+    @Test(arguments: [
+        ["--admin-token", "s3cret"],
+        ["--upstream", "health=http://127.0.0.1:9", "--upstream-header", "health=X-Api-Key:s3cret"],
+        ["--upstream", "health=http://user:s3cret@127.0.0.1:9"],
+    ])
+    func secretsMakeTheProcessNotDumpable(secret: [String]) async throws {
         let (folder, executable) = try executableForNobody()
         defer { try? FileManager.default.removeItem(at: folder) }
         var plain = try await ExecutableTests.Service.start(["--auth", "none"], launcher: Self.launcher, executable: executable)
@@ -50,11 +60,30 @@ struct CoreDumpTests {
         #expect(await plain.stop() == 0)
 
         var holding = try await ExecutableTests.Service.start(
-            ["--auth", "none", "--admin-token", "s3cret"], launcher: Self.launcher, executable: executable)
+            ["--auth", "none"] + secret, launcher: Self.launcher, executable: executable)
         #expect(holding.port != nil, "\(holding.log)")
         let after = try coreFacts(holding.process.processIdentifier)
         #expect(after.limit == "0 0")
         #expect(after.owner == 0)
         #expect(await holding.stop() == 0)
+    }
+}
+
+/// Which configurations count as holding a secret: one list decides (`ProcessHardening.secrets`).
+@Suite struct SecretListTests {
+    func held(_ arguments: [String]) throws -> [String] {
+        ProcessHardening.heldSecrets(try UnicacheConfiguration.parse(arguments: arguments, environment: [:]))
+    }
+
+    @Test func everyKindOfSecretIsNamed() throws {
+        #expect(try held([]).isEmpty)
+        #expect(try held(["--upstream", "health=https://up.example/api"]).isEmpty)
+        #expect(try held(["--upstream", "health=https://up.example", "--upstream-header", "health=X-Key:k"]) == ["upstream header"])
+        #expect(try held(["--upstream", "activities=https://u:p@up.example/api"]) == ["upstream URL credentials"])
+        #expect(try held(["--upstream", "activities=https://token@up.example"]) == ["upstream URL credentials"])
+        #expect(try held(["--upstream", "activities=https://up.example/a@b"]).isEmpty)
+        #expect(try held(["--admin-token", "s3cret"]) == ["admin token"])
+        #expect(try held(["--auth", "jwt", "--jwt-jwks", "https://u:p@id.example/jwks", "--jwt-audience", "api"])
+            == ["JWKS URL credentials"])
     }
 }
