@@ -1,5 +1,5 @@
 import Logging
-import RedisClient
+import Redis
 import UnifiedCache
 
 /// What this instance sends to the fleet's Redis, and as whom: the command pool, every command counted by operation

@@ -1,4 +1,4 @@
-import RedisClient
+import Redis
 import UnifiedCache
 
 /// The invalidation channel: other instances' messages become events for the manager; a (re)subscription catches

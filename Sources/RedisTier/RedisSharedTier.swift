@@ -1,7 +1,7 @@
 import Clocks
 import Foundation
 import Logging
-import RedisClient
+import Redis
 import NIOConcurrencyHelpers
 import UnifiedCache
 

@@ -1,7 +1,7 @@
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-import RedisNIO
+import Redis
 import TestSupport
 
 /// A fake Redis or Sentinel on 127.0.0.1, port 0, for what a real server never does: a reply that never ends, a

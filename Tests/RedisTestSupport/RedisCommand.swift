@@ -1,4 +1,4 @@
-import RedisClient
+import Redis
 
 /// A command of the test's own to `redis`, on a pool of its own (one connection, closed afterwards). The bound is
 /// generous: one script of the tests writes 100,000 log entries, which on a loaded 2-core machine took over 2 s.

@@ -1,5 +1,5 @@
 import NIOConcurrencyHelpers
-import RedisClient
+import Redis
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,5 @@
 import Foundation
-import RedisClient
+import Redis
 import TestSupport
 
 /// A primary, a replica and three `redis-server --sentinel` watching them as `unicache` (quorum 2, down after 1 s,

@@ -1,5 +1,5 @@
 import JSONLogging
-import RedisClient
+import Redis
 import Sealing
 
 extension ServeOptions {

@@ -1,6 +1,5 @@
 import NIOCore
-import RedisClient
-import RedisNIO
+import Redis
 
 extension ServeOptions {
     /// `--redis-tls-ca`, `--redis-tls-server-name`, `--redis-tls-cert` and `--redis-tls-key` (CONTRACT §10.1) applied

@@ -1,7 +1,6 @@
 import Foundation
 import NIOConcurrencyHelpers
-import RedisClient
-import RedisNIO
+import Redis
 import RedisTestSupport
 import TestSupport
 import Testing

@@ -1,7 +1,7 @@
 import Foundation
 import JSONLogging
 import Logging
-import RedisClient
+import Redis
 import RedisTestSupport
 import TestSupport
 import Testing

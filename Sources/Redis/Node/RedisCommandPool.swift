@@ -3,7 +3,6 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-import RedisNIO
 import Synchronization
 
 /// A few multiplexed RedisNIO connections on a NIO event loop group: commands from any number of callers are

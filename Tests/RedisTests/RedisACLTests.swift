@@ -1,4 +1,4 @@
-import RedisNIO
+import Redis
 import RedisTestSupport
 import Testing
 
@@ -27,18 +27,18 @@ struct RedisACLTests {
             // The subscription authenticates the same way, and may use only the granted channels.
             let subscription = try await RedisSubscription.connect(app)
             try await subscription.subscribe(["unicache:events"])
-            let refused = await #expect(throws: RedisNIO.RedisServerError.self) { try await subscription.subscribe(["elsewhere"]) }
+            let refused = await #expect(throws: RedisServerError.self) { try await subscription.subscribe(["elsewhere"]) }
             #expect(refused?.kind == .noPerm)
             await subscription.close()
 
             var wrong = app
             wrong.password = "not-pw"
-            let wrongPass = await #expect(throws: RedisNIO.RedisServerError.self) { try await RedisConnection.connect(wrong) }
+            let wrongPass = await #expect(throws: RedisServerError.self) { try await RedisConnection.connect(wrong) }
             #expect(wrongPass?.kind == .wrongPass)
             #expect(wrongPass?.isAuthenticationError == true)
 
             // Without AUTH, the default user is off: the first command is refused NOAUTH.
-            let anonymous = await #expect(throws: RedisNIO.RedisServerError.self) { try await RedisConnection.connect(configuration(server)) }
+            let anonymous = await #expect(throws: RedisServerError.self) { try await RedisConnection.connect(configuration(server)) }
             #expect(anonymous?.kind == .noAuth)
         }
     }
@@ -52,7 +52,7 @@ struct RedisACLTests {
             #expect(try await connection.send(["ACL", "WHOAMI"]) == .bulkString(Array("default".utf8)))
             await connection.close()
             withPassword.password = "wrong"
-            let refused = await #expect(throws: RedisNIO.RedisServerError.self) { try await RedisConnection.connect(withPassword) }
+            let refused = await #expect(throws: RedisServerError.self) { try await RedisConnection.connect(withPassword) }
             #expect(refused?.kind == .wrongPass)
         }
     }

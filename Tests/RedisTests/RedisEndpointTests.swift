@@ -1,5 +1,4 @@
-import RedisClient
-import RedisNIO
+import Redis
 import Testing
 
 @Suite(.timeLimit(.minutes(10))) struct RedisEndpointTests {

@@ -1,6 +1,6 @@
 import Logging
 import NIOConcurrencyHelpers
-import RedisNIO
+import Redis
 import RedisTestSupport
 import TestSupport
 import Testing

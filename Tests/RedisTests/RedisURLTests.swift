@@ -1,4 +1,4 @@
-import RedisNIO
+import Redis
 import Testing
 
 @Suite("Redis URLs")

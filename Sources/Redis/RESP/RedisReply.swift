@@ -1,4 +1,3 @@
-import RedisNIO
 
 /// A RESP2 reply.
 public enum RedisReply: Sendable, Equatable {

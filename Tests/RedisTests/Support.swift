@@ -1,5 +1,5 @@
 import NIOCore
-import RedisNIO
+import Redis
 import RedisTestSupport
 
 /// A plain connection to a test server (generous bounds: CI runs on 2 busy cores).
@@ -19,4 +19,15 @@ func fedOneByteAtATime(
         while let value = try next(&buffer) { values.append(value) }
     }
     return (values, buffer.readableBytes)
+}
+
+extension Array where Element == UInt8 {
+    init(_ text: String) {
+        self = Array(text.utf8)
+    }
+}
+
+/// The reason of an error (`.unavailable` or `.refused`).
+func reason(_ error: RedisError?) -> String? {
+    error?.reason
 }

@@ -2,7 +2,6 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-import RedisNIO
 
 /// One subscriber connection (a RedisNIO `RedisSubscription`): SUBSCRIBE `channel`, then deliver messages.
 ///

@@ -1,6 +1,6 @@
 import NIOConcurrencyHelpers
 import NIOCore
-import RedisNIO
+import Redis
 import RedisTestSupport
 import Testing
 import TestSupport

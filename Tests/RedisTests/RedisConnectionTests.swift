@@ -1,5 +1,5 @@
 import NIOCore
-import RedisNIO
+import Redis
 import RedisTestSupport
 import Testing
 

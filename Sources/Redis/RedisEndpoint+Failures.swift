@@ -1,4 +1,3 @@
-import RedisNIO
 
 extension RedisEndpoint {
     /// Why a connect failed, naming this endpoint (never its password): the refused command for an error reply

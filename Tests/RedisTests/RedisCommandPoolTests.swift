@@ -1,7 +1,7 @@
 import Foundation
 import NIOConcurrencyHelpers
 import NIOPosix
-import RedisClient
+import Redis
 import RedisTestSupport
 import TestSupport
 import Testing

@@ -1,5 +1,5 @@
 import Foundation
-@testable import RedisNIO
+@testable import Redis
 import RedisTestSupport
 import TestSupport
 import Testing

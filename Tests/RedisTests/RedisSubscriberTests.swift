@@ -1,5 +1,5 @@
 import NIOConcurrencyHelpers
-import RedisClient
+import Redis
 import RedisTestSupport
 import Testing
 

@@ -1,7 +1,7 @@
 import NIOCore
 import Testing
 
-@testable import RedisNIO
+@testable import Redis
 
 /// The channel's decoder finds a whole reply by a scan resumed where the last read stopped (a large reply is not
 /// parsed again from its start after every read), and yields exactly what the parser makes of the same bytes.

@@ -1,6 +1,5 @@
 import Logging
 import NIOCore
-import RedisNIO
 
 /// Where Redis is: parsed from `redis://[[user]:password@]host[:port][/db]` or `rediss://…` (TLS) by RedisNIO's
 /// `RedisURL` (the one parser of Redis URLs).

@@ -1,5 +1,4 @@
 import NIOConcurrencyHelpers
-import RedisNIO
 
 /// Refusals by cause (CONTRACT §10.1, §10.2), counted by a pool and the subscriber it is given to: connects refused
 /// for their TLS, and refusals of the user's credentials or permissions (a connect's AUTH, a command, a SUBSCRIBE).

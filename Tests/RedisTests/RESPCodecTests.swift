@@ -1,5 +1,5 @@
 import NIOCore
-import RedisNIO
+import Redis
 import Testing
 
 @Suite("RESP2 encoding and decoding")

@@ -1,6 +1,6 @@
 import Breaker
 import NIOConcurrencyHelpers
-import RedisClient
+import Redis
 import RedisTestSupport
 import TestSupport
 import Testing
