@@ -100,9 +100,9 @@ import Testing
 
     @Test func aCommandTimeoutDiscardsTheContextAndTheNextCommandReconnects() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
-            // 500 ms, not the default 50: the PINGs around the timed-out command must not time out themselves on a
-            // starved machine (the whole suite in parallel on 2 cores once took a PING past 50 ms).
-            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .milliseconds(500), size: 1)
+            // 2 s, not the default 50 ms: the PINGs around the timed-out command must not time out themselves on a
+            // starved machine (the whole suite in parallel on 2 cores, other builds beside it, took a PING past 500 ms).
+            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(2), size: 1)
             let patient = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(30), size: 1)
             defer {
                 pool.shutdown()
@@ -115,7 +115,7 @@ import Testing
             let started = clock.now
             let error = await #expect(throws: RedisError.self) { try await pool.command("DEBUG", "SLEEP", "10") }
             let elapsed = started.duration(to: clock.now)
-            #expect(reason(error)?.contains("timed out after 500 ms") == true, "\(String(describing: error))")
+            #expect(reason(error)?.contains("timed out after 2 s") == true, "\(String(describing: error))")
             #expect(elapsed < .seconds(8))  // not the 10 s Redis sleeps
             #expect(pool.lastError?.contains("timed out") == true)
 
@@ -169,7 +169,8 @@ import Testing
 
     @Test func aSuspendedServerTimesOutInsteadOfHanging() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
-            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .milliseconds(500), size: 1)
+            // 2 s: the PING before the suspension must not time out on a starved machine (one took 500 ms).
+            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(2), size: 1)
             defer { pool.shutdown() }
             #expect(try await pool.command("PING") == .status("PONG"))
             server.suspend()

@@ -29,11 +29,14 @@ struct RedisSentinelWatchTests {
         }
     }
 
-    private func sentinel(_ peer: FakeRedisPeer, logger: Logger = Logger(label: "test")) -> RedisSentinel {
+    /// The group as `peer` answers for it. `timeout` bounds each connect and command: generous (a starved machine took
+    /// a fake Sentinel's answer past 1 s), except where the handshake's timing out is what a test watches.
+    private func sentinel(
+        _ peer: FakeRedisPeer, timeout: Duration = .seconds(5), logger: Logger = Logger(label: "test")
+    ) -> RedisSentinel {
         RedisSentinel(
             sentinels: [RedisURL.Address(host: "127.0.0.1", port: peer.port)], masterName: "unicache",
-            sentinelTemplate: RedisConnectionConfiguration(
-                host: "", commandTimeout: .seconds(1), connectTimeout: .seconds(1)),
+            sentinelTemplate: RedisConnectionConfiguration(host: "", commandTimeout: timeout, connectTimeout: timeout),
             watchPingInterval: .milliseconds(100), logger: logger)
     }
 
@@ -61,7 +64,7 @@ struct RedisSentinelWatchTests {
                 watchingSilent.cancel()
                 await watchingSilent.value
                 // Accepting and never answering: each handshake times out, and the next connect follows.
-                let watchingMute = Task { await sentinel(mute).follow { _ in } }
+                let watchingMute = Task { await sentinel(mute, timeout: .seconds(1)).follow { _ in } }
                 await waitUntil("the mute Sentinel is tried again, twice") { mute.connections.count >= 3 }
                 watchingMute.cancel()
                 await watchingMute.value
