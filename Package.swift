@@ -58,6 +58,8 @@ let package = Package(
                 .product(name: "NIOTLS", package: "swift-nio"),
                 // The names a Redis certificate gives, read to verify --redis-tls-server-name as that name alone.
                 .product(name: "X509", package: "swift-certificates"),
+                // Insecure.SHA1: a script's digest for EVALSHA.
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),
@@ -136,14 +138,13 @@ let package = Package(
             dependencies: ["DiskTier", "UnifiedCache", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
-        // The fleet's shared tier on Redis, plugged into UnifiedCache's shared-tier hook.
+        // The fleet's shared tier on Redis, plugged into UnifiedCache's shared-tier hook: the fleet protocol (keys,
+        // scripts, the invalidation log and channel), nothing of the wire.
         .target(
             name: "RedisTier",
             dependencies: [
                 "Redis", "UnifiedCache", "UpstreamGate", "Clocks", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                // Insecure.SHA1: a script's digest for EVALSHA.
-                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),

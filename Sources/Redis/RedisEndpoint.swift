@@ -1,133 +1,89 @@
-import Logging
-import NIOCore
+/// Where Redis is and who connects (CONTRACT §6, §10): the link's one endpoint, parsed from the `--redis` URL
+/// (`init(url:)`, `RedisEndpoint+URL`): one node (`redis://`, `rediss://`) or the Sentinels of a group
+/// (`redis-sentinel://`); TLS or plain TCP; an ACL user (`AUTH user password`, §10.2) or the default one; the database.
+/// `description` never shows a password.
+public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
+    /// What the URL names.
+    public enum Target: Sendable, Hashable {
+        /// One node.
+        case node(Address)
+        /// The Sentinels to ask, in order, for the primary of `masterName`; `password` is theirs (`sentinel-password=`),
+        /// the endpoint's own user and password are the data nodes'. (Redis Cluster's seed nodes will be a third case.)
+        case sentinel(sentinels: [Address], masterName: String, password: String?)
+    }
 
-/// Where Redis is: parsed from `redis://[[user]:password@]host[:port][/db]` or `rediss://…` (TLS) by RedisNIO's
-/// `RedisURL` (the one parser of Redis URLs).
-///
-/// With a user name the connection authenticates as that ACL user (`AUTH user password`, CONTRACT §10.2); without
-/// one, a one-argument AUTH authenticates Redis's default user. User and password may be percent-encoded (`%40`
-/// for `@`). IPv6 hosts go in brackets (`[::1]`).
-public struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
-    public var host: String
-    public var port: Int
-    /// The ACL user (Redis 6+); `nil`: the default user.
+    public var target: Target
+    /// TLS to every node (`rediss://`, or `?tls=true` on `redis-sentinel://`): how certificates are verified; nil:
+    /// plain TCP.
+    public var tls: RedisTLSOptions?
+    /// The ACL user (Redis 6+); nil: the default user.
     public var user: String?
     public var password: String?
+    /// `SELECT`ed on every new connection when not 0.
     public var database: Int
-    /// TLS to the node (`rediss://`): how its certificate is verified; `nil`: plain TCP.
-    public var tls: RedisTLSOptions?
-    /// A Sentinel-watched group (`redis-sentinel://…?master=NAME`, CONTRACT §10.3): every new connection asks these
-    /// Sentinels for the primary; `host` and `port` are then the first Sentinel's.
-    public var sentinel: RedisSentinelGroup?
 
-    public init(
-        host: String, port: Int, user: String? = nil, password: String? = nil, database: Int = 0,
-        tls: RedisTLSOptions? = nil, sentinel: RedisSentinelGroup? = nil
-    ) {
-        self.host = host
-        self.port = port
+    public init(target: Target, tls: RedisTLSOptions? = nil, user: String? = nil, password: String? = nil, database: Int = 0) {
+        self.target = target
+        self.tls = tls
         self.user = user
         self.password = password
         self.database = database
-        self.tls = tls
-        self.sentinel = sentinel
     }
 
-    /// The AUTH command a new connection sends: `AUTH user password` for an ACL user, `AUTH password` for the
-    /// default one; `nil` without a password.
-    public var authArguments: [String]? {
-        guard let password else { return nil }
-        if let user { return ["AUTH", user, password] }
-        return ["AUTH", password]
+    /// One node at `host:port`.
+    public init(
+        host: String, port: Int, user: String? = nil, password: String? = nil, database: Int = 0,
+        tls: RedisTLSOptions? = nil
+    ) {
+        self.init(target: .node(Address(host: host, port: port)), tls: tls, user: user, password: password, database: database)
     }
 
-    /// `passwordGivenApart`: the password comes from elsewhere (`--redis-password-file`): a user without one is fine.
-    public init(url: String, passwordGivenApart: Bool = false) throws(RedisEndpointError) {
-        let parsed: RedisURL
-        do {
-            parsed = try RedisURL(url, passwordGivenApart: passwordGivenApart)
-        } catch {
-            throw RedisEndpointError(error.message)
-        }
-        let tls = parsed.tls ? RedisTLSOptions() : nil
-        switch parsed.target {
-        case .node(let address):
-            self.init(
-                host: address.host, port: address.port, user: parsed.username, password: parsed.password,
-                database: parsed.database, tls: tls)
-        case .sentinel(let sentinels, let masterName, let sentinelPassword):
-            self.init(
-                host: sentinels[0].host, port: sentinels[0].port, user: parsed.username, password: parsed.password,
-                database: parsed.database, tls: tls,
-                sentinel: RedisSentinelGroup(sentinels: sentinels, masterName: masterName, password: sentinelPassword))
+    /// The node's address; a Sentinel group's first Sentinel (what is shown before a primary is known).
+    public var address: Address {
+        switch target {
+        case .node(let address): address
+        case .sentinel(let sentinels, _, _): sentinels[0]
         }
     }
 
     /// The Sentinels that are reached over plain TCP at an address that is not loopback: whoever answers there can
     /// name any primary (and so collect the data nodes' password). Empty with TLS (`?tls=true`) or without Sentinels.
-    public var sentinelsTrustedUnauthenticated: [RedisURL.Address] {
-        guard tls == nil, let sentinel else { return [] }
-        return sentinel.sentinels.filter { !$0.isLoopback }
+    public var sentinelsTrustedUnauthenticated: [Address] {
+        guard tls == nil, case .sentinel(let sentinels, _, _) = target else { return [] }
+        return sentinels.filter { !$0.isLoopback }
     }
 
     /// Whether the process holds a secret for Redis: a password, a TLS client key or a Sentinel password.
     public var holdsSecrets: Bool {
-        password != nil || tls?.keyFile != nil || sentinel?.password != nil
+        if password != nil || tls?.keyFile != nil { return true }
+        if case .sentinel(_, _, _?) = target { return true }
+        return false
     }
 
-    /// `host:port` (IPv6 in brackets), never a password.
-    public var address: String { RedisURL.Address(host: host, port: port).description }
-
-    /// The URL with the password replaced by "***": what logs, /stats and errors may show (the user is named).
+    /// The URL with every password replaced by `***`: what logs, `/stats` and errors may show (the user is named).
     public var description: String {
-        let target: RedisURL.Target =
-            sentinel.map { .sentinel(sentinels: $0.sentinels, masterName: $0.masterName, sentinelPassword: $0.password) }
-            ?? .node(RedisURL.Address(host: host, port: port))
-        return RedisURL(target: target, tls: tls != nil, username: user, password: password, database: database)
-            .description
-    }
-
-    /// One connection's configuration (to `address`, the primary a Sentinel named, else this host and port):
-    /// `timeout` bounds the connect (with AUTH and SELECT) and each command.
-    func connection(timeout: Duration, at address: RedisURL.Address? = nil) -> RedisConnectionConfiguration {
-        RedisConnectionConfiguration(
-            host: address?.host ?? host, port: address?.port ?? port, tls: tls, username: user, password: password,
-            database: database, commandTimeout: timeout, connectTimeout: timeout)
-    }
-
-    /// The Sentinels' discovery with the same TLS and bounds (their own password), or nil without a group.
-    func sentinelDiscovery(timeout: Duration, eventLoopGroup: any EventLoopGroup, logger: Logger) -> RedisSentinel? {
-        sentinel.map { group in
-            RedisSentinel(
-                sentinels: group.sentinels, masterName: group.masterName,
-                sentinelTemplate: RedisConnectionConfiguration(
-                    host: "", tls: tls, password: group.password, commandTimeout: timeout, connectTimeout: timeout),
-                eventLoopGroup: eventLoopGroup, logger: logger)
+        let credentials =
+            switch (user, password) {
+            case (nil, nil): ""
+            case (let user?, nil): "\(user)@"
+            case (let user, _?): "\(user ?? ""):***@"
+            }
+        switch target {
+        case .node(let address):
+            return "\(tls == nil ? "redis" : "rediss")://\(credentials)\(address)/\(database)"
+        case .sentinel(let sentinels, let masterName, let sentinelPassword):
+            let list = sentinels.map(\.description).joined(separator: ",")
+            let secret = sentinelPassword == nil ? "" : "&sentinel-password=***"
+            return "redis-sentinel://\(credentials)\(list)/\(database)?master=\(masterName)\(secret)\(tls == nil ? "" : "&tls=true")"
         }
     }
-}
 
-/// The Sentinels of `redis-sentinel://` and the group they watch.
-public struct RedisSentinelGroup: Sendable, Equatable {
-    public var sentinels: [RedisURL.Address]
-    public var masterName: String
-    /// `sentinel-password=`, for Sentinels that need one (the URL's own password is the data nodes').
-    public var password: String?
-
-    public init(sentinels: [RedisURL.Address], masterName: String, password: String? = nil) {
-        self.sentinels = sentinels
-        self.masterName = masterName
-        self.password = password
+    /// The commands sent on every new connection: `AUTH`, `SELECT`; a `PING` when there is neither, so that a refused
+    /// TLS handshake or a dead server shows at connect.
+    var handshake: [RedisCommand] {
+        var commands: [RedisCommand] = []
+        if let password { commands.append(.auth(user: user, password: password)) }
+        if database != 0 { commands.append(.select(database)) }
+        return commands.isEmpty ? [.ping] : commands
     }
-}
-
-/// A Redis URL that could not be parsed. The message never contains the password.
-public struct RedisEndpointError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let message: String
-
-    public init(_ message: String) {
-        self.message = message
-    }
-
-    public var description: String { message }
 }

@@ -105,7 +105,7 @@ public final class FakeRedisPeer: StoppableService {
         typealias InboundOut = [String]
         func decode(buffer: inout ByteBuffer) throws -> [String]? {
             guard let value = try RESPParser().next(from: &buffer) else { return nil }
-            return value.array?.compactMap(\.string) ?? []
+            return value.array?.compactMap(\.text) ?? []
         }
         func decodeLast(buffer: inout ByteBuffer, seenEOF: Bool) throws -> [String]? { try decode(buffer: &buffer) }
     }

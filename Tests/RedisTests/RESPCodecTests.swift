@@ -1,12 +1,12 @@
 import NIOCore
-import Redis
+@testable import Redis
 import Testing
 
 @Suite("RESP2 encoding and decoding")
 struct RESPCodecTests {
     @Test func encodesACommandAsAnArrayOfBinarySafeBulkStrings() {
         var buffer = ByteBuffer()
-        buffer.writeRESPCommand(["SET", RESPArgument(bytes: [0, 13, 10, 255]), 42])
+        buffer.writeRESPCommand(RedisCommand("SET", arguments: [[0, 13, 10, 255], Array("42".utf8)]))
         #expect(Array(buffer.readableBytesView) == Array("*3\r\n$3\r\nSET\r\n$4\r\n".utf8) + [0, 13, 10, 255] + Array("\r\n$2\r\n42\r\n".utf8))
     }
 
@@ -15,12 +15,12 @@ struct RESPCodecTests {
             + "*3\r\n:1\r\n*2\r\n$1\r\na\r\n*1\r\n$-1\r\n-ERR x\r\n"
         var buffer = ByteBuffer(string: wire)
         let parser = RESPParser()
-        var values: [RESPValue] = []
+        var values: [RedisReply] = []
         while let value = try parser.next(from: &buffer) { values.append(value) }
         #expect(values == [
-            .simpleString("OK"), .error(RedisServerError(message: "WRONGPASS invalid username-password pair")),
-            .integer(-7), .bulkString(Array("he\r\no".utf8)), .bulkString([]), .null, .null, .array([]),
-            .array([.integer(1), .array([.bulkString([97]), .array([.null])]), .error(RedisServerError(message: "ERR x"))]),
+            .status("OK"), .error(RedisErrorReply(message: "WRONGPASS invalid username-password pair")),
+            .integer(-7), .string(Array("he\r\no".utf8)), .string([]), .null, .null, .array([]),
+            .array([.integer(1), .array([.string([97]), .array([.null])]), .error(RedisErrorReply(message: "ERR x"))]),
         ])
         #expect(buffer.readableBytes == 0)
     }
@@ -30,8 +30,8 @@ struct RESPCodecTests {
         let parser = RESPParser()
         let (values, unread) = try fedOneByteAtATime(wire) { try parser.next(from: &$0) }
         #expect(values == [
-            .array([.bulkString(Array("foo".utf8)), .array([.integer(12345), .null])]), .simpleString("PONG"),
-            .error(RedisServerError(message: "NOAUTH Authentication required.")),
+            .array([.string(Array("foo".utf8)), .array([.integer(12345), .null])]), .status("PONG"),
+            .error(RedisErrorReply(message: "NOAUTH Authentication required.")),
         ])
         #expect(unread == 0)
     }
@@ -43,18 +43,18 @@ struct RESPCodecTests {
     }
 
     @Test func errorsAreToldApartByTheirPrefix() {
-        #expect(RedisServerError(message: "WRONGPASS invalid username-password pair or user is disabled.").kind == .wrongPass)
-        #expect(RedisServerError(message: "NOAUTH Authentication required.").kind == .noAuth)
-        #expect(RedisServerError(message: "NOPERM this user has no permissions to access one of the keys").kind == .noPerm)
-        #expect(RedisServerError(message: "READONLY You can't write against a read only replica.").kind == .readOnly)
-        #expect(RedisServerError(message: "NOSCRIPT No matching script.").kind == .noScript)
-        #expect(RedisServerError(message: "MOVED 3999 127.0.0.1:6381").kind == .moved)
-        #expect(RedisServerError(message: "ASK 3999 127.0.0.1:6381").kind == .ask)
-        #expect(RedisServerError(message: "TRYAGAIN Multiple keys request during rehashing").kind == .tryAgain)
-        #expect(RedisServerError(message: "ERR unknown command").kind == .err)
-        #expect(RedisServerError(message: "SOMETHINGNEW x").kind == .other)
-        #expect(RedisServerError(message: "SOMETHINGNEW x").prefix == "SOMETHINGNEW")
-        #expect(RedisServerError(message: "WRONGPASS x").isAuthenticationError)
+        #expect(RedisErrorReply(message: "WRONGPASS invalid username-password pair or user is disabled.").kind == .wrongPass)
+        #expect(RedisErrorReply(message: "NOAUTH Authentication required.").kind == .noAuth)
+        #expect(RedisErrorReply(message: "NOPERM this user has no permissions to access one of the keys").kind == .noPerm)
+        #expect(RedisErrorReply(message: "READONLY You can't write against a read only replica.").kind == .readOnly)
+        #expect(RedisErrorReply(message: "NOSCRIPT No matching script.").kind == .noScript)
+        #expect(RedisErrorReply(message: "MOVED 3999 127.0.0.1:6381").kind == .moved)
+        #expect(RedisErrorReply(message: "ASK 3999 127.0.0.1:6381").kind == .ask)
+        #expect(RedisErrorReply(message: "TRYAGAIN Multiple keys request during rehashing").kind == .tryAgain)
+        #expect(RedisErrorReply(message: "ERR unknown command").kind == .err)
+        #expect(RedisErrorReply(message: "SOMETHINGNEW x").kind == .other)
+        #expect(RedisErrorReply(message: "SOMETHINGNEW x").prefix == "SOMETHINGNEW")
+        #expect(RedisErrorReply(message: "WRONGPASS x").isAuthenticationError)
     }
 
     @Test(arguments: [
@@ -69,7 +69,7 @@ struct RESPCodecTests {
     func repliesOverALimitOrNotRESPAreErrors(wire: String, reason: String) {
         let parser = RESPParser(limits: RESPLimits(maxReplyBytes: 16, maxElements: 4, maxDepth: 3, maxLineLength: 32))
         var buffer = ByteBuffer(string: wire)
-        let error = #expect(throws: RedisNIOError.self) { _ = try parser.next(from: &buffer) }
+        let error = #expect(throws: RedisError.self) { _ = try parser.next(from: &buffer) }
         guard case .protocolViolation(let message)? = error else {
             Issue.record("not a protocol violation: \(String(describing: error))")
             return

@@ -14,9 +14,9 @@ struct RESPDecoderTests {
         var decoder = RESPDecoder(parser: RESPParser())
         let (values, unread) = try fedOneByteAtATime(wire) { try decoder.decode(buffer: &$0) }
         #expect(values == [
-            .array([.bulkString(Array("foo".utf8)), .array([.integer(12345), .array([])]), .null]), .null,
-            .simpleString("PONG"), .array([.array([.array([.bulkString(Array("\r\n".utf8))])]), .integer(7)]),
-            .error(RedisServerError(message: "NOAUTH Authentication required.")), .bulkString([]),
+            .array([.string(Array("foo".utf8)), .array([.integer(12345), .array([])]), .null]), .null,
+            .status("PONG"), .array([.array([.array([.string(Array("\r\n".utf8))])]), .integer(7)]),
+            .error(RedisErrorReply(message: "NOAUTH Authentication required.")), .string([]),
         ])
         #expect(unread == 0)
     }
@@ -27,23 +27,23 @@ struct RESPDecoderTests {
         for index in 0..<count { wire.writeString("$6\r\n\(String(format: "%06d", index))\r\n") }
         var decoder = RESPDecoder(parser: RESPParser())
         var buffer = ByteBuffer()
-        var values: [RESPValue] = []
+        var values: [RedisReply] = []
         while wire.readableBytes > 0, let chunk = wire.readSlice(length: min(4096, wire.readableBytes)) {
             buffer.writeImmutableBuffer(chunk)
             while let value = try decoder.decode(buffer: &buffer) { values.append(value) }
         }
         #expect(values.count == 1)
         #expect(values.first?.array?.count == count)
-        #expect(values.first?.array?.last == .bulkString(Array("099999".utf8)))
+        #expect(values.first?.array?.last == .string(Array("099999".utf8)))
     }
 
     @Test func oversizedOrNestedTooDeeplyIsAViolationBeforeTheReplyIsWhole() {
         var decoder = RESPDecoder(parser: RESPParser(limits: RESPLimits(maxElements: 4, maxDepth: 2)))
         var tooMany = ByteBuffer(string: "*5\r\n")
-        #expect(throws: RedisNIOError.self) { try decoder.decode(buffer: &tooMany) }
+        #expect(throws: RedisError.self) { try decoder.decode(buffer: &tooMany) }
         var decoderForDepth = RESPDecoder(parser: RESPParser(limits: RESPLimits(maxElements: 4, maxDepth: 2)))
         var tooDeep = ByteBuffer(string: "*1\r\n*1\r\n*1\r\n")
-        #expect(throws: RedisNIOError.self) { try decoderForDepth.decode(buffer: &tooDeep) }
+        #expect(throws: RedisError.self) { try decoderForDepth.decode(buffer: &tooDeep) }
     }
 
     /// The bound is the whole reply's: nested arrays whose every element is small still add up to it, in bytes and
@@ -70,11 +70,11 @@ struct RESPDecoderTests {
     }
 
     /// The reason of the protocol violation `body` throws; nil when it throws nothing or something else.
-    private func violation(_ body: () throws -> RESPValue?) -> String? {
+    private func violation(_ body: () throws -> RedisReply?) -> String? {
         do {
             _ = try body()
             return nil
-        } catch RedisNIOError.protocolViolation(let reason) {
+        } catch RedisError.protocolViolation(let reason) {
             return reason
         } catch {
             return nil

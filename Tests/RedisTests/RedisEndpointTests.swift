@@ -1,5 +1,6 @@
-import Redis
 import Testing
+
+@testable import Redis
 
 @Suite(.timeLimit(.minutes(10))) struct RedisEndpointTests {
     @Test(arguments: [
@@ -44,10 +45,14 @@ import Testing
         ("redis://us%20er:pw@h", "user has an invalid percent-encoding or a space"),
     ])
     func rejectsBadInput(url: String, expectedMessage: String) {
-        let error = #expect(throws: RedisEndpointError.self) { try RedisEndpoint(url: url) }
-        #expect(error?.message.contains(expectedMessage) == true, "\(error?.message ?? "no error")")
-        #expect(error?.description == error?.message)
-        #expect(error?.message.contains("\n") == false)
+        let error = #expect(throws: RedisError.self) { try RedisEndpoint(url: url) }
+        guard case .invalidURL(let message)? = error else {
+            Issue.record("not an invalid URL: \(String(describing: error))")
+            return
+        }
+        #expect(message.contains(expectedMessage), "\(message)")
+        #expect(error?.description == message && error?.reason == message)
+        #expect(!message.contains("\n"))
     }
 
     @Test(arguments: [
@@ -55,15 +60,15 @@ import Testing
         "redis://:hunter2@", "redis://:hunter2%zz@h", "redis://:hunter2@h?x",
     ])
     func errorsNeverShowThePassword(url: String) {
-        let error = #expect(throws: RedisEndpointError.self) { try RedisEndpoint(url: url) }
+        let error = #expect(throws: RedisError.self) { try RedisEndpoint(url: url) }
         #expect(error != nil)
-        #expect(error?.message.contains("hunter2") == false, "\(error?.message ?? "")")
+        #expect(error?.reason.contains("hunter2") == false, "\(error?.reason ?? "")")
     }
 
     /// CONTRACT §10.3: the Sentinels, the group, their own password; the data nodes' user and password.
     @Test func sentinelURLsNameTheGroup() throws {
         let endpoint = try RedisEndpoint(url: "redis-sentinel://app:pw@s1,s2:26380/2?master=cache&sentinel-password=sp&tls=true")
-        #expect(endpoint.sentinel == RedisSentinelGroup(
+        #expect(endpoint.target == .sentinel(
             sentinels: [.init(host: "s1", port: 26379), .init(host: "s2", port: 26380)], masterName: "cache", password: "sp"))
         #expect(endpoint.user == "app" && endpoint.password == "pw" && endpoint.database == 2 && endpoint.tls != nil)
         #expect(endpoint.description == "redis-sentinel://app:***@s1:26379,s2:26380/2?master=cache&sentinel-password=***&tls=true")
@@ -80,9 +85,12 @@ import Testing
 
     /// CONTRACT §10.2: an ACL user authenticates as itself; without one, the default user.
     @Test func authNamesTheUser() {
-        #expect(RedisEndpoint(host: "h", port: 1).authArguments == nil)
-        #expect(RedisEndpoint(host: "h", port: 1, password: "pw").authArguments == ["AUTH", "pw"])
-        #expect(RedisEndpoint(host: "h", port: 1, user: "app", password: "pw").authArguments == ["AUTH", "app", "pw"])
+        #expect(RedisEndpoint(host: "h", port: 1).handshake == [RedisCommand("PING")])
+        #expect(RedisEndpoint(host: "h", port: 1, password: "pw").handshake == [RedisCommand("AUTH", "pw")])
+        #expect(RedisEndpoint(host: "h", port: 1, user: "app", password: "pw").handshake == [RedisCommand("AUTH", "app", "pw")])
+        #expect(
+            RedisEndpoint(host: "h", port: 1, user: "app", password: "pw", database: 2).handshake
+                == [RedisCommand("AUTH", "app", "pw"), RedisCommand("SELECT", "2")])
     }
 
     @Test func descriptionParsesBackWithoutThePassword() throws {

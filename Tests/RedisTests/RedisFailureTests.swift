@@ -16,31 +16,31 @@ import Testing
         let endpoint = RedisEndpoint(host: "127.0.0.1", port: port, password: "dead-pw")
         // A back-off far longer than the test: no probe may run, so every connect is counted. A refused connect
         // fails at once; the timeout is long so that a loaded machine cannot turn the refusal into a timeout.
-        let pool = RedisCommandPool(
+        let node = RedisNodeClient(
             endpoint: endpoint, timeout: .seconds(5),
             breaker: .init(threshold: 3, initialBackoff: .seconds(600), maximumBackoff: .seconds(600)))
-        defer { pool.shutdown() }
+        defer { node.shutdown() }
         // No wall-clock bounds here: under ThreadSanitizer, with redis-servers being spawned beside it, a task's
         // resumption alone once took 9 s. "Fast" is what the breaker's counts show; bench-shared measures the time.
-        let error = await #expect(throws: RedisError.self) { try await pool.command("PING") }
+        let error = await #expect(throws: RedisError.self) { try await node.send(RedisCommand("PING")) }
         #expect(reason(error)?.contains("refused (nothing accepts connections there)") == true, "\(String(describing: error))")
-        #expect(pool.isAvailable)
+        #expect(node.isAvailable)
         for _ in 0..<2 {
-            await #expect(throws: RedisError.self) { try await pool.command("PING") }
+            await #expect(throws: RedisError.self) { try await node.send(RedisCommand("PING")) }
         }
-        #expect(pool.connectAttempts == 3)
-        #expect(!pool.isAvailable)
-        guard case .open = pool.breakerState else {
-            Issue.record("breaker not open: \(pool.breakerState)")
+        #expect(node.connectAttempts == 3)
+        #expect(!node.isAvailable)
+        guard case .open = node.breakerState else {
+            Issue.record("breaker not open: \(node.breakerState)")
             return
         }
 
         for _ in 0..<200 {
-            let error = await #expect(throws: RedisError.self) { try await pool.command("PING") }
+            let error = await #expect(throws: RedisError.self) { try await node.send(RedisCommand("PING")) }
             #expect(reason(error)?.contains("circuit breaker open") == true)
         }
-        #expect(pool.connectAttempts == 3)
-        let lastError = try #require(pool.lastError)
+        #expect(node.connectAttempts == 3)
+        let lastError = try #require(node.lastError)
         #expect(lastError.contains("refused (nothing accepts connections there)"))
         #expect(lastError.contains("redis://:***@127.0.0.1"))
         #expect(!lastError.contains("dead-pw"))
@@ -51,14 +51,14 @@ import Testing
     @Test func aRefusedConnectionIsLoggedOnceInPlainWords() async throws {
         let port = try await closedPort()
         let store = CapturingLogHandler.Store()
-        let pool = RedisCommandPool(
+        let node = RedisNodeClient(
             endpoint: RedisEndpoint(host: "127.0.0.1", port: port, user: "app", password: "dead-pw"), timeout: .seconds(5),
             breaker: .init(threshold: 3, initialBackoff: .seconds(600), maximumBackoff: .seconds(600)),
             logger: CapturingLogHandler.logger(store))
-        defer { pool.shutdown() }
+        defer { node.shutdown() }
         var last: RedisError?
         for _ in 0..<50 {
-            do { _ = try await pool.command("PING") } catch { last = error }
+            do { _ = try await node.send(RedisCommand("PING")) } catch { last = error }
         }
         let lines = store.rendered.filter { $0.contains("Redis connect failed") }
         #expect(lines == [
@@ -74,15 +74,15 @@ import Testing
 
     @Test func concurrentCommandsToADeadRedisDoNotAllConnect() async throws {
         let port = try await closedPort()
-        let pool = RedisCommandPool(
+        let node = RedisNodeClient(
             endpoint: RedisEndpoint(host: "127.0.0.1", port: port), timeout: .milliseconds(50), size: 2,
             breaker: .init(threshold: 3, initialBackoff: .seconds(600), maximumBackoff: .seconds(600)))
-        defer { pool.shutdown() }
+        defer { node.shutdown() }
         let failures = await withTaskGroup(of: Bool.self) { group in
             for _ in 0..<100 {
                 group.addTask {
                     do {
-                        _ = try await pool.command("PING")
+                        _ = try await node.send(RedisCommand("PING"))
                         return false
                     } catch {
                         return true
@@ -94,57 +94,57 @@ import Testing
         #expect(failures == 100)
         // Queued commands re-check the breaker when a worker takes them: once it opened, they fail
         // without a connect (each of the 2 workers may have been connecting when it opened).
-        #expect(pool.connectAttempts <= 3 + 2)
-        #expect(!pool.isAvailable)
+        #expect(node.connectAttempts <= 3 + 2)
+        #expect(!node.isAvailable)
     }
 
     @Test func aCommandTimeoutDiscardsTheContextAndTheNextCommandReconnects() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
             // 2 s, not the default 50 ms: the PINGs around the timed-out command must not time out themselves on a
             // starved machine (the whole suite in parallel on 2 cores, other builds beside it, took a PING past 500 ms).
-            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(2), size: 1)
-            let patient = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(30), size: 1)
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(2), size: 1)
+            let patient = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(30), size: 1)
             defer {
-                pool.shutdown()
+                node.shutdown()
                 patient.shutdown()
             }
-            #expect(try await pool.command("PING") == .status("PONG"))
-            #expect(pool.connectAttempts == 1)
+            #expect(try await node.send(RedisCommand("PING")) == .status("PONG"))
+            #expect(node.connectAttempts == 1)
 
             let clock = ContinuousClock()
             let started = clock.now
-            let error = await #expect(throws: RedisError.self) { try await pool.command("DEBUG", "SLEEP", "10") }
+            let error = await #expect(throws: RedisError.self) { try await node.send(RedisCommand("DEBUG", "SLEEP", "10")) }
             let elapsed = started.duration(to: clock.now)
             #expect(reason(error)?.contains("timed out after 2 s") == true, "\(String(describing: error))")
             #expect(elapsed < .seconds(8))  // not the 10 s Redis sleeps
-            #expect(pool.lastError?.contains("timed out") == true)
+            #expect(node.lastError?.contains("timed out") == true)
 
-            // The patient pool's PING is answered once Redis woke up.
-            #expect(try await patient.command("PING") == .status("PONG"))
-            #expect(try await pool.command("PING") == .status("PONG"))
-            #expect(pool.connectAttempts == 2)
-            #expect(pool.lastError == nil)
-            #expect(pool.isAvailable)
+            // The patient node's PING is answered once Redis woke up.
+            #expect(try await patient.send(RedisCommand("PING")) == .status("PONG"))
+            #expect(try await node.send(RedisCommand("PING")) == .status("PONG"))
+            #expect(node.connectAttempts == 2)
+            #expect(node.lastError == nil)
+            #expect(node.isAvailable)
         }
     }
 
     @Test func killAndRestartRecoverWithoutANewPool() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
-            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(1), size: 2)
-            defer { pool.shutdown() }
-            #expect(try await pool.command("SET", "before", "1") == .status("OK"))
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(1), size: 2)
+            defer { node.shutdown() }
+            #expect(try await node.send(RedisCommand("SET", "before", "1")) == .status("OK"))
 
             await server.kill()
-            let error = await #expect(throws: RedisError.self) { try await pool.command("GET", "before") }
+            let error = await #expect(throws: RedisError.self) { try await node.send(RedisCommand("GET", "before")) }
             #expect(error != nil)
             // Failures until the breaker opens (connection refused is immediate).
             var attempts = 0
-            while pool.isAvailable && attempts < 20 {
+            while node.isAvailable && attempts < 20 {
                 attempts += 1
-                _ = try? await pool.command("PING")
+                _ = try? await node.send(RedisCommand("PING"))
             }
-            #expect(!pool.isAvailable)
-            #expect(pool.lastError != nil)
+            #expect(!node.isAvailable)
+            #expect(node.lastError != nil)
 
             try await server.restart()
             // The breaker lets a probe through once its back-off (100 ms, then doubling) passed:
@@ -152,31 +152,31 @@ import Testing
             let deadline = ContinuousClock.now.advanced(by: .seconds(15))
             var reply: RedisReply?
             while reply == nil && ContinuousClock.now < deadline {
-                reply = try? await pool.command("PING")
+                reply = try? await node.send(RedisCommand("PING"))
                 if reply == nil { try await Task.sleep(for: .milliseconds(20)) }
             }
             #expect(reply == .status("PONG"))
-            #expect(pool.isAvailable)
-            #expect(pool.lastError == nil)
+            #expect(node.isAvailable)
+            #expect(node.lastError == nil)
             // A fresh server: the old key is gone, new ones work on every context.
-            #expect(try await pool.pipeline([[Array("GET"), Array("before")]]) == [.null])
+            #expect(try await node.send([.get("before")]) == [.null])
             for count in 1...10 {
-                #expect(try await pool.command("INCR", "after") == .integer(count))
+                #expect(try await node.send(RedisCommand("INCR", "after")) == .integer(count))
             }
-            #expect(try await pool.command("GET", "after") == .string(Array("10")))
+            #expect(try await node.send(RedisCommand("GET", "after")) == .string(Array("10")))
         }
     }
 
     @Test func aSuspendedServerTimesOutInsteadOfHanging() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
             // 2 s: the PING before the suspension must not time out on a starved machine (one took 500 ms).
-            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(2), size: 1)
-            defer { pool.shutdown() }
-            #expect(try await pool.command("PING") == .status("PONG"))
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(2), size: 1)
+            defer { node.shutdown() }
+            #expect(try await node.send(RedisCommand("PING")) == .status("PONG"))
             server.suspend()
             let clock = ContinuousClock()
             let elapsed = await clock.measure {
-                let error = await #expect(throws: RedisError.self) { try await pool.command("PING") }
+                let error = await #expect(throws: RedisError.self) { try await node.send(RedisCommand("PING")) }
                 #expect(reason(error)?.contains("timed out") == true)
             }
             server.resume()

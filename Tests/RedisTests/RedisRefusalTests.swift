@@ -20,10 +20,10 @@ struct RedisRefusalTests {
         }
     }
 
-    private func errors(_ pool: RedisCommandPool, _ count: Int, _ command: String...) async -> [RedisError] {
+    private func errors(_ node: RedisNodeClient, _ count: Int, _ command: RedisCommand) async -> [RedisError] {
         var errors: [RedisError] = []
         for _ in 0..<count {
-            do { _ = try await pool.command(command) } catch { errors.append(error) }
+            do { _ = try await node.send(command) } catch { errors.append(error) }
         }
         return errors
     }
@@ -31,14 +31,14 @@ struct RedisRefusalTests {
     @Test func aWrongPasswordIsARefusalNamingTheUserLoggedOnce() async throws {
         try await withACLServer(["~unicache:*", "+@all"]) { server in
             let store = CapturingLogHandler.Store()
-            let pool = RedisCommandPool(
+            let node = RedisNodeClient(
                 endpoint: RedisEndpoint(host: "127.0.0.1", port: server.port, user: "app", password: "not-pw-81b2"),
                 timeout: .seconds(5), breaker: Self.longBackoff, logger: CapturingLogHandler.logger(store))
-            defer { pool.shutdown() }
-            let failures = await errors(pool, 20, "GET", "unicache:k")
+            defer { node.shutdown() }
+            let failures = await errors(node, 20, .get("unicache:k"))
             #expect(failures.count == 20)
             #expect(failures.allSatisfy { if case .refused = $0 { true } else { false } }, "\(failures)")
-            #expect(pool.connectFailures.authentication == 3)
+            #expect(node.connectFailures.authentication == 3)
             let lines = store.rendered.filter { $0.contains("Redis connect failed") }
             #expect(lines.count == 1, "\(lines)")
             #expect(lines.first?.contains(
@@ -53,17 +53,17 @@ struct RedisRefusalTests {
     @Test func permissionsRefusedToCommandsAreCountedAndLoggedOnceNamingTheUser() async throws {
         try await withACLServer(["~other:*", "+@all"]) { server in
             let store = CapturingLogHandler.Store()
-            let pool = RedisCommandPool(
+            let node = RedisNodeClient(
                 endpoint: RedisEndpoint(host: "127.0.0.1", port: server.port, user: "app", password: "pw"),
                 timeout: .seconds(5), logger: CapturingLogHandler.logger(store))
-            defer { pool.shutdown() }
+            defer { node.shutdown() }
             for _ in 0..<10 {
-                let reply = try await pool.command("GET", "unicache:k")
+                let reply = try await node.send(RedisCommand("GET", "unicache:k"))
                 #expect(reply.isRefusal)
                 #expect(reply.errorSummary == "NOPERM (the user's ACL rules do not allow the command, key or channel)")
             }
-            #expect(pool.connectFailures.authentication == 10)
-            #expect(pool.isAvailable)
+            #expect(node.connectFailures.authentication == 10)
+            #expect(node.isAvailable)
             let lines = store.rendered.filter { $0.contains("Redis refused a command for the user's permissions") }
             #expect(lines.count == 1, "\(store.rendered)")
             #expect(lines.first?.contains("user=app") == true && lines.first?.contains("commands=GET") == true)
@@ -97,13 +97,13 @@ struct RedisRefusalTests {
         }
         try await withService(peer) { peer in
             let store = CapturingLogHandler.Store()
-            let pool = RedisCommandPool(
+            let node = RedisNodeClient(
                 endpoint: RedisEndpoint(host: "127.0.0.1", port: peer.port, password: "s3cret-echo-5d"),
                 timeout: .seconds(5), breaker: Self.longBackoff, logger: CapturingLogHandler.logger(store))
-            defer { pool.shutdown() }
-            let failures = await errors(pool, 3, "PING")
+            defer { node.shutdown() }
+            let failures = await errors(node, 3, .ping)
             #expect(failures.count == 3)
-            let lastError = try #require(pool.lastError)
+            let lastError = try #require(node.lastError)
             #expect(lastError.contains("AUTH on redis://:***@127.0.0.1:\(peer.port)/0 was refused: ERR (Redis's own text is not shown"), "\(lastError)")
             for text in store.rendered + failures.map(\.reason) + [lastError] {
                 #expect(!text.contains("s3cret-echo-5d") && !text.contains("invalid password"), "\(text)")

@@ -39,11 +39,13 @@ struct RedisReplyBoundTests {
         return [ByteBuffer(string: "$\(mebibytes << 20)\r\n")] + Array(repeating: chunk, count: mebibytes) + [ByteBuffer(string: "\r\n")]
     }
 
-    private func failure(of command: RESPArgument, _ configuration: RedisConnectionConfiguration) async throws -> RedisNIOError? {
-        let connection = try await RedisConnection.connect(configuration)
+    /// The error of a GET to `port` that must fail (no reply ever comes), and the connection closed by it.
+    private func failure(_ port: Int, limits: RESPLimits = RESPLimits()) async throws -> RedisError? {
+        let connection = try await RedisConnection.connect(
+            RedisEndpoint(host: "127.0.0.1", port: port), timeout: .seconds(30), connectTimeout: .seconds(5), limits: limits)
         defer { connection.closeSoon() }
         do {
-            let reply = try await connection.send([command, "k"])
+            let reply = try await connection.send(.get("k"))
             Issue.record("a reply came: \(String(describing: reply).prefix(80))")
             return nil
         } catch {
@@ -56,9 +58,7 @@ struct RedisReplyBoundTests {
     @Test func aMillionElementsOf64MiBHitTheDefaultBound() async throws {
         let cap = 200 << 20
         try await withService(try await endlessPeer(header: "*1000000\r\n", element: { Self.bulk(mebibytes: 64) }, cap: cap)) { peer in
-            let configuration = RedisConnectionConfiguration(
-                host: "127.0.0.1", port: peer.port, commandTimeout: .seconds(30), connectTimeout: .seconds(5))
-            let error = try await failure(of: "GET", configuration)
+            let error = try await failure(peer.port)
             guard case .protocolViolation(let reason)? = error else {
                 Issue.record("not a protocol violation: \(String(describing: error))")
                 return
@@ -74,10 +74,7 @@ struct RedisReplyBoundTests {
         let element = [ByteBuffer(string: "$65536\r\n"), ByteBuffer(repeating: 0x78, count: 65_536), ByteBuffer(string: "\r\n")]
         let cap = 256 << 20
         try await withService(try await endlessPeer(header: "*1000000\r\n", element: { element }, cap: cap)) { peer in
-            let configuration = RedisConnectionConfiguration(
-                host: "127.0.0.1", port: peer.port, commandTimeout: .seconds(30), connectTimeout: .seconds(5),
-                limits: RESPLimits(maxReplyBytes: 1 << 20))
-            let error = try await failure(of: "GET", configuration)
+            let error = try await failure(peer.port, limits: RESPLimits(maxReplyBytes: 1 << 20))
             #expect(error == .protocolViolation("a reply of more than 1048576 bytes (the limit of one whole reply)"))
             let written = try #require(peer.connections.first).bytesWritten
             // Some megabytes sit in the sockets' buffers; nothing near what the peer would have sent.

@@ -11,17 +11,17 @@ struct RedisSentinelTests {
     @Test func theAnnouncementsOfASwitchAreRead() throws {
         let expected = RedisSentinelSwitch(
             masterName: "unicache", old: .init(host: "10.0.0.1", port: 6379), new: .init(host: "10.0.0.2", port: 6380))
-        func read(_ channel: String, _ text: String) throws(RedisNIOError) -> RedisSentinelSwitch? {
+        func read(_ channel: String, _ text: String) throws(RedisError) -> RedisSentinelSwitch? {
             try RedisSentinelSwitch(channel: channel, payload: Array(text.utf8), masterName: "unicache")
         }
         #expect(try read("+promoted-slave", "slave 10.0.0.2:6380 10.0.0.2 6380 @ unicache 10.0.0.1 6379") == expected)
         #expect(try read("+switch-master", "unicache 10.0.0.1 6379 10.0.0.2 6380") == expected)
         #expect(try read("+switch-master", "other 10.0.0.1 6379 10.0.0.2 6380") == nil)
         #expect(try read("+sdown", "master unicache 10.0.0.1 6379") == nil)
-        #expect(throws: RedisNIOError.self) {
+        #expect(throws: RedisError.self) {
             try read("+promoted-slave", "slave 10.0.0.2:6380 10.0.0.2 6380 unicache 10.0.0.1 6379")
         }
-        #expect(throws: RedisNIOError.self) { try read("+switch-master", "unicache 10.0.0.1 6379 10.0.0.2 70000") }
+        #expect(throws: RedisError.self) { try read("+switch-master", "unicache 10.0.0.1 6379 10.0.0.2 70000") }
     }
 
     @Test(.timeLimit(.minutes(2)))
@@ -34,19 +34,15 @@ struct RedisSentinelTests {
         // The first address refuses connections: discovery goes on to the next and moves it to the front.
         let refused = try ReservedPort()
         defer { refused.release() }
-        let addresses = [RedisURL.Address(host: "127.0.0.1", port: refused.port)]
-            + sentinels.map { RedisURL.Address(host: "127.0.0.1", port: $0.port) }
-        let sentinel = RedisSentinel(
-            sentinels: addresses, masterName: "unicache",
-            sentinelTemplate: RedisConnectionConfiguration(host: "", commandTimeout: .seconds(5), connectTimeout: .seconds(5)))
-        let node: @Sendable (RedisURL.Address) -> RedisConnectionConfiguration = { address in
-            RedisConnectionConfiguration(host: address.host, port: address.port, commandTimeout: .seconds(5), connectTimeout: .seconds(5))
-        }
+        let addresses = [RedisEndpoint.Address(host: "127.0.0.1", port: refused.port)]
+            + sentinels.map { RedisEndpoint.Address(host: "127.0.0.1", port: $0.port) }
+        let named = RedisEndpoint(target: .sentinel(sentinels: addresses, masterName: "unicache", password: nil))
+        let sentinel = try #require(RedisSentinel(named, timeout: .seconds(5)))
 
-        #expect(try await sentinel.primaryAddress() == RedisURL.Address(host: "127.0.0.1", port: primary.port))
+        #expect(try await sentinel.primaryAddress() == RedisEndpoint.Address(host: "127.0.0.1", port: primary.port))
         #expect(sentinel.order.first == addresses[1])
-        let first = try await RedisConnection.connect(node(.init(host: "127.0.0.1", port: primary.port)))
-        #expect(try await first.send(["SET", "unicache:before", "1"]) == .simpleString("OK"))
+        let first = try await connect(primary)
+        #expect(try await first.send(RedisCommand("SET", "unicache:before", "1")) == .status("OK"))
         await first.close()
 
         // A failover needs every Sentinel to know the replica and the other Sentinels, and the replica in sync.
@@ -63,9 +59,9 @@ struct RedisSentinelTests {
             new: .init(host: "127.0.0.1", port: replica.port)))
         await watcher.close()
 
-        let promoted = try await sentinel.connectToPrimary(node)
-        #expect(promoted.configuration.port == replica.port)
-        #expect(try await promoted.send(["GET", "unicache:before"]) == .bulkString(Array("1".utf8)))
+        let promoted = try await sentinel.connectToPrimary(named)
+        #expect(promoted.address == RedisEndpoint.Address(host: "127.0.0.1", port: replica.port))
+        #expect(try await promoted.send(.get("unicache:before")) == .string(Array("1".utf8)))
         await promoted.close()
     }
 }

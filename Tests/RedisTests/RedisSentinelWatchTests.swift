@@ -35,8 +35,7 @@ struct RedisSentinelWatchTests {
         _ peer: FakeRedisPeer, timeout: Duration = .seconds(5), logger: Logger = Logger(label: "test")
     ) -> RedisSentinel {
         RedisSentinel(
-            sentinels: [RedisURL.Address(host: "127.0.0.1", port: peer.port)], masterName: "unicache",
-            sentinelTemplate: RedisConnectionConfiguration(host: "", commandTimeout: timeout, connectTimeout: timeout),
+            sentinels: [RedisEndpoint.Address(host: "127.0.0.1", port: peer.port)], masterName: "unicache", timeout: timeout,
             watchPingInterval: .milliseconds(100), logger: logger)
     }
 
@@ -81,7 +80,7 @@ struct RedisSentinelWatchTests {
         }) { peer in
             let sentinel = sentinel(peer, logger: CapturingLogHandler.logger(store))
             // Its answer to SENTINEL get-master-addr-by-name names a host with escape codes and a space.
-            let error = await #expect(throws: RedisNIOError.self) { try await sentinel.primaryAddress() }
+            let error = await #expect(throws: RedisError.self) { try await sentinel.primaryAddress() }
             let reason = String(describing: error)
             #expect(reason.contains(#"the host "\u{1B}[31mevil host\u{7}", which is neither a host name nor an IP address"#), "\(reason)")
             #expect(!reason.contains("\u{1b}") && !reason.contains("\u{07}"))
@@ -92,7 +91,7 @@ struct RedisSentinelWatchTests {
             await waitUntil("the valid switch is handed on") { !handed.withLockedValue { $0 }.isEmpty }
             following.cancel()
             await following.value
-            #expect(handed.withLockedValue { $0 }.map(\.new) == [RedisURL.Address(host: "redis-2.internal", port: 6380)])
+            #expect(handed.withLockedValue { $0 }.map(\.new) == [RedisEndpoint.Address(host: "redis-2.internal", port: 6380)])
             let lines = store.rendered
             #expect(lines.contains { $0.contains(#"\u{1B}[2J\u{1B}[31mevil"#) }, "\(lines)")
             #expect(!lines.contains { $0.contains("\u{1b}") })
@@ -122,6 +121,6 @@ struct RedisSentinelWatchTests {
         (String(repeating: "a", count: 64) + ".example", false),
     ])
     func theHostGrammar(host: String, valid: Bool) {
-        #expect(RedisURL.Address.isValidHost(host) == valid)
+        #expect(RedisEndpoint.Address.isValidHost(host) == valid)
     }
 }

@@ -34,8 +34,8 @@ import Testing
 
     @Test func deliversBinaryMessagesInOrderAndNothingAfterStop() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
-            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(5))
-            defer { pool.shutdown() }
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5))
+            defer { node.shutdown() }
             let (subscriber, events) = makeSubscriber(server.endpoint)
             subscriber.start()
             subscriber.start()
@@ -45,9 +45,9 @@ import Testing
             let payloads: [[UInt8]] = [[0x00, 0xFF, 0x0D, 0x0A], Array("second"), [], (0...255).map { UInt8($0) }]
             for payload in payloads {
                 // One receiver: the subscription is confirmed, so Redis counts it.
-                #expect(try await pool.command([Array("PUBLISH"), Array("invalidations"), payload]) == .integer(1))
+                #expect(try await node.send(RedisCommand("PUBLISH", arguments: [Array("invalidations"), payload])) == .integer(1))
             }
-            #expect(try await pool.command("PUBLISH", "another-channel", "x") == .integer(0))
+            #expect(try await node.send(RedisCommand("PUBLISH", "another-channel", "x")) == .integer(0))
             for payload in payloads {
                 #expect(await events.next() == .message(payload))
             }
@@ -57,21 +57,21 @@ import Testing
             subscriber.stop()
             #expect(!subscriber.isConnected)
             // Published after stop() returned (the reply proves Redis handled it): never delivered.
-            _ = try await pool.command("PUBLISH", "invalidations", "late")
-            _ = try await pool.command("PING")
+            _ = try await node.send(RedisCommand("PUBLISH", "invalidations", "late"))
+            _ = try await node.send(RedisCommand("PING"))
             #expect(events.pending.isEmpty)
         }
     }
 
     @Test func authenticatesAndReportsAWrongPasswordWithoutShowingIt() async throws {
         try await withRedisServer(password: "sub-Secret") { (server: RedisServerProcess) async throws in
-            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(5))
-            defer { pool.shutdown() }
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5))
+            defer { node.shutdown() }
             let (subscriber, events) = makeSubscriber(server.endpoint, channel: "c")
             defer { subscriber.stop() }
             subscriber.start()
             #expect(await subscribed(events))
-            #expect(try await pool.command("PUBLISH", "c", "hello") == .integer(1))
+            #expect(try await node.send(RedisCommand("PUBLISH", "c", "hello")) == .integer(1))
             #expect(await events.next() == .message(Array("hello")))
 
             var wrong = server.endpoint
@@ -93,8 +93,8 @@ import Testing
 
     @Test func reconnectsByItselfAfterTheServerWasKilledAndRestarted() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
-            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(2))
-            defer { pool.shutdown() }
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(2))
+            defer { node.shutdown() }
             let (subscriber, events) = makeSubscriber(server.endpoint)
             defer { subscriber.stop() }
             subscriber.start()
@@ -109,11 +109,11 @@ import Testing
             // Only failed reconnects may come between (not reported again): the next event is .subscribed.
             #expect(await events.next(within: .seconds(20)) == .subscribed)
             #expect(subscriber.isConnected)
-            // The pool reconnects too (retrying until its breaker lets a probe through).
+            // The node reconnects too (retrying until its breaker lets a probe through).
             let deadline = ContinuousClock.now.advanced(by: .seconds(15))
             var published: RedisReply?
             while published == nil && ContinuousClock.now < deadline {
-                published = try? await pool.command("PUBLISH", "invalidations", "again")
+                published = try? await node.send(RedisCommand("PUBLISH", "invalidations", "again"))
                 if published == nil { try await Task.sleep(for: .milliseconds(20)) }
             }
             #expect(published == .integer(1))
@@ -123,8 +123,8 @@ import Testing
 
     @Test func anIdleHealthyConnectionStaysUpThanksToPings() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
-            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(5))
-            defer { pool.shutdown() }
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5))
+            defer { node.shutdown() }
             // 1 s: a loaded 2-core machine (ThreadSanitizer, the whole suite and other builds beside it) held a PING's
             // reply past 600 ms (twice an interval of 300 ms, once the interval here), so the silence allowed is 2 s.
             let (subscriber, events) = makeSubscriber(server.endpoint, pingInterval: .seconds(1))
@@ -135,18 +135,18 @@ import Testing
             let event = await events.next(within: .milliseconds(3500))
             #expect(event == nil, "\(String(describing: event))")
             #expect(subscriber.isConnected)
-            let clients = try await pool.command("CLIENT", "LIST").text ?? ""
+            let clients = try await node.send(RedisCommand("CLIENT", "LIST")).text ?? ""
             let subscriberLine = clients.split(separator: "\n").first { $0.contains(" sub=1 ") }
             #expect(subscriberLine?.contains(" cmd=ping ") == true, "\(clients)")
-            #expect(try await pool.command("PUBLISH", "invalidations", "still-here") == .integer(1))
+            #expect(try await node.send(RedisCommand("PUBLISH", "invalidations", "still-here")) == .integer(1))
             #expect(await events.next() == .message(Array("still-here")))
         }
     }
 
     @Test func aPausedServerIsDetectedByPingsAndTheSubscriptionComesBack() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
-            let pool = RedisCommandPool(endpoint: server.endpoint, timeout: .seconds(5))
-            defer { pool.shutdown() }
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5))
+            defer { node.shutdown() }
             let (subscriber, events) = makeSubscriber(
                 server.endpoint, timeout: .milliseconds(500), pingInterval: .milliseconds(200))
             defer { subscriber.stop() }
@@ -155,7 +155,7 @@ import Testing
 
             let clock = ContinuousClock()
             let paused = clock.now
-            #expect(try await pool.command("CLIENT", "PAUSE", "15000") == .status("OK"))
+            #expect(try await node.send(RedisCommand("CLIENT", "PAUSE", "15000")) == .status("OK"))
             // Silence for three ping intervals (600 ms) counts as lost, well before the pause ends.
             let lost = await events.next(within: .seconds(12))
             #expect(lost.map(isDisconnected) == true, "\(String(describing: lost))")
@@ -165,7 +165,7 @@ import Testing
             #expect(paused.duration(to: clock.now) < .seconds(12))
             // Once the pause is over it subscribes again by itself.
             #expect(await events.next(within: .seconds(30)) == .subscribed)
-            #expect(try await pool.command("PUBLISH", "invalidations", "resumed") == .integer(1))
+            #expect(try await node.send(RedisCommand("PUBLISH", "invalidations", "resumed")) == .integer(1))
             #expect(await events.next() == .message(Array("resumed")))
         }
     }

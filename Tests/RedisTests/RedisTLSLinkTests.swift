@@ -4,7 +4,7 @@ import RedisTestSupport
 import Testing
 import TLSTestSupport
 
-/// CONTRACT §10.1: the pool and the subscriber over `rediss://` to a redis-server with only a TLS port and
+/// CONTRACT §10.1: the node and the subscriber over `rediss://` to a redis-server with only a TLS port and
 /// `tls-auth-clients yes`: verified connections work; a wrong CA, an expired certificate and a wrong name are each
 /// refused (never a plaintext fallback), said so in the reason and counted.
 @Suite("The Redis link over TLS", .timeLimit(.minutes(3)))
@@ -45,26 +45,26 @@ struct RedisTLSLinkTests {
         }
     }
 
-    /// The reason the pool gives for its first command, which must fail.
-    func refusal(_ endpoint: RedisEndpoint) async -> (reason: String?, pool: RedisCommandPool) {
-        let pool = RedisCommandPool(endpoint: endpoint, timeout: .seconds(5), size: 1)
+    /// The reason the node gives for its first command, which must fail.
+    func refusal(_ endpoint: RedisEndpoint) async -> (reason: String?, node: RedisNodeClient) {
+        let node = RedisNodeClient(endpoint: endpoint, timeout: .seconds(5), size: 1)
         do {
-            _ = try await pool.command("PING")
+            _ = try await node.send(RedisCommand("PING"))
             Issue.record("connected although the certificate should be refused")
-            return (nil, pool)
+            return (nil, node)
         } catch {
-            guard case .unavailable(let reason) = error else { return (nil, pool) }
-            return (reason, pool)
+            guard case .unavailable(let reason) = error else { return (nil, node) }
+            return (reason, node)
         }
     }
 
     @Test func verifiedCommandsAndSubscriptionsWorkWithAClientCertificate() async throws {
         try await withTLSServer { (setup: Setup) async throws in
-            let pool = RedisCommandPool(endpoint: setup.verified, timeout: .seconds(5))
-            defer { pool.shutdown() }
-            #expect(try await pool.pipeline([["SET", "k", "v"].map { Array($0.utf8) }, ["GET", "k"].map { Array($0.utf8) }])
+            let node = RedisNodeClient(endpoint: setup.verified, timeout: .seconds(5))
+            defer { node.shutdown() }
+            #expect(try await node.send([RedisCommand("SET", "k", "v"), .get("k")])
                 == [.status("OK"), .string(Array("v".utf8))])
-            #expect(pool.connectFailures.tls == 0)
+            #expect(node.connectFailures.tls == 0)
             #expect(setup.verified.description == "rediss://127.0.0.1:\(setup.server.port)/0")
 
             let events = AsyncEventQueue<RedisSubscriber.Event>()
@@ -72,7 +72,7 @@ struct RedisTLSLinkTests {
             defer { subscriber.stop() }
             subscriber.start()
             #expect(await events.next() == .subscribed)
-            #expect(try await pool.command("PUBLISH", "c", "over TLS") == .integer(1))
+            #expect(try await node.send(RedisCommand("PUBLISH", "c", "over TLS")) == .integer(1))
             #expect(await events.next() == .message(Array("over TLS".utf8)))
         }
     }
@@ -83,31 +83,31 @@ struct RedisTLSLinkTests {
             var wrongCA = setup.verified
             wrongCA.tls?.caFile = otherCA.caFile
             let untrusted = await refusal(wrongCA)
-            defer { untrusted.pool.shutdown() }
+            defer { untrusted.node.shutdown() }
             #expect(untrusted.reason?.contains("not issued by a trusted CA") == true, "\(untrusted.reason ?? "")")
-            #expect(untrusted.pool.connectFailures.tls == 1)
+            #expect(untrusted.node.connectFailures.tls == 1)
 
             var wrongName = setup.verified
             wrongName.tls?.serverName = "redis.example"
             let misnamed = await refusal(wrongName)
-            defer { misnamed.pool.shutdown() }
+            defer { misnamed.node.shutdown() }
             #expect(misnamed.reason?.contains("does not name redis.example") == true, "\(misnamed.reason ?? "")")
-            #expect(misnamed.pool.connectFailures.tls == 1)
+            #expect(misnamed.node.connectFailures.tls == 1)
 
             // tls-auth-clients yes: no client certificate, no connection.
             var anonymous = setup.verified
             anonymous.tls?.certificateFile = nil
             anonymous.tls?.keyFile = nil
             let refused = await refusal(anonymous)
-            defer { refused.pool.shutdown() }
+            defer { refused.node.shutdown() }
             #expect(refused.reason != nil)
-            #expect(refused.pool.connectFailures.tls == 1, "\(refused.reason ?? "")")
+            #expect(refused.node.connectFailures.tls == 1, "\(refused.reason ?? "")")
 
             // Plain TCP to the TLS port is never a connection.
             var plain = setup.verified
             plain.tls = nil
             let plaintext = await refusal(plain)
-            defer { plaintext.pool.shutdown() }
+            defer { plaintext.node.shutdown() }
             #expect(plaintext.reason != nil)
 
             // The subscriber is refused the same way, and counts into the counter it is given.
@@ -132,10 +132,10 @@ struct RedisTLSLinkTests {
             try pki.issue(notValidBefore: Date() - 3 * 86_400, notValidAfter: Date() - 86_400)
         }) { (setup: Setup) async throws in
             let expired = await refusal(setup.verified)
-            defer { expired.pool.shutdown() }
+            defer { expired.node.shutdown() }
             #expect(expired.reason?.contains("expired") == true, "\(expired.reason ?? "")")
-            #expect(expired.pool.connectFailures.tls == 1)
-            #expect(!expired.pool.isAvailable || expired.pool.lastError?.contains("expired") == true)
+            #expect(expired.node.connectFailures.tls == 1)
+            #expect(!expired.node.isAvailable || expired.node.lastError?.contains("expired") == true)
         }
     }
 }

@@ -20,19 +20,19 @@ struct RedisTLSTests {
         }
     }
 
-    private func tlsConfiguration(_ server: RedisServerProcess, _ options: RedisTLSOptions) -> RedisConnectionConfiguration {
-        var result = configuration(server)
+    private func tlsEndpoint(_ server: RedisServerProcess, _ options: RedisTLSOptions) -> RedisEndpoint {
+        var result = endpoint(server)
         result.tls = options
         return result
     }
 
-    private func tlsReason(_ configuration: RedisConnectionConfiguration) async -> String? {
-        do {
-            let connection = try await RedisConnection.connect(configuration)
+    private func tlsReason(_ endpoint: RedisEndpoint) async -> String? {
+        do throws(RedisError) {
+            let connection = try await connect(endpoint)
             await connection.close()
             Issue.record("connected although the certificate should be refused")
             return nil
-        } catch let RedisNIOError.tls(reason) {
+        } catch .tls(let reason) {
             return reason
         } catch {
             Issue.record("not a TLS error: \(error)")
@@ -52,38 +52,39 @@ struct RedisTLSTests {
             let verified = RedisTLSOptions(
                 caFile: pki.caFile, serverName: "localhost", certificateFile: client.certificate, keyFile: client.key)
 
-            let connection = try await RedisConnection.connect(tlsConfiguration(server, verified))
-            #expect(try await connection.send([["SET", "unicache:tls", "yes"], ["GET", "unicache:tls"]])
-                == [.simpleString("OK"), .bulkString(Array("yes".utf8))])
+            let connection = try await connect(tlsEndpoint(server, verified))
+            #expect(try await connection.send([RedisCommand("SET", "unicache:tls", "yes"), .get("unicache:tls")])
+                == [.status("OK"), .string(Array("yes".utf8))])
             await connection.close()
-            let subscription = try await RedisSubscription.connect(tlsConfiguration(server, verified))
+            let subscription = try await RedisSubscription.connect(
+                tlsEndpoint(server, verified), timeout: .seconds(5), connectTimeout: .seconds(5))
             try await subscription.subscribe(["unicache:events"])
             await subscription.close()
 
             var wrongCA = verified
             wrongCA.caFile = otherCA.caFile
-            let untrusted = await tlsReason(tlsConfiguration(server, wrongCA))
+            let untrusted = await tlsReason(tlsEndpoint(server, wrongCA))
             #expect(untrusted?.contains("not issued by a trusted CA") == true, "\(untrusted ?? "")")
 
             var wrongName = verified
             wrongName.serverName = "redis.example"
-            let misnamed = await tlsReason(tlsConfiguration(server, wrongName))
+            let misnamed = await tlsReason(tlsEndpoint(server, wrongName))
             #expect(misnamed?.contains("does not name redis.example") == true, "\(misnamed ?? "")")
 
             // An address is never sent as SNI; without an override the certificate must name the address.
             var byAddress = verified
             byAddress.serverName = nil
-            let address = await tlsReason(tlsConfiguration(server, byAddress))
+            let address = await tlsReason(tlsEndpoint(server, byAddress))
             #expect(address?.contains("does not name 127.0.0.1") == true, "\(address ?? "")")
 
             // tls-auth-clients yes: no client certificate, no connection (never a plaintext fallback).
             var anonymous = verified
             anonymous.certificateFile = nil
             anonymous.keyFile = nil
-            await #expect(throws: (any Error).self) { try await RedisConnection.connect(tlsConfiguration(server, anonymous)) }
+            await #expect(throws: RedisError.self) { try await connect(tlsEndpoint(server, anonymous)) }
 
             // Plain TCP to the TLS port is not a connection either.
-            await #expect(throws: (any Error).self) { try await RedisConnection.connect(configuration(server)) }
+            await #expect(throws: RedisError.self) { try await connect(server) }
         }
     }
 
@@ -96,17 +97,16 @@ struct RedisTLSTests {
         let certificate = try pki.issue(dnsNames: ["localhost", "*.cache.internal"], ipAddresses: [[127, 0, 0, 1]])
         try await withRedisServers { group in
             let server = try await startTLSServer(group, pki: pki, certificate: certificate, authClients: false)
-            let misnamed = await tlsReason(tlsConfiguration(server, RedisTLSOptions(caFile: pki.caFile, serverName: "redis.example")))
+            let misnamed = await tlsReason(tlsEndpoint(server, RedisTLSOptions(caFile: pki.caFile, serverName: "redis.example")))
             #expect(misnamed == "the certificate does not name redis.example (wrong name)")
 
             for name in ["localhost", "LOCALHOST.", "redis-1.cache.internal", nil] {
-                let connection = try await RedisConnection.connect(
-                    tlsConfiguration(server, RedisTLSOptions(caFile: pki.caFile, serverName: name)))
-                #expect(try await connection.send(["PING"]) == .simpleString("PONG"))
+                let connection = try await connect(tlsEndpoint(server, RedisTLSOptions(caFile: pki.caFile, serverName: name)))
+                #expect(try await connection.send(.ping) == .status("PONG"))
                 await connection.close()
             }
             let wildcardTooDeep = await tlsReason(
-                tlsConfiguration(server, RedisTLSOptions(caFile: pki.caFile, serverName: "a.b.cache.internal")))
+                tlsEndpoint(server, RedisTLSOptions(caFile: pki.caFile, serverName: "a.b.cache.internal")))
             #expect(wildcardTooDeep?.contains("does not name a.b.cache.internal") == true)
         }
     }
@@ -119,7 +119,7 @@ struct RedisTLSTests {
         let expired = try pki.issue(notValidBefore: Date() - 3 * 86_400, notValidAfter: Date() - 86_400)
         try await withRedisServers { group in
             let server = try await startTLSServer(group, pki: pki, certificate: expired, authClients: false)
-            let reason = await tlsReason(tlsConfiguration(server, RedisTLSOptions(caFile: pki.caFile, serverName: "localhost")))
+            let reason = await tlsReason(tlsEndpoint(server, RedisTLSOptions(caFile: pki.caFile, serverName: "localhost")))
             #expect(reason?.contains("expired") == true, "\(reason ?? "")")
         }
     }

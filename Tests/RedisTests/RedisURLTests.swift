@@ -4,30 +4,31 @@ import Testing
 @Suite("Redis URLs")
 struct RedisURLTests {
     @Test func plainAndTLSNodes() throws {
-        let plain = try RedisURL("redis://cache.internal:6380/2")
+        let plain = try RedisEndpoint(url: "redis://cache.internal:6380/2")
         #expect(plain.target == .node(.init(host: "cache.internal", port: 6380)))
-        #expect(!plain.tls && plain.database == 2 && plain.username == nil && plain.password == nil)
+        #expect(plain.tls == nil && plain.database == 2 && plain.user == nil && plain.password == nil)
 
-        let tls = try RedisURL("rediss://app:p%40ss%2Fw@[::1]")
+        let tls = try RedisEndpoint(url: "rediss://app:p%40ss%2Fw@[::1]")
         #expect(tls.target == .node(.init(host: "::1", port: 6379)))
-        #expect(tls.tls && tls.username == "app" && tls.password == "p@ss/w")
+        #expect(tls.tls == RedisTLSOptions() && tls.user == "app" && tls.password == "p@ss/w")
         #expect(tls.description == "rediss://app:***@[::1]:6379/0")
 
-        let passwordOnly = try RedisURL("redis://:secret@127.0.0.1")
-        #expect(passwordOnly.username == nil && passwordOnly.password == "secret")
+        let passwordOnly = try RedisEndpoint(url: "redis://:secret@127.0.0.1")
+        #expect(passwordOnly.user == nil && passwordOnly.password == "secret")
         #expect(!passwordOnly.description.contains("secret"))
     }
 
     @Test func sentinelGroups() throws {
-        let url = try RedisURL("redis-sentinel://app:pw@s1,s2:26380,[::1]/3?master=cache&sentinel-password=sp&tls=true")
+        let url = try RedisEndpoint(url: "redis-sentinel://app:pw@s1,s2:26380,[::1]/3?master=cache&sentinel-password=sp&tls=true")
         #expect(url.target == .sentinel(
             sentinels: [.init(host: "s1", port: 26379), .init(host: "s2", port: 26380), .init(host: "::1", port: 26379)],
-            masterName: "cache", sentinelPassword: "sp"))
-        #expect(url.tls && url.username == "app" && url.password == "pw" && url.database == 3)
+            masterName: "cache", password: "sp"))
+        #expect(url.tls != nil && url.user == "app" && url.password == "pw" && url.database == 3)
         #expect(url.description == "redis-sentinel://app:***@s1:26379,s2:26380,[::1]:26379/3?master=cache&sentinel-password=***&tls=true")
-        let configuration = url.configuration(for: .init(host: "10.0.0.5", port: 6379))
-        #expect(configuration.tls != nil && configuration.username == "app" && configuration.database == 3)
-        #expect(!configuration.description.contains("pw"))
+        // Before a primary is known, the first Sentinel is what is shown; its Sentinels are trusted only over TLS.
+        #expect(url.address == .init(host: "s1", port: 26379))
+        #expect(url.sentinelsTrustedUnauthenticated.isEmpty)
+        #expect(url.holdsSecrets)
     }
 
     @Test(arguments: [
@@ -36,7 +37,11 @@ struct RedisURLTests {
         "redis://:%zz@host", "redis://h#frag",
     ])
     func malformedURLsAreRefusedWithoutEchoingSecrets(url: String) {
-        let error = #expect(throws: RedisURLError.self) { try RedisURL(url) }
-        #expect(error?.message.contains("pw") == false)
+        let error = #expect(throws: RedisError.self) { try RedisEndpoint(url: url) }
+        guard case .invalidURL(let message)? = error else {
+            Issue.record("not an invalid URL: \(String(describing: error))")
+            return
+        }
+        #expect(!message.contains("pw"))
     }
 }

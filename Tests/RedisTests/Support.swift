@@ -2,18 +2,28 @@ import NIOCore
 import Redis
 import RedisTestSupport
 
-/// A plain connection to a test server (generous bounds: CI runs on 2 busy cores).
-func configuration(_ server: RedisServerProcess, timeout: Duration = .seconds(5)) -> RedisConnectionConfiguration {
-    RedisConnectionConfiguration(host: "127.0.0.1", port: server.port, commandTimeout: timeout, connectTimeout: .seconds(5))
+/// A test server's node with no password.
+func endpoint(_ server: RedisServerProcess) -> RedisEndpoint {
+    RedisEndpoint(host: "127.0.0.1", port: server.port)
+}
+
+/// A connection to `endpoint` (generous bounds: CI runs on 2 busy cores).
+func connect(_ endpoint: RedisEndpoint, timeout: Duration = .seconds(5)) async throws(RedisError) -> RedisConnection {
+    try await RedisConnection.connect(endpoint, timeout: timeout, connectTimeout: .seconds(5))
+}
+
+/// A plain connection to a test server.
+func connect(_ server: RedisServerProcess, timeout: Duration = .seconds(5)) async throws(RedisError) -> RedisConnection {
+    try await connect(endpoint(server), timeout: timeout)
 }
 
 /// What `next` makes of `wire` fed one byte at a time, each reply taken as soon as it is whole, and how many bytes
 /// it left unread at the end.
 func fedOneByteAtATime(
-    _ wire: [UInt8], _ next: (inout ByteBuffer) throws -> RESPValue?
-) rethrows -> (values: [RESPValue], unread: Int) {
+    _ wire: [UInt8], _ next: (inout ByteBuffer) throws -> RedisReply?
+) rethrows -> (values: [RedisReply], unread: Int) {
     var buffer = ByteBuffer()
-    var values: [RESPValue] = []
+    var values: [RedisReply] = []
     for byte in wire {
         buffer.writeInteger(byte)
         while let value = try next(&buffer) { values.append(value) }

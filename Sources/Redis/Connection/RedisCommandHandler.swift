@@ -5,14 +5,14 @@ import NIOSSL
 /// Commands written together; their replies come back as one array, in order, to `completion` (called once, on
 /// the connection's event loop).
 struct RedisCommandBatch: Sendable {
-    let commands: [[RESPArgument]]
+    let commands: [RedisCommand]
     /// Replies that answer the batch: one per command, except SUBSCRIBE-like commands (one per channel).
     let expectedReplies: Int
     /// An error reply answers the whole batch (SUBSCRIBE refused by an ACL is one error, not one per channel).
     var endsOnError = false
     /// When the replies must all be in; past it the connection fails and closes.
     let deadline: NIODeadline
-    let completion: @Sendable (Result<[RESPValue], RedisNIOError>) -> Void
+    let completion: @Sendable (Result<[RedisReply], RedisError>) -> Void
 }
 
 /// Writes command batches and matches replies to them in order through a FIFO. A deadline that passes with its
@@ -20,28 +20,28 @@ struct RedisCommandBatch: Sendable {
 /// channel, so that a late reply is never matched to a later command. One timer per connection watches the
 /// deadlines (armed for the earliest pending one), not one per command.
 final class RedisCommandHandler: ChannelDuplexHandler {
-    typealias InboundIn = RESPValue
+    typealias InboundIn = RedisReply
     typealias OutboundIn = RedisCommandBatch
     typealias OutboundOut = ByteBuffer
 
     private struct Pending {
         let batch: RedisCommandBatch
-        var replies: [RESPValue]
+        var replies: [RedisReply]
     }
 
     private var pending = CircularBuffer<Pending>()
     /// The deadline watch, armed while a batch is pending, for the deadline it was armed with.
     private var watch: (task: Scheduled<Void>, deadline: NIODeadline)?
     /// Set once: the connection is done and refuses new commands with this.
-    private var failure: RedisNIOError?
+    private var failure: RedisError?
     /// Where pub/sub messages go on a subscription connection (nil: a command connection, where a push is a reply).
     private let onMessage: ((RedisPubSubMessage) -> Void)?
     private let onClose: (() -> Void)?
     /// The first failure, shared with the connection: a command written after the pipeline is gone fails with it.
-    private let closeReason: NIOLockedValueBox<RedisNIOError?>
+    private let closeReason: NIOLockedValueBox<RedisError?>
 
     init(
-        closeReason: NIOLockedValueBox<RedisNIOError?>, onMessage: ((RedisPubSubMessage) -> Void)? = nil,
+        closeReason: NIOLockedValueBox<RedisError?>, onMessage: ((RedisPubSubMessage) -> Void)? = nil,
         onClose: (() -> Void)? = nil
     ) {
         self.closeReason = closeReason
@@ -56,7 +56,7 @@ final class RedisCommandHandler: ChannelDuplexHandler {
         guard batch.expectedReplies > 0 else { return batch.completion(.success([])) }
         var buffer = context.channel.allocator.buffer(capacity: 64 * batch.commands.count)
         for command in batch.commands { buffer.writeRESPCommand(command) }
-        var replies: [RESPValue] = []
+        var replies: [RedisReply] = []
         replies.reserveCapacity(batch.expectedReplies)
         pending.append(Pending(batch: batch, replies: replies))
         watchDeadline(batch.deadline, context: context)
@@ -77,7 +77,7 @@ final class RedisCommandHandler: ChannelDuplexHandler {
         }
         pending[pending.startIndex].replies.append(value)
         let head = pending[pending.startIndex]
-        if head.replies.count == head.batch.expectedReplies || (head.batch.endsOnError && value.serverError != nil) {
+        if head.replies.count == head.batch.expectedReplies || (head.batch.endsOnError && value.errorReply != nil) {
             let done = pending.removeFirst()
             done.batch.completion(.success(done.replies))
         }
@@ -90,7 +90,7 @@ final class RedisCommandHandler: ChannelDuplexHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        fail(context, RedisNIOError(channelError: error))
+        fail(context, RedisError(channelError: error))
     }
 
     /// Arms the watch for `deadline` unless it is armed for an earlier one already.
@@ -116,12 +116,12 @@ final class RedisCommandHandler: ChannelDuplexHandler {
         if let earliest { watchDeadline(earliest, context: context) }
     }
 
-    private func fail(_ context: ChannelHandlerContext, _ error: RedisNIOError) {
+    private func fail(_ context: ChannelHandlerContext, _ error: RedisError) {
         failAll(error)
         context.close(promise: nil)
     }
 
-    private func failAll(_ error: RedisNIOError) {
+    private func failAll(_ error: RedisError) {
         if failure == nil {
             failure = error
             closeReason.withLockedValue { if $0 == nil { $0 = error } }
@@ -132,11 +132,11 @@ final class RedisCommandHandler: ChannelDuplexHandler {
     }
 }
 
-extension RedisNIOError {
+extension RedisError {
     /// What a channel error means to a caller: TLS failures keep their reason, the rest is a closed connection.
     init(channelError error: any Error) {
         switch error {
-        case let error as RedisNIOError: self = error
+        case let error as RedisError: self = error
         case let error as NIOSSLError: self = .tls(String(describing: error))
         case let error as NIOSSLExtraError: self = .tls(String(describing: error))
         default: self = .connectionClosed

@@ -8,11 +8,12 @@ import NIOTLS
 /// nothing is ever sent on that connection, and it is closed at once.
 enum RedisTLSDiagnosis {
     static func peerCertificate(
-        _ configuration: RedisConnectionConfiguration, eventLoopGroup: any EventLoopGroup
+        _ settings: RedisConnection.Settings, eventLoopGroup: any EventLoopGroup
     ) async -> NIOSSLCertificate? {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.certificateVerification = .none
-        if let certificateFile = configuration.tls?.certificateFile, let keyFile = configuration.tls?.keyFile,
+        let options = settings.endpoint.tls
+        if let certificateFile = options?.certificateFile, let keyFile = options?.keyFile,
             let chain = try? NIOSSLCertificate.fromPEMFile(certificateFile), let key = try? NIOSSLPrivateKey(file: keyFile, format: .pem)
         {
             // A server with tls-auth-clients yes would otherwise end the handshake before the certificate is read.
@@ -20,11 +21,12 @@ enum RedisTLSDiagnosis {
             tls.privateKey = .privateKey(key)
         }
         guard let context = try? NIOSSLContext(configuration: tls) else { return nil }
-        let serverHostname = configuration.tls?.serverHostname(for: configuration.host)
+        let (host, port) = (settings.address.host, settings.address.port)
+        let serverHostname = options?.serverHostname(for: host)
         let loop = eventLoopGroup.next()
         let handshake = loop.makePromise(of: Void.self)
         let bootstrap = ClientBootstrap(group: loop)
-            .connectTimeout(TimeAmount(configuration.connectTimeout))
+            .connectTimeout(TimeAmount(settings.connectTimeout))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(
@@ -32,13 +34,13 @@ enum RedisTLSDiagnosis {
                     try channel.pipeline.syncOperations.addHandler(HandshakeWatcher(promise: handshake))
                 }
             }
-        guard let channel = try? await bootstrap.connect(host: configuration.host, port: configuration.port).get() else {
-            handshake.fail(RedisNIOError.connectionClosed)
+        guard let channel = try? await bootstrap.connect(host: host, port: port).get() else {
+            handshake.fail(RedisError.connectionClosed)
             return nil
         }
         defer { channel.close(promise: nil) }
-        let deadline = loop.scheduleTask(in: TimeAmount(configuration.connectTimeout)) {
-            handshake.fail(RedisNIOError.timeout)
+        let deadline = loop.scheduleTask(in: TimeAmount(settings.connectTimeout)) {
+            handshake.fail(RedisError.timeout)
         }
         defer { deadline.cancel() }
         guard (try? await handshake.futureResult.get()) != nil else { return nil }
@@ -63,7 +65,7 @@ private final class HandshakeWatcher: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        promise.fail(RedisNIOError.connectionClosed)
+        promise.fail(RedisError.connectionClosed)
         context.fireChannelInactive()
     }
 }

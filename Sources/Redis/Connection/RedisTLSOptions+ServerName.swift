@@ -11,7 +11,7 @@ extension RedisTLSOptions {
         return try NIOSSLClientHandler._makeSSLClientHandler(context: context, serverHostname: serverName) { certificate, channel in
             guard Self.certificate(certificate, names: serverName) else {
                 return channel.eventLoop.makeFailedFuture(
-                    RedisNIOError.tls("the certificate does not name \(serverName) (wrong name)"))
+                    RedisError.tls("the certificate does not name \(serverName) (wrong name)"))
             }
             return channel.eventLoop.makeSucceededVoidFuture()
         }

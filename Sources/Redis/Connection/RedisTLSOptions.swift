@@ -23,14 +23,14 @@ public struct RedisTLSOptions: Sendable, Hashable {
 
     /// Reads the CA bundle and the client certificate and key as a connection will, so that a wrong file shows at
     /// start-up rather than at the first connect.
-    public func validate() throws(RedisNIOError) {
+    public func validate() throws(RedisError) {
         _ = try makeContext()
     }
 
     /// The client context: the chain verified against the trust roots, the client certificate if any. The host name
     /// is verified by NIOSSL too unless `serverName` is given: NIOSSL would also accept an IP entry that matches the
     /// connected address, so a given name is verified by `handler(context:for:)` alone, as that name.
-    func makeContext() throws(RedisNIOError) -> NIOSSLContext {
+    func makeContext() throws(RedisError) -> NIOSSLContext {
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.minimumTLSVersion = .tlsv12
         configuration.certificateVerification = serverName == nil ? .fullVerification : .noHostnameVerification

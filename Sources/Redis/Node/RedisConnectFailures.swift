@@ -1,7 +1,8 @@
 import NIOConcurrencyHelpers
 
-/// Refusals by cause (CONTRACT §10.1, §10.2), counted by a pool and the subscriber it is given to: connects refused
-/// for their TLS, and refusals of the user's credentials or permissions (a connect's AUTH, a command, a SUBSCRIBE).
+/// Refusals by cause (CONTRACT §10.1, §10.2), counted by a node client and the subscriber it is given to: connects
+/// refused for their TLS, and refusals of the user's credentials or permissions (a connect's AUTH, a command, a
+/// SUBSCRIBE).
 public final class RedisConnectFailures: Sendable {
     private let counts = NIOLockedValueBox((tls: 0, authentication: 0))
 
@@ -13,10 +14,10 @@ public final class RedisConnectFailures: Sendable {
     public var authentication: Int { counts.withLockedValue { $0.authentication } }
 
     /// Counts a failed connect's (or SUBSCRIBE's) error when it is one of the two kinds.
-    func record(_ error: any Error) {
-        if let refused = error as? RedisServerError, refused.isAuthenticationError {
+    func record(_ error: RedisError) {
+        if error.isAuthenticationRefusal {
             recordRefusal()
-        } else if let failure = error as? RedisNIOError, case .tls = failure {
+        } else if case .tls = error {
             counts.withLockedValue { $0.tls += 1 }
         }
     }

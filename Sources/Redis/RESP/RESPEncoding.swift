@@ -1,12 +1,16 @@
 import NIOCore
 
 extension ByteBuffer {
-    /// Writes one command as RESP2: an array of bulk strings (`*N\r\n` then `$len\r\nbytes\r\n` for each argument).
-    public mutating func writeRESPCommand(_ arguments: [RESPArgument]) {
-        writeRESPHeader(UInt8(ascii: "*"), arguments.count)
-        for argument in arguments {
-            writeRESPHeader(UInt8(ascii: "$"), argument.bytes.count)
-            writeBytes(argument.bytes)
+    /// Writes one command as RESP2: an array of bulk strings (`*N\r\n` then `$len\r\nbytes\r\n` for the name and each
+    /// argument).
+    mutating func writeRESPCommand(_ command: RedisCommand) {
+        writeRESPHeader(UInt8(ascii: "*"), command.arguments.count + 1)
+        writeRESPHeader(UInt8(ascii: "$"), command.name.utf8.count)
+        writeString(command.name)
+        writeStaticString("\r\n")
+        for argument in command.arguments {
+            writeRESPHeader(UInt8(ascii: "$"), argument.count)
+            writeBytes(argument)
             writeStaticString("\r\n")
         }
     }

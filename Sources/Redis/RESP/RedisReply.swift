@@ -1,16 +1,16 @@
-
-/// A RESP2 reply.
-public enum RedisReply: Sendable, Equatable {
-    /// Bulk string (binary).
+/// A reply from Redis (RESP2): `+` status, `-` error, `:` integer, `$` bulk string, `*` array; `$-1` and `*-1` are
+/// `.null`. The link's one reply type: what the parser makes is what a caller gets.
+public enum RedisReply: Sendable, Hashable {
+    /// A bulk string (binary-safe).
     case string([UInt8])
-    /// Simple string, e.g. "OK", "PONG".
+    /// A simple string, e.g. `OK`, `PONG`.
     case status(String)
     case integer(Int)
     case array([RedisReply])
-    /// Null bulk string or null array.
+    /// A null bulk string or a null array.
     case null
-    /// Error reply, e.g. "ERR unknown command …" or "WRONGTYPE …". The connection stays usable.
-    case error(String)
+    /// An error reply (`-WRONGPASS …`): a value, the connection stays usable.
+    case error(RedisErrorReply)
 }
 
 extension RedisReply {
@@ -27,41 +27,36 @@ extension RedisReply {
     public var text: String? {
         bytes.map { String(decoding: $0, as: UTF8.self) }
     }
-}
 
-extension RedisReply {
+    /// An integer reply, or a string of decimal digits (Sentinel answers ports as bulk strings).
+    public var int: Int? {
+        switch self {
+        case .integer(let value): value
+        case .string, .status: text.flatMap { Int($0) }
+        default: nil
+        }
+    }
+
+    /// The elements of an array reply; nil for other kinds.
+    public var array: [RedisReply]? {
+        if case .array(let elements) = self { return elements }
+        return nil
+    }
+
+    /// The error of an error reply; nil for other kinds.
+    public var errorReply: RedisErrorReply? {
+        if case .error(let error) = self { return error }
+        return nil
+    }
+
     /// An error reply's prefix and what it means, never Redis's own text (which may repeat the command's arguments:
     /// keys, values); nil for other replies.
     public var errorSummary: String? {
-        guard case .error(let message) = self else { return nil }
-        return RedisServerError(message: message).summary
+        errorReply?.summary
     }
 
     /// An error reply refusing the user's credentials or permissions (`WRONGPASS`, `NOAUTH`, `NOPERM`).
     public var isRefusal: Bool {
-        guard case .error(let message) = self else { return false }
-        return RedisServerError(message: message).isAuthenticationError
-    }
-}
-
-public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// Redis could not be asked: connect refused/timed out, I/O error, command timeout, the breaker is open, or the
-    /// pool was shut down. The reason never contains the password.
-    case unavailable(String)
-    /// Redis refused this instance's credentials or permissions (`WRONGPASS`, `NOAUTH`, `NOPERM`), or the breaker is
-    /// open after such a refusal: a configuration to fix, not an outage. The reason names the user, never the password.
-    case refused(String)
-
-    public var reason: String {
-        switch self {
-        case .unavailable(let reason), .refused(let reason): reason
-        }
-    }
-
-    public var description: String {
-        switch self {
-        case .unavailable(let reason): "Redis unavailable: \(reason)"
-        case .refused(let reason): "Redis refused: \(reason)"
-        }
+        errorReply?.isAuthenticationError ?? false
     }
 }

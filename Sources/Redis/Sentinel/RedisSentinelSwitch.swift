@@ -1,10 +1,10 @@
 /// A failover Sentinel announced: the group's primary moved from `old` to `new`.
 public struct RedisSentinelSwitch: Sendable, Hashable {
     public var masterName: String
-    public var old: RedisURL.Address
-    public var new: RedisURL.Address
+    public var old: RedisEndpoint.Address
+    public var new: RedisEndpoint.Address
 
-    public init(masterName: String, old: RedisURL.Address, new: RedisURL.Address) {
+    public init(masterName: String, old: RedisEndpoint.Address, new: RedisEndpoint.Address) {
         self.masterName = masterName
         self.old = old
         self.new = new
@@ -14,10 +14,10 @@ public struct RedisSentinelSwitch: Sendable, Hashable {
     /// new-port`) or `+promoted-slave` (`slave IP:PORT IP PORT @ NAME old-ip old-port`). Nil for another channel or
     /// another group; throws for an announcement of this group that is malformed or names a host that is neither a
     /// host name nor an address (the reason shows the text escaped).
-    init?(channel: String, payload: [UInt8], masterName: String) throws(RedisNIOError) {
+    init?(channel: String, payload: [UInt8], masterName: String) throws(RedisError) {
         let words = String(decoding: payload, as: UTF8.self).split(separator: " ", omittingEmptySubsequences: false)
             .map(String.init)
-        let malformed = RedisNIOError.unexpectedReply(
+        let malformed = RedisError.unexpectedReply(
             "a Sentinel's \(channel) announcement is malformed: \(String(decoding: payload, as: UTF8.self).escapedForLog)")
         switch channel {
         case "+switch-master":

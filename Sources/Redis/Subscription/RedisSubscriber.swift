@@ -3,7 +3,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
-/// One subscriber connection (a RedisNIO `RedisSubscription`): SUBSCRIBE `channel`, then deliver messages.
+/// One subscriber connection (a `RedisSubscription`): SUBSCRIBE `channel`, then deliver messages.
 ///
 /// One task owns the loop. When nothing arrived for `pingInterval` it sends PING; a PING unanswered for two
 /// intervals, EOF or an I/O error count as a lost connection: it reports `.disconnected` once, then reconnects by
@@ -175,17 +175,18 @@ final class SubscriberCore: Sendable {
     /// One connection: connect (TLS, AUTH), SUBSCRIBE, then receive until lost or stopped.
     private func session() async -> Outcome {
         let subscription: RedisSubscription
-        do {
-            var address: RedisURL.Address?
+        do throws(RedisError) {
+            var address: RedisEndpoint.Address?
             // With Sentinel the primary is asked each time (a replica would hear the fleet too, but not for long).
-            if let sentinel = endpoint.sentinelDiscovery(timeout: timeout, eventLoopGroup: eventLoopGroup, logger: logger) {
+            if let sentinel = RedisSentinel(endpoint, timeout: timeout, eventLoopGroup: eventLoopGroup, logger: logger) {
                 address = try await sentinel.primaryAddress()
             }
             subscription = try await RedisSubscription.connect(
-                endpoint.connection(timeout: timeout, at: address), eventLoopGroup: eventLoopGroup, logger: logger)
+                endpoint, at: address, timeout: timeout, connectTimeout: timeout, eventLoopGroup: eventLoopGroup,
+                logger: logger)
         } catch {
             failures?.record(error)
-            return .lost(endpoint.reason(connecting: error, timeout: timeout), wasSubscribed: false)
+            return .lost(error.reason(connectingTo: endpoint, timeout: timeout), wasSubscribed: false)
         }
         let stopping = state.withLockedValue { state -> Bool in
             if !state.stopping { state.subscription = subscription }
@@ -195,13 +196,13 @@ final class SubscriberCore: Sendable {
             await subscription.close()
             return .stopped
         }
-        do {
+        do throws(RedisError) {
             try await subscription.subscribe([channel])
         } catch {
             await subscription.close()
-            if let refused = error as? RedisServerError {
+            if case .errorReply(let refused) = error {
                 // A channel the user's ACL rules do not grant is a refusal like a wrong password: counted with them.
-                failures?.record(refused)
+                failures?.record(error)
                 let reason = "SUBSCRIBE on \(endpoint) as \(endpoint.user ?? "default") was refused: \(refused.summary)"
                 if refused.isAuthenticationError {
                     logger.warning("Redis refused the invalidation channel", metadata: ["reason": "\(reason)"])
@@ -229,7 +230,7 @@ final class SubscriberCore: Sendable {
             }
             group.addTask {
                 let failure = await subscription.keepAlive(every: pingInterval, deadline: pingInterval * 2)
-                guard case RedisNIOError.timeout? = failure else { return nil }
+                guard case .timeout? = failure else { return nil }
                 return "no reply from \(endpoint) to PING within \((pingInterval * 2).shortDescription)"
             }
             // Whichever child ends first ends the session: the other is cancelled and the connection closed.

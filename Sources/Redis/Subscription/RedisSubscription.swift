@@ -15,65 +15,55 @@ public final class RedisSubscription: Sendable {
         self.connection = connection
     }
 
-    /// Connects (TLS, AUTH, SELECT as for commands); subscribe next.
+    /// Connects to `address` (default: the endpoint's node) with TLS, AUTH and SELECT as for commands; subscribe
+    /// next. `timeout` bounds each command (`SUBSCRIBE`, `PING`), `connectTimeout` the connect and its handshake.
     public static func connect(
-        _ configuration: RedisConnectionConfiguration,
-        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        _ endpoint: RedisEndpoint, at address: RedisEndpoint.Address? = nil, timeout: Duration = .milliseconds(50),
+        connectTimeout: Duration = .seconds(2), eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         bufferingPolicy: AsyncStream<RedisPubSubMessage>.Continuation.BufferingPolicy = .bufferingNewest(10_000),
         logger: Logger = Logger(label: "unicache.redis")
-    ) async throws -> RedisSubscription {
+    ) async throws(RedisError) -> RedisSubscription {
+        let settings = RedisConnection.Settings(
+            endpoint: endpoint, address: address ?? endpoint.address, timeout: timeout, connectTimeout: connectTimeout,
+            limits: RESPLimits())
         let (messages, continuation) = AsyncStream.makeStream(of: RedisPubSubMessage.self, bufferingPolicy: bufferingPolicy)
-        let channel: any Channel
-        let closeReason = NIOLockedValueBox<RedisNIOError?>(nil)
+        let connection: RedisConnection
         do {
-            channel = try await RedisConnection.makeChannel(configuration, eventLoopGroup: eventLoopGroup) {
-                RedisCommandHandler(
-                    closeReason: closeReason, onMessage: { continuation.yield($0) }, onClose: { continuation.finish() })
-            }
+            connection = try await RedisConnection.open(
+                settings, eventLoopGroup: eventLoopGroup, logger: logger, onMessage: { continuation.yield($0) },
+                onClose: { continuation.finish() })
         } catch {
             continuation.finish()
             throw error
         }
-        let connection = RedisConnection(configuration: configuration, channel: channel, closeReason: closeReason)
-        try await connection.handshake(logger: logger, eventLoopGroup: eventLoopGroup)
         return RedisSubscription(messages: messages, connection: connection)
     }
 
     /// `SUBSCRIBE` the channels; returns once Redis confirmed each.
-    public func subscribe(_ channels: [String]) async throws {
-        try await confirm("SUBSCRIBE", channels)
+    public func subscribe(_ channels: [String]) async throws(RedisError) {
+        try await confirm(.subscribe(channels), count: channels.count)
     }
 
     /// `SSUBSCRIBE` (Redis 7 sharded channels); returns once Redis confirmed each.
-    public func ssubscribe(_ channels: [String]) async throws {
-        try await confirm("SSUBSCRIBE", channels)
-    }
-
-    /// `PSUBSCRIBE` the patterns; returns once Redis confirmed each.
-    public func psubscribe(_ patterns: [String]) async throws {
-        try await confirm("PSUBSCRIBE", patterns)
-    }
-
-    /// `UNSUBSCRIBE` the channels (at least one); returns once Redis confirmed each.
-    public func unsubscribe(_ channels: [String]) async throws {
-        try await confirm("UNSUBSCRIBE", channels)
+    public func ssubscribe(_ channels: [String]) async throws(RedisError) {
+        try await confirm(.ssubscribe(channels), count: channels.count)
     }
 
     /// `PING`: the connection is alive when this returns (a bound: the configuration's command timeout).
-    public func ping(timeout: Duration? = nil) async throws {
-        let reply = try await connection.send(["PING"], timeout: timeout)
-        if let error = reply.serverError { throw error.answering("PING") }
+    public func ping(timeout: Duration? = nil) async throws(RedisError) {
+        let reply = try await connection.send(.ping, timeout: timeout)
+        if let error = reply.errorReply { throw .errorReply(error.answering("PING")) }
     }
 
     /// Keeps the connection checked until it ends or the calling task is cancelled: a `PING` every `interval`, each
     /// bounded by `deadline`. A PING not answered in time (its deadline closes the connection) or refused ends the
     /// watch and the connection: returns that failure. Nil when the task was cancelled or the connection closed.
-    public func keepAlive(every interval: Duration, deadline: Duration) async -> (any Error)? {
+    public func keepAlive(every interval: Duration, deadline: Duration) async -> RedisError? {
         while true {
             do { try await Task.sleep(for: interval) } catch { return nil }
-            do {
+            do throws(RedisError) {
                 try await ping(timeout: deadline)
-            } catch RedisNIOError.connectionClosed {
+            } catch .connectionClosed {
                 return nil
             } catch {
                 closeSoon()
@@ -94,11 +84,12 @@ public final class RedisSubscription: Sendable {
         connection.closeSoon()
     }
 
-    private func confirm(_ command: String, _ names: [String]) async throws {
-        guard !names.isEmpty else { throw RedisNIOError.unexpectedReply("\(command) needs at least one name") }
+    /// Sends a SUBSCRIBE-like command and waits for its `count` confirmations (one per channel); an error reply (a
+    /// channel the ACL rules refuse) answers the whole command.
+    private func confirm(_ command: RedisCommand, count: Int) async throws(RedisError) {
+        guard count > 0 else { throw .unexpectedReply("\(command.name) needs at least one channel") }
         let replies = try await connection.send(
-            [[RESPArgument(command)] + names.map { RESPArgument($0) }], expectedReplies: names.count,
-            endsOnError: true, timeout: connection.configuration.commandTimeout)
-        if let error = replies.lazy.compactMap(\.serverError).first { throw error.answering(command) }
+            [command], expectedReplies: count, endsOnError: true, timeout: connection.settings.timeout)
+        if let error = replies.lazy.compactMap(\.errorReply).first { throw .errorReply(error.answering(command.name)) }
     }
 }

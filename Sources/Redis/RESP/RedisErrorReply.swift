@@ -1,11 +1,12 @@
-/// An error reply from Redis, told apart by its prefix (the first word: `WRONGPASS`, `NOAUTH`, `NOPERM`, `READONLY`,
-/// `NOSCRIPT`, `MOVED`, `ASK`, `TRYAGAIN`, `ERR`, …).
+/// An error reply from Redis (a value in a `RedisReply`, or the cause of a `RedisError.errorReply`), told apart by
+/// its prefix (the first word: `WRONGPASS`, `NOAUTH`, `NOPERM`, `READONLY`, `NOSCRIPT`, `MOVED`, `ASK`, `TRYAGAIN`,
+/// `ERR`, …).
 ///
 /// Redis's text may repeat what it was sent (an unknown command's arguments, keys and values; a proxy's `AUTH` error
 /// its password), so `description` is the prefix and what it means, with Redis's text (escaped) only for the reply to
 /// a known command that carries neither a secret nor data (`summary`). The reply to a command that carries a secret
 /// (`AUTH`, `HELLO`) keeps only its prefix, even in `message`.
-public struct RedisServerError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct RedisErrorReply: Sendable, Hashable, CustomStringConvertible {
     /// The whole line after `-` (only the prefix for a reply to `AUTH` or `HELLO`).
     public let message: String
     /// The command this answered, when known (`AUTH`, `SELECT`, `ROLE`, `SUBSCRIBE`, …).
@@ -20,9 +21,9 @@ public struct RedisServerError: Error, Sendable, Hashable, CustomStringConvertib
     static let secretBearing: Set<String> = ["AUTH", "HELLO"]
 
     /// This error as the reply to `command`; cut to its prefix when the command carries a secret.
-    public func answering(_ command: String) -> RedisServerError {
+    public func answering(_ command: String) -> RedisErrorReply {
         let name = command.uppercased()
-        return RedisServerError(message: Self.secretBearing.contains(name) ? prefix : message, command: name)
+        return RedisErrorReply(message: Self.secretBearing.contains(name) ? prefix : message, command: name)
     }
 
     /// The first word of the message when it is an error code (1–32 ASCII capitals, digits or `_`), else `ERR`.

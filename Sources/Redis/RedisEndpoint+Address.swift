@@ -1,6 +1,22 @@
 import NIOCore
 
-extension RedisURL.Address {
+extension RedisEndpoint {
+    /// A node's (or a Sentinel's) host and port.
+    public struct Address: Sendable, Hashable, CustomStringConvertible {
+        public var host: String
+        public var port: Int
+
+        public init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+
+        /// `host:port`, an IPv6 host in brackets.
+        public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    }
+}
+
+extension RedisEndpoint.Address {
     /// Whether `host` is an IP address (v4 or v6) or a host name: dot-separated labels of ASCII letters, digits, `-`
     /// and `_` (container names have it), each 1–63 bytes and not starting or ending with `-`, 253 bytes in all, an
     /// optional final dot. What a Sentinel names is input: a host outside this grammar (escape codes, spaces, control
@@ -39,13 +55,13 @@ extension RedisURL.Address {
 
     /// A host and port a Sentinel named, checked: the host by `isValidHost`, the port from 1 to 65535. The error shows
     /// what was named escaped (`escapedForLog`).
-    static func named(host: String, port: Int?) throws(RedisNIOError) -> RedisURL.Address {
+    static func named(host: String, port: Int?) throws(RedisError) -> RedisEndpoint.Address {
         guard isValidHost(host) else {
             throw .unexpectedReply("a Sentinel named the host \(host.escapedForLog), which is neither a host name nor an IP address")
         }
         guard let port, (1...65535).contains(port) else {
             throw .unexpectedReply("a Sentinel named \(host) with a port that is not a number from 1 to 65535")
         }
-        return RedisURL.Address(host: host, port: port)
+        return RedisEndpoint.Address(host: host, port: port)
     }
 }
