@@ -53,14 +53,14 @@ extension RedisEndpoint.Address {
         }
     }
 
-    /// A host and port a Sentinel named, checked: the host by `isValidHost`, the port from 1 to 65535. The error shows
-    /// what was named escaped (`escapedForLog`).
-    static func named(host: String, port: Int?) throws(RedisError) -> RedisEndpoint.Address {
+    /// A host and port a Sentinel (or a cluster node: `by`) named, checked: the host by `isValidHost`, the port from 1
+    /// to 65535. The error shows what was named escaped (`escapedForLog`).
+    static func named(host: String, port: Int?, by namer: String = "a Sentinel") throws(RedisError) -> RedisEndpoint.Address {
         guard isValidHost(host) else {
-            throw .unexpectedReply("a Sentinel named the host \(host.escapedForLog), which is neither a host name nor an IP address")
+            throw .unexpectedReply("\(namer) named the host \(host.escapedForLog), which is neither a host name nor an IP address")
         }
         guard let port, (1...65535).contains(port) else {
-            throw .unexpectedReply("a Sentinel named \(host) with a port that is not a number from 1 to 65535")
+            throw .unexpectedReply("\(namer) named \(host) with a port that is not a number from 1 to 65535")
         }
         return RedisEndpoint.Address(host: host, port: port)
     }

@@ -286,6 +286,11 @@ final class ChildProcess: Sendable {
         }
     }
 
+    /// The last 64 KiB of what the process wrote (what has been read of it so far).
+    var outputText: String {
+        String(decoding: state.withLockedValue { $0.output }, as: UTF8.self)
+    }
+
     func waitForExit() async {
         await withCheckedContinuation { continuation in
             let exited = state.withLockedValue { state -> Bool in

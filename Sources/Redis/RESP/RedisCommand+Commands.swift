@@ -1,7 +1,7 @@
 /// The commands the service sends, typed: the fleet's (`GET`, `SET … NX PX`, `DEL`, `SCAN`, `XRANGE`, and scripts by
 /// `EVALSHA`, or `EVAL` when Redis lacks one) and the link's own (`AUTH`, `SELECT`, `PING`, `ROLE`, `SENTINEL
-/// get-master-addr-by-name`, `SUBSCRIBE`; `SSUBSCRIBE` for Redis Cluster's sharded channels). What a script does
-/// inside Redis (`XADD`, `PUBLISH`, …) is the script's.
+/// get-master-addr-by-name`, `SUBSCRIBE`; for Redis Cluster `CLUSTER SHARDS`, `CLUSTER SLOTS`, `ASKING` and
+/// `SSUBSCRIBE`). What a script does inside Redis (`XADD`, `PUBLISH`, …) is the script's.
 extension RedisCommand {
     public static func get(_ key: String) -> RedisCommand {
         RedisCommand("GET", arguments: [Array(key.utf8)])
@@ -63,4 +63,13 @@ extension RedisCommand {
     public static func ssubscribe(_ channels: [String]) -> RedisCommand {
         RedisCommand("SSUBSCRIBE", arguments: channels.map { Array($0.utf8) })
     }
+
+    /// `CLUSTER SHARDS` (Redis 7): the slot map, shard by shard.
+    public static let clusterShards = RedisCommand("CLUSTER", "SHARDS")
+
+    /// `CLUSTER SLOTS`: the slot map as Redis before 7 gives it.
+    public static let clusterSlots = RedisCommand("CLUSTER", "SLOTS")
+
+    /// `ASKING`: the next command on the connection may touch a slot that is migrating to this node (after `-ASK`).
+    public static let asking = RedisCommand("ASKING")
 }

@@ -1,0 +1,88 @@
+import Redis
+import TestSupport
+
+
+/// A Redis Cluster of real `redis-server` nodes on free loopback ports, for tests: `primaries` primaries with
+/// `replicasPerPrimary` replicas each (`redis-cli --cluster create … --cluster-yes`), every node with
+/// `cluster-node-timeout 1000` (a killed primary's replica is promoted about 2 s later) and
+/// `cluster-require-full-coverage no` (a shard down leaves the others writable). Each node is stopped by its PID.
+public final class RedisTestCluster: StoppableService {
+    /// Every node, in the order given to `redis-cli` (which makes the first `primaries` the primaries).
+    public let nodes: [RedisServerProcess]
+    private let folder: TemporaryFolder
+
+    private init(nodes: [RedisServerProcess], folder: TemporaryFolder) {
+        self.nodes = nodes
+        self.folder = folder
+    }
+
+    /// Starts the nodes, makes them a cluster and returns once every node says `cluster_state:ok`.
+    public static func start(
+        primaries: Int = 3, replicasPerPrimary: Int = 1, extraArguments: [String] = []
+    ) async throws -> RedisTestCluster {
+        let folder = try TemporaryFolder("redis-cluster")
+        var nodes: [RedisServerProcess] = []
+        do {
+            for _ in 0..<(primaries * (1 + replicasPerPrimary)) {
+                nodes.append(try await RedisServerProcess.start(directory: folder.path) { port in
+                    // The cluster bus needs a free port too (`cluster-port`: by default the port + 10000).
+                    let bus = try ReservedPort()
+                    bus.release()
+                    return RedisServerProcess.standardArguments(port: port, directory: folder.path) + [
+                        "--cluster-enabled", "yes", "--cluster-config-file", "nodes-\(port).conf",
+                        "--cluster-port", String(bus.port), "--cluster-node-timeout", "1000",
+                        "--cluster-require-full-coverage", "no",
+                    ] + extraArguments
+                })
+            }
+            let cluster = RedisTestCluster(nodes: nodes, folder: folder)
+            try await cluster.create(replicasPerPrimary: replicasPerPrimary)
+            return cluster
+        } catch {
+            for node in nodes { await node.stop() }
+            folder.remove()
+            throw error
+        }
+    }
+
+    /// A seed node's endpoint (the first node).
+    public var seed: RedisEndpoint { nodes[0].endpoint }
+
+    /// The node listening on `port`.
+    public func node(at port: Int) -> RedisServerProcess? {
+        nodes.first { $0.port == port }
+    }
+
+    /// Stops every node (by PID) and removes their files. Idempotent.
+    public func stop() async {
+        for node in nodes { await node.stop() }
+        folder.remove()
+    }
+
+    /// `redis-cli --cluster create`, then waits until every node agrees the cluster is whole and every replica is
+    /// connected to its primary.
+    private func create(replicasPerPrimary: Int) async throws {
+        let addresses = nodes.map { "127.0.0.1:\($0.port)" }
+        let cli = try ChildProcess.spawn(
+            "/usr/bin/redis-cli",
+            arguments: ["--cluster", "create"] + addresses + [
+                "--cluster-replicas", String(replicasPerPrimary), "--cluster-yes",
+            ],
+            readyMarker: "All 16384 slots covered")
+        // It exits once the nodes have joined (about a second).
+        await cli.waitForExit()
+        for node in nodes {
+            // Whole, and a replica in step with its primary: one that never was does not stand for election.
+            let whole = try await poll(within: .seconds(30)) {
+                let info = try await redisCommand(node, "CLUSTER", "INFO", timeout: .seconds(5)).text ?? ""
+                let role = try await redisCommand(node, "ROLE", timeout: .seconds(5)).array ?? []
+                let inStep = role.first?.text == "master" || (role.count > 3 && role[3].text == "connected")
+                return info.contains("cluster_state:ok") && inStep
+            }
+            guard whole else {
+                throw RedisProcessError(
+                    "node \(node.port) was not in a whole cluster (or in step with its primary) within 30 s; redis-cli said:\n\(cli.outputText.suffix(2000))")
+            }
+        }
+    }
+}

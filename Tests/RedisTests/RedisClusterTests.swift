@@ -1,0 +1,107 @@
+import Redis
+import RedisTestSupport
+import Testing
+import TestSupport
+
+/// The cluster client against a real six-node cluster (three primaries, three replicas) the tests start.
+@Suite("Redis Cluster client against a real cluster")
+struct RedisClusterTests {
+    @Test func theMapIsReadAndEveryKeyGoesToItsSlotsPrimary() async throws {
+        try await withService(RedisTestCluster.start()) { cluster in
+            let client = RedisClusterClient(endpoint: cluster.seed, timeout: .seconds(5))
+            defer { client.shutdown() }
+            let map = try #require(await client.refreshMap())
+            #expect(map.shards.count == 3)
+            #expect(map.nodeCount == 6)
+            #expect(map.slotsCovered == 16384)
+
+            for index in 0..<60 {
+                let key = "key-\(index)"
+                #expect(try await client.send(.setIfAbsent(key, "v\(index)", expiringAfter: 60_000), key: key.utf8) == .status("OK"))
+                #expect(try await client.send(.get(key), key: key.utf8) == .string(Array("v\(index)".utf8)))
+                // The node the map names is the one that holds the key (its own GET answers it, no MOVED).
+                let owner = try #require(map.primary(serving: RedisHashSlot.of(key)))
+                let node = try #require(cluster.node(at: owner.port))
+                #expect(try await redisCommand(node, "GET", key) == .string(Array("v\(index)".utf8)))
+                #expect(try await redisCommand(node, "CLUSTER", "KEYSLOT", key).int == RedisHashSlot.of(key))
+            }
+            // A script over keys of one hash tag runs on their slot's primary.
+            let script = RedisScript("redis.call('SET', KEYS[1], ARGV[1]); return redis.call('GET', KEYS[2])")
+            let keys = ["{alice}.a", "{alice}.b"].map { Array($0.utf8) }
+            _ = try await client.send(.setIfAbsent("{alice}.b", "b", expiringAfter: 60_000), key: keys[1])
+            #expect(try await client.evaluate(script, keys: keys, arguments: [Array("a".utf8)]) == .string(Array("b".utf8)))
+            #expect(try await client.primaries().count == 3)
+            let statistics = client.statistics
+            #expect(statistics.moved == 0)
+            #expect(statistics.ask == 0)
+            #expect(statistics.mapRefreshes == 1)
+        }
+    }
+
+    @Test func aMigratingSlotIsAskedAndAMovedSlotIsFollowed() async throws {
+        try await withService(RedisTestCluster.start()) { cluster in
+            let client = RedisClusterClient(endpoint: cluster.seed, timeout: .seconds(5))
+            defer { client.shutdown() }
+            let key = "moving-key"
+            let slot = RedisHashSlot.of(key)
+            _ = try await client.send(.setIfAbsent(key, "value", expiringAfter: 600_000), key: key.utf8)
+            let map = try #require(client.map)
+            let sourceAddress = try #require(map.primary(serving: slot))
+            let source = try #require(cluster.node(at: sourceAddress.port))
+            let targetAddress = try #require(map.primaries.first { $0 != sourceAddress })
+            let target = try #require(cluster.node(at: targetAddress.port))
+            let (sourceID, targetID) = (try await nodeID(source), try await nodeID(target))
+
+            // Mid-migration, the key moved already: the source answers ASK, the target serves it after ASKING.
+            _ = try await redisCommand(target, "CLUSTER", "SETSLOT", "\(slot)", "IMPORTING", sourceID)
+            _ = try await redisCommand(source, "CLUSTER", "SETSLOT", "\(slot)", "MIGRATING", targetID)
+            #expect(try await redisCommand(source, "MIGRATE", "127.0.0.1", "\(target.port)", key, "0", "5000") == .status("OK"))
+            #expect(try await client.send(.get(key), key: key.utf8) == .string(Array("value".utf8)))
+            #expect(client.statistics.ask == 1)
+            #expect(client.map?.primary(serving: slot)?.port == source.port, "an ASK does not change the map")
+
+            // The slot is the target's now: MOVED, followed, and the map says so.
+            for node in cluster.nodes {
+                _ = try await redisCommand(node, "CLUSTER", "SETSLOT", "\(slot)", "NODE", targetID)
+            }
+            #expect(try await client.send(.get(key), key: key.utf8) == .string(Array("value".utf8)))
+            #expect(client.statistics.moved == 1)
+            #expect(client.map?.primary(serving: slot)?.port == target.port)
+            #expect(try await client.send(.get(key), key: key.utf8) == .string(Array("value".utf8)))
+            #expect(client.statistics.moved == 1, "the next command goes to the new owner at once")
+        }
+    }
+
+    @Test func aKilledPrimaryIsReplacedByItsReplicaAndOtherShardsGoOn() async throws {
+        try await withService(RedisTestCluster.start()) { cluster in
+            let client = RedisClusterClient(endpoint: cluster.seed, timeout: .seconds(2))
+            defer { client.shutdown() }
+            let key = "survivor"
+            _ = try await client.send(.setIfAbsent(key, "1", expiringAfter: 600_000), key: key.utf8)
+            let map = try #require(client.map)
+            let slot = RedisHashSlot.of(key)
+            let dead = try #require(map.primary(serving: slot))
+            let other = try #require((0..<1000).map { "other-\($0)" }.first { map.primary(serving: RedisHashSlot.of($0)) != dead })
+            let deadNode = try #require(cluster.node(at: dead.port))
+            await deadNode.kill()
+
+            // Another shard's writes never fail meanwhile; this shard's come back once the replica is promoted.
+            var otherWrites = 0
+            await waitUntil("a write to the killed primary's shard succeeds", within: .seconds(60)) {
+                let write = try? await client.send(RedisCommand("SET", other, "\(otherWrites)"), key: other.utf8)
+                #expect(write == .status("OK"))
+                otherWrites += 1
+                return (try? await client.send(RedisCommand("SET", key, "2"), key: key.utf8)) == .status("OK")
+            }
+            #expect(otherWrites > 0)
+            let promoted = try #require(client.map?.primary(serving: slot))
+            #expect(promoted != dead)
+            #expect(map.shards.first { $0.primary == dead }?.replicas.contains(promoted) == true)
+            #expect(client.statistics.mapRefreshes >= 2)
+        }
+    }
+
+    private func nodeID(_ node: RedisServerProcess) async throws -> String {
+        try #require(try await redisCommand(node, "CLUSTER", "MYID").text)
+    }
+}
