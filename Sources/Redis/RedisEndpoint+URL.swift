@@ -3,12 +3,14 @@ import Foundation
 extension RedisEndpoint {
     /// Parses a `--redis` URL: `redis://[user:password@]host[:port][/db]`, `rediss://…` (TLS), or
     /// `redis-sentinel://[user:password@]host[:port][,host[:port]…][/db]?master=NAME[&sentinel-password=…][&tls=true]`
-    /// (Sentinels on 26379 by default; the user and password are the data nodes'). User and password may be
+    /// (Sentinels on 26379 by default; the user and password are the data nodes'). With `cluster`, `redis://` and
+    /// `rediss://` name a seed node of a Redis Cluster, more seeds as `?addr=host:port&addr=…`, database 0 alone
+    /// (`Target.cluster`). User and password may be
     /// percent-encoded (`%40` for `@`); IPv6 hosts go in brackets. TLS starts with the default options (the system's
     /// trust store, the URL's host verified). `passwordGivenApart`: the password comes from elsewhere
     /// (`--redis-password-file`), so a user without one is not an error. Throws `RedisError.invalidURL`, whose message
     /// never contains a password.
-    public init(url: String, passwordGivenApart: Bool = false) throws(RedisError) {
+    public init(url: String, passwordGivenApart: Bool = false, cluster: Bool = false) throws(RedisError) {
         guard let schemeEnd = url.firstRange(of: "://") else {
             throw RedisError.invalidURL(
                 "Redis URL must look like redis://[[user]:password@]host[:port][/db] (or rediss://, redis-sentinel://)")
@@ -24,8 +26,9 @@ extension RedisEndpoint {
         guard !rest.contains("#") else { throw RedisError.invalidURL("Redis URL must not have a fragment") }
         var query: Substring = ""
         if let mark = rest.firstIndex(of: "?") {
-            guard scheme == "redis-sentinel" else {
-                throw RedisError.invalidURL("Redis URL must not have a query (only redis-sentinel:// takes ?master=NAME)")
+            guard scheme == "redis-sentinel" || cluster else {
+                throw RedisError.invalidURL(
+                    "Redis URL must not have a query (only redis-sentinel:// takes ?master=NAME, and a cluster's seed ?addr=HOST:PORT)")
             }
             query = rest[rest.index(after: mark)...]
             rest = rest[..<mark]
@@ -62,16 +65,30 @@ extension RedisEndpoint {
             }
         }
         var parameters: [String: String] = [:]
+        var moreSeeds: [Address] = []
         for pair in query.split(separator: "&") where !pair.isEmpty {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let name = String(parts[0])
-            guard ["master", "sentinel-password", "tls"].contains(name) else {
-                throw RedisError.invalidURL(
-                    "Redis URL query parameter is not known (redis-sentinel:// takes master, sentinel-password, tls)")
+            let value = parts.count > 1 ? parts[1] : ""
+            if scheme != "redis-sentinel", name == "addr" {
+                moreSeeds.append(try Self.address(value, defaultPort: 6379))
+                continue
             }
-            parameters[name] = try Self.decoded(parts.count > 1 ? parts[1] : "", name)
+            guard scheme == "redis-sentinel", ["master", "sentinel-password", "tls"].contains(name) else {
+                throw RedisError.invalidURL(
+                    "Redis URL query parameter is not known (redis-sentinel:// takes master, sentinel-password, tls; a cluster's seed addr)")
+            }
+            parameters[name] = try Self.decoded(value, name)
         }
-        if scheme == "redis-sentinel" {
+        if cluster {
+            guard scheme != "redis-sentinel" else {
+                throw RedisError.invalidURL("a Redis Cluster is named by a seed node, redis:// or rediss://, not redis-sentinel://")
+            }
+            guard database == 0 else { throw RedisError.invalidURL("a Redis Cluster has database 0 only") }
+            self.init(
+                target: .cluster(seeds: [try Self.address(hosts, defaultPort: 6379)] + moreSeeds),
+                tls: scheme == "rediss" ? RedisTLSOptions() : nil, user: username, password: password)
+        } else if scheme == "redis-sentinel" {
             guard let masterName = parameters["master"], !masterName.isEmpty else {
                 throw RedisError.invalidURL("redis-sentinel:// URL needs ?master=NAME")
             }

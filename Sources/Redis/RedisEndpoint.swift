@@ -8,8 +8,10 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
         /// One node.
         case node(Address)
         /// The Sentinels to ask, in order, for the primary of `masterName`; `password` is theirs (`sentinel-password=`),
-        /// the endpoint's own user and password are the data nodes'. (Redis Cluster's seed nodes will be a third case.)
+        /// the endpoint's own user and password are the data nodes'.
         case sentinel(sentinels: [Address], masterName: String, password: String?)
+        /// Nodes of a Redis Cluster to read the slot map from (`RedisClusterClient`), in order.
+        case cluster(seeds: [Address])
     }
 
     public var target: Target
@@ -38,11 +40,13 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
         self.init(target: .node(Address(host: host, port: port)), tls: tls, user: user, password: password, database: database)
     }
 
-    /// The node's address; a Sentinel group's first Sentinel (what is shown before a primary is known).
+    /// The node's address; a Sentinel group's first Sentinel (what is shown before a primary is known); a cluster's
+    /// first seed.
     public var address: Address {
         switch target {
         case .node(let address): address
         case .sentinel(let sentinels, _, _): sentinels[0]
+        case .cluster(let seeds): seeds[0]
         }
     }
 
@@ -75,6 +79,9 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
             let list = sentinels.map(\.description).joined(separator: ",")
             let secret = sentinelPassword == nil ? "" : "&sentinel-password=***"
             return "redis-sentinel://\(credentials)\(list)/\(database)?master=\(masterName)\(secret)\(tls == nil ? "" : "&tls=true")"
+        case .cluster(let seeds):
+            let more = seeds.dropFirst().map { "addr=\($0)" }.joined(separator: "&")
+            return "\(tls == nil ? "redis" : "rediss")://\(credentials)\(seeds[0])/0\(more.isEmpty ? "" : "?" + more)"
         }
     }
 

@@ -31,6 +31,22 @@ struct RedisURLTests {
         #expect(url.holdsSecrets)
     }
 
+    @Test func clusterSeeds() throws {
+        let url = try RedisEndpoint(url: "rediss://app:pw@n1:7000?addr=n2:7001&addr=[::1]", cluster: true)
+        #expect(url.target == .cluster(seeds: [.init(host: "n1", port: 7000), .init(host: "n2", port: 7001), .init(host: "::1", port: 6379)]))
+        #expect(url.tls != nil && url.user == "app" && url.password == "pw" && url.database == 0)
+        #expect(url.description == "rediss://app:***@n1:7000/0?addr=n2:7001&addr=[::1]:6379")
+        #expect(url.address == .init(host: "n1", port: 7000))
+        #expect(try RedisEndpoint(url: "redis://n1", cluster: true).target == .cluster(seeds: [.init(host: "n1", port: 6379)]))
+        // Without --redis-cluster, a seed list is no URL; a cluster has database 0 alone and no Sentinels.
+        for (text, cluster) in [
+            ("redis://n1?addr=n2", false), ("redis://n1/1", true), ("redis-sentinel://s1?master=m", true),
+            ("redis://n1?addr=n2:99999", true), ("redis://n1?master=m", true),
+        ] {
+            #expect(throws: RedisError.self, "\(text)") { try RedisEndpoint(url: text, cluster: cluster) }
+        }
+    }
+
     @Test(arguments: [
         "http://x", "redis//x", "redis://", "redis://:pw@", "redis://host:0", "redis://host:70000", "redis://host/abc",
         "redis://host?master=x", "redis-sentinel://s1", "redis-sentinel://s1,,s2?master=m", "redis-sentinel://s1?master=m&tls=yes",

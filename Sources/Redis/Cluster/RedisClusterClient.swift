@@ -25,8 +25,8 @@ public final class RedisClusterClient: Sendable {
     /// At most this many redirections (and retries after a failover) per command.
     static let attempts = 8
 
-    /// A client of the cluster `seeds` belong to (default: the endpoint's node). Reads nothing yet: the map is read by
-    /// the first command (or `refreshMap()`).
+    /// A client of the cluster `seeds` belong to (default: the endpoint's seeds, `Target.cluster`, or its node). Reads
+    /// nothing yet: the map is read by the first command (or `refreshMap()`).
     public init(
         endpoint: RedisEndpoint, seeds: [RedisEndpoint.Address]? = nil, timeout: Duration, connectionsPerNode: Int = 2,
         refreshInterval: Duration = .milliseconds(100),
@@ -34,7 +34,11 @@ public final class RedisClusterClient: Sendable {
         logger: Logger = Logger(label: "unicache.redis")
     ) {
         self.endpoint = endpoint
-        self.seeds = seeds ?? [endpoint.address]
+        if case .cluster(let named) = endpoint.target {
+            self.seeds = seeds ?? named
+        } else {
+            self.seeds = seeds ?? [endpoint.address]
+        }
         self.timeout = timeout
         self.connectionsPerNode = connectionsPerNode
         self.refreshInterval = refreshInterval
