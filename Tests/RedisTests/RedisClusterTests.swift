@@ -106,6 +106,37 @@ struct RedisClusterTests {
         }
     }
 
+    @Test func aShardedChannelIsHeardOnItsSlotsPrimaryUntilTheSlotMoves() async throws {
+        try await withService(RedisTestCluster.start()) { cluster in
+            let client = RedisClusterClient(endpoint: cluster.seed, timeout: .seconds(5))
+            defer { client.shutdown() }
+            let channel = "{s7}inval"
+            let slot = RedisHashSlot.of(channel)
+            let subscription = try await client.shardedSubscription(to: [channel])
+            var messages = subscription.messages.makeAsyncIterator()
+            #expect(try await client.send(RedisCommand("SPUBLISH", channel, "hello"), key: channel.utf8) == .integer(1))
+            let heard = await messages.next()
+            #expect(heard == RedisPubSubMessage(channel: channel, payload: Array("hello".utf8), isSharded: true))
+
+            // The slot moves to another primary: Redis ends the subscription; a new one follows the MOVED there.
+            let map = try #require(client.map)
+            let owner = try #require(map.primary(serving: slot))
+            let targetAddress = try #require(map.primaries.first { $0 != owner })
+            let target = try #require(cluster.node(at: targetAddress.port))
+            let targetID = try await nodeID(target)
+            for node in cluster.nodes {
+                _ = try await redisCommand(node, "CLUSTER", "SETSLOT", "\(slot)", "NODE", targetID)
+            }
+            #expect(await messages.next() == nil)
+            let again = try await client.shardedSubscription(to: [channel])
+            defer { again.closeSoon() }
+            #expect(client.statistics.moved == 1)
+            var moved = again.messages.makeAsyncIterator()
+            #expect(try await client.send(RedisCommand("SPUBLISH", channel, "again"), key: channel.utf8) == .integer(1))
+            #expect(await moved.next()?.payload == Array("again".utf8))
+        }
+    }
+
     private func nodeID(_ node: RedisServerProcess) async throws -> String {
         try #require(try await redisCommand(node, "CLUSTER", "MYID").text)
     }

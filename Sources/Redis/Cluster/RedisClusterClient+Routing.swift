@@ -25,11 +25,7 @@ extension RedisClusterClient {
             case nil:
                 return reply
             case .moved(let movedSlot, let to)?:
-                state.withLockedValue { state in
-                    state.moved += 1
-                    state.map = state.map?.moving(movedSlot, to: to)
-                }
-                refreshSoon()
+                moved(movedSlot, to: to)
                 (redirected, asking) = (to, false)
             case .ask(_, let to)?:
                 state.withLockedValue { $0.ask += 1 }
@@ -42,8 +38,17 @@ extension RedisClusterClient {
         throw .unavailable("slot \(slot) of \(endpoint): still redirected after \(Self.attempts) attempts")
     }
 
+    /// A `MOVED`: counted, the slot's owner patched in the map, and the whole map read again soon.
+    func moved(_ slot: Int, to address: RedisEndpoint.Address) {
+        state.withLockedValue { state in
+            state.moved += 1
+            state.map = state.map?.moving(slot, to: address)
+        }
+        refreshSoon()
+    }
+
     /// The primary serving `slot`, the map read first when there is none or it names none.
-    private func owner(of slot: Int) async throws(RedisError) -> RedisEndpoint.Address {
+    func owner(of slot: Int) async throws(RedisError) -> RedisEndpoint.Address {
         if let owner = state.withLockedValue({ $0.map?.primary(serving: slot) }) { return owner }
         guard let owner = await refreshMap()?.primary(serving: slot) else {
             throw .unavailable("no primary of the cluster at \(endpoint) serves slot \(slot)")

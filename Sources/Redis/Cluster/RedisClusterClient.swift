@@ -95,14 +95,19 @@ public final class RedisClusterClient: Sendable {
         for node in nodes { node.shutdown() }
     }
 
+    /// The endpoint of the node at `address`: the cluster's credentials and TLS.
+    func endpoint(of address: RedisEndpoint.Address) -> RedisEndpoint {
+        var node = endpoint
+        node.target = .node(address)
+        return node
+    }
+
     /// The node client for `address` (made on first use).
     func node(_ address: RedisEndpoint.Address) -> RedisNodeClient {
         let (node, shutDown) = state.withLockedValue { state -> (RedisNodeClient, Bool) in
             if let node = state.nodes[address] { return (node, false) }
-            var nodeEndpoint = endpoint
-            nodeEndpoint.target = .node(address)
             let node = RedisNodeClient(
-                endpoint: nodeEndpoint, timeout: timeout, size: connectionsPerNode,
+                endpoint: endpoint(of: address), timeout: timeout, size: connectionsPerNode,
                 eventLoopGroup: eventLoopGroup, logger: logger)
             if !state.isShutDown { state.nodes[address] = node }
             return (node, state.isShutDown)

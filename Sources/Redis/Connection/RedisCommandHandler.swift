@@ -72,6 +72,11 @@ final class RedisCommandHandler: ChannelDuplexHandler {
             return
         }
         guard !pending.isEmpty else {
+            // Redis 7 unsubscribes a sharded channel whose slot moved to another node: the subscription ends.
+            if onMessage != nil, value.array?.first?.text == "sunsubscribe" {
+                context.close(promise: nil)
+                return
+            }
             fail(context, .protocolViolation("a reply to no command"))
             return
         }
