@@ -141,3 +141,39 @@ struct RedisClusterTests {
         try #require(try await redisCommand(node, "CLUSTER", "MYID").text)
     }
 }
+
+/// ACL users on a cluster (CONTRACT §10.2 on every node).
+@Suite("Redis Cluster client as an ACL user")
+struct RedisClusterACLTests {
+    @Test func everyNodeIsReachedAsTheUserAndAWrongPasswordIsARefusal() async throws {
+        let rules = ["--user", "app", "on", ">pw", "~unicache:*", "&unicache:*", "+@all"]
+        try await withService(RedisTestCluster.start(extraArguments: rules)) { cluster in
+            var app = cluster.seed
+            app.user = "app"
+            app.password = "pw"
+            let client = RedisClusterClient(endpoint: app, timeout: .seconds(5))
+            defer { client.shutdown() }
+            for index in 0..<30 {
+                let key = "unicache:\(index)"
+                #expect(try await client.send(RedisCommand("SET", key, "v"), key: key.utf8) == .status("OK"))
+            }
+            #expect(try await client.send(RedisCommand("SET", "other", "v"), key: "other".utf8).errorReply?.kind == .noPerm)
+            for primary in try await client.primaries() {
+                #expect(try await primary.send(RedisCommand("ACL", "WHOAMI")) == .string(Array("app".utf8)))
+            }
+
+            var wrong = app
+            wrong.password = "not-pw"
+            let refused = RedisClusterClient(endpoint: wrong, timeout: .seconds(5))
+            defer { refused.shutdown() }
+            let error = await #expect(throws: RedisError.self) {
+                try await refused.send(RedisCommand("GET", "unicache:1"), key: "unicache:1".utf8)
+            }
+            guard case .refused(let reason)? = error else {
+                Issue.record("not a refusal: \(String(describing: error))")
+                return
+            }
+            #expect(reason.contains("app") && !reason.contains("not-pw"), "\(reason)")
+        }
+    }
+}

@@ -40,21 +40,28 @@ extension RedisClusterClient {
         let known = state.withLockedValue { $0.map?.primaries ?? [] }
         var asked: Set<RedisEndpoint.Address> = []
         var found: RedisClusterMap?
-        var failures: [String] = []
+        var failures: [RedisError] = []
         for address in known + seeds where asked.insert(address).inserted {
             do throws(RedisError) {
                 found = try await readMap(from: address)
                 break
             } catch {
-                failures.append(error.reason)
+                failures.append(error)
             }
         }
+        let reasons = failures.map(\.reason).joined(separator: "; ")
         let (map, retired) = state.withLockedValue { state -> (RedisClusterMap?, [RedisNodeClient]) in
             defer {
                 state.refresh = nil
                 state.lastRefresh = .now
             }
-            guard let found, !state.isShutDown else { return (state.map, []) }
+            guard let found, !state.isShutDown else {
+                // A refusal of the credentials is what to fix: it is told rather than the other nodes' outcome.
+                let refusal = failures.first { if case .refused = $0 { true } else { false } }
+                state.mapFailure = refusal ?? .unavailable("no node of the cluster told its slot map: \(reasons)")
+                return (state.map, [])
+            }
+            state.mapFailure = nil
             state.refreshes += 1
             state.map = found
             let primaries = Set(found.primaries)
@@ -68,7 +75,7 @@ extension RedisClusterClient {
                 "primaries": "\(found.shards.count)", "slotsCovered": "\(found.slotsCovered)",
             ])
         } else {
-            logger.warning("no Redis Cluster node told the slot map", metadata: ["reasons": "\(failures.joined(separator: "; "))"])
+            logger.warning("no Redis Cluster node told the slot map", metadata: ["reasons": "\(reasons)"])
         }
         return map
     }

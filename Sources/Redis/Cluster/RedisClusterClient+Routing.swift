@@ -47,12 +47,13 @@ extension RedisClusterClient {
         refreshSoon()
     }
 
-    /// The primary serving `slot`, the map read first when there is none or it names none.
+    /// The primary serving `slot`, the map read first when there is none or it names none. Throws why no map could
+    /// be read (`.refused` for the credentials), or that no primary serves the slot.
     func owner(of slot: Int) async throws(RedisError) -> RedisEndpoint.Address {
         if let owner = state.withLockedValue({ $0.map?.primary(serving: slot) }) { return owner }
-        guard let owner = await refreshMap()?.primary(serving: slot) else {
-            throw .unavailable("no primary of the cluster at \(endpoint) serves slot \(slot)")
-        }
-        return owner
+        let map = await refreshMap()
+        if let owner = map?.primary(serving: slot) { return owner }
+        if map == nil, let failure = state.withLockedValue({ $0.mapFailure }) { throw failure }
+        throw .unavailable("no primary of the cluster at \(endpoint) serves slot \(slot)")
     }
 }

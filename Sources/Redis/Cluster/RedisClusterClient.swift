@@ -67,7 +67,9 @@ public final class RedisClusterClient: Sendable {
     /// The node client of every primary (reading the map first when there is none): for what runs on each node
     /// (`SCAN`).
     public func primaries() async throws(RedisError) -> [RedisNodeClient] {
-        guard let map = try await currentMap() else { throw .unavailable("no node of \(endpoint) told the cluster's map") }
+        guard let map = try await currentMap() else {
+            throw state.withLockedValue { $0.mapFailure } ?? .unavailable("no node of \(endpoint) told the cluster's map")
+        }
         return map.primaries.map(node)
     }
 
@@ -137,6 +139,8 @@ struct ClusterState: Sendable {
     /// The read of the map under way, which callers meanwhile share.
     var refresh: Task<RedisClusterMap?, Never>?
     var lastRefresh: ContinuousClock.Instant?
+    /// Why the last read of the map found none (a refusal of the credentials when there was one); nil after a success.
+    var mapFailure: RedisError?
     var moved = 0
     var ask = 0
     var refreshes = 0
