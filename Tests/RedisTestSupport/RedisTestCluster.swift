@@ -1,5 +1,14 @@
 import Redis
+import TLSTestSupport
 import TestSupport
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 
 /// A Redis Cluster of real `redis-server` nodes on free loopback ports, for tests: `primaries` primaries with
@@ -16,9 +25,13 @@ public final class RedisTestCluster: StoppableService {
         self.folder = folder
     }
 
-    /// Starts the nodes, makes them a cluster and returns once every node says `cluster_state:ok`.
+    /// Starts the nodes, makes them a cluster and returns once every node says `cluster_state:ok`. With `tls`, each
+    /// node also listens for TLS (`tls-port`, a free port of its own, its certificate `tls.server` from `tls.pki`) and
+    /// the cluster bus and replication run over TLS (`tls-cluster yes`: nodes verify one another, so each presents
+    /// `tls.client`, a client certificate, when it connects); the plain ports stay for the tests' own commands.
     public static func start(
-        primaries: Int = 3, replicasPerPrimary: Int = 1, extraArguments: [String] = []
+        primaries: Int = 3, replicasPerPrimary: Int = 1, extraArguments: [String] = [],
+        tls: (pki: TestCertificate.Authority, server: (certificate: String, key: String), client: (certificate: String, key: String))? = nil
     ) async throws -> RedisTestCluster {
         let folder = try TemporaryFolder("redis-cluster")
         var nodes: [RedisServerProcess] = []
@@ -28,7 +41,18 @@ public final class RedisTestCluster: StoppableService {
                     // The cluster bus needs a free port too (`cluster-port`: by default the port + 10000).
                     let bus = try ReservedPort()
                     bus.release()
-                    return RedisServerProcess.standardArguments(port: port, directory: folder.path) + [
+                    var tlsArguments: [String] = []
+                    if let tls {
+                        let tlsPort = try ReservedPort()
+                        tlsPort.release()
+                        tlsArguments = [
+                            "--tls-port", String(tlsPort.port), "--tls-cert-file", tls.server.certificate,
+                            "--tls-key-file", tls.server.key, "--tls-client-cert-file", tls.client.certificate,
+                            "--tls-client-key-file", tls.client.key, "--tls-ca-cert-file", tls.pki.caFile,
+                            "--tls-auth-clients", "no", "--tls-cluster", "yes", "--tls-replication", "yes",
+                        ]
+                    }
+                    return RedisServerProcess.standardArguments(port: port, directory: folder.path) + tlsArguments + [
                         "--cluster-enabled", "yes", "--cluster-config-file", "nodes-\(port).conf",
                         "--cluster-port", String(bus.port), "--cluster-node-timeout", "1000",
                         "--cluster-require-full-coverage", "no",
@@ -69,8 +93,24 @@ public final class RedisTestCluster: StoppableService {
                 "--cluster-replicas", String(replicasPerPrimary), "--cluster-yes",
             ],
             readyMarker: "All 16384 slots covered")
-        // It exits once the nodes have joined (about a second).
-        await cli.waitForExit()
+        // It exits once the nodes have joined (about a second); one that hangs is stopped after 60 s.
+        let exited = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await cli.waitForExit()
+                return true
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(60))
+                return false
+            }
+            let first = await group.next() ?? false
+            if !first { cli.signal(SIGKILL) }
+            group.cancelAll()
+            return first
+        }
+        guard exited else {
+            throw RedisProcessError("redis-cli --cluster create did not end within 60 s; it said:\n\(cli.outputText.suffix(2000))")
+        }
         for node in nodes {
             // Whole, and a replica in step with its primary: one that never was does not stand for election.
             let whole = try await poll(within: .seconds(30)) {

@@ -2,6 +2,7 @@ import Redis
 import RedisTestSupport
 import Testing
 import TestSupport
+import TLSTestSupport
 
 /// The cluster client against a real six-node cluster (three primaries, three replicas) the tests start.
 @Suite("Redis Cluster client against a real cluster")
@@ -174,6 +175,40 @@ struct RedisClusterACLTests {
                 return
             }
             #expect(reason.contains("app") && !reason.contains("not-pw"), "\(reason)")
+        }
+    }
+}
+
+/// A cluster over TLS (`tls-cluster yes`, CONTRACT §13.2): every node is reached on its TLS port, verified.
+@Suite("Redis Cluster client over TLS")
+struct RedisClusterTLSTests {
+    @Test func theMapNamesTheTLSPortsAndEveryNodeIsVerified() async throws {
+        let temporary = try TemporaryFolder("unicache-cluster-tls")
+        defer { temporary.remove() }
+        let pki = try TestCertificate.Authority(folder: temporary.url)
+        let nodeCertificates = (pki, try pki.issue(), try pki.issue(commonName: "node", dnsNames: [], client: true))
+        try await withService(RedisTestCluster.start(tls: nodeCertificates)) { cluster in
+            let tlsPort = try #require(try await redisCommand(cluster.nodes[0], "CONFIG", "GET", "tls-port").array?.last?.int)
+            var seed = RedisEndpoint(host: "127.0.0.1", port: tlsPort)
+            seed.tls = RedisTLSOptions(caFile: pki.caFile, serverName: "localhost")
+            let client = RedisClusterClient(endpoint: seed, timeout: .seconds(5))
+            defer { client.shutdown() }
+            for index in 0..<30 {
+                let key = "tls-\(index)"
+                #expect(try await client.send(RedisCommand("SET", key, "v"), key: key.utf8) == .status("OK"))
+            }
+            let map = try #require(client.map)
+            let plainPorts = Set(cluster.nodes.map(\.port))
+            #expect(map.primaries.count == 3 && map.primaries.allSatisfy { !plainPorts.contains($0.port) })
+
+            // A certificate that does not verify is refused on every node: no map, no command.
+            let otherCA = try TestCertificate.Authority(folder: temporary.url, name: "someone else's CA")
+            var untrusted = seed
+            untrusted.tls = RedisTLSOptions(caFile: otherCA.caFile, serverName: "localhost")
+            let refused = RedisClusterClient(endpoint: untrusted, timeout: .seconds(5))
+            defer { refused.shutdown() }
+            await #expect(throws: RedisError.self) { try await refused.send(.get("tls-1"), key: "tls-1".utf8) }
+            #expect(refused.map == nil)
         }
     }
 }
