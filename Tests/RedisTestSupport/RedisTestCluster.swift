@@ -2,14 +2,6 @@ import Redis
 import TLSTestSupport
 import TestSupport
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 
 /// A Redis Cluster of real `redis-server` nodes on free loopback ports, for tests: `primaries` primaries with
 /// `replicasPerPrimary` replicas each (`redis-cli --cluster create … --cluster-yes`), every node with
@@ -94,20 +86,7 @@ public final class RedisTestCluster: StoppableService {
             ],
             readyMarker: "All 16384 slots covered")
         // It exits once the nodes have joined (about a second); one that hangs is stopped after 60 s.
-        let exited = await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                await cli.waitForExit()
-                return true
-            }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(60))
-                return false
-            }
-            let first = await group.next() ?? false
-            if !first { cli.signal(SIGKILL) }
-            group.cancelAll()
-            return first
-        }
+        let exited = await cli.waitForExit(within: .seconds(60))
         guard exited else {
             throw RedisProcessError("redis-cli --cluster create did not end within 60 s; it said:\n\(cli.outputText.suffix(2000))")
         }
