@@ -69,6 +69,34 @@ public final class RedisTestCluster: StoppableService {
         nodes.first { $0.port == port }
     }
 
+    /// Starts moving `slot` from `source` to `target` as `redis-cli --cluster reshard` does: the target importing, the
+    /// source migrating, the slot's keys migrated. Commands on the slot are then answered `ASK` by the source.
+    public func beginMoving(_ slot: Int, from source: RedisServerProcess, to target: RedisServerProcess) async throws {
+        _ = try await redisCommand(target, "CLUSTER", "SETSLOT", "\(slot)", "IMPORTING", try await nodeID(source))
+        _ = try await redisCommand(source, "CLUSTER", "SETSLOT", "\(slot)", "MIGRATING", try await nodeID(target))
+        let keys = try await redisCommand(source, "CLUSTER", "GETKEYSINSLOT", "\(slot)", "1000").array ?? []
+        for key in keys.compactMap(\.text) {
+            _ = try await redisCommand(source, "MIGRATE", "127.0.0.1", "\(target.port)", key, "0", "5000")
+        }
+    }
+
+    /// Ends the move: the slot is the target's, told to the target first (which raises its configuration epoch, so
+    /// that the source's gossip cannot take the slot back), then to every other node.
+    public func finishMoving(_ slot: Int, to target: RedisServerProcess) async throws {
+        let targetID = try await nodeID(target)
+        for node in [target] + nodes.filter({ $0 !== target }) {
+            _ = try await redisCommand(node, "CLUSTER", "SETSLOT", "\(slot)", "NODE", targetID)
+        }
+    }
+
+    /// `CLUSTER MYID` of `node`.
+    public func nodeID(_ node: RedisServerProcess) async throws -> String {
+        guard let id = try await redisCommand(node, "CLUSTER", "MYID").text else {
+            throw RedisProcessError("CLUSTER MYID of \(node.port) is not text")
+        }
+        return id
+    }
+
     /// Stops every node (by PID) and removes their files. Idempotent.
     public func stop() async {
         for node in nodes { await node.stop() }

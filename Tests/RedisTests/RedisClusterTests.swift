@@ -56,20 +56,16 @@ struct RedisClusterTests {
             let source = try #require(cluster.node(at: sourceAddress.port))
             let targetAddress = try #require(map.primaries.first { $0 != sourceAddress })
             let target = try #require(cluster.node(at: targetAddress.port))
-            let (sourceID, targetID) = (try await nodeID(source), try await nodeID(target))
 
             // Mid-migration, the key moved already: the source answers ASK, the target serves it after ASKING.
-            _ = try await redisCommand(target, "CLUSTER", "SETSLOT", "\(slot)", "IMPORTING", sourceID)
-            _ = try await redisCommand(source, "CLUSTER", "SETSLOT", "\(slot)", "MIGRATING", targetID)
-            #expect(try await redisCommand(source, "MIGRATE", "127.0.0.1", "\(target.port)", key, "0", "5000") == .status("OK"))
+            try await cluster.beginMoving(slot, from: source, to: target)
+            #expect(try await redisCommand(source, "GET", key).errorReply?.kind == .ask)
             #expect(try await client.send(.get(key), key: key.utf8) == .string(Array("value".utf8)))
             #expect(client.statistics.ask == 1)
             #expect(client.map?.primary(serving: slot)?.port == source.port, "an ASK does not change the map")
 
             // The slot is the target's now: MOVED, followed, and the map says so.
-            for node in cluster.nodes {
-                _ = try await redisCommand(node, "CLUSTER", "SETSLOT", "\(slot)", "NODE", targetID)
-            }
+            try await cluster.finishMoving(slot, to: target)
             #expect(try await client.send(.get(key), key: key.utf8) == .string(Array("value".utf8)))
             #expect(client.statistics.moved == 1)
             #expect(client.map?.primary(serving: slot)?.port == target.port)
@@ -124,10 +120,9 @@ struct RedisClusterTests {
             let owner = try #require(map.primary(serving: slot))
             let targetAddress = try #require(map.primaries.first { $0 != owner })
             let target = try #require(cluster.node(at: targetAddress.port))
-            let targetID = try await nodeID(target)
-            for node in cluster.nodes {
-                _ = try await redisCommand(node, "CLUSTER", "SETSLOT", "\(slot)", "NODE", targetID)
-            }
+            let source = try #require(cluster.node(at: owner.port))
+            try await cluster.beginMoving(slot, from: source, to: target)
+            try await cluster.finishMoving(slot, to: target)
             #expect(await messages.next() == nil)
             let again = try await client.shardedSubscription(to: [channel])
             defer { again.closeSoon() }
@@ -136,10 +131,6 @@ struct RedisClusterTests {
             #expect(try await client.send(RedisCommand("SPUBLISH", channel, "again"), key: channel.utf8) == .integer(1))
             #expect(await moved.next()?.payload == Array("again".utf8))
         }
-    }
-
-    private func nodeID(_ node: RedisServerProcess) async throws -> String {
-        try #require(try await redisCommand(node, "CLUSTER", "MYID").text)
     }
 }
 
