@@ -1,6 +1,6 @@
 import Foundation
 import NIOConcurrencyHelpers
-import RedisClient
+import Redis
 import UnifiedCache
 import UpstreamGate
 

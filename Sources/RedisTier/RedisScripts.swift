@@ -1,3 +1,5 @@
+import Redis
+
 /// The Lua scripts of the shared tier: each change, its entry in the fleet's log and its announcement are one
 /// atomic step in Redis, so the log holds a change exactly when it is published, under the id the message carries.
 enum RedisScripts {

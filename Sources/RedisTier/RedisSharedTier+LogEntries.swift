@@ -1,5 +1,5 @@
 import Logging
-import RedisClient
+import Redis
 import UnifiedCache
 
 /// The fleet's log as `XRANGE` returns it, and what an instance does with a change it cannot read.

@@ -1,4 +1,4 @@
-import RedisClient
+import Redis
 import UnifiedCache
 
 /// The invalidation channel: other instances' messages become events for the manager; a (re)subscription catches
@@ -15,7 +15,7 @@ extension RedisSharedTier {
     /// checkpoint's writes, as child tasks of the caller's until it is cancelled. Then the checkpoint is written once
     /// more (the caller has flushed the local tiers' writes), events stop and the command connections close.
     public func run() async {
-        commands.pool.onPrimarySwitch { [weak self] in self?.primarySwitched() }
+        commands.node.onPrimarySwitch { [weak self] in self?.primarySwitched() }
         logger.info(
             "shared tier started",
             metadata: ["redis": "\(configuration.endpoint)", "prefix": "\(configuration.prefix)", "instance": "\(commands.instanceID)"])
@@ -34,7 +34,7 @@ extension RedisSharedTier {
             $0.handler = nil
             $0.settled = nil
         }
-        commands.pool.shutdown()
+        commands.node.shutdown()
         waiters.wakeAll()
     }
 
@@ -51,7 +51,7 @@ extension RedisSharedTier {
     func makeSubscriber() -> RedisSubscriber {
         RedisSubscriber(
             endpoint: configuration.endpoint, channel: keys.channel, timeout: max(configuration.timeout, .seconds(1)),
-            failures: commands.pool.connectFailures, logger: logger
+            failures: commands.node.connectFailures, logger: logger
         ) { [weak self] event in
             self?.handle(event)
         }
@@ -188,8 +188,7 @@ extension RedisSharedTier {
             do throws(SharedTierUnavailable) {
                 reply = try await commands.run(
                     "log",
-                    ["XRANGE", keys.log, "\(position.position)", "+", "COUNT", "\(configuration.catchUpBatch + 1)"]
-                        .map(RedisCommands.bytes))
+                    .xrange(keys.log, from: "\(position.position)", to: "+", count: configuration.catchUpBatch + 1))
             } catch {
                 return .unavailable
             }

@@ -1,8 +1,8 @@
 import Clocks
 import Foundation
 import Logging
-import RedisClient
 import NIOConcurrencyHelpers
+import Redis
 import UnifiedCache
 
 /// What the shared tier needs to know (CONTRACT §6).
@@ -16,7 +16,7 @@ public struct RedisTierConfiguration: Sendable {
     public var leaseTime: Duration
     /// How often a waiter asks Redis when no message came (a lost message costs this much, not a fetch).
     public var fillPollInterval: Duration
-    /// Command contexts in the commands.pool.
+    /// Connections of the node client.
     public var connections: Int
     /// About how many changes the fleet's invalidation log keeps (`XADD … MAXLEN ~`: at least this many), every
     /// invalidation and every newly stored value counted. An instance away for fewer changes than this catches up;
@@ -119,7 +119,7 @@ public final class RedisSharedTier: SharedTier {
     // MARK: Entries
 
     public func load(_ key: String) async throws(SharedTierUnavailable) -> CacheEntry? {
-        let reply = try await commands.run("get", ["GET", keys.entry(key)].map(RedisCommands.bytes))
+        let reply = try await commands.run("get", .get(keys.entry(key)))
         guard case .string(let bytes) = reply else {
             commands.counters.miss()
             return nil
@@ -172,9 +172,9 @@ public final class RedisSharedTier: SharedTier {
         answer: @escaping @Sendable (CacheEntry?) -> Void
     ) -> Bool {
         // While the breaker refuses commands, `load` alone meets (and counts) the refusal.
-        guard commands.pool.isAvailable else { return false }
+        guard commands.node.isAvailable else { return false }
         let counters = commands.counters
-        commands.pool.command(["GET", keys.entry(key)].map(RedisCommands.bytes)) { [codec] reply in
+        commands.node.send(.get(keys.entry(key))) { [codec] reply in
             counters.operation("get", RedisCommands.result(reply))
             guard case .success(.string(let bytes)) = reply, let entry = try? codec.decode(bytes, key: key),
                 accept(entry)
@@ -277,7 +277,7 @@ public final class RedisSharedTier: SharedTier {
                     "invalidate", RedisScripts.delete, keys: [keys.log] + batch,
                     arguments: [keys.channel, messageHead, change, "\(configuration.logLength)"])
             } else {
-                _ = try await commands.run("invalidate", (["DEL"] + batch).map(RedisCommands.bytes))
+                _ = try await commands.run("invalidate", .del(batch))
             }
             removed += batch.map { String($0.dropFirst(keys.prefix.count)) }
         } while start < found.count
@@ -289,7 +289,7 @@ public final class RedisSharedTier: SharedTier {
         var cursor = "0"
         var found: [String] = []
         repeat {
-            let reply = try await commands.run("scan", ["SCAN", cursor, "MATCH", pattern, "COUNT", "1000"].map(RedisCommands.bytes))
+            let reply = try await commands.run("scan", .scan(cursor: cursor, match: pattern, count: 1000))
             guard case .array(let parts) = reply, parts.count == 2, case .string(let next) = parts[0],
                 case .array(let names) = parts[1]
             else { throw SharedTierUnavailable(reason: "unexpected SCAN reply") }
@@ -308,7 +308,7 @@ public final class RedisSharedTier: SharedTier {
         let token = RedisCommands.randomToken()
         do {
             let reply = try await commands.run(
-                "lease", ["SET", keys.lock(key), token, "NX", "PX", "\(leaseMilliseconds)"].map(RedisCommands.bytes))
+                "lease", .setIfAbsent(keys.lock(key), token, expiringAfter: leaseMilliseconds))
             return reply == .status("OK") ? .leader(token: token) : .follower
         } catch {
             return .unavailable
@@ -383,26 +383,26 @@ public final class RedisSharedTier: SharedTier {
 
     public func statistics() -> SharedTierStatistics {
         // Connected means in step with the fleet: subscribed, and the log caught up (or the tiers reset) since.
-        let connected = commands.pool.isAvailable && (currentSubscriber?.isConnected ?? false) && sync.withLockedValue { $0.inStep }
+        let connected = commands.node.isAvailable && (currentSubscriber?.isConnected ?? false) && sync.withLockedValue { $0.inStep }
         var statistics = commands.counters.snapshot(connected: connected, state: connected ? nil : unavailableReason)
         statistics.instances = membership.size
-        statistics.endpoint = commands.pool.primary
-        statistics.failovers = commands.pool.failovers
-        statistics.tls = commands.pool.endpoint.tls != nil
-        statistics.tlsErrors = commands.pool.connectFailures.tls
-        statistics.authErrors = commands.pool.connectFailures.authentication
+        statistics.endpoint = commands.node.primary
+        statistics.failovers = commands.node.failovers
+        statistics.tls = commands.node.endpoint.tls != nil
+        statistics.tlsErrors = commands.node.connectFailures.tls
+        statistics.authErrors = commands.node.connectFailures.authentication
         return statistics
     }
 
     /// Until the first catch-up (or reset) since start-up, the disk's entries from before it wait, unless Redis
     /// cannot be asked (its breaker is open): then they answer, as a lone instance's would.
     public var vouchesForStoredEntries: Bool {
-        sync.withLockedValue { $0.vouched } || !commands.pool.isAvailable
+        sync.withLockedValue { $0.vouched } || !commands.node.isAvailable
     }
 
     /// Why the tier is not connected (never the password).
     var unavailableReason: String {
-        if let error = commands.pool.lastError { return "unreachable: \(error)" }
+        if let error = commands.node.lastError { return "unreachable: \(error)" }
         return "unreachable: the invalidation channel is not subscribed"
     }
 }

@@ -2,7 +2,7 @@ import Clocks
 import DemoUpstream
 import DiskTier
 import Logging
-import RedisClient
+import Redis
 import RedisTier
 import UnifiedCache
 import UpstreamGate

@@ -1,7 +1,7 @@
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-import RedisNIO
+import Redis
 import TestSupport
 
 /// A fake Redis or Sentinel on 127.0.0.1, port 0, for what a real server never does: a reply that never ends, a
@@ -105,7 +105,7 @@ public final class FakeRedisPeer: StoppableService {
         typealias InboundOut = [String]
         func decode(buffer: inout ByteBuffer) throws -> [String]? {
             guard let value = try RESPParser().next(from: &buffer) else { return nil }
-            return value.array?.compactMap(\.string) ?? []
+            return value.array?.compactMap(\.text) ?? []
         }
         func decodeLast(buffer: inout ByteBuffer, seenEOF: Bool) throws -> [String]? { try decode(buffer: &buffer) }
     }

@@ -1,5 +1,5 @@
 import JSONLogging
-import RedisClient
+import Redis
 import Sealing
 
 extension ServeOptions {
@@ -110,7 +110,7 @@ extension ServeOptions {
         do {
             endpoint = try RedisEndpoint(url: text.trimmingWhitespace(), passwordGivenApart: file != nil)
         } catch {
-            throw ConfigurationError(message: "\(source): \(error.message) (expected redis://[[user]:password@]host[:port][/db], rediss://… or redis-sentinel://HOST[:PORT][,…]?master=NAME)")
+            throw ConfigurationError(message: "\(source): \(error.reason) (expected redis://[[user]:password@]host[:port][/db], rediss://… or redis-sentinel://HOST[:PORT][,…]?master=NAME)")
         }
         guard let file else { return endpoint }
         guard endpoint.password == nil else {

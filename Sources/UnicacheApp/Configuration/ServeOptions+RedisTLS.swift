@@ -1,6 +1,5 @@
 import NIOCore
-import RedisClient
-import RedisNIO
+import Redis
 
 extension ServeOptions {
     /// `--redis-tls-ca`, `--redis-tls-server-name`, `--redis-tls-cert` and `--redis-tls-key` (CONTRACT §10.1) applied
@@ -32,7 +31,7 @@ extension ServeOptions {
         }
         if let nameSetting {
             let name = nameSetting.text.trimmingWhitespace()
-            guard RedisURL.Address.isValidHost(name), (try? SocketAddress(ipAddress: name, port: 0)) == nil else {
+            guard RedisEndpoint.Address.isValidHost(name), (try? SocketAddress(ipAddress: name, port: 0)) == nil else {
                 throw ConfigurationError(
                     message: "\(nameSetting.source): \(name.escapedForLog) is not a host name (the name Redis's certificate gives, e.g. redis.internal; an address is not a name)")
             }

@@ -1,7 +1,6 @@
 import Foundation
 import Logging
-import RedisClient
-import RedisNIO
+import Redis
 import TestSupport
 import Testing
 import TLSTestSupport

@@ -1,5 +1,5 @@
 import Foundation
-import RedisClient
+import Redis
 import RedisTestSupport
 import Testing
 import TestSupport
@@ -27,7 +27,8 @@ struct FleetACLTests {
     static func text(_ reply: RedisReply) -> String {
         switch reply {
         case .string(let bytes): String(decoding: bytes, as: UTF8.self)
-        case .status(let text), .error(let text): text
+        case .status(let text): text
+        case .error(let error): error.message
         case .integer(let value): "\(value)"
         case .array(let items): "[" + items.map(text).joined(separator: " ") + "]"
         case .null: "null"

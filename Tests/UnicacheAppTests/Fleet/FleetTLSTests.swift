@@ -1,6 +1,5 @@
 import Foundation
-import RedisClient
-import RedisNIO
+import Redis
 import RedisTestSupport
 import Testing
 import TestSupport

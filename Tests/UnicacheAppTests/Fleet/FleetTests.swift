@@ -1,7 +1,7 @@
 import Foundation
 import JSONLogging
 import Logging
-import RedisClient
+import Redis
 import RedisTestSupport
 import TestSupport
 import Testing
@@ -193,9 +193,9 @@ import UpstreamGate
             let a = fleet.instances[0]
             let sleeper = Task { try? await redisCommand(fleet.redis, "DEBUG", "SLEEP", "15", timeout: .seconds(2)) }
             await waitUntil("Redis is asleep", within: .seconds(10)) {
-                let probe = RedisCommandPool(endpoint: fleet.redis.endpoint, timeout: .milliseconds(20), size: 1)
+                let probe = RedisNodeClient(endpoint: fleet.redis.endpoint, timeout: .milliseconds(20), size: 1)
                 defer { probe.shutdown() }
-                return (try? await probe.command([Array("PING".utf8)])) == nil
+                return (try? await probe.send(.ping)) == nil
             }
             let started = ContinuousClock.now
             let answers = try await withThrowingTaskGroup(of: LiveService.Answer.self) { group in

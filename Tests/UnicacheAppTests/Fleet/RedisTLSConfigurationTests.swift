@@ -1,5 +1,5 @@
 import Foundation
-import RedisNIO
+import Redis
 import RedisTestSupport
 import Testing
 import TLSTestSupport
