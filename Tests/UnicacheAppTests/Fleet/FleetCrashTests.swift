@@ -14,8 +14,8 @@ struct FleetCrashTests {
     @Test func aCatchUpKilledMidwayResumesWithoutSkipping() async throws {
         try await withService(Fleet.start(instances: 1)) { fleet in
             let other = fleet.instances[0]
-            let dataDir = try AtRest.temporaryDirectory()
-            defer { try? FileManager.default.removeItem(atPath: dataDir) }
+            let folder = try TemporaryFolder("at-rest"), dataDir = folder.path
+            defer { folder.remove() }
             let checkpoint = dataDir + "/" + UnicacheService.checkpointFileName
             let client = HTTPClient.shared  // never shut down: a throw below cannot leave a client to crash in its deinit
             let arguments = [
