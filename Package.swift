@@ -233,16 +233,19 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Tests/RedisTestSupport", swiftSettings: strict),
-        // The tests' kit (never shipped): a latch, bounded polling, temporary folders, a capturing log handler, a
+        // The tests' kit (never shipped): a latch, signals, bounded polling, temporary folders, a capturing log handler, a
         // manual clock, a thread for blocking calls, a scope that stops what a test started.
         .target(
             name: "TestSupport",
             dependencies: [
-                "Clocks", "ClocksTesting",
+                "Clocks", "ClocksTesting", "TestParallelism",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             path: "Tests/TestSupport", swiftSettings: strict),
+        // How many tests run at once (four per CPU unless SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH says), set before
+        // main: a constructor in C, linked into the test bundle through TestSupport.
+        .target(name: "TestParallelism", path: "Tests/TestParallelism"),
         // The manual clocks (a monotonic one whose sleepers wake when the test moves it, a wall clock set by hand),
         // apart from TestSupport so that a benchmark can use them without Swift Testing (TestSupport re-exports them).
         .target(

@@ -47,7 +47,7 @@ public struct JSONLogHandler: LogHandler {
         if let requestID = merged["requestId"] {
             line += ",\"requestId\":" + JSONText.string(requestID.description)
         }
-        // Its W3C trace id beside it, for joining the upstream's traces (docs/operating.md).
+        // Its W3C trace id beside it, for joining the upstream's traces (docs/operations.md).
         if let traceID = merged["traceId"] {
             line += ",\"traceId\":" + JSONText.string(traceID.description)
         }

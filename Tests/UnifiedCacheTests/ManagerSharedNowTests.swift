@@ -94,8 +94,7 @@ import TestSupport
         #expect(cache.readsSharedWithoutTasks)
         let fetcher = HeldFetcher(body: "fetched")
         let load = Task { try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher) }
-        var started = fetcher.started.makeAsyncIterator()
-        _ = await started.next()
+        await fetcher.waitForStarts(1)
         #expect(!cache.cachedShared(key: "k", policy: .ttl(60)) { _ in })
         fetcher.open()
         _ = try await load.value

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import UnicacheApp
@@ -26,18 +27,14 @@ struct CoreDumpTests {
     /// (a CI clone under a mode-700 temporary folder). `install` writes it in a process of its own: written from
     /// this one, a child that another test forks meanwhile could inherit the open file and make the exec fail with
     /// "Text file busy" (ETXTBSY).
-    func executableForNobody() throws -> (folder: URL, executable: URL) {
+    func executableForNobody() async throws -> (folder: TemporaryFolder, executable: URL) {
         let built = try #require(BuiltExecutable.url)
-        let folder = URL(fileURLWithPath: "/tmp").appendingPathComponent("unicache-core-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        let folder = try TemporaryFolder("unicache-core", under: URL(fileURLWithPath: "/tmp"))
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path)
-        let copy = folder.appendingPathComponent("unicache")
-        let install = Process()
-        install.executableURL = URL(fileURLWithPath: "/usr/bin/install")
-        install.arguments = ["-m", "0755", built.path, copy.path]
-        try install.run()
-        install.waitUntilExit()
-        try #require(install.terminationStatus == 0, "install could not copy \(built.path)")
+        let copy = folder.url.appendingPathComponent("unicache")
+        let install = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/install"), ["-m", "0755", built.path, copy.path])
+        if install.status != 0 { folder.remove() }
+        try #require(install.status == 0, "install could not copy \(built.path)")
         return (folder, copy)
     }
 
@@ -49,8 +46,8 @@ struct CoreDumpTests {
         ["--upstream", "health=http://user:s3cret@127.0.0.1:9"],
     ])
     func secretsMakeTheProcessNotDumpable(secret: [String]) async throws {
-        let (folder, executable) = try executableForNobody()
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let (folder, executable) = try await executableForNobody()
+        defer { folder.remove() }
         var plain = try await ExecutableTests.Service.start(["--auth", "none"], launcher: Self.launcher, executable: executable)
         #expect(plain.port != nil, "\(plain.log)")
         let before = try coreFacts(plain.process.processIdentifier)

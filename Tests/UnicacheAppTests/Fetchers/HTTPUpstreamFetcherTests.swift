@@ -25,16 +25,12 @@ import UnifiedCache
     ) async throws {
         let upstream = TestUpstream()
         let port = try await upstream.start()
-        let client = UpstreamClient(timeout: timeout, maxBodyBytes: maxBodyBytes, clock: clock, logger: Self.logger)
-        do {
-            try await body(upstream, try client.fetcher(baseURL: TestUpstream.baseURL(port: port) + "/"))
-        } catch {
-            await client.shutdown()
-            await upstream.shutdown()
-            throw error
+        try await withService(upstream) { upstream in
+            try await withHTTPClient(UpstreamClient(timeout: timeout, maxBodyBytes: maxBodyBytes, clock: clock, logger: Self.logger)) {
+                client in
+                try await body(upstream, try client.fetcher(baseURL: TestUpstream.baseURL(port: port) + "/"))
+            }
         }
-        await client.shutdown()
-        await upstream.shutdown()
     }
 
     static func request(_ path: String, _ query: [QueryItem] = []) -> FetchRequest {
@@ -136,12 +132,11 @@ import UnifiedCache
         let reserved = try ReservedPort()
         defer { reserved.release() }
         let port = reserved.port
-        let client = UpstreamClient(timeout: .seconds(2), logger: Self.logger)
-        let fetcher = try client.fetcher(baseURL: TestUpstream.baseURL(port: port))
-        let result: Result<FetchedValue, FetchError> = await {
+        let result: Result<FetchedValue, FetchError> = try await withHTTPClient(UpstreamClient(timeout: .seconds(2), logger: Self.logger)) {
+            client in
+            let fetcher = try client.fetcher(baseURL: TestUpstream.baseURL(port: port))
             do throws(FetchError) { return .success(try await fetcher.fetch(Self.request("/x"))) } catch { return .failure(error) }
-        }()
-        await client.shutdown()
+        }
         guard case .failure(.unreachable) = result else {
             Issue.record("expected .unreachable, got \(result)")
             return
@@ -201,12 +196,13 @@ import UnifiedCache
     @Test func aRequestTheClientRefusesIsInvalidNotUnavailable() async throws {
         let upstream = TestUpstream()
         let port = try await upstream.start()
-        let client = UpstreamClient(logger: Self.logger)
-        let fetcher = try client.fetcher(
-            baseURL: TestUpstream.baseURL(port: port), headers: [UpstreamHeader(name: "X-Key", value: "secret\u{7f}")])
-        let error = await #expect(throws: FetchError.self) { try await fetcher.fetch(Self.request("/users/alice/profile")) }
-        await client.shutdown()
-        await upstream.shutdown()
+        let error = try await withService(upstream) { _ in
+            try await withHTTPClient(UpstreamClient(logger: Self.logger)) { client in
+                let fetcher = try client.fetcher(
+                    baseURL: TestUpstream.baseURL(port: port), headers: [UpstreamHeader(name: "X-Key", value: "secret\u{7f}")])
+                return await #expect(throws: FetchError.self) { try await fetcher.fetch(Self.request("/users/alice/profile")) }
+            }
+        }
         guard case .invalidRequest(let reason) = error else {
             Issue.record("expected .invalidRequest, got \(String(describing: error))")
             return
@@ -216,9 +212,9 @@ import UnifiedCache
     }
 
     @Test(arguments: ["", "up:9000", "ftp://up", "http://", "http://up:9000?x=1", "not a url"])
-    func invalidBaseURLsAreRejected(url: String) async {
-        let client = UpstreamClient(logger: Self.logger)
-        #expect(throws: UpstreamClient.InvalidBaseURL.self) { try client.fetcher(baseURL: url) }
-        await client.shutdown()
+    func invalidBaseURLsAreRejected(url: String) async throws {
+        try await withHTTPClient(UpstreamClient(logger: Self.logger)) { client in
+            #expect(throws: UpstreamClient.InvalidBaseURL.self) { try client.fetcher(baseURL: url) }
+        }
     }
 }

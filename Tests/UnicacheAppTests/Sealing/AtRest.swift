@@ -24,9 +24,6 @@ enum AtRest {
         return path
     }
 
-    /// A fresh temporary folder the caller removes (the fleet's tests: they adopt the kit's `TemporaryFolder` later).
-    static func temporaryDirectory() throws -> String { try TemporaryFolder("at-rest").path }
-
     /// The contents of every regular file under `directory`.
     static func files(under directory: String) throws -> [[UInt8]] {
         guard let walker = FileManager.default.enumerator(atPath: directory) else { return [] }
