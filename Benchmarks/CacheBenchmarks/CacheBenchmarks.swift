@@ -1,5 +1,6 @@
 import Benchmark
 import Breaker
+import Clocks
 import Dispatch
 import Foundation
 import Logging
@@ -19,7 +20,7 @@ private struct InstantFetcher: Fetcher {
 private func makeCache(entries: Int = 100_000) -> UnifiedCacheManager {
     UnifiedCacheManager(
         configuration: MemoryTierConfiguration(maxBytes: 256 << 20, maxEntries: entries), secondTier: nil,
-        logger: Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() }))
+        clock: SystemWallClock(), logger: Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() }))
 }
 
 private func request(_ key: String) -> FetchRequest {
@@ -87,7 +88,7 @@ let benchmarks: @Sendable () -> Void = {
     } setup: {
         let gate = UpstreamGate(
             configuration: .init(concurrency: 64, slotWait: .seconds(5)),
-            budget: SlidingWindowCounter(limit: 1 << 40, window: .seconds(1)))
+            budget: SlidingWindowCounter(limit: 1 << 40, window: .seconds(1)), clock: ContinuousClock())
         return (makeCache(entries: 10_000), GatedFetcher(InstantFetcher(body: body, yields: 0), gate: gate))
     }
 
@@ -99,7 +100,7 @@ let benchmarks: @Sendable () -> Void = {
         // Stays open for the whole run.
         configuration.breaker = CircuitBreaker(
             .init(threshold: 5, initialBackoff: .seconds(3600), maximumBackoff: .seconds(3600)))
-        let open = UpstreamGate(configuration: configuration, budget: nil)
+        let open = UpstreamGate(configuration: configuration, budget: nil, clock: ContinuousClock())
         for _ in 0..<5 { if let pass = try? await open.admit() { open.finish(pass, .failed) } }
         return (makeCache(entries: 10_000), GatedFetcher(InstantFetcher(body: body, yields: 0), gate: open))
     }

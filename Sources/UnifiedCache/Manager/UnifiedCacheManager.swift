@@ -30,7 +30,7 @@ public final class UnifiedCacheManager: Sendable {
 
     public init(
         configuration: MemoryTierConfiguration, secondTier: (any SecondTier)?, sharedTier: (any SharedTier)? = nil,
-        clock: any WallClock = SystemWallClock(), userKeys: UserKeys = UserKeys(), logger: Logger,
+        clock: any WallClock, userKeys: UserKeys = UserKeys(), logger: Logger,
         refreshInterval: Duration = .zero
     ) {
         memory = MemoryTier(configuration: configuration)

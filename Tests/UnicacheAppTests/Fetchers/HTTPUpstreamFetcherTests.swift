@@ -136,7 +136,7 @@ import UnifiedCache
         let reserved = try ReservedPort()
         defer { reserved.release() }
         let port = reserved.port
-        let client = UpstreamClient(timeout: .seconds(2), logger: Self.logger)
+        let client = UpstreamClient(timeout: .seconds(2), clock: SystemWallClock(), logger: Self.logger)
         let fetcher = try client.fetcher(baseURL: TestUpstream.baseURL(port: port))
         let result: Result<FetchedValue, FetchError> = await {
             do throws(FetchError) { return .success(try await fetcher.fetch(Self.request("/x"))) } catch { return .failure(error) }
@@ -201,7 +201,7 @@ import UnifiedCache
     @Test func aRequestTheClientRefusesIsInvalidNotUnavailable() async throws {
         let upstream = TestUpstream()
         let port = try await upstream.start()
-        let client = UpstreamClient(logger: Self.logger)
+        let client = UpstreamClient(clock: SystemWallClock(), logger: Self.logger)
         let fetcher = try client.fetcher(
             baseURL: TestUpstream.baseURL(port: port), headers: [UpstreamHeader(name: "X-Key", value: "secret\u{7f}")])
         let error = await #expect(throws: FetchError.self) { try await fetcher.fetch(Self.request("/users/alice/profile")) }
@@ -217,7 +217,7 @@ import UnifiedCache
 
     @Test(arguments: ["", "up:9000", "ftp://up", "http://", "http://up:9000?x=1", "not a url"])
     func invalidBaseURLsAreRejected(url: String) async {
-        let client = UpstreamClient(logger: Self.logger)
+        let client = UpstreamClient(clock: SystemWallClock(), logger: Self.logger)
         #expect(throws: UpstreamClient.InvalidBaseURL.self) { try client.fetcher(baseURL: url) }
         await client.shutdown()
     }
