@@ -45,8 +45,9 @@ let benchmarks: @Sendable () -> Void = {
     // One synchronous memory hit (the HTTP thread's path), 1,000 per measured iteration.
     Benchmark("sync memory hit, 1 thread", configuration: .init(scalingFactor: .kilo)) {
         (benchmark: Benchmark, cache: UnifiedCacheManager) in
+        let hot = request("hot:7")
         for _ in benchmark.scaledIterations {
-            blackHole(cache.cachedFresh(key: "hot:7", policy: policy))
+            blackHole(cache.look(hot, policy: policy, joining: false))
         }
     } setup: {
         let cache = makeCache()
@@ -62,8 +63,9 @@ let benchmarks: @Sendable () -> Void = {
         (benchmark: Benchmark, cache: UnifiedCacheManager) in
         let iterations = benchmark.scaledIterations
         DispatchQueue.concurrentPerform(iterations: 2) { thread in
+            let hot = request("hot:\(thread)")
             for _ in iterations {
-                blackHole(cache.cachedFresh(key: "hot:\(thread)", policy: policy))
+                blackHole(cache.look(hot, policy: policy, joining: false))
             }
         }
     } setup: {
