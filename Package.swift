@@ -9,6 +9,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "unicache", targets: ["unicache"]),
+        .library(name: "Clocks", targets: ["Clocks"]),
         .library(name: "UnifiedCache", targets: ["UnifiedCache"]),
         .library(name: "DiskTier", targets: ["DiskTier"]),
         .library(name: "UpstreamGate", targets: ["UpstreamGate"]),
@@ -135,7 +136,7 @@ let package = Package(
         // Child process for DiskTierTests' SIGKILL crash test: stores entries in a loop.
         .executableTarget(
             name: "disktier-crash-writer",
-            dependencies: ["DiskTier", "UnifiedCache", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Clocks", "DiskTier", "UnifiedCache", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // The fleet's shared tier on Redis, plugged into UnifiedCache's shared-tier hook: the fleet protocol (keys,
@@ -215,7 +216,7 @@ let package = Package(
         .executableTarget(
             name: "access-bench",
             dependencies: [
-                "Access", "AccessTestSupport", "HTTPRouting", .product(name: "Logging", package: "swift-log"),
+                "Access", "AccessTestSupport", "Clocks", "HTTPRouting", .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/AccessBench",
             swiftSettings: strict

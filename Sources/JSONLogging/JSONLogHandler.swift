@@ -17,7 +17,7 @@ public struct JSONLogHandler: LogHandler {
     public init(
         label: String, level: Logger.Level = .info, output: LogOutput,
         metadataProvider: Logger.MetadataProvider? = nil,
-        clock: any WallClock = SystemWallClock()
+        clock: any WallClock
     ) {
         self.label = label
         self.logLevel = level

@@ -67,7 +67,7 @@ public final class UpstreamGate: Sendable {
 
     /// `jitter`: a number in 0..<1 for each back-off (random unless a test fixes it).
     public init(
-        configuration: Configuration, budget: (any UpstreamRateCounter)?, clock: any Clock<Duration> = ContinuousClock(),
+        configuration: Configuration, budget: (any UpstreamRateCounter)?, clock: any Clock<Duration>,
         jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
     ) {
         self.configuration = configuration

@@ -1,6 +1,7 @@
 import Foundation
 import Access
 import AsyncHTTPClient
+import Clocks
 import Logging
 
 /// Builds the service's access control (CONTRACT §8) before it listens: a JWKS that cannot be read or fetched,
@@ -8,7 +9,7 @@ import Logging
 enum AccessStartup {
     static func accessControl(
         _ settings: AccessSettings, adminToken: String?, client: HTTPClient, timeout: Duration, host: String,
-        logger: Logger
+        wallClock: any WallClock, clock: any Clock<Duration>, logger: Logger
     ) async throws -> AccessControl {
         var source: (any JWKSSource)?
         if settings.mode == .jwt, let jwks = settings.jwks {
@@ -17,7 +18,9 @@ enum AccessStartup {
         }
         let access: AccessControl
         do {
-            access = try await AccessControl(settings: settings, source: source, adminToken: adminToken, logger: logger)
+            access = try await AccessControl(
+                settings: settings, source: source, adminToken: adminToken, wallClock: wallClock, clock: clock,
+                logger: logger)
         } catch {
             throw ConfigurationError(message: error.description)
         }

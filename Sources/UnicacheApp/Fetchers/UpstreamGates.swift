@@ -13,7 +13,7 @@ struct UpstreamGates: Sendable {
     /// `counter`: builds a domain's budget counter (the fleet's, with a shared tier); a local sliding log without.
     /// `userShare`: one user's share of each budget and cap (CONTRACT §15.2).
     init(
-        protection: [UpstreamDomain: UpstreamProtection], slotWait: Duration, clock: any Clock<Duration> = ContinuousClock(),
+        protection: [UpstreamDomain: UpstreamProtection], slotWait: Duration, clock: any Clock<Duration>,
         counter: RateCounterFactory? = nil, userShare: UserShare = .whole
     ) {
         gates = PerDomain { domain in

@@ -36,56 +36,38 @@ struct ReadThrough: Sendable {
     private static let domains = Dictionary(
         ResourceTable.rows.map { ($0.namespace, $0.domain) }, uniquingKeysWith: { first, _ in first })
 
-    /// The route's handler, on the server's I/O thread. Now: a fresh memory hit (or a stale one while its upstream
-    /// refuses at once: an open circuit answers here, without tasks). Later: a plain request that finds a load of its
-    /// key in flight joins it and is answered when the load tells its outcome (a stampede's coalesced requests make
-    /// no task each); a plain request's shared hit, answered on the Redis worker that got the value
-    /// (`UnifiedCacheManager.cachedShared`, only where it can be, so that no other request pays for asking), else
-    /// `handle` in a task, which also renders every error. The target is resolved (validated) at most once, here or
-    /// in `handle`, and the resolution is handed on.
+    /// The route's handler, on the server's I/O thread, in one of three ways: now (the cache's `look` is ready: a
+    /// fresh hit, or a stale copy while its upstream refuses at once); later, joining what is under way (a load of the
+    /// key in flight, or the shared tier asked: a stampede's coalesced requests make no task each); later, as a task
+    /// (`handle`, which also renders every error). Only a plain request joins; a conditional one (If-None-Match) is
+    /// rendered per request. The target is resolved (validated) once, here, and handed on. (A plain request for a
+    /// target answered this second took the router's `shortcut` before it got here.)
     func answer(_ resource: Resource, _ request: Request) -> Answer {
-        var resolution: Result<ResolvedResource, Problem>?
         let plain = RenderedAnswers.isPlain(request)
-        if request.headers["Cache-Control"] == nil, !request.query.contains("refresh") {
-            if plain {
-                let now = clock.now()
-                let fresh = answers.freshAnswer(request, route: resource.route, now: now, resolve: {
-                    resolution = self.resolution(resource, request)
-                    return try? resolution?.get()
-                }) { key, policy in cache.cachedFresh(key: key, policy: policy, now: now, refusal: refusal) }
-                if let fresh { return .now(fresh) }
-            } else {  // conditional (If-None-Match): rendered per request
-                let resolved = self.resolution(resource, request)
-                resolution = resolved
-                if case .success(let resolved) = resolved,
-                    let result = cache.cachedFresh(key: resolved.key, policy: resolved.policy, refusal: refusal) {
-                    return .now(CacheHeaders.response(for: result, request: request))
+        let now = clock.now()
+        let resolution = self.resolution(resource, request)
+        // Made only on the ways that need it: a ready answer pays for no closure.
+        @Sendable func work() -> Later { .task(id: request.id) { try await handle(resource, request, resolved: resolution) } }
+        guard case .success(let resolved) = resolution, request.headers["Cache-Control"] == nil,
+            !request.query.contains("refresh")
+        else { return .later(work()) }
+        switch cache.look(resolved.fetch, policy: resolved.policy, now: now, refusal: refusal, joining: plain) {
+        case .ready(let result):
+            return .now(plain ? answer(result, to: request, on: resource, resolved: resolved)
+                : CacheHeaders.response(for: result, request: request))
+        case .pending(let read):
+            return .later(Later { reply in
+                read.whenDone { result in
+                    switch result {
+                    case .success(let result)?: reply(answer(result, to: request, on: resource, resolved: resolved))
+                    case .failure(let error)?: reply(Self.problem(for: error).response)
+                    case nil: work().start(reply)
+                    }
                 }
-            }
+            })
+        case .absent:
+            return .later(work())
         }
-        guard plain else {
-            return .later(.task(id: request.id) { [resolution] in try await handle(resource, request, resolved: resolution) })
-        }
-        let resolved = resolution ?? self.resolution(resource, request)
-        let work = Later.task(id: request.id) { try await handle(resource, request, resolved: resolved) }
-        guard case .success(let plainRead) = resolved else { return .later(work) }
-        return .later(Later { reply in
-            // A load of the key in flight (a stampede's other requests): joined, answered when it tells its outcome.
-            let joined = cache.joinPendingLoad(plainRead.fetch) { result in
-                switch result {
-                case .success(let result): reply(answer(result, to: request, on: resource, resolved: plainRead))
-                case .failure(let error): reply(Self.problem(for: error).response)
-                }
-            }
-            guard !joined else { return }
-            guard cache.readsSharedWithoutTasks else { return work.start(reply) }
-            // A nil (no fresh shared value) or an unasked read takes the task.
-            let asked = cache.cachedShared(key: plainRead.key, policy: plainRead.policy) { result in
-                guard let result else { return work.start(reply) }
-                reply(answer(result, to: request, on: resource, resolved: plainRead))
-            }
-            if !asked { work.start(reply) }
-        })
     }
 
     /// A plain read's answer, remembered for the rest of the second.
@@ -107,8 +89,10 @@ struct ReadThrough: Sendable {
     /// The router's shortcut: a plain request for a target answered from memory earlier this second.
     func shortcut(_ method: HTTPMethod, _ target: String, _ headers: HTTPHeaders) -> (response: Response, route: String)? {
         let now = clock.now()
-        return answers.shortcut(method: method, target: target, headers: headers, now: now) { key, policy in
-            cache.cachedFresh(key: key, policy: policy, now: now, refusal: refusal)
+        return answers.shortcut(method: method, target: target, headers: headers, now: now) { fetch, policy in
+            guard case .ready(let result) = cache.look(fetch, policy: policy, now: now, refusal: refusal, joining: false)
+            else { return nil }
+            return result
         }
     }
 

@@ -1,3 +1,4 @@
+import Clocks
 import Access
 import AccessTestSupport
 import AsyncHTTPClient
@@ -173,7 +174,7 @@ struct LiveAccessTests {
     @Test func noTokenInAnyLogLine() async throws {
         let collector = LineCollector()
         let logger = Logger(label: "unicache") { label in
-            JSONLogHandler(label: label, level: .trace, output: collector.output, metadataProvider: LoggingBootstrap.requestID)
+            JSONLogHandler(label: label, level: .trace, output: collector.output, metadataProvider: LoggingBootstrap.requestID, clock: SystemWallClock())
         }
         try await withStarted(logger: logger) { live, _, _ in
             let now = Date().timeIntervalSince1970

@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import JSONLogging
 import Logging
@@ -216,7 +217,7 @@ import UpstreamGate
     @Test func thePasswordIsShownNowhere() async throws {
         let collector = LineCollector()
         let logger = Logger(label: "fleet") { label in
-            JSONLogHandler(label: label, level: .debug, output: collector.output, metadataProvider: nil)
+            JSONLogHandler(label: label, level: .debug, output: collector.output, metadataProvider: nil, clock: SystemWallClock())
         }
         try await withService(Fleet.start(instances: 1, password: "s3cret-pw", logger: logger)) { fleet in
             let a = fleet.instances[0]

@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import Logging
 import TestSupport
@@ -48,7 +49,7 @@ import UnifiedCache
     @Test func shutdownEndsAHeldRequest() async throws {
         let upstream = TestUpstream()
         let port = try await upstream.start()
-        let error = try await withHTTPClient(UpstreamClient(timeout: .seconds(30), logger: HTTPUpstreamFetcherTests.logger)) {
+        let error = try await withHTTPClient(UpstreamClient(timeout: .seconds(30), clock: SystemWallClock(), logger: HTTPUpstreamFetcherTests.logger)) {
             client in
             let fetcher = try client.fetcher(baseURL: TestUpstream.baseURL(port: port))
             upstream.set("/held", .gated(Latch(), .json("{}")))
