@@ -48,7 +48,7 @@ RUN apt-get update \
       --shell /usr/sbin/nologin unicache \
  && install -d -o 10001 -g 10001 -m 0700 /data
 COPY --from=build /out/ /usr/local/bin/
-# Access (CONTRACT §8): the image listens on 0.0.0.0, where protected mode would refuse every client outside the
+# Access (--auth): the image listens on 0.0.0.0, where protected mode would refuse every client outside the
 # container (published ports arrive from the bridge, not loopback). It asks a bearer JWT instead and fails closed:
 # without UNICACHE_JWT_JWKS (a mounted JWKS file or an https URL) and UNICACHE_JWT_AUDIENCE (the aud your identity
 # provider mints this service's tokens for) it stops at start-up naming the flag. On a network where anyone who

@@ -9,6 +9,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "unicache", targets: ["unicache"]),
+        .library(name: "Clocks", targets: ["Clocks"]),
         .library(name: "UnifiedCache", targets: ["UnifiedCache"]),
         .library(name: "DiskTier", targets: ["DiskTier"]),
         .library(name: "UpstreamGate", targets: ["UpstreamGate"]),
@@ -28,7 +29,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         // swift-nio: NIOConcurrencyHelpers' locks (a pthread lock ThreadSanitizer understands on Linux) in most targets;
         // NIOCore and NIOPosix in MicroHTTPServer (System.coreCount), UnicacheApp (the upstream and JWKS client's
-        // errors), Healthcheck (its TLS) and RedisNIO; the core, UnifiedCache, uses only the locks.
+        // errors), Healthcheck (its TLS) and Redis; the core, UnifiedCache, uses only the locks.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
         // Access: JWS signature verification with the key bound to its algorithm (RS/PS/ES/EdDSA, no HMAC JWKs).
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
@@ -44,28 +45,22 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
-        // The service's Redis link: a pool of multiplexed RedisNIO connections behind a circuit breaker, and the
-        // invalidation subscriber (RedisTier's only way to Redis).
+        // The Redis link on SwiftNIO (RESP2, pipelining, TLS, ACL, Sentinel): connections, a node client (a pool of
+        // multiplexed connections behind a circuit breaker), the Sentinel watch and the invalidation subscriber.
+        // RedisTier's only way to Redis.
         .target(
-            name: "RedisClient",
+            name: "Redis",
             dependencies: [
-                "RedisNIO", "Breaker", .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            ],
-            swiftSettings: strict
-        ),
-        // The Redis client on SwiftNIO (RESP2, pipelining, TLS, ACL, Sentinel), under RedisClient.
-        .target(
-            name: "RedisNIO",
-            dependencies: [
+                "Breaker", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
+                // The names a Redis certificate gives, read to verify --redis-tls-server-name as that name alone.
+                .product(name: "X509", package: "swift-certificates"),
+                // Insecure.SHA1: a script's digest for EVALSHA.
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),
@@ -152,17 +147,16 @@ let package = Package(
         // Child process for DiskTierTests' SIGKILL crash test: stores entries in a loop.
         .executableTarget(
             name: "disktier-crash-writer",
-            dependencies: ["DiskTier", "UnifiedCache", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Clocks", "DiskTier", "UnifiedCache", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
-        // The fleet's shared tier on Redis, plugged into UnifiedCache's shared-tier hook.
+        // The fleet's shared tier on Redis, plugged into UnifiedCache's shared-tier hook: the fleet protocol (keys,
+        // scripts, the invalidation log and channel), nothing of the wire.
         .target(
             name: "RedisTier",
             dependencies: [
-                "RedisClient", "UnifiedCache", "UpstreamGate", "Clocks", .product(name: "Logging", package: "swift-log"),
+                "Redis", "UnifiedCache", "UpstreamGate", "Clocks", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                // Insecure.SHA1: a script's digest for EVALSHA.
-                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),
@@ -196,7 +190,7 @@ let package = Package(
         .target(
             name: "UnicacheApp",
             dependencies: [
-                "CMalloc", "CProcess", "Clocks", "UnifiedCache", "UpstreamGate", "DiskTier", "RedisTier", "RedisClient", "RedisNIO",
+                "CMalloc", "CProcess", "Clocks", "UnifiedCache", "UpstreamGate", "DiskTier", "RedisTier", "Redis",
                 "HTTPRouting", "MicroHTTPServer",
                 "Access",
                 "Sealing",
@@ -233,31 +227,37 @@ let package = Package(
         .executableTarget(
             name: "access-bench",
             dependencies: [
-                "Access", "AccessTestSupport", "HTTPRouting", .product(name: "Logging", package: "swift-log"),
+                "Access", "AccessTestSupport", "Clocks", "HTTPRouting", .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/AccessBench",
             swiftSettings: strict
         ),
 
         // Starts a real redis-server on a free loopback port for the tests that need one (never shipped): servers
-        // stopped on every path, a TLS-only server from TLSTestSupport's test CA, a command of the test's own.
+        // stopped on every path, a TLS-only server from TLSTestSupport's test CA, a command of the test's own, and a
+        // fake peer for what a real server never does (an endless reply, a silent or lying Sentinel).
         .target(
             name: "RedisTestSupport",
             dependencies: [
-                "RedisClient", "TestSupport", "TLSTestSupport",
+                "Redis", "TestSupport", "TLSTestSupport",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Tests/RedisTestSupport", swiftSettings: strict),
-        // The tests' kit (never shipped): a latch, bounded polling, temporary folders, a capturing log handler, a
+        // The tests' kit (never shipped): a latch, signals, bounded polling, temporary folders, a capturing log handler, a
         // manual clock, a thread for blocking calls, a scope that stops what a test started.
         .target(
             name: "TestSupport",
             dependencies: [
-                "Clocks", "ClocksTesting",
+                "Clocks", "ClocksTesting", "TestParallelism",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             path: "Tests/TestSupport", swiftSettings: strict),
+        // How many tests run at once (four per CPU unless SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH says), set before
+        // main: a constructor in C, linked into the test bundle through TestSupport.
+        .target(name: "TestParallelism", path: "Tests/TestParallelism"),
         // The manual clocks (a monotonic one whose sleepers wake when the test moves it, a wall clock set by hand),
         // apart from TestSupport so that a benchmark can use them without Swift Testing (TestSupport re-exports them).
         .target(
@@ -280,19 +280,13 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             path: "Tests/TLSTestSupport", swiftSettings: strict),
+        // The Redis module against real redis-servers the tests start (plain, TLS from a test CA, ACL users, Sentinel
+        // groups) and fake peers for what a real server never does.
         .testTarget(
-            name: "RedisClientTests",
+            name: "RedisTests",
             dependencies: [
-                "RedisClient", "RedisNIO", "RedisTestSupport", "TestSupport", "TLSTestSupport", "Breaker",
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-            ],
-            swiftSettings: strict),
-        // RedisNIO against real redis-servers the tests start: plain, TLS (a test CA), ACL users, Sentinel groups.
-        .testTarget(
-            name: "RedisNIOTests",
-            dependencies: [
-                "RedisNIO", "RedisTestSupport", "TestSupport", "TLSTestSupport",
+                "Redis", "RedisTestSupport", "TestSupport", "TLSTestSupport", "Breaker",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -303,7 +297,7 @@ let package = Package(
         .testTarget(
             name: "RedisTierTests",
             dependencies: [
-                "RedisTier", "RedisClient", "RedisTestSupport", "TestSupport", "UnifiedCache",
+                "RedisTier", "Redis", "RedisTestSupport", "TestSupport", "UnifiedCache", "UpstreamGate",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
@@ -313,7 +307,7 @@ let package = Package(
             name: "ClocksTests",
             dependencies: ["Clocks", "TestSupport", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
             swiftSettings: strict),
-        .testTarget(name: "BreakerTests", dependencies: ["Breaker", "UpstreamGate", "RedisClient"], swiftSettings: strict),
+        .testTarget(name: "BreakerTests", dependencies: ["Breaker", "UpstreamGate", "Redis"], swiftSettings: strict),
         .testTarget(name: "HTTPRoutingTests", dependencies: ["HTTPRouting"], swiftSettings: strict),
         // Real keys of every accepted algorithm and the tokens they sign, for the tests of §8 (never shipped).
         .target(
@@ -373,7 +367,7 @@ let package = Package(
         .testTarget(
             name: "UnicacheAppTests",
             dependencies: [
-                "UnicacheApp", "UnifiedCache", "Clocks", "UpstreamGate", "DiskTier", "HTTPRouting", "MicroHTTPServer", "RedisClient", "RedisNIO",
+                "UnicacheApp", "UnifiedCache", "Clocks", "UpstreamGate", "DiskTier", "HTTPRouting", "MicroHTTPServer", "Redis",
                 "RedisTier", "RedisTestSupport", "TLSTestSupport", "TestSupport", "Sealing",
                 "Access", "AccessTestSupport", "JSONLogging", "Healthcheck", "OpenAPISpec",
                 .product(name: "Logging", package: "swift-log"),

@@ -15,6 +15,7 @@ let package = Package(
             name: "CacheBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Clocks", package: "unicache"),
                 .product(name: "UnifiedCache", package: "unicache"),
                 .product(name: "UpstreamGate", package: "unicache"),
                 .product(name: "Breaker", package: "unicache"),
@@ -27,6 +28,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Sealing", package: "unicache"),
+                .product(name: "Clocks", package: "unicache"),
                 .product(name: "UnifiedCache", package: "unicache"),
             ],
             path: "SealingBenchmarks",
@@ -36,6 +38,7 @@ let package = Package(
             name: "DiskBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Clocks", package: "unicache"),
                 .product(name: "UnifiedCache", package: "unicache"),
                 .product(name: "DiskTier", package: "unicache"),
                 .product(name: "Sealing", package: "unicache"),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The alert rules (deploy/alerts.yml) parse and behave as their tests say: `promtool check rules` and
 # `promtool test rules deploy/alerts.test.yml` (a firing and a quiet series for every rule), and every rule has a
-# test, a summary, a description and a runbook section in docs/operating.md. Installs promtool (Debian's prometheus
+# test, a summary, a description and a runbook section in docs/operations.md. Installs promtool (Debian's prometheus
 # package) when missing. No build needed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +27,7 @@ import re, sys, yaml
 rules = [r for g in yaml.safe_load(open("deploy/alerts.yml"))["groups"] for r in g["rules"] if "alert" in r]
 tests = yaml.safe_load(open("deploy/alerts.test.yml"))["tests"]
 tested = {t["alertname"] for test in tests for t in test.get("alert_rule_test", []) if t.get("exp_alerts")}
-doc = open("docs/operating.md", encoding="utf-8").read()
+doc = open("docs/operations.md", encoding="utf-8").read()
 # GitHub's anchors: lower case, punctuation dropped, spaces as dashes.
 anchors = {re.sub(r"[^a-z0-9 _-]", "", h.strip().lower()).replace(" ", "-") for h in re.findall(r"^#+ (.*)$", doc, re.M)}
 errors = []
@@ -40,7 +40,7 @@ for rule in rules:
         errors.append(f"{name}: no test in deploy/alerts.test.yml where it fires")
     anchor = notes.get("runbook_url", "").partition("#")[2]
     if anchor not in anchors:
-        errors.append(f"{name}: docs/operating.md has no section #{anchor}")
+        errors.append(f"{name}: docs/operations.md has no section #{anchor}")
 for e in errors:
     print(e, file=sys.stderr)
 sys.exit(1 if errors else 0)

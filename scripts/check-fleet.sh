@@ -204,13 +204,13 @@ done
 promoted_us="$(now_us)"
 echo "sentinel :${SENTINEL_PORTS[0]} names the replica :${REPLICA_PORT} the primary $(( (promoted_us - failover_us) / 1000 )) ms after SENTINEL FAILOVER"
 
-# alice's events in the fleet log (an event's entry is ORIGIN|ns|alice|...; a stored value's ORIGIN|key|...) of the
+# alice's events in the fleet log (an event's entry is v2|ORIGIN|ns|alice|...; a stored value's v2|ORIGIN|stored|...) of the
 # data node at PORT since the failover began: only this step sends events now.
 events_in_log() {
   local entries
   entries="$(fleet_redis_cli_at "$1" XRANGE 'unicache:#log' "$((failover_us / 1000))" + 2>&1)" \
     || { echo "?"; return 0; }
-  grep -Ec '^[^|]+[|]ns[|]alice([|]|$)' <<<"$entries" || true
+  grep -Ec '^v2[|][^|]+[|]ns[|]alice([|]|$)' <<<"$entries" || true
 }
 # An event through the balancer (as step 5 without Sentinel sends it), again and again: within
 # WRITES_AFTER_PROMOTION_MS of the promotion one must answer 2xx and be in the new primary's log. The old primary
@@ -233,7 +233,7 @@ while :; do
     lost=$((lost + 1))
     # The old primary's entry id is the millisecond it wrote the event: how long after the promotion was seen.
     old_id="$(fleet_redis_cli_at "$REDIS_PORT" XRANGE 'unicache:#log' "$((failover_us / 1000))" + 2>/dev/null \
-      | grep -B2 -E '^[^|]+[|]ns[|]alice([|]|$)' | tail -n 3 | head -n 1 || true)"
+      | grep -B2 -E '^v2[|][^|]+[|]ns[|]alice([|]|$)' | tail -n 3 | head -n 1 || true)"
     written="?"
     [[ "$old_id" =~ ^([0-9]+)- ]] && written="$((BASH_REMATCH[1] - promoted_us / 1000))"
     echo "NOTE: event ${attempts} answered ${code} by ${served:-?} ${answered_ms} ms after the promotion but is not in the new primary's log (alice's events since the failover: new primary :${REPLICA_PORT} ${seen}, old primary :${REDIS_PORT} $(events_in_log "$REDIS_PORT"), there as ${old_id:-?}, written ${written} ms after the promotion was seen): acknowledged on the old primary, lost; /stats now: $(for name in unicache-a unicache-b; do printf '%s %s ' "$name" "$(curl -sS --max-time 2 "${URL_OF[$name]}/stats" | jq -c '.shared | {endpoint, failovers}' 2>/dev/null)"; done)" >&2

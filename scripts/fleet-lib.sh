@@ -283,7 +283,7 @@ fleet_balancer_ours() {
 # and subscribed to the fleet's invalidations), then the balancer.
 fleet_start() {
   local i name tool
-  for tool in redis-server redis-cli haproxy curl ss timeout; do
+  for tool in redis-server redis-cli haproxy curl jq ss timeout; do
     command -v "$tool" >/dev/null || fail "${tool} is missing: \`make deps\` installs it (APT_PACKAGES in the Makefile)"
   done
   [[ -n "${BIN:-}" ]] || fail "set UNICACHE_BIN to the unicache executable (\`make fleet\` and \`make fleet-check\` build the release one and set it)"
@@ -296,13 +296,30 @@ fleet_start() {
   for name in "${FLEET_INSTANCES[@]}"; do
     fleet_start_instance "$name"
   done
-  for ((i = 0; i < ${#INSTANCE_NAMES[@]}; i++)); do
-    wait_for_http "http://127.0.0.1:${INSTANCE_PORTS[i]}/readyz" '"sharedTier":"connected"' "$STARTUP_TIMEOUT" \
-      || fail "${INSTANCE_NAMES[i]} did not report the shared tier connected within ${STARTUP_TIMEOUT}s"
-  done
   fleet_launch haproxy fleet_balancer_start fleet_balancer_ours
   wait_for_http "http://127.0.0.1:${BALANCER_PORT}/readyz" '"status":"ready"' "$STARTUP_TIMEOUT" \
     || fail "the balancer on ${BALANCER_PORT} did not answer /readyz within ${STARTUP_TIMEOUT}s"
+  fleet_wait_shared_connected
+}
+
+# Every instance's /stats reports the shared tier connected (shared.connected: its Redis link up and the fleet's
+# invalidation channel subscribed), polled for up to STARTUP_TIMEOUT seconds; else fail naming those that do not
+# and what to look at. The last step of fleet_start: what is printed or checked after it runs on a whole fleet.
+fleet_wait_shared_connected() {
+  local i deadline waiting=()
+  deadline=$((SECONDS + STARTUP_TIMEOUT))
+  while :; do
+    waiting=()
+    for i in "${!INSTANCE_NAMES[@]}"; do
+      curl -sf --max-time 2 "http://127.0.0.1:${INSTANCE_PORTS[i]}/stats" 2>/dev/null \
+        | jq -e '.shared.connected == true' >/dev/null 2>&1 || waiting+=("${INSTANCE_NAMES[i]}")
+    done
+    ((${#waiting[@]} == 0)) && return 0
+    ((SECONDS < deadline)) || break
+    sleep 0.1
+  done
+  fail "after ${STARTUP_TIMEOUT}s, ${waiting[*]} did not report the shared tier connected (/stats shared.connected" \
+    "true), so the fleet is not up: the logs below say why (Redis refusing the connection, AUTH or ACL errors)"
 }
 
 # SIGTERM to every process still running (balancer first, the Sentinels before the data nodes, Redis last), then SIGKILL to any left after STOP_TIMEOUT.

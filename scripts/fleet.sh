@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-STARTUP_TIMEOUT=60   # seconds for each process to come up
+STARTUP_TIMEOUT=${FLEET_STARTUP_TIMEOUT:-60}   # seconds for each process to come up (and the fleet to connect)
 STOP_TIMEOUT=15      # seconds for each to stop after SIGTERM (an instance drains in-flight requests for up to 10 s)
 FLEET_SCRIPT=fleet
 FLEET_WORK="$(mktemp -d /tmp/unicache-fleet-XXXXXX)"
@@ -35,6 +35,8 @@ export UNICACHE_ADMIN_TOKEN
 
 fleet_stop_on_exit
 
+# Returns once every instance's /stats reports the shared tier connected (or fails, saying which did not, within
+# STARTUP_TIMEOUT): the commands printed below work as their comments say from the first one.
 fleet_start
 
 lb="http://127.0.0.1:${BALANCER_PORT}"

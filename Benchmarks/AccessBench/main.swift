@@ -1,6 +1,7 @@
 // The cost of the access decision (CONTRACT §8.6), printed by `make bench-http`: a first verification per
 // algorithm (a token never seen, so a signature check) and a remembered one (the same token again: a table
 // look-up), both through `AccessControl.decide` as the router's gate calls it, on one thread.
+import Clocks
 import Access
 import AccessTestSupport
 import Foundation
@@ -45,7 +46,8 @@ print("algorithm   first (us)   remembered (us)")
 for key in SigningKey.all {
     let access = try await AccessControl(
         settings: AccessSettings(mode: .jwt, jwks: "bench"), source: FixedJWKS(document: jwks([key.jwk()])),
-        adminToken: nil, logger: Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() }))
+        adminToken: nil, wallClock: SystemWallClock(), clock: ContinuousClock(),
+        logger: Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() }))
     let fresh = (0..<firstRuns).map { index in
         headers(TokenMinter.mint(key, claims: ["sub": "alice", "exp": now + 3600, "iat": now, "jti": "\(index)"]))
     }

@@ -1,5 +1,6 @@
 import Benchmark
 import Breaker
+import Clocks
 import Dispatch
 import Foundation
 import Logging
@@ -19,7 +20,7 @@ private struct InstantFetcher: Fetcher {
 private func makeCache(entries: Int = 100_000) -> UnifiedCacheManager {
     UnifiedCacheManager(
         configuration: MemoryTierConfiguration(maxBytes: 256 << 20, maxEntries: entries), secondTier: nil,
-        logger: Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() }))
+        clock: SystemWallClock(), logger: Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() }))
 }
 
 private func request(_ key: String) -> FetchRequest {
@@ -44,8 +45,9 @@ let benchmarks: @Sendable () -> Void = {
     // One synchronous memory hit (the HTTP thread's path), 1,000 per measured iteration.
     Benchmark("sync memory hit, 1 thread", configuration: .init(scalingFactor: .kilo)) {
         (benchmark: Benchmark, cache: UnifiedCacheManager) in
+        let hot = request("hot:7")
         for _ in benchmark.scaledIterations {
-            blackHole(cache.cachedFresh(key: "hot:7", policy: policy))
+            blackHole(cache.look(hot, policy: policy, joining: false))
         }
     } setup: {
         let cache = makeCache()
@@ -61,8 +63,9 @@ let benchmarks: @Sendable () -> Void = {
         (benchmark: Benchmark, cache: UnifiedCacheManager) in
         let iterations = benchmark.scaledIterations
         DispatchQueue.concurrentPerform(iterations: 2) { thread in
+            let hot = request("hot:\(thread)")
             for _ in iterations {
-                blackHole(cache.cachedFresh(key: "hot:\(thread)", policy: policy))
+                blackHole(cache.look(hot, policy: policy, joining: false))
             }
         }
     } setup: {
@@ -87,7 +90,7 @@ let benchmarks: @Sendable () -> Void = {
     } setup: {
         let gate = UpstreamGate(
             configuration: .init(concurrency: 64, slotWait: .seconds(5)),
-            budget: SlidingWindowCounter(limit: 1 << 40, window: .seconds(1)))
+            budget: SlidingWindowCounter(limit: 1 << 40, window: .seconds(1)), clock: ContinuousClock())
         return (makeCache(entries: 10_000), GatedFetcher(InstantFetcher(body: body, yields: 0), gate: gate))
     }
 
@@ -99,7 +102,7 @@ let benchmarks: @Sendable () -> Void = {
         // Stays open for the whole run.
         configuration.breaker = CircuitBreaker(
             .init(threshold: 5, initialBackoff: .seconds(3600), maximumBackoff: .seconds(3600)))
-        let open = UpstreamGate(configuration: configuration, budget: nil)
+        let open = UpstreamGate(configuration: configuration, budget: nil, clock: ContinuousClock())
         for _ in 0..<5 { if let pass = try? await open.admit() { open.finish(pass, .failed) } }
         return (makeCache(entries: 10_000), GatedFetcher(InstantFetcher(body: body, yields: 0), gate: open))
     }

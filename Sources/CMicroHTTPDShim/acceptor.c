@@ -261,6 +261,10 @@ static void *run(void *argument) {
     }
 }
 
+struct MHD_Connection *unicache_acceptor_parsing_headers(struct unicache_acceptor *acceptor) {
+    return unicache_connections_parsing_headers(&acceptor->connections);
+}
+
 int unicache_acceptor_start(struct unicache_acceptor *acceptor, struct MHD_Daemon *daemon) {
     acceptor->daemon = daemon;
     if (!acceptor->accepts) {

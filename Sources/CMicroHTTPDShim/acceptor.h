@@ -25,6 +25,9 @@ uint16_t unicache_acceptor_port(const struct unicache_acceptor *acceptor);
 void unicache_acceptor_notified(void *cls, struct MHD_Connection *connection, void **socket_context,
                                 enum MHD_ConnectionNotificationCode code);
 
+/** On a polling thread: the connection whose complete headers MHD is parsing there (connections.h), or NULL. */
+struct MHD_Connection *unicache_acceptor_parsing_headers(struct unicache_acceptor *acceptor);
+
 /** Starts the thread for `daemon`; 0 or the pthread_create error. */
 int unicache_acceptor_start(struct unicache_acceptor *acceptor, struct MHD_Daemon *daemon);
 

@@ -31,6 +31,10 @@ static uint64_t phase_word(enum phase phase, uint64_t since) {
 
 struct unicache_connection {
     _Atomic uint64_t phase;
+    /* The polling thread that last gave it a request line (a connection stays on one). */
+    _Atomic(pthread_t) owner;
+    /* Set when it opens. */
+    struct MHD_Connection *connection;
     /* The rest under the list's lock. */
     int fd;
     /* Shut down by the shim; MHD has yet to notice and close it. */
@@ -70,6 +74,7 @@ void unicache_connections_opened(struct unicache_connections *connections, struc
     *socket_context = record;
     if (record == NULL) return;
     record->fd = info->connect_fd;
+    record->connection = connection;
     atomic_init(&record->phase, phase_word(IDLE_NEW, unicache_now_ms()));
     pthread_mutex_lock(&connections->lock);
     record->previous = connections->tail;
@@ -103,6 +108,7 @@ static struct unicache_connection *record_of(struct MHD_Connection *connection) 
 void unicache_connection_request_line(struct MHD_Connection *connection) {
     struct unicache_connection *record = record_of(connection);
     if (record == NULL) return;
+    atomic_store_explicit(&record->owner, pthread_self(), memory_order_relaxed);
     uint64_t seen = atomic_load_explicit(&record->phase, memory_order_relaxed);
     if (PHASE(seen) == STARTED) return;  /* the acceptor saw its first bytes earlier */
     /* Fails only if the acceptor's thread marked it STARTED meanwhile, which is as good. */
@@ -110,18 +116,39 @@ void unicache_connection_request_line(struct MHD_Connection *connection) {
                                             memory_order_relaxed, memory_order_relaxed);
 }
 
-void unicache_connection_headers_complete(struct MHD_Connection *connection) {
+int unicache_connection_headers_complete(struct MHD_Connection *connection) {
     struct unicache_connection *record = record_of(connection);
-    if (record == NULL) return;
-    if (PHASE(atomic_load_explicit(&record->phase, memory_order_relaxed)) != BUSY) {
-        atomic_store_explicit(&record->phase, phase_word(BUSY, 0), memory_order_relaxed);
-    }
+    if (record == NULL) return 0;
+    if (PHASE(atomic_load_explicit(&record->phase, memory_order_relaxed)) == BUSY) return 0;
+    atomic_store_explicit(&record->phase, phase_word(BUSY, 0), memory_order_relaxed);
+    return 1;
 }
 
 void unicache_connection_request_done(struct MHD_Connection *connection) {
     struct unicache_connection *record = record_of(connection);
     if (record == NULL) return;
     atomic_store_explicit(&record->phase, phase_word(IDLE_KEPT, unicache_now_ms()), memory_order_relaxed);
+}
+
+struct MHD_Connection *unicache_connections_parsing_headers(struct unicache_connections *connections) {
+    pthread_t self = pthread_self();
+    struct MHD_Connection *found = NULL;
+    pthread_mutex_lock(&connections->lock);
+    for (struct unicache_connection *record = connections->head; record != NULL; record = record->next) {
+        /* Another thread's connection is never asked about: MHD changes it meanwhile. */
+        if (PHASE(atomic_load_explicit(&record->phase, memory_order_relaxed)) != STARTED
+            || !pthread_equal(atomic_load_explicit(&record->owner, memory_order_relaxed), self)) {
+            continue;
+        }
+        /* The header size is known from MHD's state HEADERS_RECEIVED on; the status once an answer is queued. */
+        if (MHD_get_connection_info(record->connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE) != NULL
+            && MHD_get_connection_info(record->connection, MHD_CONNECTION_INFO_HTTP_STATUS) == NULL) {
+            found = record->connection;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&connections->lock);
+    return found;
 }
 
 /* When the latest data segment reached the connection, rounded up by a jiffy: no earlier than the byte it

@@ -40,8 +40,15 @@ void unicache_connections_closed(struct unicache_connections *connections, void 
 /* On the connection's polling thread, per request: the request line is complete (URI log callback), the
    headers are (the access handler's first call), the request is done (MHD_OPTION_NOTIFY_COMPLETED). */
 void unicache_connection_request_line(struct MHD_Connection *connection);
-void unicache_connection_headers_complete(struct MHD_Connection *connection);
+/** Returns 1 on the request's first call (its headers have just completed), 0 on later ones or when the connection
+    is not watched. */
+int unicache_connection_headers_complete(struct MHD_Connection *connection);
 void unicache_connection_request_done(struct MHD_Connection *connection);
+
+/** On a polling thread: the connection of this thread whose headers MHD has all but not yet handed to the access
+    handler, and which has no answer queued (MHD is parsing them: parse_connection_headers); NULL when none. At most
+    one can be: MHD goes on from the end of a request's headers to the handler in the same step. */
+struct MHD_Connection *unicache_connections_parsing_headers(struct unicache_connections *connections);
 
 /** Closes every connection whose request line and headers are overdue; returns how many it closed. */
 unsigned int unicache_connections_enforce_header_timeout(struct unicache_connections *connections, uint64_t now);

@@ -3,6 +3,7 @@
 #include "CMicroHTTPDShim.h"
 #include "acceptor.h"
 #include "connections.h"
+#include "error_answers.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -17,18 +18,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* MHD's logger is variadic: format here, hand Swift a plain string. */
-static void unicache_mhd_log_trampoline(void *cls, const char *format, va_list arguments) {
-    const struct unicache_mhd_options *options = cls;
-    static const char prefix[] = "libmicrohttpd: ";
-    char message[512];
-    memcpy(message, prefix, sizeof prefix);
-    vsnprintf(message + sizeof prefix - 1, sizeof message - (sizeof prefix - 1), format, arguments);
-    size_t length = strlen(message);
-    while (length > 0 && (message[length - 1] == '\n' || message[length - 1] == '\r')) {
-        message[--length] = '\0';
-    }
-    options->log(options->log_cls, message);
+/* The service parses the query from the raw target it has just copied. libmicrohttpd 0.9.75 would parse it too,
+   right after the URI log callback, into a record of the connection's memory pool per parameter (56 bytes): past
+   ~110 parameters in 8 KiB the pool runs out, MHD queues its 431, then overwrites the connection's state as if the
+   line had been fine, and the request is never answered (the client waits for the idle timeout). Ending the text
+   right after the `?` leaves MHD nothing to parse. `uri` points into MHD's own writable read buffer (MHD writes a
+   NUL over the `?` itself next), NUL-terminated before the HTTP version. */
+static void hide_query(const char *uri) {
+    char *question = uri == NULL ? NULL : strchr(uri, '?');
+    if (question != NULL && question[1] != '\0') question[1] = '\0';
 }
 
 /* The request callbacks pass through the shim, which keeps each connection's phase (connections.h) for the
@@ -36,7 +34,9 @@ static void unicache_mhd_log_trampoline(void *cls, const char *format, va_list a
 static void *unicache_mhd_uri_log_trampoline(void *cls, const char *uri, struct MHD_Connection *connection) {
     const struct unicache_mhd_options *options = cls;
     unicache_connection_request_line(connection);
-    return options->uri_log(options->uri_log_cls, uri, connection);
+    void *context = options->uri_log(options->uri_log_cls, uri, connection);
+    hide_query(uri);
+    return context;
 }
 
 static void unicache_mhd_completed_trampoline(void *cls, struct MHD_Connection *connection, void **con_cls,
@@ -48,6 +48,7 @@ static void unicache_mhd_completed_trampoline(void *cls, struct MHD_Connection *
 
 struct unicache_mhd_server {
     struct MHD_Daemon *daemon;
+    const struct unicache_mhd_options *options;
     struct unicache_acceptor *acceptor;
     /* A pool of polling threads, fed by the acceptor; else MHD listens itself. */
     int pool;
@@ -58,13 +59,46 @@ struct unicache_mhd_server {
     uint16_t port;
 };
 
+static void log_message(const struct unicache_mhd_options *options, const char *message) {
+    options->log(options->log_cls, message);
+}
+
+/* MHD's logger is variadic: format here, hand Swift a plain string. An error answer MHD is about to queue for a
+   request whose headers it is parsing would go out with its head twice: the shim answers first (error_answers.h).
+   cls is the server. */
+static void unicache_mhd_log_trampoline(void *cls, const char *format, va_list arguments) {
+    const struct unicache_mhd_server *server = cls;
+    unsigned int status = unicache_error_answer_status(format, arguments);
+    struct MHD_Connection *parsing = status == 0 ? NULL : unicache_acceptor_parsing_headers(server->acceptor);
+    static const char prefix[] = "libmicrohttpd: ";
+    char message[512];
+    memcpy(message, prefix, sizeof prefix);
+    vsnprintf(message + sizeof prefix - 1, sizeof message - (sizeof prefix - 1), format, arguments);
+    size_t length = strlen(message);
+    while (length > 0 && (message[length - 1] == '\n' || message[length - 1] == '\r')) {
+        message[--length] = '\0';
+    }
+    log_message(server->options, message);
+    if (parsing != NULL && unicache_error_answer_send(server->options, parsing, status, 0)) {
+        snprintf(message, sizeof message,
+                 "answered %u with the service's problem in place of libmicrohttpd's (whose head would go out twice) "
+                 "and closed the connection", status);
+        log_message(server->options, message);
+    }
+}
+
 static enum MHD_Result unicache_mhd_access_trampoline(void *cls, struct MHD_Connection *connection,
                                                       const char *url, const char *method, const char *version,
                                                       const char *upload_data, size_t *upload_data_size,
                                                       void **con_cls) {
     const struct unicache_mhd_server *server = cls;
-    /* The first call of a request comes once its headers are complete. */
-    unicache_connection_headers_complete(connection);
+    /* The first call of a request comes once its headers are complete: one whose answer's head would not fit in
+       what is left of the connection's memory is answered 431 here (error_answers.h), and closed. */
+    if (unicache_connection_headers_complete(connection)
+        && unicache_error_answer_if_too_large(server->options, connection, method)) {
+        log_message(server->options, "answered 431: the request's line and headers leave no room for an answer");
+        return MHD_NO;
+    }
     return server->handler(server->handler_cls, connection, url, method, version, upload_data, upload_data_size,
                            con_cls);
 }
@@ -124,6 +158,7 @@ struct unicache_mhd_server *unicache_mhd_start(unsigned int flags,
         *system_error = errno;
         return NULL;
     }
+    server->options = options;
     server->handler = handler;
     server->handler_cls = handler_cls;
     server->quiesced_fd = -1;
@@ -137,12 +172,12 @@ struct unicache_mhd_server *unicache_mhd_start(unsigned int flags,
         return NULL;
     }
 
-    /* The logger comes first so that start-up errors reach it. Its cls is `options`, which the caller
+    /* The logger comes first so that start-up errors reach it. Its cls is the server, whose `options` the caller
        keeps alive for the daemon's lifetime. */
     server->daemon = MHD_start_daemon(
         flags | (server->pool ? MHD_USE_NO_LISTEN_SOCKET : 0), port, NULL, NULL, unicache_mhd_access_trampoline,
         server,
-        MHD_OPTION_EXTERNAL_LOGGER, unicache_mhd_log_trampoline, (void *)options,
+        MHD_OPTION_EXTERNAL_LOGGER, unicache_mhd_log_trampoline, (void *)server,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&address,
         /* A pool's acceptor keeps the limit, and MHD's (per thread) must never refuse (see acceptor.c), even
            counting the connections it has announced closed (which frees the acceptor's slot) but not yet

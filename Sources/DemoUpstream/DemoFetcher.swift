@@ -31,7 +31,7 @@ public struct DemoFetcher: Fetcher {
 
     public init(
         latency: Duration = .milliseconds(200),
-        clock: any WallClock = SystemWallClock(),
+        clock: any WallClock,
         sleeper: @escaping DemoSleeper = { try await Task.sleep(for: $0) }
     ) {
         self.latency = latency

@@ -43,7 +43,7 @@ public actor DiskTier: SecondTier {
         _ configuration: DiskTierConfiguration,
         codec: EntryCodec = EntryCodec(),
         fileSystem: any DiskFileSystem = POSIXFileSystem(),
-        clock: any WallClock = SystemWallClock(),
+        clock: any WallClock,
         logger: Logger = Logger(label: "unicache.disk-tier")
     ) async throws(DiskTierError) -> DiskTier {
         let tier = try DiskTier(

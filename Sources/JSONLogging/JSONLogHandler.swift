@@ -17,7 +17,7 @@ public struct JSONLogHandler: LogHandler {
     public init(
         label: String, level: Logger.Level = .info, output: LogOutput,
         metadataProvider: Logger.MetadataProvider? = nil,
-        clock: any WallClock = SystemWallClock()
+        clock: any WallClock
     ) {
         self.label = label
         self.logLevel = level
@@ -47,7 +47,7 @@ public struct JSONLogHandler: LogHandler {
         if let requestID = merged["requestId"] {
             line += ",\"requestId\":" + JSONText.string(requestID.description)
         }
-        // Its W3C trace id beside it, for joining the upstream's traces (docs/operating.md).
+        // Its W3C trace id beside it, for joining the upstream's traces (docs/operations.md).
         if let traceID = merged["traceId"] {
             line += ",\"traceId\":" + JSONText.string(traceID.description)
         }

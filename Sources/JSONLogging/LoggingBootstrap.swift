@@ -1,12 +1,15 @@
 import HTTPRouting
+import Clocks
 import Logging
 
 /// Installs the process's swift-log handlers from `--log-level` and `--log-format`.
 public enum LoggingBootstrap {
     /// Call once at start-up, before the first `Logger` is made (swift-log allows one bootstrap per process).
     /// Returns the service's root logger.
-    public static func bootstrap(_ settings: LogSettings, label: String = "unicache") -> Logger {
-        LoggingSystem.bootstrap(handlerFactory(for: settings, output: .standardError()), metadataProvider: requestID)
+    /// `clock`: the process's wall clock (the JSON lines' timestamps).
+    public static func bootstrap(_ settings: LogSettings, clock: any WallClock, label: String = "unicache") -> Logger {
+        LoggingSystem.bootstrap(
+            handlerFactory(for: settings, output: .standardError(), clock: clock), metadataProvider: requestID)
         return Logger(label: label)
     }
 
@@ -18,7 +21,7 @@ public enum LoggingBootstrap {
 
     /// The handler factory `bootstrap` installs; `output` is used by the JSON format (text goes to stderr).
     public static func handlerFactory(
-        for settings: LogSettings, output: LogOutput
+        for settings: LogSettings, output: LogOutput, clock: any WallClock
     ) -> @Sendable (String, Logger.MetadataProvider?) -> any LogHandler {
         switch settings.format {
         case .text:
@@ -29,7 +32,7 @@ public enum LoggingBootstrap {
             }
         case .json:
             return { label, provider in
-                JSONLogHandler(label: label, level: settings.level, output: output, metadataProvider: provider)
+                JSONLogHandler(label: label, level: settings.level, output: output, metadataProvider: provider, clock: clock)
             }
         }
     }

@@ -10,20 +10,17 @@ extension MicroHTTPServer {
     public func run() async throws {
         try start()
         let shutdownTimeout = core.configuration.shutdownTimeout
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.core.watchDeadlines() }
-            // Until graceful shutdown; throws when the task is cancelled, which drains the same way.
-            try? await gracefulShutdown()
-            beginDraining()
-            // Either every async request finished, or the drain deadline passed.
-            await withTaskGroup(of: Void.self) { drain in
-                drain.addTask { await self.core.pending.waitUntilEmpty() }
-                drain.addTask { try? await Task.sleep(for: shutdownTimeout) }
-                _ = await drain.next()
-                drain.cancelAll()
-            }
-            group.cancelAll()
+        // Until graceful shutdown; throws when the task is cancelled, which drains the same way.
+        try? await gracefulShutdown()
+        beginDraining()
+        // Either every async request finished, or the drain deadline passed.
+        await withTaskGroup(of: Void.self) { drain in
+            drain.addTask { await self.core.pending.waitUntilEmpty() }
+            drain.addTask { try? await Task.sleep(for: shutdownTimeout) }
+            _ = await drain.next()
+            drain.cancelAll()
         }
+        await deadlines.stop()
         // Past the deadline: answer what is left 503 (resuming its connection) and cancel its handler; a late
         // answer is dropped, so nothing touches a connection after the daemon stops.
         for context in core.pending.cancelAll() where context.complete(ServerProblems.shuttingDown) {

@@ -21,6 +21,8 @@ public final class MicroHTTPServer: Service, Sendable {
 
     let core: ServerCore
     let phase = NIOLockedValueBox(Phase.idle)
+    /// Answers 504 past each request's deadline, from `start()` until `run()` has drained.
+    let deadlines: DeadlineWatcher
     /// The options MHD's logger reads for the daemon's lifetime.
     let options: DaemonOptions
 
@@ -29,9 +31,11 @@ public final class MicroHTTPServer: Service, Sendable {
     public init(configuration: MicroHTTPServerConfiguration, responder: any HTTPResponder, logger: Logger) {
         core = ServerCore(responder: responder, configuration: configuration, logger: logger)
         options = DaemonOptions(configuration: configuration, core: core)
+        deadlines = DeadlineWatcher(core: core)
     }
 
     deinit {
+        deadlines.cancel()
         // Normally run() has stopped the daemon. If start() was called without run(), stop it here,
         // unless async requests are still suspended (stopping would abort): then keep the core alive.
         phase.withLockedValue { phase in
@@ -79,6 +83,7 @@ public final class MicroHTTPServer: Service, Sendable {
             }
             let port = Int(unicache_mhd_port(daemon))
             phase = .listening(DaemonHandle(pointer: daemon), port: port)
+            deadlines.start()
             let scheme = configuration.tls == nil ? "http" : "https"
             core.logger.info("listening on \(scheme)://\(authority(host: configuration.host, port: port))", metadata: [
                 "maxConnections": "\(configuration.maxConnections)",

@@ -26,8 +26,9 @@ public struct MicroHTTPServerConfiguration: Sendable, Equatable {
     public var maxBodyBytes: Int
     /// Async requests queued or running at once; past it new ones get 503.
     public var maxPendingRequests: Int
-    /// MHD's per-connection memory pool: the request line and headers must fit (with 8 KiB, about 7.5 KiB of
-    /// them, like Tomcat's 8 KiB; larger is answered 431 by libmicrohttpd). MHD zeroes the whole pool after
+    /// MHD's per-connection memory pool: the request line and headers must fit, with the answer's status line and
+    /// headers (`requestHeaderBudget`: 7 KiB of 8 KiB, where each header field counts 64 bytes; beyond it the shim
+    /// answers 431, beyond the pool libmicrohttpd answers 414 or 431 itself). MHD zeroes the whole pool after
     /// every request and a fresh connection faults its pages in, so the size is CPU per request and per new
     /// connection: 8 KiB instead of MHD's 32 KiB default saves ~0.8 µs of ~10 µs per keep-alive request.
     public var connectionMemoryLimit: Int
@@ -79,5 +80,17 @@ public struct MicroHTTPServerConfiguration: Sendable, Equatable {
         self.pollingThreads = pollingThreads
         self.requestIDs = requestIDs
         self.tls = tls
+    }
+}
+
+extension MicroHTTPServerConfiguration {
+    /// The room of a connection's memory kept for an answer's status line and headers (libmicrohttpd builds them in
+    /// the connection's pool): the largest the service sends, ~500 bytes with a 128-character request id, twice over.
+    public static let answerHeadRoom = 1024
+
+    /// What a request's line and headers may hold of a `memoryLimit`-byte connection pool (their bytes and 64 per
+    /// header field and cookie): the rest is kept for the answer's head. More is answered 431 by the shim.
+    public static func requestHeaderBudget(memoryLimit: Int) -> Int {
+        max(0, memoryLimit - answerHeadRoom)
     }
 }

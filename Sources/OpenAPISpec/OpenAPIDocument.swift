@@ -8,43 +8,56 @@ info:
   version: 1.0.0
   summary: A read-through cache in front of slow health and fitness upstreams.
   description: |
-    The API that unicache implements (CONTRACT.md §2–§5, §7, §8), served by the service itself at `/openapi.yaml`.
+    The API that unicache implements, served by the service itself at `/openapi.yaml`.
 
     Common rules:
     - Every error is an RFC 9457 problem (`application/problem+json`) with `type`, `title`, `status`, `detail`.
     - An unknown path answers 404; a known path with a method it does not serve answers 405 with `Allow`.
       Every `GET` route also answers `HEAD` (same status and headers, no body), and `Allow` lists it.
     - A request body over 1 MiB answers 413, decided from `Content-Length` before the body is read. A
+      `Content-Length` that is not a number answers 400, one beyond 64 bits 413 (both close the connection). A
       `Transfer-Encoding` other than `chunked` answers 501.
+    - More than 64 query parameters answer 414. A request line and headers over 7 KiB, each header field and cookie
+      counting 64 bytes besides its text, answer 431 (and close the connection).
     - What the HTTP library (libmicrohttpd 0.9.75) answers itself, before a request reaches the service, carries
-      its own short HTML body instead: a malformed request line or header (400), a request target or headers over
-      about 7.5 KiB (414, 431), an HTTP version other than 1.0/1.1 (505), a `Content-Length` that is not a number
-      (400) or beyond 64 bits (413), a malformed or oversized chunk (400, 413). The README lists them.
+      its own short HTML body instead: a malformed request line or header (400), a request line or headers beyond
+      the connection's 8 KiB (414, 431), an HTTP version other than 1.0/1.1 (505), a malformed or oversized chunk
+      (400, 413). docs/http-limits.md lists them.
     - `{user}` and `{key}` are matched after percent-decoding; a value made only of dots (`.`, `..`) is 400,
       and so is anything else outside the patterns (an encoded `/` or NUL included).
     - Malformed or out-of-range query and path values answer 400 (`days=abc`, `days=0`, weekday `9`,
       an unknown `tz`, a date that is not a real `yyyy-mm-dd` date, `refresh=maybe`).
     - Admin endpoints (tag `admin`) need `Authorization: Bearer <token>`: 401 when it is missing or wrong,
-      403 when the service runs without `--admin-token`. With `--auth jwt` a bearer JWT with the scope
+      403 when the service runs without `--admin-token` or `--admin-token-file`. With `--auth jwt` a bearer JWT with the scope
       `unicache:admin` is accepted too.
-    - Access (§8): without `--auth` (protected mode) user data and admin endpoints answer only loopback clients;
+    - Access: without `--auth` (protected mode) user data and admin endpoints answer only loopback clients;
       others get 403 saying how to choose `--auth`. `--auth none` asks no token of anyone. `--auth jwt` needs a
       bearer JWT (RS256, PS256, ES256, ES384 or EdDSA, verified against `--jwt-jwks`) on every user-data request:
       its user claim (`sub` by default) equal to `{user}`, or the scope `unicache:read`. RFC 6750 answers: 401
       with `WWW-Authenticate: Bearer realm="unicache"` without a token, with `error="invalid_token"` for a bad
       one; 403 with `error="insufficient_scope"` for another user's data. The operations endpoints (tag
       `operations`) answer everyone in every mode.
-    - Hardening (§8.9): the user claim, `iss` and `aud` are compared byte for byte; `aud` must contain
+    - Hardening: the user claim, `iss` and `aud` are compared byte for byte; `aud` must contain
       `--jwt-audience` (required with `--auth jwt`; `any` opts out); a JOSE header or claims set that repeats a
       member name is 401 `invalid_token`; a request to a user-data or admin endpoint with more than one
       `Authorization` header is 400 (problem type `repeated-authorization`) in every mode.
     - Time zones are IANA names as the service's time zone database knows them (`TimeZoneName`).
-    - Upstream protection (§7): each domain's upstream sits behind a request budget (`--upstream-rate`), a cap on
+    - Upstream protection: each domain's upstream sits behind a request budget (`--upstream-rate`), a cap on
       requests in flight (`--upstream-concurrency`), a pause after a 429 and a circuit breaker. A fetch they keep
       from the upstream serves a stored copy within the stale-if-error window (`X-Cache: STALE`, `Cache-Status`
       `detail=rate-limited`, `upstream-paused` or `circuit-open`); without one it answers 503 with `Retry-After`
-      (budget spent, 429 pause) or 502 (circuit open), at once.
-    - Request ids (§7.4): every answer carries `X-Request-ID`, the client's when it is 1–128 visible ASCII
+      (budget spent, 429 pause) or 502 (circuit open), at once. Only the upstream's own failures (a refused
+      connection, a timeout, a 5xx) count toward a circuit: a request the HTTP client refuses to send is 502
+      `upstream-request-invalid` for that request alone. A request's `traceparent` and `tracestate` reach the
+      upstream only when they are valid W3C Trace Context (an invalid `tracestate` is dropped, the trace goes on).
+    - One user's share: one user's fetches (misses and forced refreshes; a coalesced fetch counts once, for the
+      user whose request led it) spend at most `--upstream-user-share` percent (default 10) of each budget window
+      and hold at most that share of `--upstream-concurrency`; past it that user is served a stored copy
+      (`X-Cache: STALE`, `Cache-Status` `detail=user-budget`) or answered 429 (`user-budget-spent`, with
+      `Retry-After`), while other users are still fetched. With `--refresh-interval`, a forced refresh of a copy
+      fetched less than that long ago is answered from it (`X-Cache: HIT`, `Cache-Status: unicache; hit;
+      detail=refresh-throttled`) and counted as a hit.
+    - Request ids: every answer carries `X-Request-ID`, the client's when it is 1–128 visible ASCII
       characters, else a generated one; the upstream receives it with the fetch the request caused and the
       request's log lines carry it as `requestId`.
   license:
@@ -72,7 +85,7 @@ paths:
   # What every read-through route shares is written once and named with a YAML anchor (`&userPath`, `&readAnswers`,
   # `&readParameters`, `&zonedReadParameters`) that the other routes repeat by alias (`*readAnswers`): OpenAPI has no
   # `$ref` for a whole `responses` or `parameters` list, and the parsed document is the same either way.
-  # ---------------------------------------------------------------- §3 read-through resources
+  # ---------------------------------------------------------------- read-through resources
   /v1/users/{user}/health/today:
     parameters: &userPath
       - $ref: '#/components/parameters/RequestID'
@@ -99,6 +112,9 @@ paths:
         '403': {$ref: '#/components/responses/AccessDenied'}
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '429': {$ref: '#/components/responses/UserBudgetSpent'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
         '502': {$ref: '#/components/responses/BadGateway'}
         '503': {$ref: '#/components/responses/ServiceUnavailable'}
         '504': {$ref: '#/components/responses/GatewayTimeout'}
@@ -152,6 +168,9 @@ paths:
         '403': {$ref: '#/components/responses/AccessDenied'}
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '429': {$ref: '#/components/responses/UserBudgetSpent'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
         '502': {$ref: '#/components/responses/BadGateway'}
         '503': {$ref: '#/components/responses/ServiceUnavailable'}
         '504': {$ref: '#/components/responses/GatewayTimeout'}
@@ -343,7 +362,7 @@ paths:
       parameters: *readParameters
       responses: *readAnswers
 
-  # ---------------------------------------------------------------- §4 admin
+  # ---------------------------------------------------------------- admin
   /v1/users/{user}/events:
     parameters: *userPath
     post:
@@ -375,6 +394,8 @@ paths:
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
         '413': {$ref: '#/components/responses/PayloadTooLarge'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
         '503': {$ref: '#/components/responses/FleetUnavailable'}
 
   /v1/users/{user}:
@@ -383,6 +404,10 @@ paths:
       operationId: eraseUser
       tags: [admin]
       summary: Erase every entry of a user from every tier.
+      description: |
+        Every entry stored for the user, and every entry whose key names the user (a read-through key prefix such as
+        `subscription:` or `health:today:` followed by the user), such as a raw entry written under such a key before
+        raw `PUT`s there were refused.
       security:
         - bearerAuth: []
       responses:
@@ -398,6 +423,8 @@ paths:
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
         '503': {$ref: '#/components/responses/FleetUnavailable'}
 
   /v1/users/{user}/health/averages/warm:
@@ -406,7 +433,9 @@ paths:
       operationId: warmHealthAverages
       tags: [admin]
       summary: Fetch and store the averages of all 7 weekdays.
-      description: Concurrent warms and reads of one weekday make one upstream call per key.
+      description: |
+        Concurrent warms and reads of one weekday make one upstream call per key. When the health domain has neither
+        an `--upstream` nor `--demo` naming it, 503 `no-upstream`, as the health routes answer.
       security:
         - bearerAuth: []
       responses:
@@ -422,6 +451,8 @@ paths:
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
         '502': {$ref: '#/components/responses/BadGateway'}
         '503': {$ref: '#/components/responses/ServiceUnavailable'}
         '504': {$ref: '#/components/responses/GatewayTimeout'}
@@ -432,12 +463,12 @@ paths:
     post:
       operationId: rekey
       tags: [admin]
-      summary: Re-seal every disk and Redis entry under the key ring's primary key (CONTRACT §9.3).
+      summary: Re-seal every disk and Redis entry under the key ring's primary key.
       description: |
         With `--encryption-keys`, re-seals under the primary key every entry of this instance's disk tier and of the
         shared tier that is not sealed under it yet, so the old key can then leave the ring. Plaintext entries
         (from before the key ring) are sealed only under `--encryption-migrate`; without it they fail to open, as a
-        forgery would, and are deleted and counted in `undecryptable` (CONTRACT §9.2). A value written meanwhile is never overwritten: on disk each file is
+        forgery would, and are deleted and counted in `undecryptable`. A value written meanwhile is never overwritten: on disk each file is
         re-sealed in one step of the disk tier's write order, in Redis by compare-and-set (the value keeps its
         expiry). Entries that do not open (a key no longer in the ring, edited, moved, another fleet's) or do not
         verify are deleted and counted in `undecryptable`. The disk tier is done first: while Redis is unreachable
@@ -464,6 +495,8 @@ paths:
           content:
             application/problem+json:
               schema: {$ref: '#/components/schemas/Problem'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
         '503': {$ref: '#/components/responses/FleetUnavailable'}
 
   /v1/cache/{key}:
@@ -475,7 +508,7 @@ paths:
       tags: [admin]
       summary: A stored entry's body and metadata.
       description: |
-        Read-through entries appear under the keys of §3 (e.g. `subscription:alice`); entries written with `PUT` have
+        Read-through entries appear under their cache keys (e.g. `subscription:alice`, `activities:alice:ride,run:30`); entries written with `PUT` have
         the namespace `raw`. An entry past its TTL is 404: raw entries are never served stale.
       security:
         - bearerAuth: []
@@ -495,6 +528,8 @@ paths:
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
     head:
       operationId: headRawEntry
       tags: [admin]
@@ -519,7 +554,7 @@ paths:
             X-Request-ID: {$ref: '#/components/headers/RequestID'}
             WWW-Authenticate: {$ref: '#/components/headers/WWWAuthenticate'}
         '403':
-          description: The service runs without `--admin-token` (no body on HEAD).
+          description: The service runs without `--admin-token` or `--admin-token-file` (no body on HEAD).
           headers:
             X-Request-ID: {$ref: '#/components/headers/RequestID'}
         '404':
@@ -530,6 +565,8 @@ paths:
           description: Method not allowed (no body on HEAD).
           headers:
             X-Request-ID: {$ref: '#/components/headers/RequestID'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
     put:
       operationId: putRawEntry
       tags: [admin]
@@ -539,7 +576,8 @@ paths:
         TTL from `Cache-Control: max-age=N`, else `?ttl=`, else 24 h. Acknowledged only once written to the disk tier
         (when it is enabled), so it survives a crash of the process; until then readers still see the previous
         value. When the disk tier cannot write it (full, read-only, I/O error) the answer is 507 and nothing is
-        stored under the key in any tier (a previous value is gone too). A body over 1 MiB is 413.
+        stored under the key in any tier (a previous value is gone too). A body over 1 MiB is 413. A key that a
+        read-through route owns is 409 (see that answer).
       security:
         - bearerAuth: []
       parameters:
@@ -586,7 +624,23 @@ paths:
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '409':
+          description: |
+            A read-through route owns the key: it starts with the cache key prefix of a read-through namespace
+            (`health:today:`, `health:avg:`, `health:hrv:`, `health:rhr:`, `health:sleep:`, `wellness:`, `scores:`,
+            `activities:`, `streams:`, `subscription:`, `profile:`, `progress:history:`, `progress:streak:`,
+            `progress:today:`, `progress:any:`) followed by a user (at least one character before the next `:` or the
+            end), e.g. `subscription:carol` or `health:today:carol:2026-11-29`. Only the route stores there, so that no
+            raw value is served as a user's data; `GET`, `HEAD` and `DELETE` of such a key still work. Problem type
+            ending `key-owned`.
+          headers:
+            X-Request-ID: {$ref: '#/components/headers/RequestID'}
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/Problem'}
         '413': {$ref: '#/components/responses/PayloadTooLarge'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
         '507':
           description: The disk tier could not write the entry (full, read-only, I/O error); nothing was stored.
           headers:
@@ -611,6 +665,8 @@ paths:
         '403': {$ref: '#/components/responses/Forbidden'}
         '404': {$ref: '#/components/responses/NotFound'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
         '503': {$ref: '#/components/responses/FleetUnavailable'}
 
   /v1/cache:
@@ -647,6 +703,8 @@ paths:
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
     delete:
       operationId: invalidateEntries
       tags: [admin]
@@ -677,9 +735,11 @@ paths:
         '401': {$ref: '#/components/responses/Unauthorized'}
         '403': {$ref: '#/components/responses/Forbidden'}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
         '503': {$ref: '#/components/responses/FleetUnavailable'}
 
-  # ---------------------------------------------------------------- §5 operations
+  # ---------------------------------------------------------------- operations
   /healthz:
     parameters:
       - $ref: '#/components/parameters/RequestID'
@@ -700,6 +760,8 @@ paths:
                 properties:
                   status: {const: ok}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
 
   /readyz:
     parameters:
@@ -723,10 +785,12 @@ paths:
                   sharedTier:
                     description: |
                       With `--redis`: whether the shared tier is reachable and in step with the fleet. A dead Redis
-                      keeps the instance ready (CONTRACT §6.5): it serves from its local tiers and upstreams.
+                      keeps the instance ready: it serves from its local tiers and upstreams.
                     type: string
                     enum: [connected, unreachable]
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
         '503': {$ref: '#/components/responses/NotReady'}
 
   /stats:
@@ -751,6 +815,8 @@ paths:
             text/plain:
               schema: {type: string}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
 
   /metrics:
     parameters:
@@ -771,6 +837,8 @@ paths:
             text/plain:
               schema: {type: string}
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
 
   /openapi.yaml:
     parameters:
@@ -790,6 +858,8 @@ paths:
                 type: object
                 required: [openapi, info, paths, components]
         '405': {$ref: '#/components/responses/MethodNotAllowed'}
+        '414': {$ref: '#/components/responses/URITooLong'}
+        '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
 
 components:
   securitySchemes:
@@ -807,7 +877,7 @@ components:
       in: header
       required: false
       description: |
-        The request's id (§7.4): returned in `X-Request-ID`, sent to the upstream with the fetch the request causes
+        The request's id: returned in `X-Request-ID`, sent to the upstream with the fetch the request causes
         (the leader's for a coalesced fetch) and written in the request's log lines (`requestId`). A value that is
         not 1–128 visible ASCII characters is replaced by a generated one, as is a missing one.
       schema:
@@ -862,15 +932,18 @@ components:
       name: refresh
       in: query
       required: false
-      description: '`true` fetches from the upstream even if the entry is fresh (like `Cache-Control: no-cache`).'
+      description: |
+        `true` fetches from the upstream even if the entry is fresh (like `Cache-Control: no-cache`); with
+        `--refresh-interval`, a copy fetched less than that long ago answers instead (a hit, `detail=refresh-throttled`).
       schema: {type: boolean, default: false}
     RequestCacheControl:
       name: Cache-Control
       in: header
       required: false
       description: |
-        `no-cache` fetches from the upstream even if fresh; `only-if-cached` never contacts the upstream (504 when
-        nothing servable is stored). Other directives are ignored.
+        `no-cache` fetches from the upstream even if fresh (with `--refresh-interval`, a copy fetched less than that
+        long ago answers instead, as a hit); `only-if-cached` never contacts the upstream (504 when nothing servable
+        is stored). Other directives are ignored.
       schema:
         type: string
         examples: [no-cache]
@@ -889,7 +962,8 @@ components:
       description: |
         The request's id, on every answer of the service (the HTTP library's own error pages excepted): the
         client's `X-Request-ID` when valid, else a generated one (eight base-62 characters drawn at start-up, a
-        dash, a base-62 counter).
+        dash, a base-62 counter). The few answers made before a request reaches the service (431 over the header
+        budget, 400 and 413 for a `Content-Length` that is not a number or beyond 64 bits) carry only the client's.
       schema: {type: string, pattern: '^[\x21-\x7E]{1,128}$'}
     XCache:
       required: true
@@ -903,7 +977,9 @@ components:
       description: |
         RFC 9211, e.g. `unicache; hit`, `unicache; fwd=miss; stored`, `unicache; hit; fwd=stale; detail=upstream-error`;
         a stale copy served because the upstream gate kept the fetch back says why: `detail=rate-limited`,
-        `detail=upstream-paused` or `detail=circuit-open`.
+        `detail=upstream-paused`, `detail=circuit-open` or `detail=user-budget` (the user's share is spent); a
+        forced refresh answered from a copy fetched within `--refresh-interval` is `unicache; hit;
+        detail=refresh-throttled`.
       schema: {type: string, pattern: '^unicache(;|$)'}
     CacheStatusOptional:
       description: RFC 9211 cache status.
@@ -930,7 +1006,7 @@ components:
       description: '`private, max-age=<remaining fresh seconds>`.'
       schema: {type: string, pattern: '^private, max-age=[0-9]+$'}
     XCacheTier:
-      description: 'The tier a hit was served from (`shared`, the fleet''s Redis tier: CONTRACT §6.1).'
+      description: 'The tier a hit was served from (`shared`: the fleet''s Redis tier).'
       schema: {type: string, enum: [memory, disk, shared]}
     Expires:
       required: true
@@ -1001,7 +1077,7 @@ components:
     Forbidden:
       description: |
         The service runs without an admin token and the request carries no admin JWT (the problem says how to set
-        `--admin-token`); with `--auth jwt`, a valid token without the scope `unicache:admin`; in protected mode, a
+        one: `--admin-token` or `--admin-token-file`); with `--auth jwt`, a valid token without the scope `unicache:admin`; in protected mode, a
         client that is not loopback.
       headers:
         X-Request-ID: {$ref: '#/components/headers/RequestID'}
@@ -1030,12 +1106,38 @@ components:
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
+    URITooLong:
+      description: |
+        More than 64 query parameters (problem type `too-many-query-parameters`, its `limit` member 64). A request
+        line beyond the connection's 8 KiB is answered 414 by the HTTP library itself, with its own short HTML page.
+      headers:
+        X-Request-ID: {$ref: '#/components/headers/RequestID'}
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+    RequestHeaderFieldsTooLarge:
+      description: |
+        The request line and header fields take more than 7 KiB (7,168 bytes), where each header field and each
+        cookie counts 64 bytes besides its text: about 99 short fields at most (problem type
+        `header-fields-too-large`, its `limitBytes` member 7168; the connection closes), so that the answer's own
+        headers always fit in the connection's 8 KiB. Beyond those 8 KiB the HTTP library answers 431 itself, with its
+        own short HTML page.
+      headers:
+        X-Request-ID: {$ref: '#/components/headers/RequestID'}
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
     BadGateway:
       description: |
         The upstream failed (error, timeout or 5xx), or its circuit is open after 5 consecutive failures (answered
-        at once, without contacting it), and no stored copy could be served.
+        at once, without contacting it), and no stored copy could be served. An open circuit says so in
+        `Cache-Status` (`unicache; detail=circuit-open`).
+        Problem type `upstream-request-invalid`: the request to the upstream could not be sent as built (the HTTP
+        client refused it); the upstream was not asked, and the failure counts neither as a fetch nor toward the
+        circuit.
       headers:
         X-Request-ID: {$ref: '#/components/headers/RequestID'}
+        Cache-Status: {$ref: '#/components/headers/CacheStatusOptional'}
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
@@ -1043,19 +1145,34 @@ components:
       description: |
         No stored copy could be served and the upstream may not be asked now: it answered 429 (the domain is paused
         until its `Retry-After`, 60 s without one, at most 1 h), or the domain's request budget is spent
-        (`Retry-After`: seconds until the budget allows a request); or the service is overloaded. Also (§11.1, no
+        (`Retry-After`: seconds until the budget allows a request); or the service is overloaded. Also (no
         `Retry-After`): the route's domain has neither an `--upstream` nor `--demo` naming it (problem type ending
-        `no-upstream`, the detail naming the flag); such a route never reaches the cache.
+        `no-upstream`, the detail naming the flag); such a route never reaches the cache. A refusal of the upstream
+        gate says why in `Cache-Status` (`unicache; detail=rate-limited` or `detail=upstream-paused`).
       headers:
         X-Request-ID: {$ref: '#/components/headers/RequestID'}
         Retry-After: {$ref: '#/components/headers/RetryAfter'}
+        Cache-Status: {$ref: '#/components/headers/CacheStatusOptional'}
+      content:
+        application/problem+json:
+          schema: {$ref: '#/components/schemas/Problem'}
+    UserBudgetSpent:
+      description: |
+        This user's share of the domain's request budget (`--upstream-user-share`) is spent and no
+        stored copy could be served (problem type ending `user-budget-spent`); other users' requests are still
+        fetched. `Retry-After`: seconds until the share allows this user a request again. `Cache-Status:
+        unicache; detail=user-budget`.
+      headers:
+        X-Request-ID: {$ref: '#/components/headers/RequestID'}
+        Retry-After: {$ref: '#/components/headers/RetryAfter'}
+        Cache-Status: {$ref: '#/components/headers/CacheStatusOptional'}
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
     FleetUnavailable:
       description: |
         With `--redis`, the shared tier cannot be reached, so the other instances would not see this change
-        (CONTRACT §6.5). This instance's own tiers are updated anyway (a raw PUT stores nothing); the operation is
+        (the fleet's changes go through Redis). This instance's own tiers are updated anyway (a raw PUT stores nothing); the operation is
         idempotent: retry after `Retry-After` seconds.
       headers:
         X-Request-ID: {$ref: '#/components/headers/RequestID'}
@@ -1178,7 +1295,7 @@ components:
         key: {type: string, pattern: '^[A-Za-z0-9._:,@-]{1,512}$'}
         namespace: {type: string, minLength: 1}
         bytes:
-          description: 'The body''s length. A sealed disk entry indexed from its header alone (found at start-up) gives its sealed part''s length instead, an upper bound, until the disk tier opens it on its own queue or it is written again (CONTRACT §9.7: no body length is in the clear).'
+          description: 'The body''s length. A sealed disk entry indexed from its header alone (found at start-up) gives its sealed part''s length instead, an upper bound, until the disk tier opens it on its own queue or it is written again (no body length is kept in the clear).'
           type: integer
           minimum: 0
         tier: {type: string, enum: [memory, disk]}
@@ -1187,7 +1304,10 @@ components:
 
     CacheCounters:
       type: object
-      description: Every read-through request counts once in exactly one of the five counters.
+      description: |
+        Every read-through request counts once in exactly one of the five counters. A forced refresh answered from a
+        copy fetched within `--refresh-interval` (`detail=refresh-throttled`) is a hit; `refreshes` counts forced
+        refreshes that went to the upstream (or were refused there with nothing stored).
       required: [hits, misses, coalesced, stale, refreshes]
       properties:
         hits: {type: integer, minimum: 0}
@@ -1230,11 +1350,11 @@ components:
       required: [uptimeSeconds, version, cache, memory, disk, shared, encryption, upstream, upstreams, namespaces, auth]
       properties:
         uptimeSeconds: {type: number, minimum: 0}
-        version: {type: string, description: 'The release (`unicache --version`, §11.5).', examples: ['0.4.0']}
+        version: {type: string, description: 'The release (as `unicache --version` prints it).', examples: ['0.5.0']}
         upstreams:
           type: object
           description: |
-            Where each domain is served from (§11.1): `demo`, `none` (its routes answer 503 `no-upstream`), or the
+            Where each domain is served from: `demo`, `none` (its routes answer 503 `no-upstream`), or the
             upstream's scheme, host and port (never its credentials or path).
           additionalProperties:
             type: object
@@ -1276,19 +1396,22 @@ components:
                 corrupt: {type: integer, minimum: 0}
                 writeErrors: {type: integer, minimum: 0}
                 undecryptable:
-                  description: 'Files that did not open (CONTRACT §9.2): sealed under a key not in the ring, edited, found under another entry''s name (by a read or the start-up scan), or plaintext under a key ring without `--encryption-migrate`; deleted, never served.'
+                  description: 'Files that did not open: sealed under a key not in the ring, edited, found under another entry''s name (by a read or the start-up scan), or plaintext under a key ring without `--encryption-migrate`; deleted, never served.'
                   type: integer
                   minimum: 0
         shared:
           type: object
-          description: The fleet's shared Redis tier (CONTRACT §6.7); `enabled` is false without `--redis`.
+          description: The fleet's shared Redis tier; `enabled` is false without `--redis`.
           required: [enabled, connected, hits, misses, errors, corrupt, invalidationsSent, invalidationsReceived, replayed, resets, endpoint, tls, failovers, tlsErrors, authErrors]
           properties:
             enabled: {type: boolean}
             connected: {type: boolean}
             hits: {type: integer, minimum: 0}
             misses: {type: integer, minimum: 0}
-            errors: {type: integer, minimum: 0}
+            errors:
+              description: Redis commands that failed or were answered an error, refusals of the user aside (`authErrors`).
+              type: integer
+              minimum: 0
             corrupt: {type: integer, minimum: 0}
             invalidationsSent: {type: integer, minimum: 0}
             invalidationsReceived: {type: integer, minimum: 0}
@@ -1304,8 +1427,8 @@ components:
               minimum: 1
             replayed:
               description: |
-                Other instances' changes applied from the fleet's invalidation log after a lost connection or a restart
-                (CONTRACT §6.6): what this instance missed, applied instead of dropping its local tiers.
+                Other instances' changes applied from the fleet's invalidation log after a lost connection or a restart:
+                what this instance missed, applied instead of dropping its local tiers.
               type: integer
               minimum: 0
             resets:
@@ -1318,28 +1441,31 @@ components:
             endpoint:
               description: |
                 `host:port` of the Redis in use (with `redis-sentinel://`, the primary Sentinel named last), never a
-                password (CONTRACT §10.6); null without `--redis`.
+                password; null without `--redis`.
               type: [string, 'null']
             tls:
-              description: Whether the link to Redis is TLS (`rediss://`, CONTRACT §10.1).
+              description: Whether the link to Redis is TLS (`rediss://`).
               type: boolean
             failovers:
-              description: Primary switches followed (a Sentinel failover, CONTRACT §10.3).
+              description: Primary switches followed (a Sentinel failover).
               type: integer
               minimum: 0
             tlsErrors:
               description: |
-                Connects to Redis refused for their TLS (CONTRACT §10.1): a certificate not issued by the trusted CA,
+                Connects to Redis refused for their TLS: a certificate not issued by the trusted CA,
                 expired or not yet valid, naming another host, or a failed handshake. Never a plaintext fallback.
               type: integer
               minimum: 0
             authErrors:
-              description: Connects whose `AUTH` Redis refused (`WRONGPASS`, `NOAUTH`, `NOPERM`; CONTRACT §10.2).
+              description: |
+                Refusals of the configured user's credentials or permissions: connects whose `AUTH` Redis refused
+                (`WRONGPASS`, `NOAUTH`), and commands or the invalidation channel's `SUBSCRIBE` refused by the user's
+                ACL rules (`NOPERM`). Counted here, not in `errors`.
               type: integer
               minimum: 0
         encryption:
           type: object
-          description: 'Values at rest (CONTRACT §9.5): `primaryKey` is the primary key''s ID, never a key; null without a key ring.'
+          description: 'Values at rest: `primaryKey` is the primary key''s ID, never a key; null without a key ring.'
           required: [enabled, primaryKey]
           properties:
             enabled: {type: boolean}
@@ -1363,12 +1489,12 @@ components:
                 p99: {type: number, minimum: 0}
             domains:
               type: object
-              description: Each domain's upstream gate (CONTRACT §7.5), keyed by domain.
+              description: Each domain's upstream gate, keyed by domain.
               propertyNames: {enum: [health, activities, subscription, progress]}
               additionalProperties: {$ref: '#/components/schemas/UpstreamDomainStats'}
         auth:
           type: object
-          description: Access (CONTRACT §8.8)
+          description: Access decisions (`--auth`)
           required: [mode, allowed, denied, keys, keyRefreshes, keyErrors]
           properties:
             mode: {type: string, enum: [protected, none, jwt]}
@@ -1406,7 +1532,7 @@ components:
 
     UpstreamDomainStats:
       type: object
-      required: [inFlight, budgetRemaining, rejected, circuit]
+      required: [inFlight, budgetRemaining, rejected, circuit, refreshThrottled]
       properties:
         inFlight:
           description: Requests in flight to the upstream now.
@@ -1419,12 +1545,20 @@ components:
         rejected:
           description: Fetches kept from the upstream, by reason.
           type: object
-          required: [rate, paused, circuit]
+          required: [rate, paused, circuit, user]
           properties:
             rate: {type: integer, minimum: 0}
             paused: {type: integer, minimum: 0}
             circuit: {type: integer, minimum: 0}
+            user:
+              description: Refused because the requesting user's share of the budget was spent.
+              type: integer
+              minimum: 0
         circuit: {type: string, enum: [closed, open, half-open]}
+        refreshThrottled:
+          description: Forced refreshes answered from a copy fetched within `--refresh-interval` (counted as hits).
+          type: integer
+          minimum: 0
 
     TimeZoneName:
       type: string

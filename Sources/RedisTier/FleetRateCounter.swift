@@ -1,6 +1,6 @@
 import Foundation
 import NIOConcurrencyHelpers
-import RedisClient
+import Redis
 import UnifiedCache
 import UpstreamGate
 
@@ -9,52 +9,75 @@ import UpstreamGate
 /// fleet's upstream never sees more than N in any window. When Redis cannot be asked, each instance falls back
 /// to a local log with N divided by the fleet size it last saw (instances announce themselves every second), so
 /// the fleet together still stays inside N.
+///
+/// A user's share of the budget (CONTRACT §15.2) is counted fleet-wide in the same script: each user's grants in a
+/// sorted set of their own whose name begins with the domain's log's (one hash slot), asked in the same round trip.
 public final class FleetRateCounter: UpstreamRateCounter {
     public var limit: Int { windows[0].limit }
     public var window: Duration { windows[0].window }
     let windows: [RateWindow]
+    let domain: String
     let key: String
+    let userShare: UserShare
+    /// The most one user may spend of each window (nil: no per-user limit in that window).
+    private let userLimits: [Int?]
     let commands: RedisCommands
     let membership: FleetMembership
     /// The local fallback, rebuilt when the fleet size changes.
     private let fallback = NIOLockedValueBox<(size: Int, counter: SlidingWindowCounter)?>(nil)
 
-    public init(domain: String, windows: [RateWindow], commands: RedisCommands, membership: FleetMembership) {
+    public init(
+        domain: String, windows: [RateWindow], commands: RedisCommands, membership: FleetMembership,
+        userShare: UserShare = .whole
+    ) {
         self.windows = windows.isEmpty ? [RateWindow(limit: 1, window: .seconds(1))] : windows
+        self.domain = domain
         key = commands.keys.rate(domain)
+        self.userShare = userShare
+        userLimits = self.windows.map { userShare.of($0.limit) }
         self.commands = commands
         self.membership = membership
     }
 
-    public func take(at now: Duration, background: Bool) async -> RateDecision {
-        await decide(mode: "take", background: background) ?? local().take(at: now, background: background)
+    public func take(at now: Duration, background: Bool, user: String? = nil) async -> RateDecision {
+        await decide(mode: "take", background: background, user: user)
+            ?? local().take(at: now, background: background, user: user)
     }
 
-    public func check(at now: Duration, background: Bool) async -> RateDecision {
-        await decide(mode: "check", background: background) ?? local().check(at: now, background: background)
+    public func check(at now: Duration, background: Bool, user: String? = nil) async -> RateDecision {
+        await decide(mode: "check", background: background, user: user)
+            ?? local().check(at: now, background: background, user: user)
     }
 
     public func remaining(at now: Duration) async -> Int {
-        guard let reply = try? await script(mode: "remaining", background: false),
-            case .array(let parts) = reply, parts.count == 3, case .integer(let remaining) = parts[2]
+        guard let reply = try? await script(mode: "remaining", background: false, user: nil),
+            case .array(let parts) = reply, parts.count == 4, case .integer(let remaining) = parts[2]
         else { return local().remaining(at: now) }
         return remaining
     }
 
-    private func decide(mode: String, background: Bool) async -> RateDecision? {
-        guard let reply = try? await script(mode: mode, background: background), case .array(let parts) = reply,
-            parts.count == 3, case .integer(let granted) = parts[0], case .integer(let waitMs) = parts[1]
+    private func decide(mode: String, background: Bool, user: String?) async -> RateDecision? {
+        guard let reply = try? await script(mode: mode, background: background, user: user),
+            case .array(let parts) = reply, parts.count == 4, case .integer(let granted) = parts[0],
+            case .integer(let waitMs) = parts[1], case .integer(let forUser) = parts[3]
         else { return nil }
-        return granted == 1 ? .granted : .refused(retryAfter: .milliseconds(max(1, waitMs)))
+        if granted == 1 { return .granted }
+        let wait = Duration.milliseconds(max(1, waitMs))
+        return forUser == 1 ? .userShareSpent(retryAfter: wait) : .refused(retryAfter: wait)
     }
 
-    private func script(mode: String, background: Bool) async throws(SharedTierUnavailable) -> RedisReply {
+    /// The budget's script, with the user's log among its keys when the request is charged to a user.
+    private func script(mode: String, background: Bool, user: String?) async throws(SharedTierUnavailable) -> RedisReply {
         var arguments = [mode, commands.instanceID + "-" + RedisCommands.randomToken()]
-        for window in windows {
+        for (window, share) in zip(windows, userLimits) {
             let allowed = background ? window.limit - SlidingWindowCounter.backgroundReserve(of: window.limit) : window.limit
-            arguments += ["\(window.limit)", "\(allowed)", "\(Self.milliseconds(window.window))"]
+            arguments += ["\(window.limit)", "\(allowed)", "\(Self.milliseconds(window.window))", "\(share ?? 0)"]
         }
-        return try await commands.run("rate", RedisScripts.rate, keys: [key], arguments: arguments)
+        var keys = [key]
+        if let user, userLimits.contains(where: { $0 != nil }) {
+            keys.append(commands.keys.userRate(domain, user: user))
+        }
+        return try await commands.run("rate", RedisScripts.rate, keys: keys, arguments: arguments)
     }
 
     /// The local budget: each window's limit divided by the fleet size last seen (at least 1).
@@ -63,7 +86,8 @@ public final class FleetRateCounter: UpstreamRateCounter {
         return fallback.withLockedValue { fallback in
             if let current = fallback, current.size == size { return current.counter }
             let counter = SlidingWindowCounter(
-                windows: windows.map { RateWindow(limit: max(1, $0.limit / size), window: $0.window) })
+                windows: windows.map { RateWindow(limit: max(1, $0.limit / size), window: $0.window) },
+                userShare: userShare)
             fallback = (size, counter)
             return counter
         }

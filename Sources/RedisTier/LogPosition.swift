@@ -12,16 +12,22 @@ struct LogPosition: Sendable, Hashable, Comparable, CustomStringConvertible {
         self.sequence = sequence
     }
 
-    /// `MS-SEQ` as Redis writes it, or `MS` alone (sequence 0, as Redis reads it); `nil` for anything else.
+    /// `MS-SEQ` as Redis writes it, or `MS` alone (sequence 0, as Redis reads it), in decimal digits only; `nil` for
+    /// anything else (a sign included).
     init?<Text: StringProtocol>(_ text: Text) {
         let parts = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let milliseconds = parts.first.flatMap({ UInt64($0) }) else { return nil }
+        guard let first = parts.first, let milliseconds = Self.number(first) else { return nil }
         if parts.count == 2 {
-            guard let sequence = UInt64(parts[1]) else { return nil }
+            guard let sequence = Self.number(parts[1]) else { return nil }
             self.init(milliseconds: milliseconds, sequence: sequence)
         } else {
             self.init(milliseconds: milliseconds, sequence: 0)
         }
+    }
+
+    private static func number<Digits: StringProtocol>(_ text: Digits) -> UInt64? {
+        guard text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        return UInt64(text)
     }
 
     var description: String { "\(milliseconds)-\(sequence)" }

@@ -1,43 +1,40 @@
 import Logging
-import RedisClient
+import Redis
 import UnifiedCache
 
-/// What this instance sends to the fleet's Redis, and as whom: the command pool, every command counted by operation
+/// What this instance sends to the fleet's Redis, and as whom: the node client, every command counted by operation
 /// and result, scripts by digest, and this instance's id in the fleet. The shared tier, the fleet's membership and
 /// its rate counters each take this, and nothing of one another.
 public final class RedisCommands: Sendable {
     let keys: RedisKeys
     /// This instance in the fleet's messages and announcements.
     let instanceID: String
-    let pool: RedisCommandPool
+    let node: RedisNodeClient
     let counters = SharedTierCounters()
     let logger: Logger
 
     init(configuration: RedisTierConfiguration, logger: Logger) {
         keys = RedisKeys(prefix: configuration.prefix)
         instanceID = Self.randomToken()
-        pool = RedisCommandPool(
+        node = RedisNodeClient(
             endpoint: configuration.endpoint, timeout: configuration.timeout, size: configuration.connections,
             dedicatedEventLoop: true, logger: logger)
         self.logger = logger
     }
 
-    /// One command through the pool, counted; an error reply or a failure is `SharedTierUnavailable`.
-    func run(_ operation: String, _ arguments: [[UInt8]]) async throws(SharedTierUnavailable) -> RedisReply {
-        try counted(operation, try await send(operation, arguments))
+    /// One command, counted; an error reply or a failure is `SharedTierUnavailable`.
+    func run(_ operation: String, _ command: RedisCommand) async throws(SharedTierUnavailable) -> RedisReply {
+        try counted(operation, try await reply(operation) { () async throws(RedisError) in try await node.send(command) })
     }
 
-    /// `script` over `keys` and `arguments` by its digest; sent once more with its text when Redis answers that
-    /// it does not have it (`NOSCRIPT`: Redis restarted, or its script cache was flushed).
+    /// `script` over `keys` and `arguments` (by its digest; with its text when Redis lacks it), counted once.
     func run(
         _ operation: String, _ script: RedisScript, keys: [String], arguments: [[UInt8]]
     ) async throws(SharedTierUnavailable) -> RedisReply {
         let keys = keys.map(Self.bytes)
-        let reply = try await send(operation, script.command(keys: keys, arguments: arguments))
-        if case .error(let message) = reply, message.hasPrefix("NOSCRIPT") {
-            return try await run(operation, script.command(keys: keys, arguments: arguments, loading: true))
-        }
-        return try counted(operation, reply)
+        return try counted(operation, try await reply(operation) { () async throws(RedisError) in
+            try await node.evaluate(script, keys: keys, arguments: arguments)
+        })
     }
 
     /// `script` with arguments that are all text.
@@ -47,27 +44,40 @@ public final class RedisCommands: Sendable {
         try await run(operation, script, keys: keys, arguments: arguments.map(Self.bytes))
     }
 
-    /// The pool's answer; a failure to get one is counted and `SharedTierUnavailable`.
-    private func send(_ operation: String, _ arguments: [[UInt8]]) async throws(SharedTierUnavailable) -> RedisReply {
+    /// The node client's answer; a failure to get one is counted and `SharedTierUnavailable`.
+    private func reply(
+        _ operation: String, _ send: () async throws(RedisError) -> RedisReply
+    ) async throws(SharedTierUnavailable) -> RedisReply {
         do throws(RedisError) {
-            return try await pool.command(arguments)
+            return try await send()
         } catch {
-            counters.operation(operation, "error")
-            switch error {
-            case .unavailable(let reason): throw SharedTierUnavailable(reason: reason)
-            }
+            counters.operation(operation, Self.result(.failure(error)))
+            throw SharedTierUnavailable(reason: error.reason)
         }
     }
 
-    /// Counts `reply`; an error reply is `SharedTierUnavailable`.
+    /// Counts `reply`; an error reply is `SharedTierUnavailable`. Redis's text is not logged (it may repeat the
+    /// command's arguments: keys and values): its prefix and what it means are.
     private func counted(_ operation: String, _ reply: RedisReply) throws(SharedTierUnavailable) -> RedisReply {
-        if case .error(let message) = reply {
-            counters.operation(operation, "error")
-            logger.warning("shared tier: Redis refused a command", metadata: ["operation": "\(operation)", "error": "\(message)"])
-            throw SharedTierUnavailable(reason: "Redis answered an error to \(operation)")
+        let result = Self.result(.success(reply))
+        counters.operation(operation, result)
+        guard let summary = reply.errorSummary else { return reply }
+        // A refusal is logged by the node client, once per back-off, naming the user.
+        if result == "error" {
+            logger.warning("shared tier: Redis refused a command", metadata: ["operation": "\(operation)", "error": "\(summary)"])
         }
-        counters.operation(operation, "ok")
-        return reply
+        throw SharedTierUnavailable(reason: "Redis answered \(summary) to \(operation)")
+    }
+
+    /// How a command's outcome is counted: `ok`; `refused` when Redis refused the user's credentials or permissions
+    /// (`WRONGPASS`, `NOAUTH`, `NOPERM`: in `shared.authErrors`, which the node client counts, and not in
+    /// `shared.errors`); else `error`.
+    static func result(_ outcome: Result<RedisReply, RedisError>) -> String {
+        switch outcome {
+        case .success(let reply): reply.errorSummary == nil ? "ok" : reply.isRefusal ? "refused" : "error"
+        case .failure(.refused): "refused"
+        case .failure: "error"
+        }
     }
 
     static func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }

@@ -1,21 +1,25 @@
+import Redis
+
 /// The Lua scripts of the shared tier: each change, its entry in the fleet's log and its announcement are one
 /// atomic step in Redis, so the log holds a change exactly when it is published, under the id the message carries.
 enum RedisScripts {
-    /// `announce(log, length, channel, origin, change)`: appends `ORIGIN|CHANGE` to the log (a stream trimmed to
-    /// about `length` entries), publishes `ORIGIN|ID|CHANGE` and returns the entry's id.
+    /// `announce(log, length, channel, head, change)`: appends `HEAD|CHANGE` to the log (a stream trimmed to about
+    /// `length` entries), publishes `HEAD|ID|CHANGE` and returns the entry's id. The head (`v2|ORIGIN`) and the change
+    /// (`KIND|FIELD…`) come encoded from `InvalidationMessage`: the scripts only join them with the entry's id.
     private static let logAndPublish = """
-        local function announce(log, length, channel, origin, change)
-          local id = redis.call('XADD', log, 'MAXLEN', '~', length, '*', 'm', origin .. '|' .. change)
-          redis.call('PUBLISH', channel, origin .. '|' .. id .. '|' .. change)
+        local function announce(log, length, channel, head, change)
+          local id = redis.call('XADD', log, 'MAXLEN', '~', length, '*', 'm', head .. '|' .. change)
+          redis.call('PUBLISH', channel, head .. '|' .. id .. '|' .. change)
           return id
         end
 
         """
 
     /// KEYS: entry, user index (or the entry again when the entry has no user), log, the entry's fill lease.
-    /// ARGV: value, life in ms, cache key, namespace, has-user ("1"/"0"), channel, origin, log length, the lease's
-    /// token ('' when the writer holds none): the lease is given back in the same step while it is still the writer's;
-    /// the announcement's kind: `key` (a raw put: loads in flight elsewhere are superseded) or `stored` (a fetched value).
+    /// ARGV: value, life in ms, cache key, namespace, has-user ("1"/"0"), channel, the message's head, log length, the
+    /// lease's token ('' when the writer holds none): the lease is given back in the same step while it is still the
+    /// writer's; the change announced: `key|KEY` (a raw put: loads in flight elsewhere are superseded) or `stored|KEY`
+    /// (a fetched value), the key encoded.
     static let store = RedisScript(logAndPublish + """
         redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
         if ARGV[5] == '1' then
@@ -23,7 +27,7 @@ enum RedisScripts {
           if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[2], ARGV[2]) end
         end
         if ARGV[9] ~= '' and redis.call('GET', KEYS[4]) == ARGV[9] then redis.call('DEL', KEYS[4]) end
-        return announce(KEYS[3], ARGV[8], ARGV[6], ARGV[7], ARGV[10] .. '|' .. ARGV[3])
+        return announce(KEYS[3], ARGV[8], ARGV[6], ARGV[7], ARGV[10])
         """)
 
     /// A local miss's look and fill claim in one round trip (CONTRACT §10.4): the stored value, or else the fill
@@ -36,7 +40,7 @@ enum RedisScripts {
         return {3}
         """)
 
-    /// KEYS: log, then the entries to delete. ARGV: channel, origin, message body (`KIND|PAYLOAD`), log length.
+    /// KEYS: log, then the entries to delete. ARGV: channel, the message's head, its change, log length.
     /// Returns the number of entries deleted.
     static let delete = RedisScript(logAndPublish + """
         local n = 0
@@ -46,54 +50,71 @@ enum RedisScripts {
         """)
 
     /// A user's entries (all, or those of some namespaces) through the user's index.
-    /// KEYS: user index, log. ARGV: entry prefix, channel, origin, message body, namespaces (`,a,b,` or ''), log
-    /// length. Returns the cache keys deleted.
+    /// KEYS: user index, log. ARGV: entry prefix, channel, the message's head, its change, log length, `all` or
+    /// `some`, then (with `some`) each namespace as an argument of its own. Returns the cache keys deleted.
     static let deleteUser = RedisScript(logAndPublish + """
+        local wanted = nil
+        if ARGV[6] ~= 'all' then
+          wanted = {}
+          for i = 7, #ARGV do wanted[ARGV[i]] = true end
+        end
         local fields = redis.call('HGETALL', KEYS[1])
         local removed = {}
         for i = 1, #fields, 2 do
           local key, ns = fields[i], fields[i + 1]
-          if ARGV[5] == '' or string.find(ARGV[5], ',' .. ns .. ',', 1, true) then
+          if wanted == nil or wanted[ns] then
             if redis.call('DEL', ARGV[1] .. key) == 1 then table.insert(removed, key) end
             redis.call('HDEL', KEYS[1], key)
           end
         end
-        announce(KEYS[2], ARGV[6], ARGV[2], ARGV[3], ARGV[4])
+        announce(KEYS[2], ARGV[5], ARGV[2], ARGV[3], ARGV[4])
         return removed
         """)
 
-    /// A fleet-wide sliding-log budget in Redis's clock. KEYS: the domain's log. ARGV: mode (`take`, `check`,
-    /// `remaining`), a unique member for a grant, then per window: limit, allowed (the limit, or less for
-    /// background work), window in ms. Returns {granted 1/0, wait ms, remaining (fewest over the windows)}.
+    /// A fleet-wide sliding-log budget in Redis's clock, with one user's share of it (CONTRACT §7.1, §15.2) decided in
+    /// the same step. KEYS: the domain's log, then the user's log when the request is charged to a user (both under
+    /// the domain's hash tag: one slot). ARGV: mode (`take`, `check`, `remaining`), a unique member for a grant, then
+    /// per window: limit, allowed (the limit, or less for background work), window in ms, the user's share of it (0:
+    /// none). The budget is asked first: when it is spent, the refusal is the budget's, waiting until the user's share
+    /// allows a request too. Returns {granted 1/0, wait ms, remaining (fewest over the windows), refused for the
+    /// user's share 1/0}.
     static let rate = RedisScript("""
         local t = redis.call('TIME')
         local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
         local longest = 0
-        for i = 3, #ARGV, 3 do longest = math.max(longest, tonumber(ARGV[i + 2])) end
+        for i = 3, #ARGV, 4 do longest = math.max(longest, tonumber(ARGV[i + 2])) end
+        local user = KEYS[2]
         redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - longest)
-        local wait = -1
-        local remaining = nil
-        for i = 3, #ARGV, 3 do
-          local limit, allowed, window = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
-          local held = redis.call('ZCOUNT', KEYS[1], '(' .. (now - window), '+inf')
-          remaining = math.min(remaining or (limit - held), limit - held)
-          if held >= allowed then
-            local until_ = window
-            if allowed > 0 then
-              local oldest = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. (now - window), '+inf', 'WITHSCORES', 'LIMIT', held - allowed, 1)
-              until_ = tonumber(oldest[2]) + window - now
-            end
-            wait = math.max(wait, until_)
-          end
+        if user then redis.call('ZREMRANGEBYSCORE', user, '-inf', now - longest) end
+        -- the grants of `log` in a window ending now, and how long until it holds fewer than `allowed` (-1: it does)
+        local function wait(log, window, allowed)
+          local held = redis.call('ZCOUNT', log, '(' .. (now - window), '+inf')
+          if held < allowed then return -1, held end
+          if allowed <= 0 then return window, held end
+          local oldest = redis.call('ZRANGEBYSCORE', log, '(' .. (now - window), '+inf', 'WITHSCORES', 'LIMIT', held - allowed, 1)
+          return tonumber(oldest[2]) + window - now, held
         end
-        if ARGV[1] == 'remaining' then return {0, 0, math.max(0, remaining)} end
-        if wait >= 0 then return {0, wait, math.max(0, remaining)} end
+        local rateWait, userWait, remaining = -1, -1, nil
+        for i = 3, #ARGV, 4 do
+          local limit, allowed, window, share = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
+          local until_, held = wait(KEYS[1], window, allowed)
+          remaining = math.min(remaining or (limit - held), limit - held)
+          rateWait = math.max(rateWait, until_)
+          if user and share > 0 then userWait = math.max(userWait, (wait(user, window, share))) end
+        end
+        if ARGV[1] == 'remaining' then return {0, 0, math.max(0, remaining), 0} end
+        if rateWait >= 0 then return {0, math.max(rateWait, userWait), math.max(0, remaining), 0} end
+        if userWait >= 0 then return {0, userWait, math.max(0, remaining), 1} end
         if ARGV[1] == 'take' then
           redis.call('ZADD', KEYS[1], now, ARGV[2])
           redis.call('PEXPIRE', KEYS[1], longest)
+          if user then
+            redis.call('ZADD', user, now, ARGV[2])
+            redis.call('PEXPIRE', user, longest)
+          end
           remaining = remaining - 1
         end
-        return {1, 0, math.max(0, remaining)}
+        return {1, 0, math.max(0, remaining), 0}
         """)
 
     /// An instance's announcement; returns how many instances are announced. KEYS: instances. ARGV: id, life ms.

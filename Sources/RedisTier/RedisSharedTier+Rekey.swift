@@ -1,3 +1,4 @@
+import Redis
 import UnifiedCache
 
 /// `POST /v1/admin/rekey`'s shared part (CONTRACT §9.3).
@@ -11,7 +12,7 @@ extension RedisSharedTier {
         var report = RekeyReport()
         guard codec.keyRing != nil else { return report }
         for name in try await scanEntries(pattern: keys.entryPattern(keyPrefix: "")) {
-            guard case .string(let value) = try await commands.run("get", ["GET", name].map(RedisCommands.bytes)) else { continue }
+            guard case .string(let value) = try await commands.run("get", .get(name)) else { continue }
             let key = String(name.dropFirst(keys.prefix.count))
             let resealed: [UInt8]?
             do throws(EntryFormatError) { resealed = try codec.resealed(value, key: key) } catch {

@@ -1,4 +1,4 @@
-import RedisClient
+import Redis
 import UnifiedCache
 
 /// The invalidation channel: other instances' messages become events for the manager; a (re)subscription catches
@@ -15,7 +15,7 @@ extension RedisSharedTier {
     /// checkpoint's writes, as child tasks of the caller's until it is cancelled. Then the checkpoint is written once
     /// more (the caller has flushed the local tiers' writes), events stop and the command connections close.
     public func run() async {
-        commands.pool.onPrimarySwitch { [weak self] in self?.primarySwitched() }
+        commands.node.onPrimarySwitch { [weak self] in self?.primarySwitched() }
         logger.info(
             "shared tier started",
             metadata: ["redis": "\(configuration.endpoint)", "prefix": "\(configuration.prefix)", "instance": "\(commands.instanceID)"])
@@ -34,7 +34,7 @@ extension RedisSharedTier {
             $0.handler = nil
             $0.settled = nil
         }
-        commands.pool.shutdown()
+        commands.node.shutdown()
         waiters.wakeAll()
     }
 
@@ -51,7 +51,7 @@ extension RedisSharedTier {
     func makeSubscriber() -> RedisSubscriber {
         RedisSubscriber(
             endpoint: configuration.endpoint, channel: keys.channel, timeout: max(configuration.timeout, .seconds(1)),
-            failures: commands.pool.connectFailures, logger: logger
+            failures: commands.node.connectFailures, logger: logger
         ) { [weak self] event in
             self?.handle(event)
         }
@@ -71,6 +71,8 @@ extension RedisSharedTier {
         case .message(let bytes):
             guard let message = InvalidationMessage(bytes) else {
                 commands.counters.operation("message", "malformed")
+                dropLocalTiers(because: "an invalidation message could not be read")
+                waiters.wakeAll()
                 return
             }
             let ownMessage = message.origin == commands.instanceID
@@ -122,7 +124,7 @@ extension RedisSharedTier {
             }
             let started = ContinuousClock.now
             let from = sync.withLockedValue { $0.applied }
-            var outcome = CatchUp.gap
+            var outcome = CatchUp.gap(reached: from)
             if let from, from.epoch == fleet.epoch {
                 outcome = await replay(from: from, generation: generation)
             }
@@ -148,12 +150,13 @@ extension RedisSharedTier {
                         "replayed": "\(replayed)", "position": "\(end.position)",
                         "duration": "\(ContinuousClock.now - started)",
                     ])
-            case .gap:
-                guard await reset(from: from, to: LogCheckpoint(epoch: fleet.epoch, position: fleet.last), generation: generation)
+            case .gap(let reached):
+                guard
+                    await reset(from: reached, to: LogCheckpoint(epoch: fleet.epoch, position: fleet.last), generation: generation)
                 else { return }
                 logger.info(
                     "shared tier: subscribed; the fleet's log cannot vouch for what was missed, local tiers reset",
-                    metadata: ["position": "\(fleet.last)", "knownBefore": "\(from.map { "\($0.position)" } ?? "none")"])
+                    metadata: ["position": "\(fleet.last)", "knownBefore": "\(reached.map { "\($0.position)" } ?? "none")"])
             }
             await saveCheckpoint()
             return
@@ -163,8 +166,10 @@ extension RedisSharedTier {
     enum CatchUp {
         /// Applied up to the log's end (`end`), `replayed` changes of other instances.
         case caughtUp(end: LogCheckpoint, replayed: Int)
-        /// The log does not hold the position any more (trimmed past, or Redis lost it).
-        case gap
+        /// The log cannot vouch for the local tiers: it does not hold the position any more (trimmed past, or Redis
+        /// lost it), or holds an entry this instance cannot read. `reached`: where the local tiers stand (batches
+        /// applied before it included).
+        case gap(reached: LogCheckpoint?)
         /// Redis could not be asked.
         case unavailable
         /// The subscription this catch-up was for is gone.
@@ -183,17 +188,28 @@ extension RedisSharedTier {
             do throws(SharedTierUnavailable) {
                 reply = try await commands.run(
                     "log",
-                    ["XRANGE", keys.log, "\(position.position)", "+", "COUNT", "\(configuration.catchUpBatch + 1)"]
-                        .map(RedisCommands.bytes))
+                    .xrange(keys.log, from: "\(position.position)", to: "+", count: configuration.catchUpBatch + 1))
             } catch {
                 return .unavailable
             }
-            guard let entries = Self.logEntries(reply), entries.first?.position == position.position else { return .gap }
+            guard let entries = Self.logEntries(reply), entries.first?.position == position.position else {
+                return .gap(reached: position)
+            }
             let changes = entries.dropFirst()
             // Stopped: nothing applies any more, so the position must not move.
             guard let handler = sync.withLockedValue({ $0.handler }) else { return .interrupted }
             for entry in changes {
-                guard let message = entry.message, message.origin != commands.instanceID else { continue }
+                let message: InvalidationMessage
+                switch entry.record {
+                case .epochStart: continue
+                case .unreadable:
+                    // What it changed cannot be told: the log cannot vouch for the local tiers.
+                    commands.counters.operation("log", "malformed")
+                    warnUnreadable("an entry of the fleet's log could not be read")
+                    return .gap(reached: position)
+                case .change(let change): message = change
+                }
+                guard message.origin != commands.instanceID else { continue }
                 handler(message.event)
                 replayed += 1
                 commands.counters.replayed(1)
@@ -241,30 +257,6 @@ extension RedisSharedTier {
         else { throw SharedTierUnavailable(reason: "unexpected position reply") }
         // An empty log (deleted by hand): a position no log holds, so the next check cannot vouch either.
         return (epoch, LogPosition(last) ?? .zero)
-    }
-
-    /// One entry of the log: its id, and the change it records (`nil` for the entry that starts an epoch).
-    struct LogEntry {
-        var position: LogPosition
-        var message: InvalidationMessage?
-    }
-
-    /// `XRANGE`'s reply as entries; `nil` when it is not one.
-    static func logEntries(_ reply: RedisReply) -> [LogEntry]? {
-        guard case .array(let items) = reply else { return nil }
-        var entries: [LogEntry] = []
-        entries.reserveCapacity(items.count)
-        for item in items {
-            guard case .array(let pair) = item, pair.count == 2, let id = pair[0].text, let position = LogPosition(id),
-                case .array(let fields) = pair[1]
-            else { return nil }
-            var message: InvalidationMessage?
-            if fields.count == 2, fields[0].text == "m", let bytes = fields[1].bytes {
-                message = InvalidationMessage(position: position, entry: bytes)
-            }
-            entries.append(LogEntry(position: position, message: message))
-        }
-        return entries
     }
 
     /// Writes the checkpoint if it moved: the position is read first, then the local tiers settle, then it is

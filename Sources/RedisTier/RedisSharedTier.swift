@@ -1,8 +1,8 @@
 import Clocks
 import Foundation
 import Logging
-import RedisClient
 import NIOConcurrencyHelpers
+import Redis
 import UnifiedCache
 
 /// What the shared tier needs to know (CONTRACT §6).
@@ -16,7 +16,7 @@ public struct RedisTierConfiguration: Sendable {
     public var leaseTime: Duration
     /// How often a waiter asks Redis when no message came (a lost message costs this much, not a fetch).
     public var fillPollInterval: Duration
-    /// Command contexts in the commands.pool.
+    /// Connections of the node client.
     public var connections: Int
     /// About how many changes the fleet's invalidation log keeps (`XADD … MAXLEN ~`: at least this many), every
     /// invalidation and every newly stored value counted. An instance away for fewer changes than this catches up;
@@ -59,6 +59,8 @@ public final class RedisSharedTier: SharedTier {
     /// This instance's announcements and the fleet's size they return.
     public let membership: FleetMembership
     let keys: RedisKeys
+    /// What every change this instance announces starts with: the message format and this instance's id.
+    let messageHead: String
     /// Seals every value written with a key ring's primary; reads both forms.
     let codec: EntryCodec
     let waiters = FillWaiters()
@@ -91,6 +93,8 @@ public final class RedisSharedTier: SharedTier {
         var saved: LogCheckpoint?
         /// In step at least once since start-up: the entries stored before it are vouched for (caught up or reset).
         var vouched = false
+        /// A change this instance could not read has been logged (at warning, once).
+        var unreadableSeen = false
     }
 
     /// The checkpoint across restarts, with the disk tier.
@@ -102,6 +106,7 @@ public final class RedisSharedTier: SharedTier {
         commands = RedisCommands(configuration: configuration, logger: logger)
         membership = FleetMembership(commands: commands)
         keys = commands.keys
+        messageHead = InvalidationMessage.head(origin: commands.instanceID)
         self.logger = logger
         checkpointFile = configuration.checkpointFile.map(LogPositionFile.init)
         let saved = checkpointFile?.load()
@@ -114,7 +119,7 @@ public final class RedisSharedTier: SharedTier {
     // MARK: Entries
 
     public func load(_ key: String) async throws(SharedTierUnavailable) -> CacheEntry? {
-        let reply = try await commands.run("get", ["GET", keys.entry(key)].map(RedisCommands.bytes))
+        let reply = try await commands.run("get", .get(keys.entry(key)))
         guard case .string(let bytes) = reply else {
             commands.counters.miss()
             return nil
@@ -167,13 +172,10 @@ public final class RedisSharedTier: SharedTier {
         answer: @escaping @Sendable (CacheEntry?) -> Void
     ) -> Bool {
         // While the breaker refuses commands, `load` alone meets (and counts) the refusal.
-        guard commands.pool.isAvailable else { return false }
+        guard commands.node.isAvailable else { return false }
         let counters = commands.counters
-        commands.pool.command(["GET", keys.entry(key)].map(RedisCommands.bytes)) { [codec] reply in
-            switch reply {
-            case .success(.error), .failure: counters.operation("get", "error")
-            case .success: counters.operation("get", "ok")
-            }
+        commands.node.send(.get(keys.entry(key))) { [codec] reply in
+            counters.operation("get", RedisCommands.result(reply))
             guard case .success(.string(let bytes)) = reply, let entry = try? codec.decode(bytes, key: key),
                 accept(entry)
             else { return answer(nil) }
@@ -214,8 +216,8 @@ public final class RedisSharedTier: SharedTier {
         let arguments: [[UInt8]] =
             [value]
             + [
-                "\(life)", entry.key, entry.namespace, entry.user == nil ? "0" : "1", keys.channel, commands.instanceID,
-                "\(configuration.logLength)", token ?? "", kind.rawValue,
+                "\(life)", entry.key, entry.namespace, entry.user == nil ? "0" : "1", keys.channel, messageHead,
+                "\(configuration.logLength)", token ?? "", InvalidationMessage.change(storing: entry.key, as: kind),
             ].map(RedisCommands.bytes)
         _ = try await commands.run(
             "store", RedisScripts.store, keys: [keys.entry(entry.key), userIndex, keys.log, keys.lock(entry.key)],
@@ -224,43 +226,44 @@ public final class RedisSharedTier: SharedTier {
     }
 
     public func invalidate(_ scope: SharedScope) async throws(SharedTierUnavailable) -> [String] {
-        let body = InvalidationMessage.body(scope)
+        let change = InvalidationMessage.change(scope)
         let removed: [String]
         switch scope {
         case .key(let key):
             let reply = try await commands.run(
                 "invalidate",
                 RedisScripts.delete, keys: [keys.log, keys.entry(key)],
-                arguments: [keys.channel, commands.instanceID, body, "\(configuration.logLength)"])
+                arguments: [keys.channel, messageHead, change, "\(configuration.logLength)"])
             removed = reply == .integer(1) ? [key] : []
         case .user(let user):
-            removed = try await deleteUser(user, namespaces: nil, body: body)
+            removed = try await deleteUser(user, namespaces: nil, change: change)
         case .namespaces(let namespaces, let user):
-            removed = try await deleteUser(user, namespaces: namespaces, body: body)
+            removed = try await deleteUser(user, namespaces: namespaces, change: change)
         case .prefix(let prefix):
-            removed = try await deleteScanned(pattern: keys.entryPattern(keyPrefix: prefix), body: body)
+            removed = try await deleteScanned(pattern: keys.entryPattern(keyPrefix: prefix), change: change)
         case .all:
-            removed = try await deleteScanned(pattern: keys.entryPattern(keyPrefix: ""), body: body)
+            removed = try await deleteScanned(pattern: keys.entryPattern(keyPrefix: ""), change: change)
         }
         commands.counters.sent()
         return removed
     }
 
-    private func deleteUser(_ user: String, namespaces: Set<String>?, body: String) async throws(SharedTierUnavailable)
+    /// Each namespace is an argument of its own: no separator a name could contain.
+    private func deleteUser(_ user: String, namespaces: Set<String>?, change: String) async throws(SharedTierUnavailable)
         -> [String]
     {
-        let filter = namespaces.map { "," + $0.sorted().joined(separator: ",") + "," } ?? ""
+        let filter = namespaces.map { ["some"] + $0.sorted() } ?? ["all"]
         let reply = try await commands.run(
             "invalidate",
             RedisScripts.deleteUser, keys: [keys.userIndex(user), keys.log],
-            arguments: [keys.prefix, keys.channel, commands.instanceID, body, filter, "\(configuration.logLength)"])
+            arguments: [keys.prefix, keys.channel, messageHead, change, "\(configuration.logLength)"] + filter)
         guard case .array(let items) = reply else { return [] }
         return items.compactMap { if case .string(let bytes) = $0 { String(decoding: bytes, as: UTF8.self) } else { nil } }
     }
 
     /// Prefix and full deletes: SCAN for the entries (never the tier's own keys), delete them in batches, then
     /// announce (the announcement goes out even when nothing was found: other instances may hold copies).
-    private func deleteScanned(pattern: String, body: String) async throws(SharedTierUnavailable) -> [String] {
+    private func deleteScanned(pattern: String, change: String) async throws(SharedTierUnavailable) -> [String] {
         let found = try await scanEntries(pattern: pattern)
         var removed: [String] = []
         var start = 0
@@ -272,9 +275,9 @@ public final class RedisSharedTier: SharedTier {
             if isLast {
                 _ = try await commands.run(
                     "invalidate", RedisScripts.delete, keys: [keys.log] + batch,
-                    arguments: [keys.channel, commands.instanceID, body, "\(configuration.logLength)"])
+                    arguments: [keys.channel, messageHead, change, "\(configuration.logLength)"])
             } else {
-                _ = try await commands.run("invalidate", (["DEL"] + batch).map(RedisCommands.bytes))
+                _ = try await commands.run("invalidate", .del(batch))
             }
             removed += batch.map { String($0.dropFirst(keys.prefix.count)) }
         } while start < found.count
@@ -286,7 +289,7 @@ public final class RedisSharedTier: SharedTier {
         var cursor = "0"
         var found: [String] = []
         repeat {
-            let reply = try await commands.run("scan", ["SCAN", cursor, "MATCH", pattern, "COUNT", "1000"].map(RedisCommands.bytes))
+            let reply = try await commands.run("scan", .scan(cursor: cursor, match: pattern, count: 1000))
             guard case .array(let parts) = reply, parts.count == 2, case .string(let next) = parts[0],
                 case .array(let names) = parts[1]
             else { throw SharedTierUnavailable(reason: "unexpected SCAN reply") }
@@ -305,7 +308,7 @@ public final class RedisSharedTier: SharedTier {
         let token = RedisCommands.randomToken()
         do {
             let reply = try await commands.run(
-                "lease", ["SET", keys.lock(key), token, "NX", "PX", "\(leaseMilliseconds)"].map(RedisCommands.bytes))
+                "lease", .setIfAbsent(keys.lock(key), token, expiringAfter: leaseMilliseconds))
             return reply == .status("OK") ? .leader(token: token) : .follower
         } catch {
             return .unavailable
@@ -380,26 +383,26 @@ public final class RedisSharedTier: SharedTier {
 
     public func statistics() -> SharedTierStatistics {
         // Connected means in step with the fleet: subscribed, and the log caught up (or the tiers reset) since.
-        let connected = commands.pool.isAvailable && (currentSubscriber?.isConnected ?? false) && sync.withLockedValue { $0.inStep }
+        let connected = commands.node.isAvailable && (currentSubscriber?.isConnected ?? false) && sync.withLockedValue { $0.inStep }
         var statistics = commands.counters.snapshot(connected: connected, state: connected ? nil : unavailableReason)
         statistics.instances = membership.size
-        statistics.endpoint = commands.pool.primary
-        statistics.failovers = commands.pool.failovers
-        statistics.tls = commands.pool.endpoint.tls != nil
-        statistics.tlsErrors = commands.pool.connectFailures.tls
-        statistics.authErrors = commands.pool.connectFailures.authentication
+        statistics.endpoint = commands.node.primary
+        statistics.failovers = commands.node.failovers
+        statistics.tls = commands.node.endpoint.tls != nil
+        statistics.tlsErrors = commands.node.connectFailures.tls
+        statistics.authErrors = commands.node.connectFailures.authentication
         return statistics
     }
 
     /// Until the first catch-up (or reset) since start-up, the disk's entries from before it wait, unless Redis
     /// cannot be asked (its breaker is open): then they answer, as a lone instance's would.
     public var vouchesForStoredEntries: Bool {
-        sync.withLockedValue { $0.vouched } || !commands.pool.isAvailable
+        sync.withLockedValue { $0.vouched } || !commands.node.isAvailable
     }
 
     /// Why the tier is not connected (never the password).
     var unavailableReason: String {
-        if let error = commands.pool.lastError { return "unreachable: \(error)" }
+        if let error = commands.node.lastError { return "unreachable: \(error)" }
         return "unreachable: the invalidation channel is not subscribed"
     }
 }

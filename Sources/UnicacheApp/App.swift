@@ -25,7 +25,7 @@ extension App {
         let metrics = ServiceMetrics()
         let gates = UpstreamGates(
             protection: dependencies.protection, slotWait: dependencies.slotWait, clock: dependencies.gateClock,
-            counter: dependencies.rateCounter)
+            counter: dependencies.rateCounter, userShare: dependencies.userShare)
         // The gate outside the timing: a fetch it refuses never reached the upstream.
         let served = PerDomain { dependencies.fetchers[$0] }
         let fetchers = FetcherSet { domain in
@@ -57,7 +57,9 @@ extension App {
         } else {
             router.get("/v1/users/{user}/health/summary") { _ throws(Problem) in throw NoUpstream.problem(.health) }
         }
-        AdminRoutes(auth: auth, cache: cache, readThrough: readThrough, encryption: encryption).register(in: &router)
+        AdminRoutes(
+            auth: auth, cache: cache, readThrough: readThrough, encryption: encryption, servesHealth: served[.health] != nil
+        ).register(in: &router)
         RawCacheRoutes(auth: auth, cache: cache, clock: clock).register(in: &router)
         OperationsRoutes(
             cache: cache, metrics: metrics, gates: gates, startedAt: .now, access: access, encryption: encryption,
@@ -86,6 +88,8 @@ extension App {
             "durationMs": "\(record.duration.milliseconds)",
         ]
         if let id = record.requestID { metadata["requestId"] = "\(id.value)" }
+        // How the cache answered, with its reason (`detail=user-budget` for a user past their share, CONTRACT §15.5).
+        if let status = record.responseHeaders["Cache-Status"] { metadata["cacheStatus"] = "\(status)" }
         // The trace id beside the request id: the incoming traceparent's, else the one its fetches send.
         if let traceID = TraceParent.traceID(
             traceparent: record.requestHeaders[TraceParent.headerName], requestID: record.requestID?.value) {

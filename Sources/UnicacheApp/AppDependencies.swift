@@ -27,6 +27,8 @@ public struct AppDependencies: Sendable {
     public var gateClock: any Clock<Duration> = ContinuousClock()
     /// Builds each budget's counter (fleet-wide with `--redis`); local sliding logs without.
     public var rateCounter: RateCounterFactory?
+    /// `--upstream-user-share` (CONTRACT §15.2); `.whole` (one user may spend everything) unless set.
+    public var userShare = UserShare.whole
     /// Who may read what (CONTRACT §8), asked before anything else; `nil` admits every request.
     public var access: AccessControl?
     /// Whether the tiers below memory seal what they store, and the primary key's ID (CONTRACT §9).

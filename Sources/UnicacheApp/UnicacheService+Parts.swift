@@ -2,6 +2,7 @@ import Clocks
 import DemoUpstream
 import DiskTier
 import Logging
+import Redis
 import RedisTier
 import UnifiedCache
 import UpstreamGate
@@ -15,6 +16,7 @@ extension UnicacheService {
         _ configuration: UnicacheConfiguration, codec: EntryCodec, logger: Logger
     ) -> RedisSharedTier? {
         guard let endpoint = configuration.shared.redis else { return nil }
+        if let warning = sentinelTrustWarning(endpoint) { logger.warning("\(warning)") }
         let cache = configuration.cache
         return RedisSharedTier(
             configuration: RedisTierConfiguration(
@@ -22,6 +24,17 @@ extension UnicacheService {
                 leaseTime: configuration.upstreams.timeout + .seconds(1),
                 checkpointFile: cache.diskTierEnabled ? cache.dataDir + "/" + Self.checkpointFileName : nil),
             codec: codec, logger: logger)
+    }
+
+    /// Sentinels answer unauthenticated: over plain TCP to one that is not on loopback, whoever answers at its address
+    /// can name a primary of their choosing, and this instance sends it the data nodes' password and the fleet's data.
+    static func sentinelTrustWarning(_ endpoint: RedisEndpoint) -> String? {
+        let exposed = endpoint.sentinelsTrustedUnauthenticated
+        guard !exposed.isEmpty else { return nil }
+        return "Sentinels are trusted unauthenticated: over plain TCP, whoever answers at "
+            + exposed.map(\.description).joined(separator: ", ")
+            + " can redirect this instance to a Redis of their choosing and collect the data nodes' password and the fleet's data;"
+            + " use ?tls=true with --redis-tls-server-name, or Sentinels on a network only the fleet reaches"
     }
 
     /// The log checkpoint's name in the data folder (beside the disk tier's `0`…`f` entry folders).
@@ -45,9 +58,10 @@ extension UnicacheService {
     /// With a shared tier the `--upstream-rate` budgets count the fleet's requests (CONTRACT §6.3).
     static func fleetBudgets(_ shared: RedisSharedTier?) -> RateCounterFactory? {
         guard let shared else { return nil }
-        return { domain, windows in
+        return { domain, windows, userShare in
             FleetRateCounter(
-                domain: domain.rawValue, windows: windows, commands: shared.commands, membership: shared.membership)
+                domain: domain.rawValue, windows: windows, commands: shared.commands, membership: shared.membership,
+                userShare: userShare)
         }
     }
 

@@ -27,8 +27,8 @@ public struct UnicacheService: Sendable {
     ///   - clock: the cache's and the fetchers' wall clock.
     ///   - gateClock: the upstream gates' clock (CONTRACT §7).
     public static func build(
-        _ configuration: UnicacheConfiguration, logger: Logger, clock: any WallClock = SystemWallClock(),
-        gateClock: any Clock<Duration> = ContinuousClock()
+        _ configuration: UnicacheConfiguration, logger: Logger, clock: any WallClock,
+        gateClock: any Clock<Duration>
     ) async throws -> UnicacheService {
         let codec = try Self.entryCodec(configuration.encryption, logger: logger)
         let disk = try await Self.openDiskTier(configuration.cache, codec: codec, clock: clock, logger: logger)
@@ -37,7 +37,8 @@ public struct UnicacheService: Sendable {
             configuration: MemoryTierConfiguration(
                 maxBytes: configuration.cache.memoryLimitBytes, maxEntries: configuration.cache.memoryEntries,
                 eviction: configuration.cache.eviction),
-            secondTier: disk, sharedTier: shared, clock: clock, logger: logger)
+            secondTier: disk, sharedTier: shared, clock: clock, userKeys: ResourceTable.userKeys, logger: logger,
+            refreshInterval: configuration.cache.refreshInterval)
         let upstreams = configuration.upstreams
         let upstream = UpstreamClient(
             timeout: upstreams.timeout,
@@ -51,7 +52,8 @@ public struct UnicacheService: Sendable {
             // Who may read what (CONTRACT §8): a JWKS that cannot be read stops start-up here, before listening.
             access = try await AccessStartup.accessControl(
                 configuration.access, adminToken: configuration.admin.token, client: upstream.httpClient,
-                timeout: upstreams.timeout, host: configuration.server.host, logger: logger)
+                timeout: upstreams.timeout, host: configuration.server.host, wallClock: clock, clock: gateClock,
+                logger: logger)
         } catch {
             await upstream.shutdown()
             throw error
@@ -64,6 +66,7 @@ public struct UnicacheService: Sendable {
         dependencies.slotWait = upstreams.timeout
         dependencies.gateClock = gateClock
         dependencies.rateCounter = Self.fleetBudgets(shared)
+        dependencies.userShare = upstreams.userShare
         dependencies.access = access
         dependencies.encryption = EncryptionStatus(primaryKey: codec.primaryKeyID)
         dependencies.facts = ServiceFacts(
@@ -84,10 +87,12 @@ public struct UnicacheService: Sendable {
     }
 
     /// Runs the service from its configuration until SIGINT/SIGTERM (`unicache serve`).
-    public static func run(configuration: UnicacheConfiguration, logger: Logger) async throws {
+    public static func run(
+        configuration: UnicacheConfiguration, logger: Logger, clock: any WallClock, gateClock: any Clock<Duration>
+    ) async throws {
         MemoryReclaimer.limitArenas(logger: logger)
         if ProcessHardening.holdsSecrets(configuration) { ProcessHardening.forbidCoreDumps(logger: logger) }
-        let service = try await Self.build(configuration, logger: logger)
+        let service = try await Self.build(configuration, logger: logger, clock: clock, gateClock: gateClock)
         // After the checks that stop start-up with one line: the version and each domain's source (CONTRACT §11.1).
         logger.info("unicache \(UnicacheVersion.current)", metadata: configuration.sourcesMetadata)
         // The server binds (and logs `listening on …`) inside the group, after the group has trapped

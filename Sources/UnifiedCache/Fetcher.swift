@@ -78,4 +78,7 @@ public enum FetchError: Error, Sendable, Equatable {
     case timeout
     /// The upstream gate kept the request from the upstream (budget, 429 pause, open circuit).
     case refused(UpstreamRefusal)
+    /// The request never left the process: the HTTP client refused it as built (a header name or value, its URL).
+    /// That request's failure alone: not a fetch, not an upstream failure, nothing toward the upstream's circuit.
+    case invalidRequest(String)
 }

@@ -113,9 +113,9 @@ public enum SharedTierEvent: Sendable, Equatable {
     /// the upstream since the key's last change, and a refresh on this instance must replace it fleet-wide (CONTRACT
     /// §6.4).
     case replaced(String)
-    /// Invalidations may have been missed and the fleet's log cannot say which (Redis restarted empty, or the log
-    /// no longer reaches back to this instance's position): no local entry stored before may be served without
-    /// asking the fleet again.
+    /// Invalidations may have been missed and the fleet's log cannot say which (Redis restarted empty, the log no
+    /// longer reaches back to this instance's position, or a change came in a form this instance cannot read): no
+    /// local entry stored before may be served without asking the fleet again.
     case reset
 }
 

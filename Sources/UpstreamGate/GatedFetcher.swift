@@ -12,7 +12,7 @@ public struct GatedFetcher: Fetcher {
     }
 
     public func fetch(_ request: FetchRequest) async throws(FetchError) -> FetchedValue {
-        let pass = try await gate.admit(background: request.background)
+        let pass = try await gate.admit(background: request.background, user: request.user)
         do throws(FetchError) {
             let value = try await base.fetch(request)
             gate.finish(pass, .answered)
@@ -22,6 +22,7 @@ public struct GatedFetcher: Fetcher {
             case .notFound: gate.finish(pass, .answered)
             case .rateLimited(let retryAfter): gate.finish(pass, .rateLimited(retryAfter: retryAfter))
             case .unavailable, .unreachable, .timeout, .refused: gate.finish(pass, .failed)
+            case .invalidRequest: gate.finish(pass, .notSent)
             }
             throw error
         }

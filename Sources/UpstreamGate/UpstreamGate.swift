@@ -6,7 +6,9 @@ import UnifiedCache
 /// What stands between the cache and one domain's upstream (CONTRACT §7): a 429 pause, a circuit breaker, a cap
 /// on requests in flight and a request budget, asked in that order, so that refusals cost no waiting. The budget
 /// is spent only once a slot is held, right before the request is sent: the upstream never sees more than the
-/// budget in any window. No HTTP here: fetchers report what happened as an `UpstreamGate.Outcome`.
+/// budget in any window. With a user share (§15.2), one user's fetches spend at most that share of the budget and
+/// hold at most that share of the slots (waiting for one of their own first). No HTTP here: fetchers report what
+/// happened as an `UpstreamGate.Outcome`.
 public final class UpstreamGate: Sendable {
     public struct Configuration: Sendable {
         /// At most this many requests in flight.
@@ -17,6 +19,9 @@ public final class UpstreamGate: Sendable {
         public var defaultPause: Duration = .seconds(60)
         public var maximumPause: Duration = .seconds(3600)
         public var breaker = CircuitBreaker(.upstream)
+        /// `--upstream-user-share` (CONTRACT §15.2) of the cap; the budget's share is its counter's. `.whole` (the
+        /// default here) counts nobody's fetches apart.
+        public var userShare = UserShare.whole
 
         public init(concurrency: Int = 64, slotWait: Duration) {
             self.concurrency = concurrency
@@ -27,6 +32,8 @@ public final class UpstreamGate: Sendable {
     /// A request let through: it must be finished once, whatever happens.
     public struct Pass: Sendable {
         let probe: Bool
+        /// The user one of whose slots it holds (nil: none).
+        var user: String? = nil
     }
 
     /// What became of a request that was let through.
@@ -37,12 +44,16 @@ public final class UpstreamGate: Sendable {
         case rateLimited(retryAfter: Int?)
         /// A refused connection, a timeout or a 5xx.
         case failed
+        /// The request never left the process (the HTTP client refused it as built): the upstream was not asked, so
+        /// its circuit learns nothing (an unsent probe lets the next request probe).
+        case notSent
     }
 
     private struct State {
         var breaker: CircuitBreaker
         var pausedUntil: Duration = .zero
         var rejected: [UpstreamRefusal.Reason: Int] = [:]
+        var refreshThrottled = 0
     }
 
     public let configuration: Configuration
@@ -50,11 +61,13 @@ public final class UpstreamGate: Sendable {
     private let clock: Elapsed
     private let jitter: @Sendable () -> Double
     private let slots: ConcurrencyLimiter
+    /// Each user's share of `slots`; nil when a user may hold them all.
+    private let userSlots: UserSlots?
     private let state: NIOLockedValueBox<State>
 
     /// `jitter`: a number in 0..<1 for each back-off (random unless a test fixes it).
     public init(
-        configuration: Configuration, budget: (any UpstreamRateCounter)?, clock: any Clock<Duration> = ContinuousClock(),
+        configuration: Configuration, budget: (any UpstreamRateCounter)?, clock: any Clock<Duration>,
         jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
     ) {
         self.configuration = configuration
@@ -62,32 +75,58 @@ public final class UpstreamGate: Sendable {
         self.clock = Elapsed(clock)
         self.jitter = jitter
         slots = ConcurrencyLimiter(limit: configuration.concurrency)
+        userSlots = configuration.userShare.of(max(1, configuration.concurrency)).map(UserSlots.init(limit:))
         state = NIOLockedValueBox(State(breaker: configuration.breaker))
     }
 
     /// Lets a request through, or refuses it (`FetchError.refused`) or gives up waiting for a slot
     /// (`FetchError.timeout`). Background work yields to foreground requests and leaves them the last tenth of
-    /// the budget.
-    public func admit(background: Bool = false) async throws(FetchError) -> Pass {
+    /// the budget. `user`: whose share the fetch spends (nil for work no user is charged for: background work).
+    public func admit(background: Bool = false, user: String? = nil) async throws(FetchError) -> Pass {
         let now = clock.now()
+        let user = background ? nil : user
         let probe = try admitPausedAndCircuit(at: now)
-        if let budget, case .refused(let retryAfter) = await budget.check(at: now, background: background) {
-            throw refuse(.rate, retryAfter: retryAfter, probe: probe)
+        if let budget, let refusal = await budget.check(at: now, background: background, user: user).refusal {
+            throw refuse(refusal.reason, retryAfter: refusal.retryAfter, probe: probe)
         }
-        guard await slots.acquire(background: background, deadline: now + configuration.slotWait, clock: clock) else {
-            if probe { state.withLockedValue { $0.breaker.probeAbandoned() } }
-            throw .timeout
+        let deadline = now + configuration.slotWait
+        var pass = Pass(probe: probe)
+        if let userSlots, let user {
+            guard await userSlots.acquire(user, deadline: deadline, clock: clock) else { throw abandon(pass) }
+            pass.user = user
         }
-        if let budget, case .refused(let retryAfter) = await budget.take(at: clock.now(), background: background) {
-            slots.release()
-            throw refuse(.rate, retryAfter: retryAfter, probe: probe)
+        guard await slots.acquire(background: background, deadline: deadline, clock: clock) else {
+            if let user = pass.user { userSlots?.release(user) }
+            throw abandon(pass)
         }
-        return Pass(probe: probe)
+        if let budget, let refusal = await budget.take(at: clock.now(), background: background, user: user).refusal {
+            release(pass)
+            throw refuse(refusal.reason, retryAfter: refusal.retryAfter, probe: probe)
+        }
+        return pass
+    }
+
+    /// No slot within the deadline: the probe (if it was one) goes to the next request.
+    private func abandon(_ pass: Pass) -> FetchError {
+        if pass.probe { state.withLockedValue { $0.breaker.probeAbandoned() } }
+        return .timeout
+    }
+
+    /// Frees the slots `pass` holds.
+    private func release(_ pass: Pass) {
+        slots.release()
+        if let user = pass.user { userSlots?.release(user) }
+    }
+
+    /// A forced refresh answered from a recent copy instead (`--refresh-interval`, CONTRACT §15.1): counted for
+    /// `/stats`.
+    public func recordRefreshThrottled() {
+        state.withLockedValue { $0.refreshThrottled += 1 }
     }
 
     /// Ends a request that was let through: frees its slot and learns from its outcome.
     public func finish(_ pass: Pass, _ outcome: Outcome) {
-        slots.release()
+        release(pass)
         let now = clock.now()
         state.withLockedValue { state in
             switch outcome {
@@ -100,16 +139,22 @@ public final class UpstreamGate: Sendable {
                 state.pausedUntil = max(state.pausedUntil, now + pause)
             case .failed:
                 state.breaker.failed(at: now, probe: pass.probe, random: jitter())
+            case .notSent:
+                if pass.probe { state.breaker.probeAbandoned() }
             }
         }
     }
 
     public func snapshot() async -> UpstreamGateSnapshot {
         let now = clock.now()
-        let (rejected, circuit) = state.withLockedValue { ($0.rejected, $0.breaker.state(at: now)) }
-        return UpstreamGateSnapshot(
+        let (rejected, circuit, throttled) = state.withLockedValue {
+            ($0.rejected, $0.breaker.state(at: now), $0.refreshThrottled)
+        }
+        var snapshot = UpstreamGateSnapshot(
             inFlight: slots.inFlight, budgetRemaining: await budget?.remaining(at: now), budgetLimit: budget?.limit,
             rejected: rejected, circuit: circuit)
+        snapshot.refreshThrottled = throttled
+        return snapshot
     }
 
     /// Whether a request would be refused at once (a 429 pause, an open circuit), counted as the refusal it is;
@@ -162,4 +207,6 @@ public struct UpstreamGateSnapshot: Sendable, Equatable {
     public var budgetLimit: Int? = nil
     public var rejected: [UpstreamRefusal.Reason: Int]
     public var circuit: CircuitBreaker.State
+    /// Forced refreshes answered from a recent copy (`--refresh-interval`, CONTRACT §15.1).
+    public var refreshThrottled = 0
 }

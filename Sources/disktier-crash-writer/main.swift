@@ -3,6 +3,7 @@
 // After each acknowledged store it prints "stored <key> <version>" on stdout. The body of version v is
 // `CrashWriterBody.make(v % 16)`, so the test can tell a complete value from a damaged one. The bodies are
 // made up front so that the loop spends its time storing, and a kill often lands inside a write.
+import Clocks
 import DiskTier
 import Foundation
 import Logging
@@ -15,7 +16,7 @@ guard CommandLine.arguments.count == 3, let firstVersion = Int(CommandLine.argum
 var logger = Logger(label: "disktier-crash-writer")
 logger.logLevel = .error
 let configuration = DiskTierConfiguration(directory: CommandLine.arguments[1], limitBytes: 1 << 30)
-let tier = try await DiskTier.open(configuration, logger: logger)
+let tier = try await DiskTier.open(configuration, clock: SystemWallClock(), logger: logger)
 let now = Date()
 let bodies = (0..<16).map(CrashWriterBody.make)
 var version = firstVersion

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import UnicacheApp
 
 /// Runs `UnicacheCommand`, turning every command-line or configuration error into one line on stderr
@@ -14,7 +15,7 @@ enum EntryPoint {
             command = try UnicacheCommand.parseAsRoot(Array(CommandLine.arguments.dropFirst()))
         } catch {
             if UnicacheCommand.exitCode(for: error) == .success {
-                UnicacheCommand.exit(withError: error)  // --help, --version
+                exitShowingHelp(error)  // --help, --version
             }
             fail(ConfigurationError(commandLineError: error, of: UnicacheCommand.self))
         }
@@ -29,11 +30,18 @@ enum EntryPoint {
         } catch let error as ExitCode {
             UnicacheCommand.exit(withError: error)
         } catch where UnicacheCommand.exitCode(for: error) == .success {
-            UnicacheCommand.exit(withError: error)  // `--help` comes back from the built-in help command
+            exitShowingHelp(error)  // `unicache help` comes back from the built-in help command
         } catch {
             StandardError.writeLine("error: \(error)")
             UnicacheCommand.exit(withError: ExitCode.failure)
         }
+    }
+
+    /// ArgumentParser's answer to `--help` or `--version`, except the root's help, which is serve's (`RootHelp`).
+    private static func exitShowingHelp(_ error: any Error) -> Never {
+        guard RootHelp.isRootHelp(UnicacheCommand.fullMessage(for: error)) else { UnicacheCommand.exit(withError: error) }
+        FileHandle.standardOutput.write(Data(RootHelp.text().utf8))
+        UnicacheCommand.exit()
     }
 
     private static func fail(_ error: ConfigurationError) -> Never {

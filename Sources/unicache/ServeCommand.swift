@@ -1,4 +1,5 @@
 import ArgumentParser
+import Clocks
 import Foundation
 import JSONLogging
 import UnicacheApp
@@ -13,7 +14,11 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         // The same checks as UnicacheConfiguration.parse(arguments:environment:), on the options parsed above.
         let configuration = try options.configuration(environment: ProcessInfo.processInfo.environment)
-        let logger = LoggingBootstrap.bootstrap(configuration.log)
-        try await UnicacheService.run(configuration: configuration, logger: logger)
+        // The process's two clocks, made here and passed down: the wall clock (dates, expiry, log timestamps) and the
+        // monotonic one (deadlines, budgets, back-offs).
+        let clock = SystemWallClock()
+        let ticker = ContinuousClock()
+        let logger = LoggingBootstrap.bootstrap(configuration.log, clock: clock)
+        try await UnicacheService.run(configuration: configuration, logger: logger, clock: clock, gateClock: ticker)
     }
 }

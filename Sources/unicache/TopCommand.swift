@@ -5,7 +5,7 @@ import UnicacheApp
 
 /// `unicache top`: a running service's figures, refreshed every second (varnishstat's model). On a terminal the
 /// frame is redrawn in place; otherwise each frame is printed as plain text; `--once` prints one frame (rates over
-/// one interval) and exits.
+/// one interval) and exits. A URL that does not answer a unicache `/stats` at start ends it with exit 1.
 struct TopCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "top",
@@ -24,44 +24,50 @@ struct TopCommand: ParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         let source = try TopSource(url: url ?? environment["UNICACHE_TOP_URL"] ?? "http://127.0.0.1:8080")
         let every = try TopSource.interval(interval)
+        // The first reading decides: a URL that does not answer a unicache /stats ends top at once, saying so.
+        let first = try reading(source)
         if once {
-            try printOnce(source, every: every)
+            Blocking.sleep(for: every)
+            let second = try reading(source)
+            write(frame: TopView(url: source.url, previous: first, current: second).lines(), terminal: false)
             return
         }
         let terminal = isatty(STDOUT_FILENO) == 1
         var previous: TopSnapshot?
+        var next: TopSnapshot? = first
         while true {
             let started = ContinuousClock.now
             var lines: [String]
             do {
-                let current = try source.snapshot()
+                let current = try next ?? source.snapshot()
+                next = nil
                 lines = TopView(url: source.url, previous: previous, current: current).lines()
                 previous = current
             } catch {
-                lines = ["unicache top  \(source.url)", "", "cannot read the service: \(error) (retrying)"]
+                // A later failure (the service restarting) keeps top running.
+                lines = TopView.fit(["unicache top  \(source.url)", "", "cannot read the service: \(error) (retrying)"])
             }
             write(frame: lines, terminal: terminal)
             Blocking.sleep(for: every - (ContinuousClock.now - started))
         }
     }
 
-    private func printOnce(_ source: TopSource, every: Duration) throws {
+    /// A reading, or exit 1 with one line saying why (the service is not there, or is not unicache).
+    private func reading(_ source: TopSource) throws -> TopSnapshot {
         do {
-            let first = try source.snapshot()
-            Blocking.sleep(for: every)
-            let second = try source.snapshot()
-            write(frame: TopView(url: source.url, previous: first, current: second).lines(), terminal: false)
+            return try source.snapshot()
         } catch {
             StandardError.writeLine("unicache top: \(source.url): \(error)")
             throw ExitCode.failure
         }
     }
 
-    /// On a terminal: home, each line cleared to its end, the rest of the screen cleared (no flicker). Else the
-    /// frame as plain lines and a blank line after it.
+    /// On a terminal: home, each line cleared to its end, the rest of the screen cleared (no flicker), and no newline
+    /// after the last line, so that a frame of 24 lines fills a 24-line terminal without scrolling it. Else the frame
+    /// as plain lines and a blank line after it.
     private func write(frame lines: [String], terminal: Bool) {
         let text = terminal
-            ? "\u{1B}[H" + lines.map { $0 + "\u{1B}[K\n" }.joined() + "\u{1B}[J"
+            ? "\u{1B}[H" + lines.map { $0 + "\u{1B}[K" }.joined(separator: "\n") + "\u{1B}[J"
             : lines.joined(separator: "\n") + "\n\n"
         FileHandle.standardOutput.write(Data(text.utf8))
     }

@@ -26,6 +26,9 @@ struct AccessModeTests {
         #expect(denied.headers["Content-Type"] == "application/problem+json")
         #expect(denied.text.contains("--auth jwt"))
         #expect(denied.text.contains("--auth none"))
+        // The whole fix: --auth jwt starts only with its keys and its audience (CONTRACT §11.6).
+        #expect(denied.text.contains("--auth jwt --jwt-jwks FILE|URL --jwt-audience AUDIENCE"))
+        #expect(denied.text.contains("UNICACHE_JWT_AUDIENCE"))
         #expect(try #require(await decide(access, .post, "/v1/users/alice/events")).status == 403)
         #expect(try #require(await decide(access, .get, "/v1/cache?prefix=a")).status == 403)
         #expect(access.snapshot.denied[.protected] == 3)

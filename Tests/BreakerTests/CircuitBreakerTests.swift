@@ -1,5 +1,5 @@
 import Breaker
-import RedisClient
+import Redis
 import Testing
 import UpstreamGate
 

@@ -94,9 +94,9 @@ import UnifiedCache
 
             let fileSystem = FaultyFileSystem()
             // The data dir itself is listed last: by then every header has been read.
-            var reached = fileSystem.holdListings(of: dir).makeAsyncIterator()
+            let reached = fileSystem.holdListings(of: dir)
             let second = try await openTier(dir, fileSystem: fileSystem)
-            _ = await reached.next()
+            await reached.wait(for: 1)
             #expect(await second.remove("k1"))
             #expect(await second.store(makeEntry("k2", body: [9, 9, 9])))
             #expect(await second.store(makeEntry("k2", body: [8])))

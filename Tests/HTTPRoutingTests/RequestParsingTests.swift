@@ -45,6 +45,16 @@ import Testing
         #expect(throws: Problem.self) { try Request(method: .get, target: "/x?days=%4") }
     }
 
+    /// 64 query parameters are taken (empty ones between `&&` do not count); one more is 414 problem+json.
+    @Test func moreQueryParametersThanTheLimitAre414() throws {
+        let taken = (0..<QueryParameters.maximumCount).map { "p\($0)=\($0)" }.joined(separator: "&")
+        #expect(try Request(method: .get, target: "/x?\(taken)&&").query.items.count == 64)
+        let error = #expect(throws: Problem.self) { try Request(method: .get, target: "/x?\(taken)&one=more") }
+        #expect(error?.status == 414)
+        #expect(error?.response.headers["Content-Type"] == "application/problem+json")
+        #expect(error?.members == [Problem.Member("limit", .int(64))])
+    }
+
     @Test func rootAndTrailingSlash() throws {
         #expect(try Request(method: .get, target: "/").pathSegments == [])
         #expect(try Request(method: .get, target: "/healthz/").pathSegments == ["healthz", ""])

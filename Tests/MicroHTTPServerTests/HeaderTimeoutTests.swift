@@ -69,14 +69,14 @@ import Testing
     @Test(arguments: [1, 2])
     func theClockStartsAtTheFirstByteNotWhenTheConnectionFellIdle(pollingThreads: Int) async throws {
         let configuration = MicroHTTPServerConfiguration.test(
-            pollingThreads: pollingThreads, headerTimeout: .milliseconds(500))
+            pollingThreads: pollingThreads, headerTimeout: .seconds(1))
         try await withLiveServer(configuration, router: Self.router) { port, _ in
             let request = "GET /now HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
             let afterThinking = try await RawHTTPClient.exchange(
-                port: port, first: nil, pause: .milliseconds(1500), then: request)
+                port: port, first: nil, pause: .milliseconds(2500), then: request)
             #expect(afterThinking.status == 200)
             let nextAfterThinking = try await RawHTTPClient.exchange(
-                port: port, first: request, pause: .milliseconds(1500), then: request)
+                port: port, first: request, pause: .milliseconds(2500), then: request)
             #expect(nextAfterThinking.status == 200)
         }
     }

@@ -72,7 +72,7 @@ import Testing
         var router = Router(observer: observed.record)
         router.handle(.get, "/late") { _ in .later(Later { reply in held.withLockedValue { $0.append(reply) } }) }
         router.getNow()
-        try await withLiveServer(.test(requestTimeout: .milliseconds(200)), router: router) { port, server in
+        try await withLiveServer(.test(requestTimeout: .seconds(1)), router: router) { port, server in
             let late = try await RawHTTPClient.get(port: port, "/late")
             #expect(late.status == 504)
             #expect(server.core.pending.count == 1)

@@ -1,5 +1,5 @@
 import Foundation
-import NIOConcurrencyHelpers
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,29 +12,6 @@ struct Trickle: Sendable {
     var closedAfter: Duration?
     /// What the server sent (empty when it closed without an answer).
     var received: [UInt8]
-}
-
-/// A blocking exchange already running on its own thread; `outcome` waits for it without holding a pool thread.
-final class StartedTrickle: Sendable {
-    private let finished = DispatchSemaphore(value: 0)
-    private let result = NIOLockedValueBox<Result<Trickle, RawClientError>?>(nil)
-
-    init(_ body: @escaping @Sendable () -> Result<Trickle, RawClientError>) {
-        let thread = Thread { [result, finished] in
-            let outcome = body()
-            result.withLockedValue { $0 = outcome }
-            finished.signal()
-        }
-        thread.stackSize = 512 << 10
-        thread.start()
-    }
-
-    var outcome: Trickle {
-        get async throws {
-            await RawHTTPClient.onThread { [finished] in finished.wait() }
-            return try result.withLockedValue { $0! }.get()
-        }
-    }
 }
 
 /// Clients that take their time, and reading what a server sends until it closes.
@@ -53,8 +30,8 @@ extension RawHTTPClient {
 
     /// The same, begun on a thread of its own before this returns: the pace starts now, not when a busy
     /// cooperative pool gets round to a child task (a steady client started seconds late looks stalled).
-    static func startTrickle(on socket: Int32, _ request: String, pace: Duration) -> StartedTrickle {
-        StartedTrickle { trickleNow(on: socket, request, pace: pace) }
+    static func startTrickle(on socket: Int32, _ request: String, pace: Duration) -> ThreadTask<Trickle, RawClientError> {
+        ThreadTask { () throws(RawClientError) -> Trickle in try trickleNow(on: socket, request, pace: pace).get() }
     }
 
     private static func trickleNow(on socket: Int32, _ request: String, pace: Duration)

@@ -160,31 +160,37 @@ import Testing
         }
     }
 
-    /// Handlers finishing around their deadline race the watcher: each request gets exactly one answer,
-    /// 200 or 504, and none hangs. Every sixteenth handler takes 300 ms, far past the 8 ms deadline, so that some
-    /// answer is a 504 however the CPUs are shared (under ThreadSanitizer on two loaded CPUs, 0–15 ms handlers
-    /// all beat the deadline's watcher once).
+    /// Handlers answering while the deadline watcher answers 504 race it: each request gets exactly one answer, 200
+    /// or 504, and none hangs. The watcher's step is run by the test (as if every deadline had passed) while the
+    /// handlers are released, so the race needs no real-time deadline; the held handlers always lose it.
     @Test func handlersRacingTheDeadlineGetExactlyOneAnswer() async throws {
+        let started = Signals()
+        let (release, hold) = (Latch(), Latch())
         var router = Router()
-        router.get("/race/{ms}") { request in
-            let milliseconds = Int(request.pathParameters["ms"] ?? "0") ?? 0
-            try? await Task.sleep(for: .milliseconds(milliseconds))
+        router.get("/race/{n}") { request in
+            started.signal()
+            let n = Int(request.pathParameters["n"] ?? "0") ?? 0
+            await (n % 16 == 15 ? hold : release).wait()
             return .text("ok")
         }
-        let configuration = MicroHTTPServerConfiguration.test(requestTimeout: .milliseconds(8))
-        try await withLiveServer(configuration, router: router) { port, server in
+        try await withLiveServer(.test(requestTimeout: .seconds(3600)), router: router) { port, server in
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for index in 0..<120 {
-                    let milliseconds = index % 16 == 15 ? 300 : index % 16
-                    group.addTask { try await RawHTTPClient.get(port: port, "/race/\(milliseconds)").status }
+                    group.addTask { try await RawHTTPClient.get(port: port, "/race/\(index)").status }
                 }
+                await started.wait(for: 120)
+                let past = ContinuousClock.now + .seconds(7200)
+                let watcher = Task.detached { for _ in 0..<50 { server.core.answerOverdue(at: past) } }
+                release.open()
+                await watcher.value
+                hold.open()
                 var statuses: [Int] = []
                 for try await status in group { statuses.append(status) }
                 return statuses
             }
             #expect(statuses.count == 120)
             #expect(statuses.allSatisfy { $0 == 200 || $0 == 504 })
-            #expect(statuses.contains(504))
+            #expect(statuses.filter { $0 == 504 }.count >= 7)
         }
     }
 }

@@ -42,11 +42,11 @@ import Testing
             #expect(admitted.status == 200)
             #expect(took < .seconds(5))
 
-            let closed = try await trickling.outcome
+            let closed = try await trickling.value
             #expect(closed.received.isEmpty)
             let closedAfter = try #require(closed.closedAfter)
             #expect(closedAfter < .seconds(5))
-            let served = try await steady.outcome
+            let served = try await steady.value
             #expect(served.closedAfter == nil)
             #expect(String(decoding: served.received, as: UTF8.self).hasPrefix("HTTP/1.1 200 "))
         }

@@ -47,6 +47,22 @@ import Testing
         }
     }
 
+    /// libmicrohttpd's own answer to a malformed Content-Length went out with its head twice over TLS too; the shim
+    /// answers it once, through the connection's TLS session.
+    @Test(arguments: [1, 2])
+    func aMalformedContentLengthIsAnsweredOnceOverTLS(pollingThreads: Int) async throws {
+        let trusted = try Self.certificate.get().certificatePEM
+        try await withLiveServer(try Self.configuration(pollingThreads: pollingThreads), router: Self.router()) { port, _ in
+            let received = try await HTTPSTestClient.rawExchange(
+                "POST /now HTTP/1.1\r\nHost: localhost\r\nContent-Length: abc\r\n\r\n", port: port, trusting: trusted)
+            let text = String(decoding: received, as: UTF8.self)
+            #expect(text.components(separatedBy: "HTTP/1.").count == 2)
+            #expect(text.hasPrefix("HTTP/1.1 400 Bad Request\r\n"))
+            #expect(text.contains("\r\nContent-Type: application/problem+json\r\n"))
+            #expect(text.hasSuffix("\"detail\":\"The request has an invalid Content-Length.\"}"))
+        }
+    }
+
     @Test(arguments: [1, 2])
     func tls11AndPlainHTTPAreRefused(pollingThreads: Int) async throws {
         let trusted = try Self.certificate.get().certificatePEM

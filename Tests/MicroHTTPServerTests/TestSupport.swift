@@ -45,7 +45,7 @@ func withLiveServer(
 
 extension Router {
     /// `GET path` answers "held" once `latch` opens, after telling `started` it is in.
-    mutating func getHeld(_ path: String, started: Signals, until latch: Latch) {
+    mutating func getHeld(_ path: String, started: Signals<Void>, until latch: Latch) {
         get(path) { _ in
             started.signal()
             await latch.wait()
@@ -56,28 +56,5 @@ extension Router {
     /// `GET /now` answers "now" on the polling thread (`.now`).
     mutating func getNow() {
         handle(.get, "/now") { _ in .now(.text("now")) }
-    }
-}
-
-/// Signals from handlers to the test ("started"), awaited in order.
-struct Signals: Sendable {
-    let stream: AsyncStream<Void>
-    let continuation: AsyncStream<Void>.Continuation
-
-    init() {
-        (stream, continuation) = AsyncStream.makeStream(of: Void.self)
-    }
-
-    func signal() {
-        continuation.yield()
-    }
-
-    /// Waits for `count` signals.
-    func wait(for count: Int) async {
-        var seen = 0
-        for await _ in stream {
-            seen += 1
-            if seen == count { return }
-        }
     }
 }

@@ -1,5 +1,5 @@
 import NIOConcurrencyHelpers
-import RedisClient
+import Redis
 
 #if canImport(Glibc)
 import Glibc
@@ -137,21 +137,7 @@ public final class RedisServerProcess: Sendable {
         let current = child.withLockedValue { $0 }
         current.signal(SIGCONT)  // a suspended server cannot handle SIGTERM
         current.signal(SIGTERM)
-        let exited = await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                await current.waitForExit()
-                return true
-            }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(5))
-                return false
-            }
-            let first = await group.next() ?? false
-            if !first { current.signal(SIGKILL) }
-            group.cancelAll()
-            return first
-        }
-        if !exited { await current.waitForExit() }
+        if await !current.waitForExit(within: .seconds(5)) { await current.waitForExit() }
     }
 
     /// The command line `start(password:directory:)` uses: no persistence, loopback only, DEBUG from loopback.
@@ -283,6 +269,29 @@ final class ChildProcess: Sendable {
         if case .failed(let reason) = readiness {
             let text = String(decoding: output.suffix(2000), as: UTF8.self)
             throw RedisProcessError("\(reason); its output:\n\(text)")
+        }
+    }
+
+    /// The last 64 KiB of what the process wrote (what has been read of it so far).
+    var outputText: String {
+        String(decoding: state.withLockedValue { $0.output }, as: UTF8.self)
+    }
+
+    /// Waits for the exit at most `bound`; past it, sends SIGKILL and returns false (the exit then follows).
+    func waitForExit(within bound: Duration) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await self.waitForExit()
+                return true
+            }
+            group.addTask {
+                try? await Task.sleep(for: bound)
+                return false
+            }
+            let first = await group.next() ?? false
+            if !first { signal(SIGKILL) }
+            group.cancelAll()
+            return first
         }
     }
 

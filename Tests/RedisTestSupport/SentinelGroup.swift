@@ -1,5 +1,5 @@
 import Foundation
-import RedisClient
+import Redis
 import TestSupport
 
 /// A primary, a replica and three `redis-server --sentinel` watching them as `unicache` (quorum 2, down after 1 s,
@@ -64,21 +64,21 @@ public final class SentinelGroup: StoppableService {
     /// True once every Sentinel knows the replica and the two other Sentinels and the replica is in sync: only then
     /// can a failover happen (polled, bounded).
     public func waitUntilReadyForFailover(within bound: Duration = .seconds(60)) async throws -> Bool {
-        func ask(_ server: RedisServerProcess, _ commands: [[String]]) async -> [RedisReply]? {
-            let pool = RedisCommandPool(endpoint: RedisEndpoint(host: "127.0.0.1", port: server.port), timeout: .seconds(5), size: 1)
-            defer { pool.shutdown() }
-            return try? await pool.pipeline(commands.map { $0.map { Array($0.utf8) } })
+        func ask(_ server: RedisServerProcess, _ commands: [RedisCommand]) async -> [RedisReply]? {
+            let node = RedisNodeClient(endpoint: RedisEndpoint(host: "127.0.0.1", port: server.port), timeout: .seconds(5), size: 1)
+            defer { node.shutdown() }
+            return try? await node.send(commands)
         }
         return await poll(within: bound) {
             for sentinel in sentinels {
                 let replies = await ask(sentinel, [
-                    ["SENTINEL", "replicas", Self.masterName], ["SENTINEL", "sentinels", Self.masterName],
+                    RedisCommand("SENTINEL", "replicas", Self.masterName), RedisCommand("SENTINEL", "sentinels", Self.masterName),
                 ])
                 guard let replies, case .array(let replicas) = replies[0], replicas.count == 1,
                     case .array(let others) = replies[1], others.count == 2
                 else { return false }
             }
-            guard let role = await ask(replica, [["ROLE"]])?.first, case .array(let parts) = role, parts.count == 5
+            guard let role = await ask(replica, [.role])?.first, case .array(let parts) = role, parts.count == 5
             else { return false }
             return parts[3].text == "connected"
         }
@@ -87,11 +87,11 @@ public final class SentinelGroup: StoppableService {
     /// True once the replica has acknowledged every write the primary took so far (`WAIT 1`): Redis replicates
     /// asynchronously, so a write acknowledged just before a failover may be lost on the promoted replica.
     public func replicated(within bound: Duration = .seconds(5)) async -> Bool {
-        let pool = RedisCommandPool(
+        let node = RedisNodeClient(
             endpoint: RedisEndpoint(host: "127.0.0.1", port: primary.port), timeout: bound + .seconds(1), size: 1)
-        defer { pool.shutdown() }
+        defer { node.shutdown() }
         let milliseconds = bound.components.seconds * 1000 + bound.components.attoseconds / 1_000_000_000_000_000
-        guard case .integer(let replicas)? = try? await pool.command("WAIT", "1", "\(milliseconds)") else { return false }
+        guard case .integer(let replicas)? = try? await node.send(RedisCommand("WAIT", "1", "\(milliseconds)")) else { return false }
         return replicas >= 1
     }
 

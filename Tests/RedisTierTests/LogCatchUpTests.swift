@@ -1,5 +1,5 @@
 import Foundation
-import RedisClient
+import Redis
 import RedisTestSupport
 import TestSupport
 import Testing
@@ -196,7 +196,7 @@ import UnifiedCache
         // 100,000 changes of another instance, written straight into the log as the scripts write them.
         _ = try await redisCommand(
             redis, "EVAL",
-            "for i = 1, 100000 do redis.call('XADD', KEYS[1], 'MAXLEN', '~', 100000, '*', 'm', 'elsewhere|key|k' .. i) end",
+            "for i = 1, 100000 do redis.call('XADD', KEYS[1], 'MAXLEN', '~', 100000, '*', 'm', 'v2|elsewhere|key|k' .. i) end",
             "1", prefix + "#log")
 
         let restarted = TierInstance(redis, prefix: prefix, checkpointFile: file)

@@ -22,15 +22,22 @@ public struct TestExchange: Sendable {
 /// A real HTTPS client (swift-nio-ssl, BoringSSL) that trusts only the given certificate (and checks that it names
 /// `localhost`), and sends its requests one after another on one keep-alive connection to 127.0.0.1.
 public enum HTTPSTestClient {
-    public static func get(
-        _ paths: [String], port: Int, trusting certificatePEM: String,
-        minimum: TLSVersion = .tlsv12, maximum: TLSVersion = .tlsv13
-    ) async throws -> TestExchange {
+    /// A client context trusting only `certificatePEM`.
+    static func context(
+        trusting certificatePEM: String, minimum: TLSVersion = .tlsv12, maximum: TLSVersion = .tlsv13
+    ) throws -> NIOSSLContext {
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(certificatePEM.utf8)))
         configuration.minimumTLSVersion = minimum
         configuration.maximumTLSVersion = maximum
-        let context = try NIOSSLContext(configuration: configuration)
+        return try NIOSSLContext(configuration: configuration)
+    }
+
+    public static func get(
+        _ paths: [String], port: Int, trusting certificatePEM: String,
+        minimum: TLSVersion = .tlsv12, maximum: TLSVersion = .tlsv13
+    ) async throws -> TestExchange {
+        let context = try context(trusting: certificatePEM, minimum: minimum, maximum: maximum)
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(.seconds(10))
             .connect(host: "127.0.0.1", port: port) { channel in
@@ -69,11 +76,27 @@ public enum HTTPSTestClient {
 
     /// Sends `request` in plain text (no TLS) and returns every byte the server sent until it closed.
     public static func plainExchange(_ request: String, port: Int) async throws -> [UInt8] {
+        try await exchangeUntilClosed(request, port: port) { _ in }
+    }
+
+    /// Sends `request` as it is over TLS (trusting only `certificatePEM`) and returns every byte the server sent
+    /// until it closed, with or without a TLS close_notify.
+    public static func rawExchange(_ request: String, port: Int, trusting certificatePEM: String) async throws -> [UInt8] {
+        let context = try context(trusting: certificatePEM)
+        return try await exchangeUntilClosed(request, port: port) { channel in
+            try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: context, serverHostname: "localhost"))
+        }
+    }
+
+    private static func exchangeUntilClosed(
+        _ request: String, port: Int, setUp: @escaping @Sendable (any Channel) throws -> Void
+    ) async throws -> [UInt8] {
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(.seconds(10))
             .connect(host: "127.0.0.1", port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    try setUp(channel)
+                    return try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
                 }
             }
         return try await channel.executeThenClose { inbound, outbound in
@@ -83,6 +106,8 @@ public enum HTTPSTestClient {
                 for try await chunk in inbound { received += chunk.readableBytesView }
             } catch let error as IOError where error.errnoCode == ECONNRESET {
                 // A reset instead of a clean close: the server refused the bytes all the same.
+            } catch NIOSSLError.uncleanShutdown {
+                // Closed without a TLS close_notify: what came before it came all the same.
             }
             return received
         }

@@ -54,9 +54,10 @@ public struct TestCertificate: Sendable {
                 try ca.serializeAsPEM().pemString + "\n", to: folder.appendingPathComponent("\(UUID().uuidString)-ca.pem"))
         }
 
-        /// A leaf certificate signed by this CA and its key, as files: (certificate, key).
+        /// A leaf certificate signed by this CA and its key, as files: (certificate, key). `ipAddresses`: IP entries
+        /// of its subject alternative names (4 or 16 bytes each).
         public func issue(
-            commonName: String = "localhost", dnsNames: [String] = ["localhost"],
+            commonName: String = "localhost", dnsNames: [String] = ["localhost"], ipAddresses: [[UInt8]] = [],
             notValidBefore: Date = Date() - 3600, notValidAfter: Date = Date() + 86_400, client: Bool = false
         ) throws -> (certificate: String, key: String) {
             let key = P256.Signing.PrivateKey()
@@ -67,7 +68,9 @@ public struct TestCertificate: Sendable {
                     Critical(BasicConstraints.notCertificateAuthority)
                     Critical(KeyUsage(digitalSignature: true))
                     try ExtendedKeyUsage([client ? .clientAuth : .serverAuth])
-                    SubjectAlternativeNames(dnsNames.map { GeneralName.dnsName($0) })
+                    SubjectAlternativeNames(
+                        dnsNames.map { GeneralName.dnsName($0) }
+                            + ipAddresses.map { GeneralName.ipAddress(.init(contentBytes: $0[...])) })
                 })
             let stem = folder.appendingPathComponent(UUID().uuidString)
             let certificateFile = try TestCertificate.writeSecret(

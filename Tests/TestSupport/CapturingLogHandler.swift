@@ -15,6 +15,16 @@ public struct CapturingLogHandler: LogHandler {
             entries.withLockedValue { $0.map { ($0.message, $0.metadata["requestId"].map { "\($0)" }) } }
         }
 
+        /// Each line as text: its message, then its metadata as `key=value`, sorted by key.
+        public var rendered: [String] {
+            entries.withLockedValue { entries in
+                entries.map { entry in
+                    ([entry.message] + entry.metadata.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })
+                        .joined(separator: " ")
+                }
+            }
+        }
+
         func append(_ message: String, _ metadata: Logger.Metadata) {
             entries.withLockedValue { $0.append((message, metadata)) }
         }

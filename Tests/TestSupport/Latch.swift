@@ -1,3 +1,4 @@
+import Dispatch
 import NIOConcurrencyHelpers
 
 /// Holds waiters until released: `wait()` suspends until `open()` (or until the waiting task is cancelled), so a
@@ -8,6 +9,7 @@ public final class Latch: Sendable {
         var isOpen: Bool
         var nextID = 0
         var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var blocked: [DispatchSemaphore] = []
     }
 
     private let state: NIOLockedValueBox<State>
@@ -19,12 +21,13 @@ public final class Latch: Sendable {
 
     /// Releases every current waiter, and every later one until `close()`.
     public func open() {
-        let waiters = state.withLockedValue { state in
+        let (waiters, blocked) = state.withLockedValue { state in
             state.isOpen = true
-            defer { state.waiters = [:] }
-            return state.waiters
+            defer { (state.waiters, state.blocked) = ([:], []) }
+            return (state.waiters, state.blocked)
         }
         for waiter in waiters.values { waiter.resume() }
+        for thread in blocked { thread.signal() }
     }
 
     /// Holds the waiters that come from now on (until the next `open()`).
@@ -48,5 +51,17 @@ public final class Latch: Sendable {
         } onCancel: {
             state.withLockedValue { $0.waiters.removeValue(forKey: id) }?.resume()
         }
+    }
+
+    /// Blocks the calling thread until the latch is open: for synchronous code the test holds (a file system call on
+    /// the disk tier's own thread), never for a task.
+    public func blockingWait() {
+        let semaphore = DispatchSemaphore(value: 0)
+        let passes = state.withLockedValue { state in
+            if state.isOpen { return true }
+            state.blocked.append(semaphore)
+            return false
+        }
+        if !passes { semaphore.wait() }
     }
 }

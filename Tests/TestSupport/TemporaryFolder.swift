@@ -1,12 +1,13 @@
 import Foundation
 
-/// A fresh folder under the system's temporary directory, named `prefix-UUID`; `remove()` deletes it and all in it.
+/// A fresh folder under the system's temporary directory (or under `base`), named `prefix-UUID`; `remove()` deletes it
+/// and all in it.
 public struct TemporaryFolder: Sendable {
     public let url: URL
     public var path: String { url.path }
 
-    public init(_ prefix: String = "unicache") throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+    public init(_ prefix: String = "unicache", under base: URL = FileManager.default.temporaryDirectory) throws {
+        url = base.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 

@@ -42,12 +42,12 @@ func waitForWaiters(_ cache: UnifiedCacheManager, key: String, count: Int) async
         #expect(stats.upstream.fetches == 1 && stats.upstream.failures == 0)
     }
 
-    /// A request joined by callback (`joinPendingLoad`, what the HTTP side does for a stampede's coalesced requests)
+    /// A request joined by callback (`look`'s pending read, what the HTTP side does for a stampede's coalesced requests)
     /// is answered and counted as an awaiting one is, its failure included; with no load in flight it joins nothing.
     @Test(arguments: [true, false])
     func aCallbackJoinsTheLoadInFlightAndIsToldItsOutcome(fails: Bool) async throws {
         let cache = makeManager()
-        #expect(!cache.joinPendingLoad(request("k")) { _ in Issue.record("nothing to join, never called") })
+        #expect(!cache.join(request("k")) { _ in Issue.record("nothing to join, never called") })
         let fetcher = fails ? HeldFetcher(.failure(.unavailable("boom"))) : HeldFetcher(body: "shared")
         let leader = Task { () async -> Result<CacheResult, CacheError> in
             do throws(CacheError) {
@@ -58,7 +58,7 @@ func waitForWaiters(_ cache: UnifiedCacheManager, key: String, count: Int) async
         }
         await fetcher.waitForStarts(1)
         let told = await withCheckedContinuation { (told: CheckedContinuation<Result<CacheResult, CacheError>, Never>) in
-            let joined = cache.joinPendingLoad(request("k")) { told.resume(returning: $0) }
+            let joined = cache.join(request("k")) { told.resume(returning: $0 ?? .failure(.notCached)) }
             #expect(joined && cache.coalescedWaiters(for: "k") == 1)
             fetcher.open()
         }
@@ -92,8 +92,8 @@ func waitForWaiters(_ cache: UnifiedCacheManager, key: String, count: Int) async
             }
             for index in 0..<Self.stampede {
                 group.addTask {
-                    let joined = cache.joinPendingLoad(request("hot")) { result in
-                        if case .success(let result) = result, text(result.entry) == "shared" {
+                    let joined = cache.join(request("hot")) { result in
+                        if case .success(let result)? = result, text(result.entry) == "shared" {
                             told.withLockedValue { $0[index, default: 0] += 1 }
                         }
                     }
@@ -162,7 +162,7 @@ func waitForWaiters(_ cache: UnifiedCacheManager, key: String, count: Int) async
         #expect(fetcher.count == 1)
         #expect(outcomes.filter { $0 == .refresh }.count == 1)
         #expect(outcomes.filter { $0 == .coalesced }.count == 9)
-        #expect(cache.cachedFresh(key: "k", policy: .ttl(60)).map { text($0.entry) } == "new")
+        #expect(cache.ready("k", policy: .ttl(60)).map { text($0.entry) } == "new")
     }
 
     @Test func invalidationDuringAFetchReturnsTheResultButDoesNotStoreIt() async throws {
@@ -176,7 +176,7 @@ func waitForWaiters(_ cache: UnifiedCacheManager, key: String, count: Int) async
         let result = try await pending.value
         #expect(result.outcome == .miss && text(result.entry) == "outdated" && !result.stored)
         await cache.flush()
-        #expect(cache.cachedFresh(key: "k", policy: .ttl(60)) == nil)
+        #expect(cache.ready("k", policy: .ttl(60)) == nil)
         #expect(disk.stored["k"] == nil)
         let next = try await cache.get(request("k"), policy: .ttl(60), fetcher: ScriptedFetcher(body: "current"))
         #expect(next.outcome == .miss && next.stored && text(next.entry) == "current")
@@ -194,7 +194,7 @@ func waitForWaiters(_ cache: UnifiedCacheManager, key: String, count: Int) async
         #expect(after.outcome == .miss && text(after.entry) == "current")
         fetcher.open()
         #expect(try await pending.value.stored == false)
-        #expect(cache.cachedFresh(key: "k", policy: .ttl(60)).map { text($0.entry) } == "current")
+        #expect(cache.ready("k", policy: .ttl(60)).map { text($0.entry) } == "current")
     }
 
     @Test func aWaiterGoingAwayDoesNotCancelTheSharedFetch() async throws {
@@ -206,6 +206,6 @@ func waitForWaiters(_ cache: UnifiedCacheManager, key: String, count: Int) async
         fetcher.open()
         _ = try? await leader.value
         await cache.waitForPendingLoads()
-        #expect(cache.cachedFresh(key: "k", policy: .ttl(60)).map { text($0.entry) } == "v")
+        #expect(cache.ready("k", policy: .ttl(60)).map { text($0.entry) } == "v")
     }
 }

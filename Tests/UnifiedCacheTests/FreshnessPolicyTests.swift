@@ -36,20 +36,6 @@ import Testing
         #expect(stale == instant(midnight).addingTimeInterval(24 * 3600))
     }
 
-    @Test func ttlByDateTodayOrPast() {
-        // 00:30 on June 2nd in Berlin, still June 1st in UTC.
-        let now = instant("2026-06-01T22:30:00Z")
-        func ttl(_ date: String, _ tz: TimeZone) -> TimeInterval {
-            FreshnessPolicy.forDate(date, timeZone: tz, now: now).lifetimes(body: [], storedAt: now).expiresAt
-                .timeIntervalSince(now)
-        }
-        #expect(ttl("2026-06-02", berlin) == 300)
-        #expect(ttl("2026-06-01", berlin) == 86400)
-        #expect(ttl("2026-06-01", zone("UTC")) == 300)
-        #expect(ttl("2026-05-31", zone("UTC")) == 86400)
-        #expect(ttl("2026-06-03", berlin) == 300)  // future counts as today
-    }
-
     @Test func refreshAheadWindow() {
         // Monday 2026-03-09, Berlin (CET, UTC+1).
         let rule = RefreshAheadRule(timeZone: berlin, weekday: 2)

@@ -79,18 +79,18 @@ import Testing
         _ = try await cache.get(request("k"), policy: policy, fetcher: GatedFetcher(ScriptedFetcher(body: "v1"), gate: gate))
         wall.advance(by: 61)
         // Closed: the stale copy is the load's business (it may fetch).
-        #expect(cache.cachedFresh(key: "k", policy: policy, refusal: refusal) == nil)
+        #expect(cache.ready("k", policy: policy, refusal: refusal) == nil)
         for _ in 0..<5 { _ = try? await cache.get(request("k"), policy: policy, fetcher: GatedFetcher(failing, gate: gate)) }
         #expect(await gate.snapshot().circuit == .open)
 
-        let stale = try #require(cache.cachedFresh(key: "k", policy: policy, refusal: refusal))
+        let stale = try #require(cache.ready("k", policy: policy, refusal: refusal))
         #expect(stale.outcome == .stale(reason: .upstreamRefused(.circuit)) && text(stale.entry) == "v1")
-        #expect(cache.cachedFresh(key: "cold", policy: policy, refusal: refusal) == nil)
-        #expect(cache.cachedFresh(key: "k", policy: policy) == nil)
+        #expect(cache.ready("cold", policy: policy, refusal: refusal) == nil)
+        #expect(cache.ready("k", policy: policy) == nil)
         #expect(await gate.snapshot().rejected[.circuit] == 1)
         // After the back-off the next request is the probe: left to the load.
         gateClock.advance(by: .seconds(1))
-        #expect(cache.cachedFresh(key: "k", policy: policy, refusal: refusal) == nil)
+        #expect(cache.ready("k", policy: policy, refusal: refusal) == nil)
         #expect(cache.statistics().requests.stale == 6)
     }
 }

@@ -74,7 +74,7 @@ import TestSupport
         let result = try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher)
         #expect(result.outcome == .coalesced && text(result.entry) == "leader's")
         #expect(fetcher.count == 0)
-        #expect(try #require(cache.cachedFresh(key: "k", policy: .ttl(60))).tier == .memory)
+        #expect(try #require(cache.ready("k", policy: .ttl(60))).tier == .memory)
     }
 
     /// A follower whose leader gives up without a value claims the lease again; after three claims it fetches
@@ -151,12 +151,12 @@ import TestSupport
         }
         await cache.flush()
         shared.deliver(.invalidate(.key("a")))
-        #expect(cache.cachedFresh(key: "a", policy: .ttl(60)) == nil)
-        #expect(cache.cachedFresh(key: "b", policy: .ttl(60)) != nil)
+        #expect(cache.ready("a", policy: .ttl(60)) == nil)
+        #expect(cache.ready("b", policy: .ttl(60)) != nil)
         shared.deliver(.reset)
         await cache.flush()
-        #expect(cache.cachedFresh(key: "b", policy: .ttl(60)) == nil)
-        #expect(cache.cachedFresh(key: "c", policy: .ttl(60)) == nil)
+        #expect(cache.ready("b", policy: .ttl(60)) == nil)
+        #expect(cache.ready("c", policy: .ttl(60)) == nil)
         #expect(disk.stored.isEmpty)
     }
 
@@ -173,11 +173,11 @@ import TestSupport
         let refresh = Task { try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher, control: .refresh) }
         await fetcher.waitForStarts(1)
         shared.deliver(event)
-        #expect(cache.cachedFresh(key: "k", policy: .ttl(60)) == nil, "the local copy is dropped at once")
+        #expect(cache.ready("k", policy: .ttl(60)) == nil, "the local copy is dropped at once")
         fetcher.open()
         let refreshed = try await refresh.value
         #expect(refreshed.outcome == .refresh && text(refreshed.entry) == "refreshed")
-        let local = cache.cachedFresh(key: "k", policy: .ttl(60)).map { text($0.entry) }
+        let local = cache.ready("k", policy: .ttl(60)).map { text($0.entry) }
         let stores = shared.state.withLockedValue { $0.stores } - storesBefore
         if event == .replaced("k") {
             #expect(local == "refreshed" && stores == 1)

@@ -26,16 +26,16 @@ import TestSupport
         #expect(stats.namespaces["test"]?.requests == 3)
     }
 
-    @Test func cachedFreshRecordsOnlyFreshHits() async throws {
+    @Test func aLookRecordsOnlyFreshHits() async throws {
         let clock = ManualWallClock(instant("2026-06-01T12:00:00Z"))
         let cache = makeManager(clock: clock)
         let policy = FreshnessPolicy.ttl(60)
-        #expect(cache.cachedFresh(key: "k", policy: policy) == nil)
+        #expect(cache.ready("k", policy: policy) == nil)
         _ = try await cache.get(request("k"), policy: policy, fetcher: ScriptedFetcher(body: "v"))
-        let hit = try #require(cache.cachedFresh(key: "k", policy: policy))
+        let hit = try #require(cache.ready("k", policy: policy))
         #expect(hit.outcome == .hit && hit.tier == .memory && text(hit.entry) == "v")
         clock.advance(by: 61)
-        #expect(cache.cachedFresh(key: "k", policy: policy) == nil)
+        #expect(cache.ready("k", policy: policy) == nil)
         let stats = cache.statistics().requests
         #expect(stats.hits == 1 && stats.misses == 1 && stats.requests == 2)
     }
@@ -61,7 +61,7 @@ import TestSupport
             try await cache.get(request("k"), policy: .ttl(600), fetcher: fetcher)
         }
         #expect(fetcher.count == 1)
-        #expect(cache.cachedFresh(key: "k", policy: .ttl(600)) == nil)
+        #expect(cache.ready("k", policy: .ttl(600)) == nil)
         clock.advance(by: 60)
         await #expect(throws: CacheError.notFound) {
             try await cache.get(request("k"), policy: .ttl(600), fetcher: fetcher)
@@ -190,12 +190,12 @@ import TestSupport
 
         clock.set(instant("2026-03-09T07:00:00Z"))  // next Monday 08:00 CET
         let refresher = HeldFetcher(body: "new")
-        #expect(cache.cachedFresh(key: key.key, policy: policy) == nil)
+        #expect(cache.ready(key.key, policy: policy) == nil)
         let first = try await cache.get(key, policy: policy, fetcher: refresher)
         #expect(first.outcome == .stale(reason: .backgroundRefresh) && text(first.entry) == "old")
         await refresher.waitForStarts(1)
         // The background refresh in flight is not joined by callback: the fresh copy answers at once (`get`).
-        #expect(!cache.joinPendingLoad(key) { _ in Issue.record("a request made to wait for a background refresh") })
+        #expect(!cache.join(key, policy: policy) { _ in Issue.record("a request made to wait for a background refresh") })
         let second = try await cache.get(key, policy: policy, fetcher: refresher)
         #expect(second.outcome == .stale(reason: .backgroundRefresh) && text(second.entry) == "old")
         refresher.open()
@@ -216,7 +216,7 @@ import TestSupport
         _ = try await cache.get(request("a"), policy: policy, fetcher: fetcher)
         clock.set(instant("2026-03-09T09:00:00Z"))  // 10:00 CET
         #expect(try await cache.get(request("a"), policy: policy, fetcher: fetcher).outcome == .hit)
-        #expect(cache.cachedFresh(key: "a", policy: policy) != nil)
+        #expect(cache.ready("a", policy: policy) != nil)
         #expect(fetcher.count == 1)
     }
 }

@@ -4,8 +4,9 @@ import Testing
 import TestSupport
 @testable import UnifiedCache
 
-/// `cachedShared`: a shared hit answered on the thread that got Redis's reply, without tasks. It must answer and
-/// count exactly as `get` would, or stand aside (`false`, or a nil answer with nothing recorded) for `get` to decide.
+/// `look`'s pending shared read: a shared hit answered on the thread that got Redis's reply, without tasks. It must
+/// answer and count exactly as `get` would, or stand aside (no pending read, or a nil answer with nothing recorded)
+/// for `get` to decide.
 @Suite(.timeLimit(.minutes(1))) struct ManagerSharedNowTests {
     private func manager(
         _ shared: InMemorySharedTier, secondTier: (any SecondTier)? = nil,
@@ -29,7 +30,7 @@ import TestSupport
         let shared = InMemorySharedTier([entry("k", body: "fleet", ttl: 600)])
         let cache = manager(shared)
         let answers = Answers()
-        #expect(cache.cachedShared(key: "k", policy: .ttl(60), answer: answers.record))
+        #expect(cache.join(request("k")) { answers.record($0.flatMap { try? $0.get() }) })
         #expect(answers.calls.withLockedValue { $0.isEmpty })
         shared.answerPendingReads()
         let results = answers.calls.withLockedValue { $0 }
@@ -38,7 +39,7 @@ import TestSupport
         #expect(result.outcome == .hit && result.tier == .shared && text(result.entry) == "fleet")
         #expect(cache.statistics().requests.hits == 1 && cache.statistics().requests.requests == 1)
         #expect(shared.state.withLockedValue { $0.hitsNow } == 1)
-        #expect(try #require(cache.cachedFresh(key: "k", policy: .ttl(60))).tier == .memory)
+        #expect(try #require(cache.ready("k", policy: .ttl(60))).tier == .memory)
     }
 
     /// A miss, a value past its freshness, and a remembered 404 are `get`'s to answer: nothing is recorded, nothing
@@ -55,14 +56,14 @@ import TestSupport
         let cache = manager(shared, clock: clock)
         let answers = Answers()
         for key in ["missing", "old", "gone"] {
-            #expect(cache.cachedShared(key: key, policy: .ttl(60), answer: answers.record))
+            #expect(cache.join(request(key)) { answers.record($0.flatMap { try? $0.get() }) })
         }
         shared.answerPendingReads()
         #expect(answers.calls.withLockedValue { $0.count } == 3)
         #expect(answers.calls.withLockedValue { $0.allSatisfy { $0 == nil } })
         #expect(cache.statistics().requests.requests == 0)
         #expect(shared.state.withLockedValue { $0.hitsNow } == 0)
-        #expect(cache.cachedFresh(key: "old", policy: .ttl(60)) == nil)
+        #expect(cache.ready("old", policy: .ttl(60)) == nil)
     }
 
     /// An invalidation between the read and its reply: the value read before it is neither answered nor kept.
@@ -70,23 +71,23 @@ import TestSupport
         let shared = InMemorySharedTier([entry("k", body: "before", ttl: 600)])
         let cache = manager(shared)
         let answers = Answers()
-        #expect(cache.cachedShared(key: "k", policy: .ttl(60), answer: answers.record))
+        #expect(cache.join(request("k")) { answers.record($0.flatMap { try? $0.get() }) })
         // The fleet's copy goes with the invalidation; the pending read replies with what it read before it.
         let before = try #require(shared.state.withLockedValue { $0.entries["k"] })
         _ = try await cache.invalidate(key: "k")
         shared.state.withLockedValue { $0.entries["k"] = before }
         shared.answerPendingReads()
         #expect(answers.calls.withLockedValue { $0.count == 1 && $0[0] == nil })
-        #expect(cache.cachedFresh(key: "k", policy: .ttl(60)) == nil)
+        #expect(cache.ready("k", policy: .ttl(60)) == nil)
         #expect(cache.statistics().requests.requests == 0)
     }
 
-    /// With a second tier (whose copy comes first) and while a load of the key is pending (a request joins it),
-    /// the read is not offered.
+    /// With a second tier (whose copy comes first) the read is not offered; while a load of the key is pending, a
+    /// request joins the load and the shared tier is not asked.
     @Test func notOfferedWithASecondTierOrAPendingLoad() async throws {
         let withDisk = manager(InMemorySharedTier([entry("k", ttl: 600)]), secondTier: DictionarySecondTier())
         #expect(!withDisk.readsSharedWithoutTasks)
-        #expect(!withDisk.cachedShared(key: "k", policy: .ttl(60)) { _ in })
+        #expect(!withDisk.join(request("k")) { _ in })
         #expect(!makeManager().readsSharedWithoutTasks)
 
         let shared = InMemorySharedTier()
@@ -94,11 +95,13 @@ import TestSupport
         #expect(cache.readsSharedWithoutTasks)
         let fetcher = HeldFetcher(body: "fetched")
         let load = Task { try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher) }
-        var started = fetcher.started.makeAsyncIterator()
-        _ = await started.next()
-        #expect(!cache.cachedShared(key: "k", policy: .ttl(60)) { _ in })
+        await fetcher.waitForStarts(1)
+        let told = AsyncStream.makeStream(of: CacheOutcome?.self)
+        #expect(cache.join(request("k")) { told.continuation.yield(try? $0?.get().outcome) })
+        #expect(shared.state.withLockedValue { $0.pendingReads.isEmpty })
         fetcher.open()
         _ = try await load.value
-        #expect(shared.state.withLockedValue { $0.pendingReads.isEmpty })
+        var outcomes = told.stream.makeAsyncIterator()
+        #expect(await outcomes.next() == .coalesced)
     }
 }

@@ -10,7 +10,7 @@ import TestSupport
         let fetcher = ScriptedFetcher(body: "fetched")
         let first = try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher)
         #expect(first.outcome == .hit && first.tier == .disk && text(first.entry) == "from-disk")
-        let second = try #require(cache.cachedFresh(key: "k", policy: .ttl(60)))
+        let second = try #require(cache.ready("k", policy: .ttl(60)))
         #expect(second.tier == .memory)
         #expect(fetcher.count == 0)
         await cache.flush()

@@ -8,15 +8,13 @@ import Testing
 private final class SlowStoreTier: SecondTier {
     let inner = DictionarySecondTier()
     private let latch = Latch()
-    let storesStarted: AsyncStream<String>
-    private let storesContinuation: AsyncStream<String>.Continuation
-
-    init() { (storesStarted, storesContinuation) = AsyncStream.makeStream(of: String.self) }
+    /// Each store's key as it starts.
+    let storesStarted = Signals(of: String.self)
 
     func open() { latch.open() }
 
     func store(_ entry: CacheEntry) async -> Bool {
-        storesContinuation.yield(entry.key)
+        storesStarted.signal(entry.key)
         await latch.wait()
         return await inner.store(entry)
     }
@@ -39,8 +37,7 @@ private final class SlowStoreTier: SecondTier {
         let cache = makeManager(secondTier: tier)
         let result = try await cache.get(request("k"), policy: .ttl(60), fetcher: ScriptedFetcher(body: "v"))
         #expect(result.outcome == .miss && result.stored)  // answered before the disk write finished
-        var started = tier.storesStarted.makeAsyncIterator()
-        #expect(await started.next() == "k")  // the write-through is in progress, parked
+        #expect(await tier.storesStarted.next() == "k")  // the write-through is in progress, parked
         let invalidation = Task { try await cache.invalidate(key: "k") }
         tier.open()
         #expect(try await invalidation.value)
@@ -53,8 +50,7 @@ private final class SlowStoreTier: SecondTier {
         let tier = SlowStoreTier()
         let cache = makeManager(secondTier: tier)
         let put = Task { try await cache.put(key: "raw", body: bytes("x"), ttl: 60) }
-        var started = tier.storesStarted.makeAsyncIterator()
-        #expect(await started.next() == "raw")
+        #expect(await tier.storesStarted.next() == "raw")
         return (tier, cache, put)
     }
 

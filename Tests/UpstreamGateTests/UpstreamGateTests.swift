@@ -92,6 +92,37 @@ import UnifiedCache
         #expect(await gate.snapshot().circuit == .closed)
     }
 
+    /// A request the HTTP client refused to send (`FetchError.invalidRequest`) never reached the upstream: through a
+    /// gated fetcher, any number of them leave the circuit closed (and its consecutive failures where they were),
+    /// free their slots, and an unsent probe leaves the probe to the next request.
+    @Test func requestsThatNeverLeftTheProcessCountNothingTowardTheCircuit() async throws {
+        struct Refusing: Fetcher {
+            let failing: Bool
+            func fetch(_ request: FetchRequest) async throws(FetchError) -> FetchedValue {
+                throw failing ? .unavailable("upstream status 503") : .invalidRequest("the HTTP client refused a header")
+            }
+        }
+        let clock = ManualClock()
+        let gate = Self.gate(concurrency: 1, clock: clock)
+        let request = FetchRequest(key: "k", namespace: "subscription", user: "u", path: "/users/u/subscription")
+        for _ in 0..<4 { await #expect(throws: FetchError.self) { try await GatedFetcher(Refusing(failing: true), gate: gate).fetch(request) } }
+        for _ in 0..<20 {
+            await #expect(throws: FetchError.invalidRequest("the HTTP client refused a header")) {
+                try await GatedFetcher(Refusing(failing: false), gate: gate).fetch(request)
+            }
+        }
+        #expect(await gate.snapshot().circuit == .closed)
+        #expect(await gate.snapshot().inFlight == 0)
+        // The upstream's own fifth failure in a row opens it: the refused ones neither counted nor reset the count.
+        gate.finish(try await gate.admit(), .failed)
+        #expect(await gate.snapshot().circuit == .open)
+        clock.advance(by: .seconds(1))
+        gate.finish(try await gate.admit(), .notSent)
+        #expect(await gate.snapshot().circuit == .halfOpen)
+        gate.finish(try await gate.admit(), .answered)  // the next request probes
+        #expect(await gate.snapshot().circuit == .closed)
+    }
+
     @Test func requestsOverTheCapWaitForASlotUntilTheirDeadline() async throws {
         let clock = ManualClock()
         let gate = Self.gate(concurrency: 2, slotWait: .seconds(5), clock: clock)

@@ -27,7 +27,7 @@ public final class AccessControl: Sendable {
     ///   - clock: the monotonic time a key set's checks are spaced by and a URL JWKS's refresh timer runs on.
     public init(
         settings: AccessSettings, source: (any JWKSSource)?, adminToken: String?,
-        wallClock: any WallClock = SystemWallClock(), clock: any Clock<Duration> = ContinuousClock(), logger: Logger
+        wallClock: any WallClock, clock: any Clock<Duration>, logger: Logger
     ) async throws(StartError) {
         let statistics = AccessStatistics()
         let remembered = RememberedTokens()

@@ -50,8 +50,8 @@ enum Denial {
         Problem(
             type: Problem.typeURI("protected-mode"), status: 403,
             detail: "unicache is in protected mode: only clients on this machine (loopback) may read user data or use "
-                + "admin endpoints. To serve other machines, start it with --auth jwt --jwt-jwks FILE|URL "
-                + "(UNICACHE_AUTH=jwt, UNICACHE_JWT_JWKS) so that each request proves whose data it may read, or with "
+                + "admin endpoints. To serve other machines, start it with \(AccessSettings.jwtFlags) "
+                + "(\(AccessSettings.jwtVariables)) so that each request proves whose data it may read, or with "
                 + "--auth none (UNICACHE_AUTH=none) to let anyone who can reach the port read everything."
         ).response
     }

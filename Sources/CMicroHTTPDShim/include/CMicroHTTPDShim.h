@@ -6,7 +6,8 @@
 /** Receives one message of the shim's or (prefixed "libmicrohttpd: ") of MHD's, formatted, without a trailing newline. */
 typedef void (*unicache_mhd_log_callback)(void *cls, const char *message);
 
-/** Called before the headers are parsed with the raw request target; returns the per-request context. */
+/** Called before the headers are parsed with the raw request target; returns the per-request context. The target
+    is the callback's to copy: once it returns, MHD sees no query (the shim ends the text after its `?`). */
 typedef void *(*unicache_mhd_uri_log_callback)(void *cls, const char *uri, struct MHD_Connection *connection);
 
 /** The daemon options we set (all limits explicit). */
@@ -20,6 +21,9 @@ struct unicache_mhd_options {
         closed to admit a waiting connection, the longest stalled first (0: never). */
     uint64_t header_stall_ms;
     size_t connection_memory_limit;
+    /** The most a request's line and headers may hold of connection_memory_limit (their bytes, 64 per header field
+        and cookie), leaving room for its answer's head; more is answered 431 by the shim (0: no check). */
+    size_t request_header_budget;
     int strict_for_client;
     /** Polling threads: 1 = one internal thread; more = MHD's thread pool (a connection stays on one thread). */
     unsigned int polling_threads;
@@ -33,6 +37,12 @@ struct unicache_mhd_options {
         NUL-terminated, read only while the daemon starts; both NULL: plain HTTP. Check them first (tls.h). */
     const char *tls_certificate_pem;
     const char *tls_key_pem;
+    /** The problem+json bodies (NUL-terminated, kept for the daemon's lifetime) the shim answers with in place of
+        libmicrohttpd's own 400, 413 and 431 for a request whose complete headers it refuses, which 0.9.75 would
+        answer with its head sent twice (error_answers.h); NULL leaves that status to MHD. */
+    const char *bad_request_problem;
+    const char *content_too_large_problem;
+    const char *header_fields_too_large_problem;
 };
 
 /** Error codes of unicache_mhd_start_daemon. */

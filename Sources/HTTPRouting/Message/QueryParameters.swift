@@ -5,6 +5,10 @@ public struct QueryParameters: Sendable, Equatable, Sequence {
 
     public private(set) var items: [Item]
 
+    /// The most parameters a request may carry: more is 414 (no route takes more than a few; libmicrohttpd, which
+    /// would spend a record of its connection memory on each, never sees them: the shim hides the query from it).
+    public static let maximumCount = 64
+
     public init(_ items: [Item] = []) {
         self.items = items
     }
@@ -15,6 +19,11 @@ public struct QueryParameters: Sendable, Equatable, Sequence {
         self = try query.withUTF8 { bytes in
             Result { () throws(PercentDecodingError) in try QueryParameters(parsing: bytes[...]) }
         }.get()
+    }
+
+    /// The parameters of a raw query string (non-empty `&`-separated parts), counted without decoding them.
+    static func count(in query: Slice<UnsafeBufferPointer<UInt8>>) -> Int {
+        query.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true).count
     }
 
     init(parsing query: Slice<UnsafeBufferPointer<UInt8>>) throws(PercentDecodingError) {

@@ -39,11 +39,24 @@ struct RequestTarget {
             }
         }
         self.segments = segments
+        if let queryPart, QueryParameters.count(in: queryPart) > QueryParameters.maximumCount {
+            throw Problem.tooManyQueryParameters
+        }
         do {
             self.query = try queryPart.map { part throws(PercentDecodingError) in try QueryParameters(parsing: part) }
                 ?? QueryParameters()
         } catch {
             throw Problem.badRequest(detail: "The query string has an invalid percent-encoding.")
         }
+    }
+}
+
+extension Problem {
+    /// 414: more query parameters than a request may carry (`QueryParameters.maximumCount`).
+    static var tooManyQueryParameters: Problem {
+        Problem(
+            type: typeURI("too-many-query-parameters"), status: 414,
+            detail: "The request target has more than \(QueryParameters.maximumCount) query parameters.",
+            members: [Member("limit", .int(QueryParameters.maximumCount))])
     }
 }

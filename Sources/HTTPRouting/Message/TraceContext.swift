@@ -50,15 +50,16 @@ public struct TraceParent: Sendable, Equatable {
         TraceParent(traceID: traceID, parentID: spanID, flags: flags)
     }
 
-    /// The `traceparent` and `tracestate` an upstream fetch sends: a child of the incoming `traceparent` (with its
-    /// `tracestate` unchanged) when that is valid; else a new trace (not sampled, no state) whose id is the
-    /// request's (`TraceParent.traceID(forRequestID:)`) when the fetch has a request, else random.
+    /// The `traceparent` and `tracestate` an upstream fetch sends: a child of the incoming `traceparent` when that is
+    /// valid, with its `tracestate` passed on unchanged when that is valid too (`TraceState`) and dropped otherwise;
+    /// else a new trace (not sampled, no state) whose id is the request's (`TraceParent.traceID(forRequestID:)`) when
+    /// the fetch has a request, else random.
     public static func outgoing(
         traceparent: String?, tracestate: String?, requestID: String?
     ) -> (traceparent: String, tracestate: String?) {
         let span = randomID(digits: 16)
         if let incoming = traceparent.flatMap(TraceParent.init(parsing:)) {
-            return (incoming.child(spanID: span).header, tracestate)
+            return (incoming.child(spanID: span).header, tracestate.flatMap(TraceState.validated))
         }
         let trace = requestID.map(traceID(forRequestID:)) ?? randomID(digits: 32)
         return (TraceParent(traceID: trace, parentID: span, flags: 0).header, nil)

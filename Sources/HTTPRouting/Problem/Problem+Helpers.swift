@@ -41,6 +41,19 @@ extension Problem {
         )
     }
 
+    /// 431 for a request line and headers beyond the `limit` bytes the server gives them, where each header field
+    /// and cookie counts 64 bytes besides its text; closes the connection.
+    public static func headerFieldsTooLarge(limit: Int) -> Problem {
+        Problem(
+            type: typeURI("header-fields-too-large"),
+            status: 431,
+            detail: "The request line and header fields take more than the \(limit) bytes a request may have "
+                + "(each header field and cookie counts 64 bytes besides its text).",
+            members: [Member("limitBytes", .int(limit))],
+            headers: ["Connection": "close"]
+        )
+    }
+
     public static func internalError(detail: String = "The server could not handle this request.") -> Problem {
         Problem(status: 500, detail: detail)
     }

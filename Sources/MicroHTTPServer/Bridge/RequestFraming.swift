@@ -44,9 +44,7 @@ enum RequestFraming {
         if hasTransferEncoding {
             return .badFraming(detail: "The request has both Content-Length and Transfer-Encoding.")
         }
-        guard let length = Int(declared), length >= 0 else {
-            return .badFraming(detail: "The request has an invalid Content-Length.")
-        }
+        guard let length = Int(declared), length >= 0 else { return .invalidContentLength }
         if length > maxBodyBytes {
             return .contentTooLarge(limit: maxBodyBytes)
         }
@@ -65,4 +63,6 @@ extension String {
 
 extension Problem {
     fileprivate static var missingHost: Problem { .badFraming(detail: "An HTTP/1.1 request must carry a Host header.") }
+    /// Also what the shim answers in libmicrohttpd's place for a `Content-Length` that is not a number (`DaemonOptions`).
+    static var invalidContentLength: Problem { .badFraming(detail: "The request has an invalid Content-Length.") }
 }

@@ -17,7 +17,7 @@ struct AdminAuth: Sendable {
         if let access, access.grantsAdmin(request.headers) { return }
         guard let token else {
             throw Problem.forbidden(
-                detail: "Admin endpoints are disabled: start unicache with --admin-token TOKEN or set UNICACHE_ADMIN_TOKEN.",
+                detail: AdminAuth.disabledDetail(jwt: access?.mode == .jwt),
                 type: Problem.typeURI("admin-disabled"))
         }
         // The access decision's own parser: `Bearer` and one or more spaces, whatever the mode (CONTRACT §8.9).
@@ -28,4 +28,11 @@ struct AdminAuth: Sendable {
         }
     }
 
+    /// The whole fix: either way of giving the token (a file keeps it off the command line), and with `--auth jwt`
+    /// the admin scope.
+    static func disabledDetail(jwt: Bool) -> String {
+        "Admin endpoints are disabled: start unicache with --admin-token TOKEN or --admin-token-file FILE (a file of "
+            + "mode 600 or 400; UNICACHE_ADMIN_TOKEN, UNICACHE_ADMIN_TOKEN_FILE)"
+            + (jwt ? ", or present a JWT with the scope unicache:admin." : ".")
+    }
 }

@@ -8,6 +8,9 @@ struct AdminRoutes: Sendable {
     let cache: UnifiedCacheManager
     let readThrough: ReadThrough
     let encryption: EncryptionStatus
+    /// Whether the health domain has a source (an upstream or the demo); without one the warm-up answers 503
+    /// `no-upstream`, as the health routes do (CONTRACT §11.1).
+    let servesHealth: Bool
 
     func register(in router: inout Router) {
         router.post("/v1/users/{user}/events") { request in try await events(request) }
@@ -47,6 +50,7 @@ struct AdminRoutes: Sendable {
     /// it yields to requests at the upstream gate and never spends the last tenth of a budget (CONTRACT §7.1).
     func warm(_ request: Request) async throws(Problem) -> Response {
         try auth.check(request)
+        guard servesHealth else { throw NoUpstream.problem(.health) }
         let resolved = try readThrough.resolve(request) { c throws(InputError) in
             try (1...7).map { weekday throws(InputError) in
                 var item = try ResourceTable.averages(c, weekday: weekday)

@@ -24,6 +24,7 @@ struct RawCacheRoutes: Sendable {
     func put(_ request: Request) async throws(Problem) -> Response {
         try auth.check(request)
         let key = try Self.key(request)
+        try Self.refuseOwned(key)
         let ttl = try Self.ttl(request)
         let contentType = request.headers["Content-Type"] ?? "application/octet-stream"
         let created: Bool
@@ -103,6 +104,17 @@ struct RawCacheRoutes: Sendable {
 
     static func key(_ request: Request) throws(Problem) -> String {
         try input { () throws(InputError) in try InputValidation.key(request.pathParameters["key"] ?? "") }
+    }
+
+    /// A key a read-through route owns (its namespace's prefix and a user, CONTRACT §14.3) is not the raw API's to
+    /// write: a raw value there would be served as that user's data. Reading and deleting it stay allowed.
+    static func refuseOwned(_ key: String) throws(Problem) {
+        guard ResourceTable.userKeys.user(in: key) != nil else { return }
+        throw Problem(
+            type: Problem.typeURI("key-owned"), status: 409,
+            detail: "A read-through route owns this key (a read-through prefix followed by a user): only the route "
+                + "stores there, so that no raw value is served as a user's data. Choose a key that does not start "
+                + "with \(ResourceTable.userKeys.prefixes.joined(separator: ", ")) followed by a user.")
     }
 
     /// `?prefix=`: empty, or the characters of a key.

@@ -1,6 +1,7 @@
 import Foundation
 import Access
 import AsyncHTTPClient
+import Clocks
 import Logging
 
 /// Builds the service's access control (CONTRACT §8) before it listens: a JWKS that cannot be read or fetched,
@@ -8,7 +9,7 @@ import Logging
 enum AccessStartup {
     static func accessControl(
         _ settings: AccessSettings, adminToken: String?, client: HTTPClient, timeout: Duration, host: String,
-        logger: Logger
+        wallClock: any WallClock, clock: any Clock<Duration>, logger: Logger
     ) async throws -> AccessControl {
         var source: (any JWKSSource)?
         if settings.mode == .jwt, let jwks = settings.jwks {
@@ -17,7 +18,9 @@ enum AccessStartup {
         }
         let access: AccessControl
         do {
-            access = try await AccessControl(settings: settings, source: source, adminToken: adminToken, logger: logger)
+            access = try await AccessControl(
+                settings: settings, source: source, adminToken: adminToken, wallClock: wallClock, clock: clock,
+                logger: logger)
         } catch {
             throw ConfigurationError(message: error.description)
         }
@@ -32,8 +35,8 @@ enum AccessStartup {
             // CONTRACT §11.4: bound to a network address, protected mode still serves user data to loopback only.
             return [
                 "protected mode on \(host): only loopback clients (this machine) will be served user data and admin "
-                    + "endpoints; clients of other machines get 403. Choose --auth jwt (or --auth none behind a gateway "
-                    + "that authenticates) to serve them"
+                    + "endpoints; clients of other machines get 403. To serve them, start with \(AccessSettings.jwtFlags) "
+                    + "(or --auth none behind a gateway that authenticates)"
             ]
         }
         guard settings.mode == .jwt else { return [] }
@@ -75,7 +78,10 @@ enum AccessStartup {
     private static func metadata(_ settings: AccessSettings, keys: Int) -> Logger.Metadata {
         switch settings.mode {
         case .protected:
-            return ["auth": "protected", "note": "only loopback clients may read user data; see --auth"]
+            return [
+                "auth": "protected",
+                "note": "only loopback clients may read user data; to serve others: \(AccessSettings.jwtFlags)",
+            ]
         case .none:
             return ["auth": "none", "note": "no token is asked of anyone"]
         case .jwt:

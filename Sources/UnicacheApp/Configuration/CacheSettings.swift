@@ -14,6 +14,9 @@ public struct CacheSettings: Sendable, Equatable {
     public var eviction: EvictionKind
     /// TTL per namespace that replaces §3's table (`--ttl NAMESPACE=DURATION`); keys are from `namespaces`.
     public var ttlOverrides: [String: Duration]
+    /// `--refresh-interval` (CONTRACT §15.1): a forced refresh of a copy fetched less than this long ago is a hit of
+    /// it; zero never throttles.
+    public var refreshInterval: Duration = .zero
 
     /// `false` when `--disk-limit 0` turned the disk tier off.
     public var diskTierEnabled: Bool { diskLimitBytes > 0 }

@@ -18,11 +18,15 @@ extension ServeOptions {
         settings.userClaim = try resolver.value(
             options.userClaim, flag: "--jwt-user-claim", default: defaults.userClaim, format: .optionalText(example: "sub")) ?? defaults.userClaim
         if settings.mode == .jwt, settings.jwks == nil {
+            let audience = settings.audience == nil ? " and --jwt-audience AUDIENCE, which it needs too" : ""
             throw ConfigurationError(
-                message: "--jwt-jwks: --auth jwt needs the verification keys (a JWKS file or an http(s) URL, e.g. --jwt-jwks /etc/unicache/jwks.json)")
+                message: "--jwt-jwks: --auth jwt needs the verification keys (a JWKS file or an http(s) URL, e.g. "
+                    + "--jwt-jwks /etc/unicache/jwks.json)\(audience): \(AccessSettings.jwtFlags)")
         }
         if settings.mode != .jwt, settings.jwks != nil {
-            throw ConfigurationError(message: "--jwt-jwks: the keys are used only with --auth jwt (add --auth jwt, or drop --jwt-jwks)")
+            let audience = settings.audience == nil ? " and --jwt-audience AUDIENCE" : ""
+            throw ConfigurationError(
+                message: "--jwt-jwks: the keys are used only with --auth jwt (add --auth jwt\(audience), or drop --jwt-jwks)")
         }
         if settings.mode == .jwt {
             // RFC 8725 §3.9: without an audience, a token minted for any other API of the issuer is accepted here.

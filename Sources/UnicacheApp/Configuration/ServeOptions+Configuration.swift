@@ -1,5 +1,5 @@
 import JSONLogging
-import RedisClient
+import Redis
 import Sealing
 
 extension ServeOptions {
@@ -30,7 +30,7 @@ extension ServeOptions {
                 format: .duration(example: "30s", aboveZero: true)),
             requestIDs: defaults.server.requestIDs)
         server.tls = try Self.tlsCredentials(certificate: tlsCert, key: tlsKey, resolver: resolver)
-        let cache = CacheSettings(
+        var cache = CacheSettings(
             memoryLimitBytes: try resolver.value(
                 memoryLimit, flag: "--memory-limit", default: defaults.cache.memoryLimitBytes,
                 format: .byteSize(example: "64MiB", aboveZero: true)),
@@ -43,8 +43,11 @@ extension ServeOptions {
                 format: .byteSize(example: "1GiB, or 0 to disable the disk tier", aboveZero: false)),
             eviction: try resolver.value(eviction, flag: "--eviction", default: defaults.cache.eviction, format: .eviction),
             ttlOverrides: try Self.ttlOverrides(ttls))
+        cache.refreshInterval = try resolver.value(
+            refreshInterval, flag: "--refresh-interval", default: defaults.cache.refreshInterval,
+            format: .duration(example: "30s, or 0s to never throttle a refresh", aboveZero: false))
         let domains = try Self.upstreamDomains(self, resolver: resolver)
-        let upstreamSettings = UpstreamSettings(
+        var upstreamSettings = UpstreamSettings(
             urls: domains.urls,
             timeout: try resolver.value(
                 upstreamTimeout, flag: "--upstream-timeout", default: defaults.upstreams.timeout,
@@ -55,12 +58,13 @@ extension ServeOptions {
             protection: domains.protection,
             demo: try Self.demoDomains(demo, urls: domains.urls, resolver: resolver),
             paths: try Self.upstreamPaths(upstreamPaths, urls: domains.urls, resolver: resolver))
+        upstreamSettings.userShare = try Self.userShare(upstreamUserShare, resolver: resolver)
         let log = LogSettings(
             level: try resolver.value(logLevel, flag: "--log-level", default: defaults.log.level, format: .logLevel),
             format: try resolver.value(logFormat, flag: "--log-format", default: defaults.log.format, format: .logFormat))
         let shared = SharedTierSettings(
             redis: try Self.redisTLS(
-                try Self.redisEndpoint(redis, resolver: resolver), ca: redisTLSCA, serverName: redisTLSServerName,
+                try Self.redisEndpoint(redis, passwordFile: redisPasswordFile, resolver: resolver), ca: redisTLSCA, serverName: redisTLSServerName,
                 certificate: redisTLSCert, key: redisTLSKey, resolver: resolver),
             timeout: try resolver.value(
                 redisTimeout, flag: "--redis-timeout", default: defaults.shared.timeout,
@@ -93,14 +97,33 @@ extension ServeOptions {
             keyFile: keyFile?.text, source: keyFile?.source ?? "--encryption-keys", migrate: migrate)
     }
 
-    /// `--redis`: the error names the flag and the form, never the password.
-    static func redisEndpoint(_ flagValue: String?, resolver: SettingResolver) throws(ConfigurationError) -> RedisEndpoint? {
-        guard let (text, source) = resolver.text(flag: flagValue, named: "--redis") else { return nil }
-        do {
-            return try RedisEndpoint(url: text.trimmingWhitespace())
-        } catch {
-            throw ConfigurationError(message: "\(source): \(error.message) (expected redis://[[user]:password@]host[:port][/db], rediss://… or redis-sentinel://HOST[:PORT][,…]?master=NAME)")
+    /// `--redis`, with its password from `--redis-password-file` when given (not both): the error names the flags
+    /// and the form, never the password.
+    static func redisEndpoint(
+        _ flagValue: String?, passwordFile: String?, resolver: SettingResolver
+    ) throws(ConfigurationError) -> RedisEndpoint? {
+        let file = resolver.text(flag: passwordFile, named: "--redis-password-file")
+        guard let (text, source) = resolver.text(flag: flagValue, named: "--redis") else {
+            if let file { throw ConfigurationError(message: "\(file.source): given without a --redis URL (the password is Redis's)") }
+            return nil
         }
+        var endpoint: RedisEndpoint
+        do {
+            endpoint = try RedisEndpoint(url: text.trimmingWhitespace(), passwordGivenApart: file != nil)
+        } catch {
+            throw ConfigurationError(message: "\(source): \(error.reason) (expected redis://[[user]:password@]host[:port][/db], rediss://… or redis-sentinel://HOST[:PORT][,…]?master=NAME)")
+        }
+        guard let file else { return endpoint }
+        guard endpoint.password == nil else {
+            throw ConfigurationError(
+                message: "\(file.source): given with a password in \(source) (choose one: the file keeps the password off the command line)")
+        }
+        let password = try secretText(fromFile: file, holding: "the password")
+        guard !password.isEmpty else {
+            throw ConfigurationError(message: "\(file.source): \(ConfigurationError.quoted(file.text)) is empty (a file holding the password alone)")
+        }
+        endpoint.password = password
+        return endpoint
     }
 
     /// `--redis-prefix`: 1–64 visible ASCII characters.
@@ -128,23 +151,29 @@ extension ServeOptions {
         return try checkedAdminToken(text.trimmingWhitespace(), source: source)
     }
 
-    /// The token in a secret file: mode 600 or 400, one trailing newline (`\n` or `\r\n`) not part of it.
+    /// The token in a secret file (`secretText`).
     static func adminToken(fromFile file: (text: String, source: String)) throws(ConfigurationError) -> String {
+        try checkedAdminToken(try secretText(fromFile: file, holding: "the token"), source: file.source)
+    }
+
+    /// The text of a file holding one secret (`what`: "the token", "the password"): mode 600 or 400, UTF-8, one
+    /// trailing newline (`\n` or `\r\n`) not part of it. Errors name the flag and the path, never the secret.
+    static func secretText(fromFile file: (text: String, source: String), holding what: String) throws(ConfigurationError) -> String {
         let path = ConfigurationError.quoted(file.text)
         let bytes: [UInt8]
         do {
             bytes = try SecretFile.contents(of: file.text, limit: 4096)
         } catch {
-            let advice = if case .tooOpen = error { "chmod 600 \(file.text)" } else { "a file holding the token alone" }
+            let advice = if case .tooOpen = error { "chmod 600 \(file.text)" } else { "a file holding \(what) alone" }
             throw ConfigurationError(message: "\(file.source): \(path) \(error) (\(advice))")
         }
-        var token = bytes[...]
-        if token.last == UInt8(ascii: "\n") { token = token.dropLast() }
-        if token.last == UInt8(ascii: "\r") { token = token.dropLast() }
-        guard let text = String(validating: token, as: UTF8.self) else {
-            throw ConfigurationError(message: "\(file.source): \(path) is not UTF-8 text (a file holding the token alone)")
+        var secret = bytes[...]
+        if secret.last == UInt8(ascii: "\n") { secret = secret.dropLast() }
+        if secret.last == UInt8(ascii: "\r") { secret = secret.dropLast() }
+        guard let text = String(validating: secret, as: UTF8.self) else {
+            throw ConfigurationError(message: "\(file.source): \(path) is not UTF-8 text (a file holding \(what) alone)")
         }
-        return try checkedAdminToken(text, source: file.source)
+        return text
     }
 
     private static func checkedAdminToken(_ token: String, source: String) throws(ConfigurationError) -> String {

@@ -1,5 +1,5 @@
-import RedisClient
-import RedisNIO
+import NIOCore
+import Redis
 
 extension ServeOptions {
     /// `--redis-tls-ca`, `--redis-tls-server-name`, `--redis-tls-cert` and `--redis-tls-key` (CONTRACT §10.1) applied
@@ -31,9 +31,9 @@ extension ServeOptions {
         }
         if let nameSetting {
             let name = nameSetting.text.trimmingWhitespace()
-            guard !name.isEmpty, name.utf8.count <= 253, name.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            guard RedisEndpoint.Address.isValidHost(name), (try? SocketAddress(ipAddress: name, port: 0)) == nil else {
                 throw ConfigurationError(
-                    message: "\(nameSetting.source): \"\(nameSetting.text)\" is not a host name (the name Redis's certificate gives, e.g. redis.internal)")
+                    message: "\(nameSetting.source): \(name.escapedForLog) is not a host name (the name Redis's certificate gives, e.g. redis.internal; an address is not a name)")
             }
             options.serverName = name
         }

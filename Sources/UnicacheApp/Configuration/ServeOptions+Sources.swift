@@ -32,11 +32,12 @@ extension ServeOptions {
     }
 
     /// `--upstream-path NAMESPACE=TEMPLATE` (repeatable) and `UNICACHE_UPSTREAM_PATH_<NAMESPACE>` (`.` as `_`):
-    /// each template starts with `/` and names only its route's placeholders; its namespace's domain has an upstream.
+    /// each template starts with `/`, names only its route's placeholders and every one its key is made of (CONTRACT
+    /// §11.6); its namespace's domain has an upstream.
     static func upstreamPaths(
         _ flags: [String], urls: [UpstreamDomain: String], resolver: SettingResolver
     ) throws(ConfigurationError) -> [String: UpstreamPathTemplate] {
-        let example = "activities=/api/v3/athletes/{user}/activities?days={days}"
+        let example = "activities=/api/v3/athletes/{user}/activities?days={days}&types={types}"
         var given: [String: (text: String, source: String)] = [:]
         for namespace in ResourceTable.placeholders.keys {
             let name = pathVariable(of: namespace)
@@ -62,12 +63,22 @@ extension ServeOptions {
         var templates: [String: UpstreamPathTemplate] = [:]
         for (namespace, setting) in given {
             let available = ResourceTable.placeholders[namespace] ?? []
+            let template: UpstreamPathTemplate
             do {
-                templates[namespace] = try UpstreamPathTemplate(setting.text, available: available)
+                template = try UpstreamPathTemplate(setting.text, available: available)
             } catch {
                 throw ConfigurationError(
                     message: "\(setting.source): the template of \(namespace) is not usable: \(error.reason) (e.g. \(example))")
             }
+            let missing = ResourceTable.keyPlaceholdersMissing(from: template, namespace: namespace)
+            guard missing.isEmpty else {
+                let (them, part) = missing.count == 1 ? ("it", "part") : ("them", "parts")
+                throw ConfigurationError(
+                    message: "\(setting.source): the template of \(namespace) leaves out \(missing.joined(separator: ", ")), "
+                        + "\(part) of its cache key \(ResourceTable.keyShapes[namespace] ?? namespace): add \(them), or the "
+                        + "upstream would answer data that the key does not describe")
+            }
+            templates[namespace] = template
             if let domain = ResourceTable.rows.first(where: { $0.namespace == namespace })?.domain, urls[domain] == nil {
                 throw ConfigurationError(
                     message: "\(setting.source): namespace \(namespace) is served by domain \(domain.rawValue), which has "

@@ -46,6 +46,14 @@ extension ServeOptions {
         return (urls, protection)
     }
 
+    /// `--upstream-user-share` (CONTRACT §15.2): 1–100, `%` allowed.
+    static func userShare(_ flagValue: String?, resolver: SettingResolver) throws(ConfigurationError) -> UserShare {
+        UserShare(
+            percent: try resolver.value(
+                flagValue, flag: "--upstream-user-share", default: UpstreamSettings().userShare.percent,
+                format: .percent(example: "10, or 100 for a deployment with one user")))
+    }
+
     /// Two budgets of one window length for one domain are a mistake (which one was meant?).
     private static func rejectRepeatedWindows(_ rates: [UpstreamDomain: [RateWindow]]) throws(ConfigurationError) {
         for domain in UpstreamDomain.allCases {
@@ -63,7 +71,7 @@ extension ServeOptions {
         let prefixes = [upstreamOption.variablePrefix, rateOption.variablePrefix, concurrencyOption.variablePrefix,
                         headerOption.variablePrefix]
         let known = Set(
-            ["UNICACHE_UPSTREAM_TIMEOUT"]
+            ["UNICACHE_UPSTREAM_TIMEOUT", "UNICACHE_UPSTREAM_USER_SHARE"]
                 + prefixes.flatMap { prefix in UpstreamDomain.allCases.map { prefix + $0.rawValue.uppercased() } }
                 + ResourceTable.placeholders.keys.map(pathVariable(of:)))
         let prefix = upstreamOption.variablePrefix

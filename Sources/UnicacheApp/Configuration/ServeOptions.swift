@@ -55,7 +55,7 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(
         name: .customLong("upstream-path"),
         help: ArgumentHelp(
-            "The path and query a namespace's fetch asks its upstream for, with placeholders {user} {days} {types} {date} {metric} {weekday} {id} {tz}, e.g. activities=/api/v3/athletes/{user}/activities?days={days}; repeatable (env UNICACHE_UPSTREAM_PATH_<NAMESPACE>, . as _).",
+            "The path and query a namespace's fetch asks its upstream for, with placeholders {user} {days} {types} {date} {metric} {weekday} {id} {tz}, e.g. activities=/api/v3/athletes/{user}/activities?days={days}&types={types}; it must name every placeholder of the namespace's cache key; repeatable (env UNICACHE_UPSTREAM_PATH_<NAMESPACE>, . as _).",
             valueName: "namespace=template"))
     public var upstreamPaths: [String] = []
 
@@ -65,6 +65,20 @@ public struct ServeOptions: ParsableArguments, Sendable {
             "Domains the demo fetchers serve with invented data: all, none, or a list such as health,progress (env UNICACHE_DEMO, default all without --upstream, else none).",
             valueName: "domains"))
     public var demo: String?
+
+    @Option(
+        name: .customLong("upstream-user-share"),
+        help: ArgumentHelp(
+            "The most of each domain's --upstream-rate window and of its --upstream-concurrency that one user's fetches may take, 1–100 (env UNICACHE_UPSTREAM_USER_SHARE, default 10).",
+            valueName: "percent"))
+    public var upstreamUserShare: String?
+
+    @Option(
+        name: .customLong("refresh-interval"),
+        help: ArgumentHelp(
+            "A forced refresh (?refresh=true, Cache-Control: no-cache) of a copy fetched less than this long ago is answered from it; 0s never (env UNICACHE_REFRESH_INTERVAL, default 0s).",
+            valueName: "duration"))
+    public var refreshInterval: String?
 
     @Option(name: .customLong("upstream-timeout"), help: ArgumentHelp("Per upstream request: ms, s, m, h, d (env UNICACHE_UPSTREAM_TIMEOUT, default 5s).", valueName: "duration"))
     public var upstreamTimeout: String?
@@ -112,6 +126,9 @@ public struct ServeOptions: ParsableArguments, Sendable {
 
     @Option(name: .customLong("redis"), help: ArgumentHelp("Shared tier: redis://[[user]:password@]host[:port][/db], rediss://… for TLS, or redis-sentinel://HOST[:PORT][,…][/db]?master=NAME (a user: AUTH as that ACL user); instances naming the same Redis and prefix form one fleet (env UNICACHE_REDIS, default none).", valueName: "url"))
     public var redis: String?
+
+    @Option(name: .customLong("redis-password-file"), help: ArgumentHelp("A file holding the Redis password (mode 600 or 400; one trailing newline is not part of it), so that it stays off the command line; not with a password in --redis (env UNICACHE_REDIS_PASSWORD_FILE).", valueName: "file"))
+    public var redisPasswordFile: String?
 
     @Option(name: .customLong("redis-timeout"), help: ArgumentHelp("Bound of one Redis command (env UNICACHE_REDIS_TIMEOUT, default 50ms).", valueName: "duration"))
     public var redisTimeout: String?

@@ -1,4 +1,4 @@
-import RedisClient
+import Redis
 
 /// The fleet's shared Redis tier (CONTRACT §6); no `redis`, no shared tier.
 public struct SharedTierSettings: Sendable, Equatable {

@@ -52,6 +52,8 @@ extension UnicacheConfiguration {
             "upstream-paths": .dictionary(upstreams.paths.mapValues { .string($0.text) }),
             "upstream-timeout": .string(ValueSyntax.text(of: upstreams.timeout)),
             "upstream-protection": .dictionary(protectionMetadata),
+            "upstream-user-share": .string("\(upstreams.userShare.percent)%"),
+            "refresh-interval": .string(cache.refreshInterval == .zero ? "off" : ValueSyntax.text(of: cache.refreshInterval)),
             "demo-latency": .string(ValueSyntax.text(of: upstreams.demoLatency)),
             "admin-token": .string(admin.isTokenSet ? "set" : "unset"),
             "redis": .string(shared.redis.map(\.description) ?? "none"),

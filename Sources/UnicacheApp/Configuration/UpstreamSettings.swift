@@ -1,4 +1,5 @@
 import Foundation
+import UpstreamGate
 
 /// A group of resources served by one fetcher (CONTRACT §3's domain column).
 public enum UpstreamDomain: String, Sendable, CaseIterable, Hashable {
@@ -24,6 +25,8 @@ public struct UpstreamSettings: Sendable, Equatable {
     public var demo: Set<UpstreamDomain>
     /// `--upstream-path` templates by namespace (CONTRACT §11.2).
     public var paths: [String: UpstreamPathTemplate]
+    /// `--upstream-user-share` (CONTRACT §15.2): the percent of each budget window and of each cap one user may take.
+    public var userShare = UserShare(percent: 10)
 
     public init(
         urls: [UpstreamDomain: String] = [:],

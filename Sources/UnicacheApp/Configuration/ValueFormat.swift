@@ -38,6 +38,16 @@ extension ValueFormat where Value == Int {
             parse: { ValueSyntax.wholeNumber($0) }, constraint: ("at least 1", { $0 >= 1 }))
     }
 
+    /// A whole percent from 1 to 100, with or without `%`.
+    static func percent(example: String) -> Self {
+        ValueFormat(
+            kind: "a percentage", form: "use a whole number from 1 to 100, e.g. \(example)",
+            parse: { text in
+                ValueSyntax.wholeNumber(text.hasSuffix("%") ? String(text.dropLast()) : text)
+                    .flatMap { (1...100).contains($0) ? $0 : nil }
+            })
+    }
+
     static var port: Self {
         ValueFormat(
             kind: "a port", form: "use a whole number from 0 to 65535, e.g. 8080; 0 picks a free port",

@@ -13,7 +13,11 @@ import UnifiedCache
 ///
 /// 2xx → the body with the upstream's Content-Type (`Cache-Control: no-store` → not storable);
 /// 404 → `.notFound`; 429 → `.rateLimited` (from `Retry-After`); any other status, a connection
-/// error or a body over the cap → `.unavailable`; no answer in time → `.timeout`.
+/// error or a body over the cap → `.unavailable`; no answer in time → `.timeout`; a request the HTTP client
+/// refuses to send → `.invalidRequest` (the request's failure, not the upstream's).
+///
+/// Every value of a request that reaches the client is one it accepts: path and query values percent-encoded,
+/// `X-Request-ID` visible ASCII, `traceparent` made here and `tracestate` passed on only when valid (`TraceState`).
 /// Never logs bodies or headers.
 public struct HTTPUpstreamFetcher: Fetcher {
     public let baseURL: String
@@ -44,7 +48,10 @@ public struct HTTPUpstreamFetcher: Fetcher {
         outgoing.method = .GET
         outgoing.headers.add(name: "Accept", value: "application/json")
         for header in headers { outgoing.headers.add(name: header.name, value: header.value) }
-        if let id = request.requestID { outgoing.headers.add(name: RequestID.headerName, value: id) }
+        // Valid already (a request's id is); checked again so that no caller can hand the client a value it refuses.
+        if let id = request.requestID.flatMap(RequestID.init(validating:)) {
+            outgoing.headers.add(name: RequestID.headerName, value: id.value)
+        }
         let trace = TraceParent.outgoing(
             traceparent: request.traceparent, tracestate: request.tracestate, requestID: request.requestID)
         outgoing.headers.add(name: TraceParent.headerName, value: trace.traceparent)
@@ -126,6 +133,26 @@ public struct HTTPUpstreamFetcher: Fetcher {
         }
     }
 
+    /// What the HTTP client refuses before anything leaves the process, the request as built (a header name or
+    /// value, its URL), in words that hold none of its values; nil for any other error.
+    static func refusedBeforeSending(_ error: HTTPClientError) -> String? {
+        switch error {
+        case .invalidURL, .emptyHost, .emptyScheme:
+            return "the HTTP client refused the request's URL"
+        default:
+            // These hold the refused values: told apart by their short descriptions, which do not.
+            switch error.shortDescription {
+            case HTTPClientError.unsupportedScheme("").shortDescription:
+                return "the HTTP client refused the request's URL"
+            case HTTPClientError.invalidHeaderFieldNames([]).shortDescription,
+                HTTPClientError.invalidHeaderFieldValues([]).shortDescription:
+                return "the HTTP client refused a header of the request"
+            default:
+                return nil
+            }
+        }
+    }
+
     /// Errors of connecting, before any byte of the request was sent: refused, no route, no address.
     static func neverSent(_ error: any Error) -> Bool {
         if let error = error as? IOError {
@@ -134,14 +161,16 @@ public struct HTTPUpstreamFetcher: Fetcher {
         return error is NIOConnectionError || error is SocketAddressError
     }
 
-    /// Client and transport errors as a `FetchError`.
+    /// Client and transport errors as a `FetchError`. An `HTTPClientError` is named by its short description, which
+    /// carries none of the values it may hold (a refused header's).
     static func map(_ error: any Error) -> FetchError {
         if let error = error as? HTTPClientError {
+            if let refusal = refusedBeforeSending(error) { return .invalidRequest(refusal) }
             switch error {
             case .deadlineExceeded, .readTimeout, .connectTimeout, .getConnectionFromPoolTimeout:
                 return .timeout
             default:
-                return .unavailable("upstream error: \(error)")
+                return .unavailable("upstream error: \(error.shortDescription)")
             }
         }
         if error is CancellationError {

@@ -28,7 +28,7 @@ public final class UpstreamClient: Sendable {
         timeout: Duration = .seconds(5),
         maxBodyBytes: Int = 8 << 20,
         connectionsPerUpstream: Int = UpstreamProtection.defaultConcurrency,
-        clock: any WallClock = SystemWallClock(),
+        clock: any WallClock,
         logger: Logger
     ) {
         self.timeout = timeout

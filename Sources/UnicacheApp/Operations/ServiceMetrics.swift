@@ -60,7 +60,10 @@ final class ServiceMetrics: Sendable {
         MetricNameDescriptor(metricName: "unicache_cache_bytes", unitName: "", helpText: "Bytes stored, by tier.")
     }
     static var upstreamRejected: MetricNameDescriptor {
-        MetricNameDescriptor(metricName: "unicache_upstream_rejected_total", unitName: "", helpText: "Fetches the upstream gate kept from an upstream, by domain and reason (rate, paused, circuit).")
+        MetricNameDescriptor(metricName: "unicache_upstream_rejected_total", unitName: "", helpText: "Fetches the upstream gate kept from an upstream, by domain and reason (rate, paused, circuit, user).")
+    }
+    static var refreshThrottled: MetricNameDescriptor {
+        MetricNameDescriptor(metricName: "unicache_upstream_refresh_throttled_total", unitName: "", helpText: "Forced refreshes answered from a copy fetched within --refresh-interval instead of the upstream, by domain.")
     }
     static var circuitOpen: MetricNameDescriptor {
         MetricNameDescriptor(metricName: "unicache_upstream_circuit_open", unitName: "", helpText: "1 while a domain's circuit is open or half-open, else 0.")
@@ -133,6 +136,10 @@ final class ServiceMetrics: Sendable {
                         snapshot.rejected[reason, default: 0], into: counter,
                         id: "rejected\u{0}\(domain.rawValue)\u{0}\(reason.rawValue)", exported: &exported)
                 }
+                carry(
+                    snapshot.refreshThrottled,
+                    into: registry.makeCounter(descriptor: Self.refreshThrottled, labels: [("domain", domain.rawValue)]),
+                    id: "throttled\u{0}\(domain.rawValue)", exported: &exported)
             }
             for (namespace, counters) in statistics.namespaces {
                 let results = [

@@ -168,6 +168,8 @@ struct StatsDocument: Encodable {
         var budgetRemaining: Int?
         var rejected: [String: Int]
         var circuit: String
+        /// Forced refreshes answered from a recent copy (`--refresh-interval`, CONTRACT §15.5).
+        var refreshThrottled: Int
 
         init(_ snapshot: UpstreamGateSnapshot) {
             inFlight = snapshot.inFlight
@@ -176,9 +178,10 @@ struct StatsDocument: Encodable {
                 ($0.rawValue, snapshot.rejected[$0, default: 0])
             })
             circuit = snapshot.circuit.rawValue
+            refreshThrottled = snapshot.refreshThrottled
         }
 
-        enum CodingKeys: String, CodingKey { case inFlight, budgetRemaining, rejected, circuit }
+        enum CodingKeys: String, CodingKey { case inFlight, budgetRemaining, rejected, circuit, refreshThrottled }
 
         func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
@@ -186,6 +189,7 @@ struct StatsDocument: Encodable {
             try container.encode(budgetRemaining, forKey: .budgetRemaining)
             try container.encode(rejected, forKey: .rejected)
             try container.encode(circuit, forKey: .circuit)
+            try container.encode(refreshThrottled, forKey: .refreshThrottled)
         }
     }
 

@@ -15,8 +15,12 @@ enum CacheHeaders {
         }
     }
 
-    static func cacheStatus(_ outcome: CacheOutcome, stored: Bool, tier: CacheTier? = nil) -> String {
+    /// `refreshThrottled`: a forced refresh answered from a recent copy (CONTRACT §15.1).
+    static func cacheStatus(
+        _ outcome: CacheOutcome, stored: Bool, tier: CacheTier? = nil, refreshThrottled: Bool = false
+    ) -> String {
         let storedPart = stored ? "; stored" : ""
+        if refreshThrottled, outcome == .hit { return "unicache; hit; detail=refresh-throttled" }
         switch outcome {
         case .hit: return tier == .shared ? "unicache; hit; detail=shared" : "unicache; hit"
         case .miss: return "unicache; fwd=miss" + storedPart
@@ -25,11 +29,23 @@ enum CacheHeaders {
         case .stale(.upstreamError): return "unicache; hit; fwd=stale; detail=upstream-error"
         case .stale(.backgroundRefresh): return "unicache; hit; fwd=stale; detail=background-refresh"
         case .stale(.onlyIfCached): return "unicache; hit; detail=only-if-cached"
-        case .stale(.upstreamRefused(.rate)): return "unicache; hit; fwd=stale; detail=rate-limited"
-        case .stale(.upstreamRefused(.paused)): return "unicache; hit; fwd=stale; detail=upstream-paused"
-        case .stale(.upstreamRefused(.circuit)): return "unicache; hit; fwd=stale; detail=circuit-open"
+        case .stale(.upstreamRefused(let reason)): return "unicache; hit; fwd=stale; detail=" + detail(reason)
         }
     }
+
+    /// The `detail` of an answer the upstream gate shaped: a stale copy served instead, or a refusal's problem.
+    static func detail(_ reason: UpstreamRefusal.Reason) -> String {
+        switch reason {
+        case .rate: return "rate-limited"
+        case .paused: return "upstream-paused"
+        case .circuit: return "circuit-open"
+        case .user: return "user-budget"
+        }
+    }
+
+    /// The `Cache-Status` of a refusal answered with a problem: nothing stored was served, nothing was forwarded, and
+    /// the detail says why (the access log line shows it).
+    static func refusalStatus(_ reason: UpstreamRefusal.Reason) -> String { "unicache; detail=" + detail(reason) }
 
     /// The answer for `result`: 200 with the body, or 304 when `If-None-Match` matches its ETag.
     static func response(for result: CacheResult, request: Request) -> Response {
@@ -49,7 +65,10 @@ enum CacheHeaders {
         headers.add(name: "Age", value: String(result.ageSeconds))
         headers.add(name: "Cache-Control", value: "private, max-age=\(result.remainingFreshSeconds)")
         headers.add(name: "X-Cache", value: xCache(result.outcome))
-        headers.add(name: "Cache-Status", value: cacheStatus(result.outcome, stored: result.stored, tier: result.tier))
+        headers.add(
+            name: "Cache-Status",
+            value: cacheStatus(
+                result.outcome, stored: result.stored, tier: result.tier, refreshThrottled: result.refreshThrottled))
         if let tier = result.tier { headers.add(name: "X-Cache-Tier", value: tier.rawValue) }
         return Response(status: 200, headers: headers, body: entry.body)
     }

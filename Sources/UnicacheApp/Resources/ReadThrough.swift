@@ -13,6 +13,8 @@ struct ReadThrough: Sendable {
     /// Whether the upstream of a namespace refuses a fetch at once (then a stale memory copy answers here too); nil
     /// without gates. Made once: a closure made per read was an allocation on the warm path.
     private let refusal: (@Sendable (_ namespace: String) -> UpstreamRefusal?)?
+    /// Each domain's gate (counts the refreshes `--refresh-interval` answered from a copy); nil without gates.
+    private let gates: UpstreamGates?
     /// Answers to plain requests, rendered once a second per target.
     let answers = RenderedAnswers()
 
@@ -22,6 +24,7 @@ struct ReadThrough: Sendable {
         self.fetchers = fetchers
         self.clock = clock
         self.ttl = ttl
+        self.gates = gates
         if let gates {
             refusal = { namespace in Self.domains[namespace].flatMap { gates[$0].refusesAtOnce() } }
         } else {
@@ -33,56 +36,38 @@ struct ReadThrough: Sendable {
     private static let domains = Dictionary(
         ResourceTable.rows.map { ($0.namespace, $0.domain) }, uniquingKeysWith: { first, _ in first })
 
-    /// The route's handler, on the server's I/O thread. Now: a fresh memory hit (or a stale one while its upstream
-    /// refuses at once: an open circuit answers here, without tasks). Later: a plain request that finds a load of its
-    /// key in flight joins it and is answered when the load tells its outcome (a stampede's coalesced requests make
-    /// no task each); a plain request's shared hit, answered on the Redis worker that got the value
-    /// (`UnifiedCacheManager.cachedShared`, only where it can be, so that no other request pays for asking), else
-    /// `handle` in a task, which also renders every error. The target is resolved (validated) at most once, here or
-    /// in `handle`, and the resolution is handed on.
+    /// The route's handler, on the server's I/O thread, in one of three ways: now (the cache's `look` is ready: a
+    /// fresh hit, or a stale copy while its upstream refuses at once); later, joining what is under way (a load of the
+    /// key in flight, or the shared tier asked: a stampede's coalesced requests make no task each); later, as a task
+    /// (`handle`, which also renders every error). Only a plain request joins; a conditional one (If-None-Match) is
+    /// rendered per request. The target is resolved (validated) once, here, and handed on. (A plain request for a
+    /// target answered this second took the router's `shortcut` before it got here.)
     func answer(_ resource: Resource, _ request: Request) -> Answer {
-        var resolution: Result<ResolvedResource, Problem>?
         let plain = RenderedAnswers.isPlain(request)
-        if request.headers["Cache-Control"] == nil, !request.query.contains("refresh") {
-            if plain {
-                let now = clock.now()
-                let fresh = answers.freshAnswer(request, route: resource.route, now: now, resolve: {
-                    resolution = self.resolution(resource, request)
-                    return try? resolution?.get()
-                }) { key, policy in cache.cachedFresh(key: key, policy: policy, now: now, refusal: refusal) }
-                if let fresh { return .now(fresh) }
-            } else {  // conditional (If-None-Match): rendered per request
-                let resolved = self.resolution(resource, request)
-                resolution = resolved
-                if case .success(let resolved) = resolved,
-                    let result = cache.cachedFresh(key: resolved.key, policy: resolved.policy, refusal: refusal) {
-                    return .now(CacheHeaders.response(for: result, request: request))
+        let now = clock.now()
+        let resolution = self.resolution(resource, request)
+        // Made only on the ways that need it: a ready answer pays for no closure.
+        @Sendable func work() -> Later { .task(id: request.id) { try await handle(resource, request, resolved: resolution) } }
+        guard case .success(let resolved) = resolution, request.headers["Cache-Control"] == nil,
+            !request.query.contains("refresh")
+        else { return .later(work()) }
+        switch cache.look(resolved.fetch, policy: resolved.policy, now: now, refusal: refusal, joining: plain) {
+        case .ready(let result):
+            return .now(plain ? answer(result, to: request, on: resource, resolved: resolved)
+                : CacheHeaders.response(for: result, request: request))
+        case .pending(let read):
+            return .later(Later { reply in
+                read.whenDone { result in
+                    switch result {
+                    case .success(let result)?: reply(answer(result, to: request, on: resource, resolved: resolved))
+                    case .failure(let error)?: reply(Self.problem(for: error).response)
+                    case nil: work().start(reply)
+                    }
                 }
-            }
+            })
+        case .absent:
+            return .later(work())
         }
-        guard plain else {
-            return .later(.task(id: request.id) { [resolution] in try await handle(resource, request, resolved: resolution) })
-        }
-        let resolved = resolution ?? self.resolution(resource, request)
-        let work = Later.task(id: request.id) { try await handle(resource, request, resolved: resolved) }
-        guard case .success(let plainRead) = resolved else { return .later(work) }
-        return .later(Later { reply in
-            // A load of the key in flight (a stampede's other requests): joined, answered when it tells its outcome.
-            let joined = cache.joinPendingLoad(plainRead.fetch) { result in
-                switch result {
-                case .success(let result): reply(answer(result, to: request, on: resource, resolved: plainRead))
-                case .failure(let error): reply(Self.problem(for: error).response)
-                }
-            }
-            guard !joined else { return }
-            guard cache.readsSharedWithoutTasks else { return work.start(reply) }
-            // A nil (no fresh shared value) or an unasked read takes the task.
-            let asked = cache.cachedShared(key: plainRead.key, policy: plainRead.policy) { result in
-                guard let result else { return work.start(reply) }
-                reply(answer(result, to: request, on: resource, resolved: plainRead))
-            }
-            if !asked { work.start(reply) }
-        })
     }
 
     /// A plain read's answer, remembered for the rest of the second.
@@ -104,8 +89,10 @@ struct ReadThrough: Sendable {
     /// The router's shortcut: a plain request for a target answered from memory earlier this second.
     func shortcut(_ method: HTTPMethod, _ target: String, _ headers: HTTPHeaders) -> (response: Response, route: String)? {
         let now = clock.now()
-        return answers.shortcut(method: method, target: target, headers: headers, now: now) { key, policy in
-            cache.cachedFresh(key: key, policy: policy, now: now, refusal: refusal)
+        return answers.shortcut(method: method, target: target, headers: headers, now: now) { fetch, policy in
+            guard case .ready(let result) = cache.look(fetch, policy: policy, now: now, refusal: refusal, joining: false)
+            else { return nil }
+            return result
         }
     }
 
@@ -130,7 +117,9 @@ struct ReadThrough: Sendable {
         guard let traceparent = request.headers[TraceParent.headerName] else { return resolved }
         var traced = resolved
         traced.fetch.traceparent = traceparent
-        traced.fetch.tracestate = request.headers[TraceParent.stateHeaderName]
+        // Several `tracestate` fields are one list (W3C Trace Context): joined, then validated as one when sent.
+        let states = request.headers.values(for: TraceParent.stateHeaderName)
+        traced.fetch.tracestate = states.isEmpty ? nil : states.joined(separator: ",")
         return traced
     }
 
@@ -139,8 +128,10 @@ struct ReadThrough: Sendable {
         -> CacheResult
     {
         do {
-            return try await cache.get(
+            let result = try await cache.get(
                 resolved.fetch, policy: resolved.policy, fetcher: fetchers[domain], control: control)
+            if result.refreshThrottled { gates?[domain].recordRefreshThrottled() }
+            return result
         } catch {
             throw Self.problem(for: error)
         }
@@ -184,6 +175,11 @@ struct ReadThrough: Sendable {
             return Problem.serviceUnavailable(
                 detail: "The upstream is rate limiting requests and no stored copy is available.",
                 retryAfterSeconds: max(1, retryAfter ?? 30), type: Problem.typeURI("upstream-rate-limited"))
+        case .upstreamFailed(.invalidRequest):
+            return Problem.badGateway(
+                detail: "The request to the upstream could not be sent as built; the upstream was not asked "
+                    + "and no stored copy is available.",
+                type: Problem.typeURI("upstream-request-invalid"))
         case .upstreamFailed(let cause):
             return Problem.badGateway(detail: "The upstream failed (\(describe(cause))) and no stored copy is available.")
         case .notCached:
@@ -195,9 +191,23 @@ struct ReadThrough: Sendable {
         }
     }
 
-    /// CONTRACT §7: a spent budget or a 429 pause is 503 with the wait; an open circuit is 502, answered at once.
+    /// CONTRACT §7: a spent budget or a 429 pause is 503 with the wait; an open circuit is 502, answered at once;
+    /// §15.2: a user's spent share is 429 with the wait, for that user only. Each says why in `Cache-Status`.
     static func problem(for refusal: UpstreamRefusal) -> Problem {
+        var problem = refusalProblem(refusal)
+        problem.headers.add(name: "Cache-Status", value: CacheHeaders.refusalStatus(refusal.reason))
+        return problem
+    }
+
+    private static func refusalProblem(_ refusal: UpstreamRefusal) -> Problem {
         switch refusal.reason {
+        case .user:
+            var headers = HTTPHeaders()
+            headers.add(name: "Retry-After", value: String(max(1, refusal.retryAfterSeconds)))
+            return Problem(
+                type: Problem.typeURI("user-budget-spent"), status: 429,
+                detail: "This user's share of the upstream's request budget is spent and no stored copy is available.",
+                headers: headers)
         case .rate:
             return Problem.serviceUnavailable(
                 detail: "The upstream's request budget is spent and no stored copy is available.",
@@ -216,7 +226,7 @@ struct ReadThrough: Sendable {
         switch error {
         case .notFound: return "not found"
         case .rateLimited: return "rate limited"
-        case .unavailable(let reason), .unreachable(let reason): return reason
+        case .unavailable(let reason), .unreachable(let reason), .invalidRequest(let reason): return reason
         case .timeout: return "timeout"
         case .refused(let refusal): return "refused: \(refusal.reason.rawValue)"
         }

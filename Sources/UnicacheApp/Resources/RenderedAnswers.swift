@@ -37,13 +37,13 @@ final class RenderedAnswers: Sendable {
 
     private final class Memo: Sendable {
         let route: String
-        let key: String
+        let fetch: FetchRequest
         let policy: FreshnessPolicy
         let rendered: Rendered?
 
-        init(route: String, key: String, policy: FreshnessPolicy, rendered: Rendered? = nil) {
+        init(route: String, fetch: FetchRequest, policy: FreshnessPolicy, rendered: Rendered? = nil) {
             self.route = route
-            self.key = key
+            self.fetch = fetch
             self.policy = policy
             self.rendered = rendered
         }
@@ -54,7 +54,7 @@ final class RenderedAnswers: Sendable {
         var memos: [String: Memo] = [:]
     }
 
-    typealias Lookup = (_ key: String, _ policy: FreshnessPolicy) -> CacheResult?
+    typealias Lookup = (_ fetch: FetchRequest, _ policy: FreshnessPolicy) -> CacheResult?
 
     // NIOLockedValueBox rather than Synchronization.Mutex: ThreadSanitizer on Linux sees pthread locks only.
     private let table = NIOLockedValueBox(Table())
@@ -81,24 +81,7 @@ final class RenderedAnswers: Sendable {
     ) -> Response {
         let second = Self.second(now)
         let memo = remembered(request.target, second: second)
-            ?? Memo(route: route, key: resolved.key, policy: resolved.policy)
-        return answer(result, memo: memo, target: request.target, second: second)
-    }
-
-    /// The immediate path (after routing): the answer for a plain `request` when the cache holds a fresh
-    /// copy, else nil. `resolve` runs when the target is not remembered this second; `lookup` is the cache read.
-    func freshAnswer(
-        _ request: Request, route: String, now: Date, resolve: () -> ResolvedResource?, lookup: Lookup
-    ) -> Response? {
-        let second = Self.second(now)
-        let memo: Memo
-        if let remembered = remembered(request.target, second: second) {
-            memo = remembered
-        } else {
-            guard let resolved = resolve() else { return nil }
-            memo = Memo(route: route, key: resolved.key, policy: resolved.policy)
-        }
-        guard let result = lookup(memo.key, memo.policy) else { return nil }
+            ?? Memo(route: route, fetch: resolved.fetch, policy: resolved.policy)
         return answer(result, memo: memo, target: request.target, second: second)
     }
 
@@ -109,7 +92,7 @@ final class RenderedAnswers: Sendable {
     ) -> (response: Response, route: String)? {
         guard Self.isPlain(method, headers) else { return nil }
         let second = Self.second(now)
-        guard let memo = remembered(target, second: second), let result = lookup(memo.key, memo.policy)
+        guard let memo = remembered(target, second: second), let result = lookup(memo.fetch, memo.policy)
         else { return nil }
         // The hit is counted now: answer it here, never by routing again.
         return (answer(result, memo: memo, target: target, second: second), memo.route)
@@ -130,7 +113,7 @@ final class RenderedAnswers: Sendable {
         // coalesced waiters' of that very miss, finishing beside it).
         let shareable = result.outcome != .miss && result.outcome != .refresh
         let renewed = Memo(
-            route: memo.route, key: memo.key, policy: memo.policy,
+            route: memo.route, fetch: memo.fetch, policy: memo.policy,
             rendered: shareable ? Rendered(result: result, response: response) : nil)
         return table.withLockedValue { table in
             if table.second != second || table.memos.count >= capacity {

@@ -21,7 +21,7 @@ enum ResourceTable {
         },
         Resource(path: "/health/metrics/{metric}/{date}", domain: .health, namespace: "health.metrics") { c throws(InputError) in
             let metric = c.path("metric")
-            guard ["hrv", "rhr", "sleep"].contains(metric) else {
+            guard metrics.contains(metric) else {
                 throw InputError(parameter: "metric", expected: "one of hrv, rhr, sleep")
             }
             let date = try InputValidation.date(c.path("date"))

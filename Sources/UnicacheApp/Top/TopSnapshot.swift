@@ -20,6 +20,11 @@ public struct TopSnapshot {
         self.init(stats: object, metrics: MetricsText(metricsText), at: at)
     }
 
+    /// Whether `stats` is a unicache `/stats` document: its `cache` counters and its uptime (every release has them).
+    public var isUnicacheStats: Bool {
+        number("cache.hits") != nil && number("cache.misses") != nil && number("uptimeSeconds") != nil
+    }
+
     public func value(_ path: String) -> Any? {
         var current: Any? = stats
         for part in path.split(separator: ".") {

@@ -32,16 +32,20 @@ public struct TopSource: Sendable {
         return try ValueFormat.duration(example: "1s", aboveZero: true).value(of: text, from: "--interval")
     }
 
-    /// Reads both documents now.
+    /// Reads both documents now; throws when the URL does not answer a unicache `/stats` (asked first, so that
+    /// another service is told apart before `/metrics` is asked).
     public func snapshot() throws(HealthcheckError) -> TopSnapshot {
         let stats = try HealthcheckClient(host: host, port: port, path: "/stats", timeout: timeout)
             .get(accept: "application/json")
+        guard stats.status == 200,
+              let parsed = TopSnapshot(statsJSON: stats.body, metricsText: "", at: .now), parsed.isUnicacheStats
+        else {
+            let answer = stats.status == 200 ? "a document that is not unicache's" : "status \(stats.status)"
+            throw .io("GET /stats answered \(answer): is \(url) a unicache service?")
+        }
         let metrics = try HealthcheckClient(host: host, port: port, path: "/metrics", timeout: timeout)
             .get(accept: "text/plain")
-        guard stats.status == 200, metrics.status == 200,
-              let snapshot = TopSnapshot(
-                statsJSON: stats.body, metricsText: String(decoding: metrics.body, as: UTF8.self), at: .now)
-        else { throw .io("GET /stats answered \(stats.status), GET /metrics \(metrics.status)") }
-        return snapshot
+        guard metrics.status == 200 else { throw .io("GET /metrics answered status \(metrics.status)") }
+        return TopSnapshot(stats: parsed.stats, metrics: MetricsText(String(decoding: metrics.body, as: UTF8.self)), at: .now)
     }
 }

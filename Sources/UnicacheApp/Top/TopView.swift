@@ -4,7 +4,8 @@ import Foundation
 /// The text of one `unicache top` frame (varnishstat's model): a rate per second over the last interval beside the
 /// total since start-up, for requests and cache results; the hit rate by tier; p50/p99 from the HTTP duration
 /// histogram; each upstream's breaker, budget and refusals; the shared tier; access decisions; memory and disk.
-/// A field the service does not have (a later version's, e.g. `shared.endpoint`) shows as `-`.
+/// A field the service does not have (a later version's, e.g. `shared.endpoint`) shows as `-`. A frame fits an
+/// 80×24 terminal (CONTRACT §11.6).
 public struct TopView {
     public let url: String
     public let previous: TopSnapshot?
@@ -22,14 +23,17 @@ public struct TopView {
     /// The operations routes top itself (and Prometheus) reads: left out of the request rate and latency.
     static let own = [#"route="/stats""#, #"route="/metrics""#]
 
+    /// The terminal a frame fits: every line at most `width` columns, at most `height` lines.
+    public static let width = 80
+    public static let height = 24
+
+    /// The frame: at most `height` lines of at most `width` columns (anything longer is cut, with `…`).
     public func lines() -> [String] {
         var lines: [String] = []
         let seconds = previous.map { (current.at - $0.at).seconds }
         let uptime = current.number("uptimeSeconds").map { Self.duration(Int($0)) } ?? "-"
-        lines.append("unicache top  \(url)  version \(current.text("version") ?? "-")  uptime \(uptime)"
-            + "  interval \(seconds.map { String(format: "%.1fs", $0) } ?? "-")")
-        lines.append("")
-        lines.append(Self.row("", "per second", "total"))
+        lines.append("unicache top  \(url)  \(current.text("version") ?? "-")  up \(uptime)")
+        lines.append(Self.row("every \(seconds.map { String(format: "%.1fs", $0) } ?? "-")", "per second", "total"))
         lines.append(Self.row(
             "requests (http)", rate { $0.metrics.total(Self.http, excluding: Self.own) },
             Self.count(current.metrics.total(Self.http, excluding: Self.own))))
@@ -41,33 +45,34 @@ public struct TopView {
         }
         lines.append(Self.row("hit rate", Self.percent(delta("cache.hits").flatMap { hits in
             delta(readThrough).flatMap { $0 > 0 ? hits / $0 : nil } }), Self.percent(current.number("cache.hitRate"))))
-        lines.append(Self.row("latency p50 / p99", latency(interval: true), latency(interval: false)))
-        lines.append(Self.row("hits by tier", "last interval", "since start"))
-        for tier in ["memory", "disk", "shared"] {
-            let interval = delta("cache.hitsByTier.\(tier)").flatMap { hits in delta(readThrough).flatMap { $0 > 0 ? hits / $0 : nil } }
-            let total = current.number("cache.hitsByTier.\(tier)").flatMap { hits in
-                Self.sum(readThrough.map { current.number($0) }).flatMap { $0 > 0 ? hits / $0 : nil } }
-            lines.append(Self.row("  " + tier, Self.percent(interval), Self.percent(total)))
+        // The share of read-through requests each tier answered: memory/disk/shared, over the interval and since start.
+        let tiers = ["memory", "disk", "shared"]
+        let interval = tiers.map { tier in
+            delta("cache.hitsByTier.\(tier)").flatMap { hits in delta(readThrough).flatMap { $0 > 0 ? hits / $0 : nil } }
         }
-        lines.append("")
+        let total = tiers.map { tier in
+            current.number("cache.hitsByTier.\(tier)").flatMap { hits in
+                Self.sum(readThrough.map { current.number($0) }).flatMap { $0 > 0 ? hits / $0 : nil } }
+        }
+        lines.append(Self.row("  memory/disk/shared", Self.percents(interval), Self.percents(total)))
+        lines.append(Self.row("latency p50 / p99", latency(interval: true), latency(interval: false)))
         lines += upstreams()
-        lines.append("")
         lines += tiersAndAccess()
-        return lines
+        return Self.fit(lines)
     }
 
     private func upstreams() -> [String] {
-        var lines = [Self.columns(["upstream", "circuit", "budget left", "in flight", "rejected rate/paused/circuit"], widths: [14, 11, 13, 11])]
+        let widths = [14, 11, 13, 11]
+        var lines = [Self.columns(["upstream", "circuit", "budget left", "in flight", "rejected rate/paused/circuit"], widths: widths)]
         for domain in current.keys("upstream.domains") {
             let base = "upstream.domains.\(domain)"
-            let rejected = ["rate", "paused", "circuit"].map { current.text("\(base).rejected.\($0)") ?? "-" }.joined(separator: "/")
+            let rejected = ["rate", "paused", "circuit"].map { figure("\(base).rejected.\($0)") }.joined(separator: "/")
             lines.append(Self.columns([
-                domain, current.text("\(base).circuit") ?? "-", current.text("\(base).budgetRemaining") ?? "-",
-                current.text("\(base).inFlight") ?? "-", rejected,
-            ], widths: [14, 11, 13, 11]))
+                domain, figure("\(base).circuit"), figure("\(base).budgetRemaining"), figure("\(base).inFlight"), rejected,
+            ], widths: widths))
         }
-        lines.append("upstream fetches \(current.text("upstream.fetches") ?? "-") (\(rate { $0.number("upstream.fetches") })/s)"
-            + "  failures \(current.text("upstream.failures") ?? "-")"
+        lines.append("fetches \(figure("upstream.fetches")) (\(rate { $0.number("upstream.fetches") })/s)"
+            + "  failures \(figure("upstream.failures"))"
             + "  p50 \(Self.milliseconds(current.number("upstream.latencyMs.p50")))"
             + "  p99 \(Self.milliseconds(current.number("upstream.latencyMs.p99")))")
         return lines
@@ -75,21 +80,29 @@ public struct TopView {
 
     private func tiersAndAccess() -> [String] {
         let denied = ["missing", "invalid", "expired", "forbidden", "protected"]
-            .map { "\($0) \(current.text("auth.denied.\($0)") ?? "-")" }.joined(separator: " ")
+            .map { "\($0) \(figure("auth.denied.\($0)"))" }.joined(separator: " ")
+        let shared = current.bool("shared.enabled") == false
+            ? "off" : current.bool("shared.connected").map { $0 ? "connected" : "unreachable" } ?? "-"
+        let diskErrors = Self.sum(["writeErrors", "readErrors", "corrupt", "undecryptable"].map { current.number("disk.\($0)") })
         return [
-            "shared   enabled \(Self.flag(current.bool("shared.enabled")))  connected \(Self.flag(current.bool("shared.connected")))"
-                + "  endpoint \(current.text("shared.endpoint") ?? "-")  failovers \(current.text("shared.failovers") ?? "-")"
-                + "  hits \(current.text("shared.hits") ?? "-")  misses \(current.text("shared.misses") ?? "-")"
-                + "  errors \(current.text("shared.errors") ?? "-")",
-            "auth     mode \(current.text("auth.mode") ?? "-")  allowed \(current.text("auth.allowed") ?? "-")"
-                + " (\(rate { $0.number("auth.allowed") })/s)  denied: \(denied)"
-                + "  keys \(current.text("auth.keys") ?? "-")  key errors \(current.text("auth.keyErrors") ?? "-")",
+            "shared   \(shared)  hits \(figure("shared.hits"))  misses \(figure("shared.misses"))"
+                + "  errors \(figure("shared.errors"))  failovers \(figure("shared.failovers"))",
+            "         endpoint \(figure("shared.endpoint"))",
+            "auth     mode \(figure("auth.mode"))  allowed \(figure("auth.allowed")) (\(rate { $0.number("auth.allowed") })/s)"
+                + "  keys \(figure("auth.keys"))  key errors \(figure("auth.keyErrors"))",
+            "denied   \(denied)",
             "memory   \(Self.bytes(current.number("memory.bytes"))) of \(Self.bytes(current.number("memory.limitBytes")))"
-                + "  entries \(current.text("memory.entries") ?? "-")  evictions \(current.text("memory.evictions") ?? "-")",
+                + "  entries \(figure("memory.entries"))  evictions \(figure("memory.evictions"))",
+            // Errors: writes and reads that failed, files found corrupt or that did not open (/stats has each).
             "disk     \(Self.bytes(current.number("disk.bytes"))) of \(Self.bytes(current.number("disk.limitBytes")))"
-                + "  entries \(current.text("disk.entries") ?? "-")  evictions \(current.text("disk.evictions") ?? "-")"
-                + "  write errors \(current.text("disk.writeErrors") ?? "-")  undecryptable \(current.text("disk.undecryptable") ?? "-")",
+                + "  entries \(figure("disk.entries"))  evictions \(figure("disk.evictions"))  errors \(Self.compact(diskErrors))",
         ]
+    }
+
+    /// A field as text: a string as it is, a number in at most about four characters (`1.2k`, `34M`), `-` if absent.
+    private func figure(_ path: String) -> String {
+        if let text = current.value(path) as? String { return text }
+        return Self.compact(current.number(path))
     }
 
     /// A figure's change per second since the previous snapshot, formatted; `-` on the first frame.
@@ -148,6 +161,27 @@ public struct TopView {
     }
 
     static func percent(_ ratio: Double?) -> String { ratio.map { String(format: "%.1f%%", $0 * 100) } ?? "-" }
+
+    /// Several ratios as one figure, `50.0/16.7/0.0%`; `-` when none is known.
+    static func percents(_ ratios: [Double?]) -> String {
+        guard ratios.contains(where: { $0 != nil }) else { return "-" }
+        return ratios.map { $0.map { String(format: "%.1f", $0 * 100) } ?? "-" }.joined(separator: "/") + "%"
+    }
+
+    /// A count in at most about four characters: `999`, `1.2k`, `34k`, `1.2M`; `-` for nil.
+    static func compact(_ value: Double?) -> String {
+        guard let value else { return "-" }
+        for (scale, suffix) in [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")] where abs(value) >= scale {
+            let scaled = value / scale
+            return (abs(scaled) < 10 ? String(format: "%.1f", scaled) : String(Int(scaled))) + suffix
+        }
+        return count(value)
+    }
+
+    /// At most `height` lines, each cut to `width` columns (its last kept character replaced by `…`).
+    public static func fit(_ lines: [String]) -> [String] {
+        lines.prefix(height).map { $0.count <= width ? $0 : String($0.prefix(width - 1)) + "…" }
+    }
 
     static func milliseconds(_ value: Double?) -> String { value.map { String(format: "%.2f ms", $0) } ?? "-" }
 

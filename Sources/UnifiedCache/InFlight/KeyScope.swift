@@ -4,13 +4,16 @@ struct KeyScope: Sendable {
     typealias Kind = SharedScope
 
     let kind: Kind
+    /// A user's scope also covers the entries without a user whose key names them (raw entries under a read-through
+    /// key, stored before such puts were refused).
+    var userKeys = UserKeys()
 
     func matches(key: String, namespace: String, user: String?) -> Bool {
         switch kind {
         case .key(let wanted): key == wanted
         case .prefix(let prefix): key.hasPrefix(prefix)
         case .namespaces(let namespaces, let wantedUser): namespaces.contains(namespace) && user == wantedUser
-        case .user(let wanted): user == wanted
+        case .user(let wanted): user == wanted || (user == nil && userKeys.key(key, names: wanted))
         case .all: true
         }
     }

@@ -12,6 +12,9 @@ public struct CacheResult: Sendable, Equatable {
     public var remainingFreshSeconds: Int
     /// Whether a fetched value was stored (`false` for no-store values and results superseded by an invalidation).
     public var stored: Bool
+    /// A forced refresh answered from a copy fetched within `--refresh-interval` (CONTRACT §15.1): a hit (`outcome`
+    /// is `.hit`), not fetched again.
+    public var refreshThrottled = false
 
     public init(
         entry: CacheEntry, outcome: CacheOutcome, tier: CacheTier?, ageSeconds: Int, remainingFreshSeconds: Int,

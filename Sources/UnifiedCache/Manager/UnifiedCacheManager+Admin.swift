@@ -111,9 +111,17 @@ extension UnifiedCacheManager {
         try await invalidate(KeyScope(kind: .namespaces(namespaces, user: user)))
     }
 
-    /// Erases every entry of `user` from every tier; distinct keys removed.
+    /// Erases every entry of `user` from every tier, those stored with the user and those whose key names the user
+    /// (`userKeys`: raw entries under a read-through key, stored before such puts were refused); distinct keys removed.
+    /// The shared tier finds a user's entries by the user they were stored with, so the keys naming the user are
+    /// removed there by key and prefix as well.
     public func erase(user: String) async throws(SharedTierUnavailable) -> Int {
-        try await invalidate(KeyScope(kind: .user(user)))
+        var erased = try await removed(KeyScope(kind: .user(user), userKeys: userKeys))
+        guard shared != nil else { return erased.count }
+        for scope in userKeys.scopes(of: user) {
+            erased.formUnion(try await invalidateShared(KeyScope(kind: scope)))
+        }
+        return erased.count
     }
 
     /// Clears every tier; distinct keys removed.
@@ -161,11 +169,16 @@ extension UnifiedCacheManager {
     }
 
     private func invalidate(_ scope: KeyScope) async throws(SharedTierUnavailable) -> Int {
+        try await removed(scope).count
+    }
+
+    /// Removes what `scope` covers from every tier; the distinct keys removed.
+    private func removed(_ scope: KeyScope) async throws(SharedTierUnavailable) -> Set<String> {
         var inMemory: [String] = []
         let onDisk: [String] = await withCheckedContinuation { done in inMemory = dropLocally(scope, done: done) }
         logger.debug("invalidated", metadata: ["scope": "\(scope.kind)", "keys": "\(Set(inMemory).union(onDisk).count)"])
         let inShared = try await invalidateShared(scope)
-        return Set(inMemory).union(onDisk).union(inShared).count
+        return Set(inMemory).union(onDisk).union(inShared)
     }
 }
 

@@ -71,7 +71,7 @@ extension UnifiedCacheManager {
         let scope: KeyScope
         var detachingLoads = true
         switch event {
-        case .invalidate(let shared): scope = KeyScope(kind: shared)
+        case .invalidate(let shared): scope = KeyScope(kind: shared, userKeys: userKeys)
         case .replaced(let key): (scope, detachingLoads) = (KeyScope(kind: .key(key)), false)
         case .reset: scope = KeyScope(kind: .all)
         }

@@ -73,10 +73,10 @@ extension UnifiedCacheManager {
             result = .failure(error)
         }
         let seconds = started.duration(to: .now).seconds
-        // A fetch the upstream gate refused never reached the upstream: not a fetch; one that could not reach it
-        // is a failure but not a fetch either.
+        // A fetch the upstream gate refused, or the HTTP client refused to send, never reached the upstream: not a
+        // fetch (nor an upstream failure); one that could not reach it is a failure but not a fetch either.
         switch result {
-        case .failure(.refused): break
+        case .failure(.refused), .failure(.invalidRequest): break
         case .failure(.unreachable): recorder.recordUnsentFailure(namespace: request.namespace)
         case .failure(let error): recorder.recordFetch(namespace: request.namespace, seconds: seconds, failed: error != .notFound)
         case .success: recorder.recordFetch(namespace: request.namespace, seconds: seconds, failed: false)

@@ -48,17 +48,6 @@ public struct FreshnessPolicy: Sendable {
         FreshnessPolicy(lifetime: .untilLocalMidnight(timeZone))
     }
 
-    /// `health.metrics`: `todayTTL` (5 min) when `date` (yyyy-mm-dd) is today or later in `timeZone`
-    /// at `now`, `pastTTL` (24 h) when it is a past day. An unparsable date gets `todayTTL`.
-    public static func forDate(
-        _ date: String, timeZone: TimeZone, now: Date,
-        todayTTL: TimeInterval = 5 * 60, pastTTL: TimeInterval = 24 * 3600
-    ) -> FreshnessPolicy {
-        let today = LocalTime.dayString(of: now, in: timeZone)
-        let isPast = LocalTime.isValidDayString(date) && date < today
-        return .ttl(isPast ? pastTTL : todayTTL)
-    }
-
     /// The policy with a refresh-ahead rule.
     public func refreshingAhead(_ rule: RefreshAheadRule) -> FreshnessPolicy {
         var copy = self

@@ -1,6 +1,6 @@
-import Dispatch
 import Foundation
 import NIOConcurrencyHelpers
+import TestSupport
 
 @testable import DiskTier
 
@@ -18,12 +18,12 @@ final class FaultyFileSystem: DiskFileSystem {
 
     private let real = POSIXFileSystem()
     private let faults = NIOLockedValueBox(Faults())
-    /// A hold on folder listings (all, or of one folder): a listing waits on the semaphore, after announcing
-    /// itself on `reached`; released once, it lets every listing through (each passes the permit on).
+    /// A hold on folder listings (all, or of one folder): a listing waits at the latch (on the disk tier's own
+    /// thread), after announcing itself on `reached`; released, it lets every listing through.
     private struct Gate {
         var folder: String?
-        var semaphore: DispatchSemaphore
-        var reached: AsyncStream<Void>.Continuation
+        var latch: Latch
+        var reached: Signals<Void>
     }
 
     private let gate: NIOLockedValueBox<Gate?> = NIOLockedValueBox(nil)
@@ -31,12 +31,12 @@ final class FaultyFileSystem: DiskFileSystem {
     func set(_ change: (inout Faults) -> Void) { faults.withLockedValue { change(&$0) } }
     func clearFaults() { faults.withLockedValue { $0 = Faults() } }
 
-    /// Holds listings of `folder` (every folder when `nil`); the stream yields each time one is held.
+    /// Holds listings of `folder` (every folder when `nil`); signals each time one is held.
     @discardableResult
-    func holdListings(of folder: String? = nil) -> AsyncStream<Void> {
-        let (stream, continuation) = AsyncStream<Void>.makeStream()
-        gate.withLockedValue { $0 = Gate(folder: folder, semaphore: DispatchSemaphore(value: 0), reached: continuation) }
-        return stream
+    func holdListings(of folder: String? = nil) -> Signals<Void> {
+        let reached = Signals()
+        gate.withLockedValue { $0 = Gate(folder: folder, latch: Latch(), reached: reached) }
+        return reached
     }
 
     func releaseListings() {
@@ -45,7 +45,7 @@ final class FaultyFileSystem: DiskFileSystem {
             return gate
         }
         held?.reached.finish()
-        held?.semaphore.signal()
+        held?.latch.open()
     }
 
     private func fault(_ path: KeyPath<Faults, Int32?>, _ operation: String) throws(FileSystemError) {
@@ -74,9 +74,8 @@ final class FaultyFileSystem: DiskFileSystem {
 
     func list(_ directory: String) throws(FileSystemError) -> [String] {
         if let held = gate.withLockedValue({ $0 }), held.folder == nil || held.folder == directory {
-            held.reached.yield()
-            held.semaphore.wait()
-            held.semaphore.signal()
+            held.reached.signal()
+            held.latch.blockingWait()
         }
         try fault(\.list, "opendir")
         return try real.list(directory)

@@ -94,4 +94,16 @@ import Testing
         let degraded = try await other.send(.get, "/v1/users/alice/health/summary")
         #expect(degraded.json["view"] as? String == "average-only")
     }
+
+    /// A health domain with no source answers its warm-up as its routes: 503 `no-upstream`, nothing fetched.
+    @Test func warmingAHealthDomainWithoutASourceIs503NoUpstream() async throws {
+        let h = AppHarness(domains: [.activities])
+        let warm = try await h.send(.post, "/v1/users/alice/health/averages/warm", admin: true)
+        let read = try await h.send(.get, "/v1/users/alice/health/averages/3")
+        #expect(warm.status == 503 && read.status == 503)
+        #expect(warm.json["type"] as? String == Problem.typeURI("no-upstream"))
+        #expect(warm.json["detail"] as? String == read.json["detail"] as? String)
+        #expect(h.fetcher.calls.isEmpty)
+        #expect(try await h.send(.post, "/v1/users/alice/health/averages/warm").status == 401)
+    }
 }

@@ -82,14 +82,19 @@ struct AppHarness {
     let fetcher: ScriptedFetcher
     let app: App
 
-    init(adminToken: String? = AppHarness.token, ttl: [String: Duration] = [:], secondTier: (any SecondTier)? = nil) {
+    /// `domains`: those the scripted fetcher serves (the others have no source, as with `--upstream` for another
+    /// domain and no `--demo`).
+    init(
+        adminToken: String? = AppHarness.token, ttl: [String: Duration] = [:], secondTier: (any SecondTier)? = nil,
+        domains: [UpstreamDomain] = UpstreamDomain.allCases
+    ) {
         fetcher = ScriptedFetcher(clock: clock)
         let cache = UnifiedCacheManager(
             configuration: MemoryTierConfiguration(), secondTier: secondTier, clock: clock,
-            logger: Logger(label: "test"))
+            userKeys: ResourceTable.userKeys, logger: Logger(label: "test"))
         let fetcher = self.fetcher
         var dependencies = AppDependencies(
-            cache: cache, fetchers: Dictionary(uniqueKeysWithValues: UpstreamDomain.allCases.map { ($0, fetcher) }),
+            cache: cache, fetchers: Dictionary(uniqueKeysWithValues: domains.map { ($0, fetcher) }),
             adminToken: adminToken, logger: Logger(label: "test"))
         dependencies.clock = clock
         dependencies.ttlOverrides = ttl

@@ -10,11 +10,7 @@ import UnicacheApp
 struct SecretFileOptionTests {
     /// A fresh folder with `name` holding `contents` at `mode`.
     func file(_ contents: String, mode: Int, name: String = "admin-token") throws -> (folder: TemporaryFolder, path: String) {
-        let folder = try TemporaryFolder("secret")
-        let path = folder.file(name)
-        #expect(FileManager.default.createFile(atPath: path, contents: Data(contents.utf8)))
-        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
-        return (folder, path)
+        try secretFile(contents, mode: mode, name: name)
     }
 
     func error(_ arguments: [String], _ environment: [String: String] = [:]) -> String {

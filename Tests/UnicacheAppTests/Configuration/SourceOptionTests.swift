@@ -60,6 +60,39 @@ struct SourceOptionTests {
         #expect(error(arguments).hasPrefix(prefix), "\(error(arguments))")
     }
 
+    /// CONTRACT §11.6: a template that leaves out a placeholder of its namespace's key would store under that key
+    /// data the key does not describe: start-up stops, naming the flag and every missing placeholder.
+    @Test(arguments: [
+        ("activities=/api/v3/athletes/{user}/activities?days={days}", "activities leaves out {types}, part of its cache key activities:{user}:{types}:{days}"),
+        ("activities=/a/{user}", "activities leaves out {types}, {days}, parts of its cache key"),
+        ("wellness=/w/{user}", "wellness leaves out {days}, part"),
+        ("scores=/s/{user}", "scores leaves out {date}, part"),
+        ("health.metrics=/m/{user}/{date}", "health.metrics leaves out {metric}, part"),
+        ("health.averages=/avg/{user}?tz={tz}", "health.averages leaves out {weekday}, part"),
+        ("health.today=/today/{user}", "health.today leaves out {date} (or {tz}, which decides it), part"),
+        ("streams=/streams?athlete={user}", "streams leaves out {id}, part"),
+        ("subscription=/me/subscription", "subscription leaves out {user}, part of its cache key subscription:{user}"),
+        ("progress.today=/p/{user}/today", "progress.today leaves out {date} (or {tz}, which decides it), part"),
+    ])
+    func aTemplateLeavingOutAKeyPlaceholderStopsStartUp(value: String, expected: String) {
+        let arguments = UpstreamDomain.allCases.flatMap { ["--upstream", "\($0.rawValue)=http://up:9000"] } + ["--upstream-path", value]
+        #expect(error(arguments).hasPrefix("--upstream-path: the template of \(expected)"), "\(error(arguments))")
+    }
+
+    @Test func aTemplateWithEveryKeyPlaceholderIsAccepted() throws {
+        let settings = try upstreams(
+            UpstreamDomain.allCases.flatMap { ["--upstream", "\($0.rawValue)=http://up:9000"] } + [
+                "--upstream-path", "health.today=/today/{user}?tz={tz}",
+                "--upstream-path", "progress.today=/p/{user}/{date}",
+                "--upstream-path", "health.averages=/avg/{user}/{weekday}",
+                "--upstream-path", "subscription=/s?u={user}",
+            ])
+        #expect(settings.paths.count == 4)
+        let variable = error(
+            ["--upstream", "health=http://up:9000"], ["UNICACHE_UPSTREAM_PATH_WELLNESS": "/w/{user}"])
+        #expect(variable.hasPrefix("UNICACHE_UPSTREAM_PATH_WELLNESS: the template of wellness leaves out {days}"))
+    }
+
     @Test func anUnknownPathVariableIsAnError() {
         #expect(error([], ["UNICACHE_UPSTREAM_PATH_NOTHING": "/x"]).hasPrefix("UNICACHE_UPSTREAM_PATH_NOTHING: unknown upstream variable"))
     }

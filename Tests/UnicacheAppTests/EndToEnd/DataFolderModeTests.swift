@@ -41,7 +41,7 @@ struct DataFolderModeTests {
         let dataDir = parent + "/made/data"
         let arguments = [
             "--data-dir", dataDir, "--disk-limit", "64MiB", "--admin-token", Self.token,
-            "--redis", "redis://127.0.0.1:\(redis.port)", "--redis-prefix", "modes:",
+            "--redis", "redis://127.0.0.1:\(redis.port)", "--redis-prefix", "modes:", "--redis-timeout", "2s",
         ]
         // `$0` is the executable, `$@` its arguments.
         var service = try await ExecutableTests.Service.start(arguments, launcher: ["/bin/sh", "-c", #"umask 0; exec "$0" "$@""#])

@@ -5,39 +5,34 @@ import NIOHTTP1
 import TestSupport
 import Testing
 
-/// A small tmpfs mounted for one test (root only; the suite is skipped where mounting is not allowed).
-struct Tmpfs {
+/// A small tmpfs mounted for one test (root only; the suite is skipped where mounting is not allowed), unmounted by
+/// `stop()`; `mount` and `umount` run on a thread of their own.
+struct Tmpfs: StoppableService {
     let folder: TemporaryFolder
     var path: String { folder.path }
 
-    static let canMount: Bool = {
-        guard getuid() == 0, let probe = try? Tmpfs(size: "64k") else { return false }
-        probe.unmount()
+    static func canMount() async -> Bool {
+        guard getuid() == 0, let probe = try? await mount(size: "64k") else { return false }
+        await probe.stop()
         return true
-    }()
+    }
 
-    init(size: String) throws {
-        folder = try TemporaryFolder("unicache-tmpfs")
-        guard Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", folder.path]) == 0 else {
+    static func mount(size: String) async throws -> Tmpfs {
+        let folder = try TemporaryFolder("unicache-tmpfs")
+        guard await run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", folder.path]) == 0 else {
             folder.remove()
             throw CocoaError(.fileWriteNoPermission)
         }
+        return Tmpfs(folder: folder)
     }
 
-    func unmount() {
-        _ = Self.run("/bin/umount", [path])
+    func stop() async {
+        _ = await Self.run("/bin/umount", [path])
         folder.remove()
     }
 
-    private static func run(_ tool: String, _ arguments: [String]) -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return -1 }
-        process.waitUntilExit()
-        return process.terminationStatus
+    private static func run(_ tool: String, _ arguments: [String]) async -> Int32 {
+        (try? await ChildProcess.run(URL(fileURLWithPath: tool), arguments))?.status ?? -1
     }
 }
 
@@ -45,7 +40,7 @@ struct Tmpfs {
 /// problem+json and stores nothing. After kill -9 and a restart every acknowledged PUT is there, no refused one.
 @Suite(
     .serialized, .timeLimit(.minutes(2)), .executableBuilt,
-    .enabled(if: Tmpfs.canMount, "mounting a tmpfs needs root"))
+    .enabled("mounting a tmpfs needs root") { await Tmpfs.canMount() })
 struct FullDiskTests {
     static let token = "full-disk-token"
 
@@ -81,46 +76,46 @@ struct FullDiskTests {
     }
 
     @Test func aFullDiskRefusesWithProblemJSONAndLosesNoAcknowledgedWriteAcrossKill9() async throws {
-        let disk = try Tmpfs(size: "1m")
-        defer { disk.unmount() }
-        let client = HTTPClient.shared
-        let arguments = [
-            "--data-dir", disk.path, "--disk-limit", "1GiB", "--admin-token", Self.token,
-        ]
+        try await withService(Tmpfs.mount(size: "1m")) { disk in
+            let client = HTTPClient.shared
+            let arguments = [
+                "--data-dir", disk.path, "--disk-limit", "1GiB", "--admin-token", Self.token,
+            ]
 
-        let service = try await ExecutableTests.Service.start(arguments)
-        let port = try #require(service.port, "no start-up line in: \(service.log)")
-        var acknowledged: [Int] = []
-        var refused: [Int] = []
-        for index in 0..<40 {
-            let answer = try await Self.send(client, port: port, .PUT, key: "full:\(index)", body: Self.body(index))
-            switch answer.status {
-            case 201: acknowledged.append(index)
-            case 507:
-                refused.append(index)
-                #expect(answer.contentType == "application/problem+json")
-                let problem = try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any]
-                #expect(problem?["status"] as? Int == 507)
-            default: Issue.record("PUT full:\(index) answered \(answer.status)")
+            let service = try await ExecutableTests.Service.start(arguments)
+            let port = try #require(service.port, "no start-up line in: \(service.log)")
+            var acknowledged: [Int] = []
+            var refused: [Int] = []
+            for index in 0..<40 {
+                let answer = try await Self.send(client, port: port, .PUT, key: "full:\(index)", body: Self.body(index))
+                switch answer.status {
+                case 201: acknowledged.append(index)
+                case 507:
+                    refused.append(index)
+                    #expect(answer.contentType == "application/problem+json")
+                    let problem = try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any]
+                    #expect(problem?["status"] as? Int == 507)
+                default: Issue.record("PUT full:\(index) answered \(answer.status)")
+                }
             }
-        }
-        #expect(acknowledged.count >= 5)  // 1 MiB holds about twenty 48 KiB entries
-        #expect(refused.count >= 10)
-        for index in refused {
-            #expect(try await Self.send(client, port: port, .GET, key: "full:\(index)").status == 404)
-        }
-        await service.killAndWait()
+            #expect(acknowledged.count >= 5)  // 1 MiB holds about twenty 48 KiB entries
+            #expect(refused.count >= 10)
+            for index in refused {
+                #expect(try await Self.send(client, port: port, .GET, key: "full:\(index)").status == 404)
+            }
+            await service.killAndWait()
 
-        var restarted = try await ExecutableTests.Service.start(arguments)
-        let newPort = try #require(restarted.port, "no start-up line in: \(restarted.log)")
-        for index in acknowledged {
-            let answer = try await Self.send(client, port: newPort, .GET, key: "full:\(index)")
-            #expect(answer.status == 200, "acknowledged PUT full:\(index) lost")
-            #expect(answer.body == Self.body(index))
+            var restarted = try await ExecutableTests.Service.start(arguments)
+            let newPort = try #require(restarted.port, "no start-up line in: \(restarted.log)")
+            for index in acknowledged {
+                let answer = try await Self.send(client, port: newPort, .GET, key: "full:\(index)")
+                #expect(answer.status == 200, "acknowledged PUT full:\(index) lost")
+                #expect(answer.body == Self.body(index))
+            }
+            for index in refused {
+                #expect(try await Self.send(client, port: newPort, .GET, key: "full:\(index)").status == 404)
+            }
+            #expect(await restarted.stop() == 0)
         }
-        for index in refused {
-            #expect(try await Self.send(client, port: newPort, .GET, key: "full:\(index)").status == 404)
-        }
-        #expect(await restarted.stop() == 0)
     }
 }

@@ -1,5 +1,6 @@
 import Access
 import AsyncHTTPClient
+import Clocks
 import Foundation
 import Logging
 import MicroHTTPServer
@@ -45,6 +46,8 @@ struct LiveService: StoppableService {
     /// `keyFile`: the key ring sealing what the disk and shared tiers store (`--encryption-keys`, CONTRACT §9);
     /// `migrate`: plaintext values still read under it (`--encryption-migrate`).
     /// `domains`: those fetching from the test upstream (the others: `demo`'s, else none); `paths`: `--upstream-path`.
+    /// `userShare`: `--upstream-user-share` (the contract's default when nil); `refreshInterval`: `--refresh-interval`;
+    /// `clock`: the cache's wall clock.
     static func start(
         dataDir: String? = nil, requestTimeout: Duration = .seconds(30), upstreamTimeout: Duration = .seconds(30),
         protection: [UpstreamDomain: UpstreamProtection] = [:], gateClock: any Clock<Duration> = ContinuousClock(),
@@ -52,13 +55,14 @@ struct LiveService: StoppableService {
         redis: SharedTierSettings? = nil, memory: MemoryTierConfiguration = MemoryTierConfiguration(),
         access: AccessSettings = AccessSettings(), host: String = "127.0.0.1", ownsUpstream: Bool? = nil,
         keyFile: String? = nil, migrate: Bool = false, domains: Set<UpstreamDomain> = Set(UpstreamDomain.allCases),
-        demo: Set<UpstreamDomain>? = nil, paths: [String: UpstreamPathTemplate] = [:]
+        demo: Set<UpstreamDomain>? = nil, paths: [String: UpstreamPathTemplate] = [:], userShare: UserShare? = nil,
+        refreshInterval: Duration = .zero, clock: any WallClock = SystemWallClock()
     ) async throws -> LiveService {
         let upstream = shared?.0 ?? TestUpstream()
         let upstreamPort: Int
         if let shared { upstreamPort = shared.port } else { upstreamPort = try await upstream.start() }
         let baseURL = TestUpstream.baseURL(port: upstreamPort)
-        let configuration = UnicacheConfiguration(
+        var configuration = UnicacheConfiguration(
             server: ServerSettings(host: host, port: 0, requestTimeout: requestTimeout, requestIDs: true),
             cache: CacheSettings(
                 memoryLimitBytes: memory.maxBytes, memoryEntries: memory.maxEntries, dataDir: dataDir ?? "",
@@ -70,11 +74,13 @@ struct LiveService: StoppableService {
                 timeout: upstreamTimeout, protection: protection, demo: demo, paths: paths),
             admin: AdminSettings(token: token),
             shared: redis ?? SharedTierSettings(), access: access, encryption: EncryptionSettings(keyFile: keyFile, migrate: migrate))
+        if let userShare { configuration.upstreams.userShare = userShare }
+        configuration.cache.refreshInterval = refreshInterval
         let ownsUpstream = ownsUpstream ?? (shared == nil)
         let application: UnicacheService
         let port: Int
         do {
-            application = try await UnicacheService.build(configuration, logger: logger, gateClock: gateClock)
+            application = try await UnicacheService.build(configuration, logger: logger, clock: clock, gateClock: gateClock)
             port = try application.server.start()
         } catch {
             if ownsUpstream { await upstream.shutdown() }

@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import HTTPRouting
 import JSONLogging
@@ -14,7 +15,7 @@ import UnifiedCache
     /// A debug JSON logger as the service installs it: the request id comes from the handler's task.
     static func jsonLogger(_ collector: LineCollector) -> Logger {
         Logger(label: "unicache") { label in
-            JSONLogHandler(label: label, level: .debug, output: collector.output, metadataProvider: LoggingBootstrap.requestID)
+            JSONLogHandler(label: label, level: .debug, output: collector.output, metadataProvider: LoggingBootstrap.requestID, clock: SystemWallClock())
         }
     }
 

@@ -25,16 +25,12 @@ import UnifiedCache
     ) async throws {
         let upstream = TestUpstream()
         let port = try await upstream.start()
-        let client = UpstreamClient(timeout: timeout, maxBodyBytes: maxBodyBytes, clock: clock, logger: Self.logger)
-        do {
-            try await body(upstream, try client.fetcher(baseURL: TestUpstream.baseURL(port: port) + "/"))
-        } catch {
-            await client.shutdown()
-            await upstream.shutdown()
-            throw error
+        try await withService(upstream) { upstream in
+            try await withHTTPClient(UpstreamClient(timeout: timeout, maxBodyBytes: maxBodyBytes, clock: clock, logger: Self.logger)) {
+                client in
+                try await body(upstream, try client.fetcher(baseURL: TestUpstream.baseURL(port: port) + "/"))
+            }
         }
-        await client.shutdown()
-        await upstream.shutdown()
     }
 
     static func request(_ path: String, _ query: [QueryItem] = []) -> FetchRequest {
@@ -136,12 +132,11 @@ import UnifiedCache
         let reserved = try ReservedPort()
         defer { reserved.release() }
         let port = reserved.port
-        let client = UpstreamClient(timeout: .seconds(2), logger: Self.logger)
-        let fetcher = try client.fetcher(baseURL: TestUpstream.baseURL(port: port))
-        let result: Result<FetchedValue, FetchError> = await {
+        let result: Result<FetchedValue, FetchError> = try await withHTTPClient(UpstreamClient(timeout: .seconds(2), clock: SystemWallClock(), logger: Self.logger)) {
+            client in
+            let fetcher = try client.fetcher(baseURL: TestUpstream.baseURL(port: port))
             do throws(FetchError) { return .success(try await fetcher.fetch(Self.request("/x"))) } catch { return .failure(error) }
-        }()
-        await client.shutdown()
+        }
         guard case .failure(.unreachable) = result else {
             Issue.record("expected .unreachable, got \(result)")
             return
@@ -179,10 +174,47 @@ import UnifiedCache
         }
     }
 
+    /// A request's trace context and id reach the HTTP client only as values it accepts: a `tracestate` outside W3C
+    /// Trace Context's grammar (`a=\u{7f}`, which the client refused, failing the fetch) is dropped while the valid
+    /// `traceparent` is continued, and an id that is not visible ASCII is not sent.
+    @Test func valuesTheClientWouldRefuseAreNotSent() async throws {
+        try await Self.withUpstream { upstream, fetcher in
+            var request = Self.request("/users/alice/subscription")
+            request.traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+            request.tracestate = "a=\u{7f}"
+            request.requestID = "bad id\u{7f}"
+            _ = try await fetcher.fetch(request)
+            let headers = try #require(upstream.lastHeaders("/users/alice/subscription"))
+            #expect(headers["traceparent"].first?.contains("-4bf92f3577b34da6a3ce929d0e0e4736-") == true)
+            #expect(headers["tracestate"].isEmpty)
+            #expect(headers["X-Request-ID"].isEmpty)
+        }
+    }
+
+    /// A request the HTTP client refuses to send (here a service header's value, which configuration checks keep
+    /// out) is the request's failure, `.invalidRequest`, in words that repeat none of its values; nothing is sent.
+    @Test func aRequestTheClientRefusesIsInvalidNotUnavailable() async throws {
+        let upstream = TestUpstream()
+        let port = try await upstream.start()
+        let error = try await withService(upstream) { _ in
+            try await withHTTPClient(UpstreamClient(clock: SystemWallClock(), logger: Self.logger)) { client in
+                let fetcher = try client.fetcher(
+                    baseURL: TestUpstream.baseURL(port: port), headers: [UpstreamHeader(name: "X-Key", value: "secret\u{7f}")])
+                return await #expect(throws: FetchError.self) { try await fetcher.fetch(Self.request("/users/alice/profile")) }
+            }
+        }
+        guard case .invalidRequest(let reason) = error else {
+            Issue.record("expected .invalidRequest, got \(String(describing: error))")
+            return
+        }
+        #expect(reason == "the HTTP client refused a header of the request")
+        #expect(upstream.requestTargets.isEmpty)
+    }
+
     @Test(arguments: ["", "up:9000", "ftp://up", "http://", "http://up:9000?x=1", "not a url"])
-    func invalidBaseURLsAreRejected(url: String) async {
-        let client = UpstreamClient(logger: Self.logger)
-        #expect(throws: UpstreamClient.InvalidBaseURL.self) { try client.fetcher(baseURL: url) }
-        await client.shutdown()
+    func invalidBaseURLsAreRejected(url: String) async throws {
+        try await withHTTPClient(UpstreamClient(clock: SystemWallClock(), logger: Self.logger)) { client in
+            #expect(throws: UpstreamClient.InvalidBaseURL.self) { try client.fetcher(baseURL: url) }
+        }
     }
 }

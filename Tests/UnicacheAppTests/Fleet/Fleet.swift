@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
-import RedisClient
+import Redis
 import RedisTestSupport
 import RedisTier
 import TestSupport

@@ -1,5 +1,5 @@
 import Foundation
-import RedisClient
+import Redis
 import RedisTestSupport
 import Testing
 import TestSupport
@@ -27,7 +27,8 @@ struct FleetACLTests {
     static func text(_ reply: RedisReply) -> String {
         switch reply {
         case .string(let bytes): String(decoding: bytes, as: UTF8.self)
-        case .status(let text), .error(let text): text
+        case .status(let text): text
+        case .error(let error): error.message
         case .integer(let value): "\(value)"
         case .array(let items): "[" + items.map(text).joined(separator: " ") + "]"
         case .null: "null"
@@ -104,6 +105,48 @@ struct FleetACLTests {
                 #expect(write.status == 503)
                 #expect(ready.status == 200 && ready.body.contains("unreachable"))
                 #expect(!stats.body.contains("wrong-password-7f3a"))
+            }
+        }
+    }
+
+    /// A refusal of the user's credentials or permissions is a configuration to fix, not an outage: counted in
+    /// `shared.authErrors` and not in `shared.errors`, whether it is a wrong password (`WRONGPASS` to AUTH) or rules
+    /// that do not grant the prefix (`NOPERM` to every command and to SUBSCRIBE); the warning names the user, once per
+    /// back-off, and no log line, `/stats` or problem says the password or repeats Redis's text.
+    @Test(arguments: ["WRONGPASS", "NOPERM"])
+    func aRefusedUserCountsAsAnAuthErrorNotAnError(_ refusal: String) async throws {
+        let prefix = "acl\(UInt16.random(in: 0...UInt16.max)):"
+        let password = "right-\(UUID().uuidString)"
+        // NOPERM: the shipped rules for another prefix; WRONGPASS: the right rules, a wrong password.
+        let rules = try Self.rules(prefix: refusal == "NOPERM" ? "elsewhere:" : prefix)
+        let store = CapturingLogHandler.Store()
+        try await withService(Fleet.start(
+            instances: 0, password: "admin-\(UUID().uuidString)", prefix: prefix,
+            aclUser: Fleet.ACLUser(name: "unicache", password: password, rules: rules))) { fleet in
+            var endpoint = fleet.serviceEndpoint
+            if refusal == "WRONGPASS" { endpoint.password = "wrong-password-7f3a" }
+            try await withService(LiveService.start(
+                logger: CapturingLogHandler.logger(store), upstream: (fleet.upstream, fleet.upstreamPort),
+                redis: Fleet.tierConfiguration(endpoint, timeout: .seconds(1), prefix: prefix))) { live in
+                for index in 0..<5 {
+                    #expect(try await live.request(.GET, "/v1/users/erin\(index)/subscription").status == 200)
+                }
+                let write = try await live.request(.PUT, "/v1/cache/w1", body: "x", admin: true)
+                await waitUntil("the refusal is counted") { Fleet.shared(live).authErrors > 0 }
+                let stats = try await live.request(.GET, "/stats")
+                let shared = Fleet.shared(live)
+                await live.stop()
+                await fleet.stop()
+                #expect(write.status == 503)
+                #expect(shared.errors == 0, "\(shared.operations)")
+                #expect(shared.authErrors > 0)
+                let lines = store.rendered
+                let warnings = lines.filter { $0.contains("refused") && $0.contains("unicache") && $0.contains(refusal) }
+                #expect(!warnings.isEmpty, "\(lines)")
+                for text in lines + [stats.body, write.body] {
+                    #expect(!text.contains(password) && !text.contains("wrong-password-7f3a"))
+                    #expect(!text.contains("invalid username-password pair"))
+                }
             }
         }
     }

@@ -14,13 +14,14 @@ struct FleetCrashTests {
     @Test func aCatchUpKilledMidwayResumesWithoutSkipping() async throws {
         try await withService(Fleet.start(instances: 1)) { fleet in
             let other = fleet.instances[0]
-            let dataDir = try AtRest.temporaryDirectory()
-            defer { try? FileManager.default.removeItem(atPath: dataDir) }
+            let folder = try TemporaryFolder("at-rest"), dataDir = folder.path
+            defer { folder.remove() }
             let checkpoint = dataDir + "/" + UnicacheService.checkpointFileName
             let client = HTTPClient.shared  // never shut down: a throw below cannot leave a client to crash in its deinit
             let arguments = [
                 "--disk-limit", "64MiB", "--data-dir", dataDir, "--redis", "redis://127.0.0.1:\(fleet.redis.port)",
-                "--redis-prefix", fleet.prefix, "--admin-token", FullDiskTests.token, "--log-format", "json",
+                "--redis-prefix", fleet.prefix, "--redis-timeout", "\(fleet.timeout.components.seconds)s",
+                "--admin-token", FullDiskTests.token, "--log-format", "json",
             ]
             let keys = (0..<200).map { "crash\($0)" }
 
@@ -39,7 +40,7 @@ struct FleetCrashTests {
                     #expect(try await other.request(.PUT, "/v1/cache/\(key)", body: "v2", admin: true).status == 200)
                 }
                 _ = try await redisCommand(fleet.redis,
-                    "EVAL", "for i = 1, 8000 do redis.call('XADD', KEYS[1], '*', 'm', 'elsewhere|key|filler' .. i) end",
+                    "EVAL", "for i = 1, 8000 do redis.call('XADD', KEYS[1], '*', 'm', 'v2|elsewhere|key|filler' .. i) end",
                     "1", fleet.prefix + "#log")
             }
             let logEnd = try await redisCommand(fleet.redis, "XREVRANGE", fleet.prefix + "#log", "+", "-", "COUNT", "1")

@@ -12,7 +12,8 @@ import TestSupport
     @Test func aRestartedInstanceAppliesWhatItMissedAndKeepsItsDisk() async throws {
         try await withService(Fleet.start(instances: 1)) { fleet in
             let other = fleet.instances[0]
-            let dataDir = try AtRest.temporaryDirectory()
+            let folder = try TemporaryFolder("at-rest"), dataDir = folder.path
+            defer { folder.remove() }
             try await withService(fleet.startInstance(dataDir: dataDir)) { first in
                 for user in ["w1", "w2", "w3"] {
                     #expect(try await first.request(.GET, "/v1/users/\(user)/subscription").header("X-Cache") == "MISS")
@@ -53,7 +54,8 @@ import TestSupport
     /// (and its raw entries, which Redis no longer holds either), as before the log.
     @Test func redisRestartedEmptyDropsTheDiskAsBefore() async throws {
         try await withService(Fleet.start(instances: 0)) { fleet in
-            let dataDir = try AtRest.temporaryDirectory()
+            let folder = try TemporaryFolder("at-rest"), dataDir = folder.path
+            defer { folder.remove() }
             try await withService(fleet.startInstance(dataDir: dataDir)) { first in
                 _ = try await first.request(.GET, "/v1/users/e1/subscription")
                 await first.stop()

@@ -1,5 +1,5 @@
 import Foundation
-import RedisClient
+import Redis
 import RedisTestSupport
 import Testing
 import TestSupport

@@ -1,7 +1,6 @@
 import Foundation
 import NIOConcurrencyHelpers
-import RedisClient
-import RedisNIO
+import Redis
 import RedisTestSupport
 import TestSupport
 import Testing
@@ -34,9 +33,8 @@ struct FleetSentinelTests {
 
             // The test's own ear on the Sentinels: when the promotion happened.
             let sentinel = RedisSentinel(
-                sentinels: group.sentinels.map { RedisURL.Address(host: "127.0.0.1", port: $0.port) },
-                masterName: SentinelGroup.masterName,
-                sentinelTemplate: RedisConnectionConfiguration(host: "", commandTimeout: .seconds(5), connectTimeout: .seconds(5)))
+                sentinels: group.sentinels.map { RedisEndpoint.Address(host: "127.0.0.1", port: $0.port) },
+                masterName: SentinelGroup.masterName, timeout: .seconds(5))
             let watcher = try await sentinel.watch()
 
             // Reads all through the failover: never a 5xx.

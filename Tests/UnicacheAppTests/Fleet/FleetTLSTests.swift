@@ -1,6 +1,5 @@
 import Foundation
-import RedisClient
-import RedisNIO
+import Redis
 import RedisTestSupport
 import Testing
 import TestSupport
@@ -15,12 +14,6 @@ import UnifiedCache
 /// reads go on from the upstream and fleet writes answer 503.
 @Suite("The service over TLS to Redis", .serialized, .timeLimit(.minutes(3)))
 struct FleetTLSTests {
-    static func folder() throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("unicache-fleet-tls-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        return folder
-    }
-
     static func settings(_ server: RedisServerProcess, _ options: RedisTLSOptions) -> SharedTierSettings {
         SharedTierSettings(
             redis: RedisEndpoint(host: "127.0.0.1", port: server.port, tls: options), timeout: .seconds(2),
@@ -28,9 +21,9 @@ struct FleetTLSTests {
     }
 
     @Test func theRightCertificatesConnectAndTheStatsSaySo() async throws {
-        let folder = try Self.folder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let pki = try TestCertificate.Authority(folder: folder)
+        let folder = try TemporaryFolder("unicache-fleet-tls")
+        defer { folder.remove() }
+        let pki = try TestCertificate.Authority(folder: folder.url)
         let client = try pki.issue(commonName: "unicache", dnsNames: [], client: true)
         let server = try await RedisServerProcess.startTLS(pki: pki, certificate: try pki.issue(), authClients: true)
         let options = RedisTLSOptions(
@@ -54,10 +47,10 @@ struct FleetTLSTests {
 
     @Test(arguments: ["wrong CA", "expired", "wrong name"])
     func aCertificateThatDoesNotVerifyIsRefusedCountedAndReadsGoOn(_ problem: String) async throws {
-        let folder = try Self.folder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let pki = try TestCertificate.Authority(folder: folder)
-        let otherCA = try TestCertificate.Authority(folder: folder, name: "someone else's CA")
+        let folder = try TemporaryFolder("unicache-fleet-tls")
+        defer { folder.remove() }
+        let pki = try TestCertificate.Authority(folder: folder.url)
+        let otherCA = try TestCertificate.Authority(folder: folder.url, name: "someone else's CA")
         let client = try pki.issue(commonName: "unicache", dnsNames: [], client: true)
         let certificate =
             problem == "expired"

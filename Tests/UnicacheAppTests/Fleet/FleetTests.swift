@@ -1,7 +1,8 @@
+import Clocks
 import Foundation
 import JSONLogging
 import Logging
-import RedisClient
+import Redis
 import RedisTestSupport
 import TestSupport
 import Testing
@@ -193,9 +194,9 @@ import UpstreamGate
             let a = fleet.instances[0]
             let sleeper = Task { try? await redisCommand(fleet.redis, "DEBUG", "SLEEP", "15", timeout: .seconds(2)) }
             await waitUntil("Redis is asleep", within: .seconds(10)) {
-                let probe = RedisCommandPool(endpoint: fleet.redis.endpoint, timeout: .milliseconds(20), size: 1)
+                let probe = RedisNodeClient(endpoint: fleet.redis.endpoint, timeout: .milliseconds(20), size: 1)
                 defer { probe.shutdown() }
-                return (try? await probe.command([Array("PING".utf8)])) == nil
+                return (try? await probe.send(.ping)) == nil
             }
             let started = ContinuousClock.now
             let answers = try await withThrowingTaskGroup(of: LiveService.Answer.self) { group in
@@ -216,7 +217,7 @@ import UpstreamGate
     @Test func thePasswordIsShownNowhere() async throws {
         let collector = LineCollector()
         let logger = Logger(label: "fleet") { label in
-            JSONLogHandler(label: label, level: .debug, output: collector.output, metadataProvider: nil)
+            JSONLogHandler(label: label, level: .debug, output: collector.output, metadataProvider: nil, clock: SystemWallClock())
         }
         try await withService(Fleet.start(instances: 1, password: "s3cret-pw", logger: logger)) { fleet in
             let a = fleet.instances[0]

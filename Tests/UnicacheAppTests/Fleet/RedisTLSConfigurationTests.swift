@@ -1,7 +1,8 @@
 import Foundation
-import RedisNIO
+import Redis
 import RedisTestSupport
 import Testing
+import TestSupport
 import TLSTestSupport
 import UnicacheApp
 
@@ -22,10 +23,9 @@ import UnicacheApp
     }
 
     @Test func theFilesAreCheckedAndEachErrorNamesItsFlag() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("unicache-redis-tls-flags-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let pki = try TestCertificate.Authority(folder: folder)
+        let folder = try TemporaryFolder("unicache-redis-tls-flags")
+        defer { folder.remove() }
+        let pki = try TestCertificate.Authority(folder: folder.url)
         let client = try pki.issue(commonName: "unicache", dnsNames: [], client: true)
         let url = "rediss://app:s3cret@10.0.0.5:6380"
 
@@ -49,16 +49,16 @@ import UnicacheApp
         let alone = Self.message(["--redis", url, "--redis-tls-cert", client.certificate])
         #expect(alone.hasPrefix("--redis-tls-cert: ") && alone.contains("--redis-tls-key"), "\(alone)")
 
-        let openKey = folder.appendingPathComponent("open.key").path
+        let openKey = folder.url.appendingPathComponent("open.key").path
         try FileManager.default.copyItem(atPath: client.key, toPath: openKey)
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: openKey)
         let readable = Self.message(["--redis", url, "--redis-tls-cert", client.certificate, "--redis-tls-key", openKey])
         #expect(readable.hasPrefix("--redis-tls-key: ") && readable.contains("mode 644"), "\(readable)")
         #expect(!readable.contains("PRIVATE KEY"))
 
-        let missing = Self.message(["--redis", url, "--redis-tls-ca", folder.appendingPathComponent("none.pem").path])
+        let missing = Self.message(["--redis", url, "--redis-tls-ca", folder.url.appendingPathComponent("none.pem").path])
         #expect(missing.hasPrefix("--redis-tls-ca: "), "\(missing)")
-        let notPEM = folder.appendingPathComponent("not.pem").path
+        let notPEM = folder.url.appendingPathComponent("not.pem").path
         try Data("not a certificate".utf8).write(to: URL(fileURLWithPath: notPEM))
         let garbage = Self.message(["--redis", url, "--redis-tls-ca", notPEM])
         #expect(garbage.hasPrefix("--redis-tls-ca: "), "\(garbage)")

@@ -49,7 +49,7 @@ import UnicacheApp
         let server = try TinyHTTPServer(answer: nil)
         defer { server.stop() }
         await #expect(throws: HealthcheckError.timeout) {
-            try await Self.status(HealthcheckClient(host: "127.0.0.1", port: server.port, timeout: .milliseconds(300)))
+            try await Self.status(HealthcheckClient(host: "127.0.0.1", port: server.port, timeout: .seconds(1)))
         }
     }
 

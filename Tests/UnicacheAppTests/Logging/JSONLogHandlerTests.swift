@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import HTTPRouting
 import JSONLogging
@@ -130,11 +131,11 @@ import UnicacheApp
 
     @Test func bootstrapFactoryFollowsTheSettings() {
         let collector = LineCollector()
-        let json = LoggingBootstrap.handlerFactory(for: LogSettings(level: .debug, format: .json), output: collector.output)
+        let json = LoggingBootstrap.handlerFactory(for: LogSettings(level: .debug, format: .json), output: collector.output, clock: SystemWallClock())
         let handler = json("x", nil)
         #expect(handler is JSONLogHandler)
         #expect(handler.logLevel == .debug)
-        let text = LoggingBootstrap.handlerFactory(for: LogSettings(level: .error, format: .text), output: collector.output)("y", nil)
+        let text = LoggingBootstrap.handlerFactory(for: LogSettings(level: .error, format: .text), output: collector.output, clock: SystemWallClock())("y", nil)
         #expect(text is StreamLogHandler)
         #expect(text.logLevel == .error)
     }

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import RedisClient
+import Redis
 import RedisTestSupport
 import RedisTier
 import TestSupport
@@ -23,9 +23,6 @@ enum AtRest {
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
         return path
     }
-
-    /// A fresh temporary folder the caller removes (the fleet's tests: they adopt the kit's `TemporaryFolder` later).
-    static func temporaryDirectory() throws -> String { try TemporaryFolder("at-rest").path }
 
     /// The contents of every regular file under `directory`.
     static func files(under directory: String) throws -> [[UInt8]] {

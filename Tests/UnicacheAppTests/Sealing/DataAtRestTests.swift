@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import RedisClient
+import Redis
 import RedisTestSupport
 import RedisTier
 import TestSupport

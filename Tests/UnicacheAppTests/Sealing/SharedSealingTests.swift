@@ -1,5 +1,5 @@
 import Foundation
-import RedisClient
+import Redis
 import RedisTestSupport
 import RedisTier
 import TestSupport

@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import Logging
 import TestSupport
@@ -48,21 +49,22 @@ import UnifiedCache
     @Test func shutdownEndsAHeldRequest() async throws {
         let upstream = TestUpstream()
         let port = try await upstream.start()
-        let client = UpstreamClient(timeout: .seconds(30), logger: HTTPUpstreamFetcherTests.logger)
-        let fetcher = try client.fetcher(baseURL: TestUpstream.baseURL(port: port))
-        upstream.set("/held", .gated(Latch(), .json("{}")))
-        let fetch = Task { () -> FetchError? in
-            do throws(FetchError) {
-                _ = try await fetcher.fetch(FetchRequest(key: "k", namespace: "n", user: nil, path: "/held"))
-                return nil
-            } catch {
-                return error
+        let error = try await withHTTPClient(UpstreamClient(timeout: .seconds(30), clock: SystemWallClock(), logger: HTTPUpstreamFetcherTests.logger)) {
+            client in
+            let fetcher = try client.fetcher(baseURL: TestUpstream.baseURL(port: port))
+            upstream.set("/held", .gated(Latch(), .json("{}")))
+            let fetch = Task { () -> FetchError? in
+                do throws(FetchError) {
+                    _ = try await fetcher.fetch(FetchRequest(key: "k", namespace: "n", user: nil, path: "/held"))
+                    return nil
+                } catch {
+                    return error
+                }
             }
+            await upstream.waitForRequests("/held", count: 1)
+            await upstream.shutdown()
+            return await fetch.value
         }
-        await upstream.waitForRequests("/held", count: 1)
-        await upstream.shutdown()
-        let error = await fetch.value
-        await client.shutdown()
         guard case .unavailable = error else {
             Issue.record("expected .unavailable, got \(String(describing: error))")
             return

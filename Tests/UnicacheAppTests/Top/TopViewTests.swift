@@ -44,14 +44,72 @@ import Testing
         #expect(row("read-through") == ["15.0", "50"])       // (50 - 20) / 2 s
         #expect(row("  hit") == ["10.0", "30"])
         #expect(row("hit rate") == ["66.7%", "60.0%"])        // 20 of the interval's 30; 30 of 50 since start
-        #expect(row("  memory") == ["50.0%", "50.0%"])        // 15 of 30; 25 of 50
-        #expect(row("  disk") == ["16.7%", "10.0%"])
+        // memory 15 of 30, disk 5 of 30, shared 0 in the interval; 25, 5 and 0 of 50 since start.
+        #expect(row("  memory/disk/shared") == ["50.0/16.7/0.0%", "50.0/10.0/0.0%"])
         #expect(row("requests (http)") == ["0.0", "90"])      // /stats left out
         let domain = lines.first { $0.hasPrefix("activities") } ?? ""
         #expect(domain.split(separator: " ") == ["activities", "open", "7", "1", "2/0/5"])
-        let shared = lines.first { $0.hasPrefix("shared") } ?? ""
-        #expect(shared.contains("enabled no") && shared.contains("endpoint -") && shared.contains("failovers -"))
+        let shared = lines.drop { !$0.hasPrefix("shared") }.prefix(2).joined(separator: "\n")
+        #expect(shared.hasPrefix("shared   off") && shared.contains("endpoint -") && shared.contains("failovers -"))
         #expect(lines.contains { $0.hasPrefix("auth     mode -") })
+    }
+
+    /// A service with everything to show (four upstreams, the shared tier, JWT access, big counters, a long URL and
+    /// endpoint): the frame fits an 80×24 terminal, and nothing in it is cut.
+    @Test func aFullFrameFitsAnEightyByTwentyFourTerminal() {
+        let big = 123_456_789
+        let domain: [String: Any] = [
+            "circuit": "half-open", "budgetRemaining": big, "inFlight": 64, "rejected": ["rate": big, "paused": big, "circuit": big],
+        ]
+        let stats: [String: Any] = [
+            "version": "0.5.0", "uptimeSeconds": 3_599_999,
+            "cache": [
+                "hits": big, "misses": big, "coalesced": big, "stale": big, "refreshes": big, "hitRate": 0.999,
+                "hitsByTier": ["memory": big, "disk": big, "shared": big],
+            ] as [String: Any],
+            "upstream": [
+                "fetches": big, "failures": big, "latencyMs": ["p50": 1234.56, "p99": 99999.99],
+                "domains": ["health": domain, "activities": domain, "subscription": domain, "progress": domain],
+            ] as [String: Any],
+            "shared": [
+                "enabled": true, "connected": true, "endpoint": "redis-primary-0.redis.cache.internal.example:6379",
+                "failovers": big, "hits": big, "misses": big, "errors": big,
+            ] as [String: Any],
+            "auth": [
+                "mode": "protected", "allowed": big, "keys": big, "keyErrors": big,
+                "denied": ["missing": big, "invalid": big, "expired": big, "forbidden": big, "protected": big],
+            ] as [String: Any],
+            "memory": ["bytes": 1_073_741_000, "limitBytes": 1_073_741_824, "entries": big, "evictions": big],
+            "disk": [
+                "bytes": 999_999_999_999, "limitBytes": 1_099_511_627_776, "entries": big, "evictions": big,
+                "writeErrors": big, "undecryptable": big,
+            ],
+        ]
+        let start = ContinuousClock.now
+        let first = TopSnapshot(stats: stats, metrics: MetricsText(Self.metrics), at: start)
+        let second = TopSnapshot(stats: stats, metrics: MetricsText(Self.metrics), at: start + .milliseconds(1))
+        let lines = TopView(url: "http://unicache-instance-7.internal:8080", previous: first, current: second).lines()
+        #expect(lines.count <= 24, "\(lines.count) lines")
+        for line in lines { #expect(line.count <= 80, "\(line.count) columns: \(line)") }
+        #expect(!lines.contains { $0.contains("…") }, "\(lines.joined(separator: "\n"))")
+        for figure in ["health", "progress", "redis-primary-0.redis.cache.internal.example:6379", "protected 123M",
+                       "errors 246M", "latency p50 / p99", "shared   connected", "up 999h59m59s"] {
+            #expect(lines.contains { $0.contains(figure) }, "\(figure)")
+        }
+    }
+
+    @Test func longerLinesAreCutToTheTerminal() {
+        let lines = TopView.fit((0..<30).map { String(repeating: "x", count: $0 * 5) })
+        #expect(lines.count == 24)
+        #expect(lines.allSatisfy { $0.count <= 80 })
+        #expect(lines[23] == String(repeating: "x", count: 79) + "…")
+    }
+
+    /// `unicache top` tells a unicache `/stats` from anything else that answers JSON.
+    @Test func onlyAUnicacheStatsDocumentIsOne() {
+        #expect(Self.snapshot(hits: 1, misses: 1, memoryHits: 1, at: .now).isUnicacheStats)
+        #expect(TopSnapshot(statsJSON: Array(#"{"path":"/stats","request":1}"#.utf8), metricsText: "", at: .now)?.isUnicacheStats == false)
+        #expect(TopSnapshot(statsJSON: Array("<html></html>".utf8), metricsText: "", at: .now) == nil)
     }
 
     @Test func theFirstFrameHasNoRates() {

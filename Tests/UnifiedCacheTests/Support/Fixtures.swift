@@ -43,3 +43,26 @@ func entry(
 func quietLogger() -> Logger {
     Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
 }
+
+extension UnifiedCacheManager {
+    /// What `look` has ready for `key` without joining anything (a fresh value from memory or the second tier,
+    /// counted), else nil.
+    func ready(
+        _ key: String, policy: FreshnessPolicy, refusal: ((_ namespace: String) -> UpstreamRefusal?)? = nil
+    ) -> CacheResult? {
+        guard case .ready(let result) = look(request(key), policy: policy, refusal: refusal, joining: false)
+        else { return nil }
+        return result
+    }
+
+    /// `look` for `request`, joining by callback what is under way, as the HTTP side does: false, and `answer` never
+    /// called, when the look is not `.pending`.
+    func join(
+        _ request: FetchRequest, policy: FreshnessPolicy = .ttl(60),
+        answer: @escaping @Sendable (Result<CacheResult, CacheError>?) -> Void
+    ) -> Bool {
+        guard case .pending(let read) = look(request, policy: policy) else { return false }
+        read.whenDone(answer)
+        return true
+    }
+}

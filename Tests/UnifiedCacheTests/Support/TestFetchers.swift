@@ -39,12 +39,11 @@ final class HeldFetcher: Fetcher {
     private let calls = NIOLockedValueBox(0)
     private let latch = Latch()
     private let result: Result<FetchedValue, FetchError>
-    let started: AsyncStream<Int>
-    private let startedContinuation: AsyncStream<Int>.Continuation
+    /// Each call's number as it starts.
+    let started = Signals(of: Int.self)
 
     init(_ result: Result<FetchedValue, FetchError>) {
         self.result = result
-        (started, startedContinuation) = AsyncStream.makeStream(of: Int.self)
     }
 
     convenience init(body: String) {
@@ -60,19 +59,13 @@ final class HeldFetcher: Fetcher {
             count += 1
             return count
         }
-        startedContinuation.yield(number)
+        started.signal(number)
         await latch.wait()
         // A cancelled shared load must be visible to the tests that check it is not cancelled.
         if Task.isCancelled { throw .unavailable("cancelled") }
         return try result.get()
     }
 
-    /// Waits until `calls` fetches have started.
-    func waitForStarts(_ calls: Int) async {
-        var seen = 0
-        for await _ in started {
-            seen += 1
-            if seen >= calls { return }
-        }
-    }
+    /// Waits until `calls` more fetches have started.
+    func waitForStarts(_ calls: Int) async { await started.wait(for: calls) }
 }

@@ -1,0 +1,150 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOSSL
+
+/// Commands written together; their replies come back as one array, in order, to `completion` (called once, on
+/// the connection's event loop).
+struct RedisCommandBatch: Sendable {
+    let commands: [RedisCommand]
+    /// Replies that answer the batch: one per command, except SUBSCRIBE-like commands (one per channel).
+    let expectedReplies: Int
+    /// An error reply answers the whole batch (SUBSCRIBE refused by an ACL is one error, not one per channel).
+    var endsOnError = false
+    /// When the replies must all be in; past it the connection fails and closes.
+    let deadline: NIODeadline
+    let completion: @Sendable (Result<[RedisReply], RedisError>) -> Void
+}
+
+/// Writes command batches and matches replies to them in order through a FIFO. A deadline that passes with its
+/// batch still pending, a protocol violation or a lost connection fails every pending batch and closes the
+/// channel, so that a late reply is never matched to a later command. One timer per connection watches the
+/// deadlines (armed for the earliest pending one), not one per command.
+final class RedisCommandHandler: ChannelDuplexHandler {
+    typealias InboundIn = RedisReply
+    typealias OutboundIn = RedisCommandBatch
+    typealias OutboundOut = ByteBuffer
+
+    private struct Pending {
+        let batch: RedisCommandBatch
+        var replies: [RedisReply]
+    }
+
+    private var pending = CircularBuffer<Pending>()
+    /// The deadline watch, armed while a batch is pending, for the deadline it was armed with.
+    private var watch: (task: Scheduled<Void>, deadline: NIODeadline)?
+    /// Set once: the connection is done and refuses new commands with this.
+    private var failure: RedisError?
+    /// Where pub/sub messages go on a subscription connection (nil: a command connection, where a push is a reply).
+    private let onMessage: ((RedisPubSubMessage) -> Void)?
+    private let onClose: (() -> Void)?
+    /// The first failure, shared with the connection: a command written after the pipeline is gone fails with it.
+    private let closeReason: NIOLockedValueBox<RedisError?>
+
+    init(
+        closeReason: NIOLockedValueBox<RedisError?>, onMessage: ((RedisPubSubMessage) -> Void)? = nil,
+        onClose: (() -> Void)? = nil
+    ) {
+        self.closeReason = closeReason
+        self.onMessage = onMessage
+        self.onClose = onClose
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let batch = unwrapOutboundIn(data)
+        promise?.succeed()
+        if let failure { return batch.completion(.failure(failure)) }
+        guard batch.expectedReplies > 0 else { return batch.completion(.success([])) }
+        var buffer = context.channel.allocator.buffer(capacity: 64 * batch.commands.count)
+        for command in batch.commands { buffer.writeRESPCommand(command) }
+        var replies: [RedisReply] = []
+        replies.reserveCapacity(batch.expectedReplies)
+        pending.append(Pending(batch: batch, replies: replies))
+        watchDeadline(batch.deadline, context: context)
+        // The batch is ours now: a failed write closes the channel, and errorCaught or channelInactive fails it with
+        // the cause (a TLS error must not lose the race to the buffered write's "closed").
+        context.write(wrapOutboundOut(buffer), promise: nil)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let value = unwrapInboundIn(data)
+        if let onMessage, let message = RedisPubSubMessage(value) {
+            onMessage(message)
+            return
+        }
+        guard !pending.isEmpty else {
+            // Redis 7 unsubscribes a sharded channel whose slot moved to another node: the subscription ends.
+            if onMessage != nil, value.array?.first?.text == "sunsubscribe" {
+                context.close(promise: nil)
+                return
+            }
+            fail(context, .protocolViolation("a reply to no command"))
+            return
+        }
+        pending[pending.startIndex].replies.append(value)
+        let head = pending[pending.startIndex]
+        if head.replies.count == head.batch.expectedReplies || (head.batch.endsOnError && value.errorReply != nil) {
+            let done = pending.removeFirst()
+            done.batch.completion(.success(done.replies))
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        failAll(.connectionClosed)
+        onClose?()
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        fail(context, RedisError(channelError: error))
+    }
+
+    /// Arms the watch for `deadline` unless it is armed for an earlier one already.
+    private func watchDeadline(_ deadline: NIODeadline, context: ChannelHandlerContext) {
+        if let watch {
+            guard deadline < watch.deadline else { return }
+            watch.task.cancel()
+        }
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+        watch = (context.eventLoop.scheduleTask(deadline: deadline) { bound.value.handler.deadlineReached(bound.value.context) }, deadline)
+    }
+
+    /// The watch fired: a pending batch past its deadline fails the connection; else the watch moves on to the
+    /// earliest pending deadline (none pending: disarmed).
+    private func deadlineReached(_ context: ChannelHandlerContext) {
+        watch = nil
+        let now = NIODeadline.now()
+        var earliest: NIODeadline?
+        for entry in pending {
+            if entry.batch.deadline <= now { return fail(context, .timeout) }
+            earliest = min(earliest ?? entry.batch.deadline, entry.batch.deadline)
+        }
+        if let earliest { watchDeadline(earliest, context: context) }
+    }
+
+    private func fail(_ context: ChannelHandlerContext, _ error: RedisError) {
+        failAll(error)
+        context.close(promise: nil)
+    }
+
+    private func failAll(_ error: RedisError) {
+        if failure == nil {
+            failure = error
+            closeReason.withLockedValue { if $0 == nil { $0 = error } }
+        }
+        watch?.task.cancel()
+        watch = nil
+        while let next = pending.popFirst() { next.batch.completion(.failure(error)) }
+    }
+}
+
+extension RedisError {
+    /// What a channel error means to a caller: TLS failures keep their reason, the rest is a closed connection.
+    init(channelError error: any Error) {
+        switch error {
+        case let error as RedisError: self = error
+        case let error as NIOSSLError: self = .tls(String(describing: error))
+        case let error as NIOSSLExtraError: self = .tls(String(describing: error))
+        default: self = .connectionClosed
+        }
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+
+/// How fresh an entry is to a read under its policy: the one rule every read of the core applies.
+enum ReadFreshness {
+    /// Fresh, outside any refresh-ahead window: answered as it is.
+    case fresh
+    /// Fresh, but the policy's refresh-ahead window asks for a background refresh: `get` serves it and starts one.
+    case refreshAhead
+    /// Past its freshness: only a load (or a refusal of the upstream) may serve it.
+    case stale
+}
+
+extension CacheEntry {
+    func freshness(at now: Date, policy: FreshnessPolicy) -> ReadFreshness {
+        guard isFresh(at: now) else { return .stale }
+        if let rule = policy.refreshAhead, rule.shouldRefresh(storedAt: storedAt, now: now) { return .refreshAhead }
+        return .fresh
+    }
+}
+
+extension UnifiedCacheManager {
+    /// The synchronous read, on the caller's thread: `.ready` with a fresh value from memory or the second tier (read
+    /// here, `secondTierNow`), counted; `.pending` when a load of the key is in flight (joined) or, with a shared
+    /// tier and no second tier, the shared tier can be asked without a task; `.absent` with nothing counted, so the
+    /// caller's `get` counts exactly once. A fresh value in its refresh-ahead window is `.absent` (`get` serves it at
+    /// once and starts the refresh; it never waits for one in flight).
+    ///
+    /// `now`: the caller's reading of the manager's clock, if it has one. `refusal` (a namespace → whether its
+    /// upstream refuses a fetch at once) lets a stale memory copy answer too, as the load would after that refusal.
+    /// `joining: false` looks without joining (a caller that answers only what is ready).
+    public func look(
+        _ request: FetchRequest, policy: FreshnessPolicy, now: Date? = nil,
+        refusal: ((_ namespace: String) -> UpstreamRefusal?)? = nil, joining: Bool = true
+    ) -> CacheLook {
+        let now = now ?? clock.now()
+        if let entry = memory.entry(for: request.key) {
+            switch entry.freshness(at: now, policy: policy) {
+            case .fresh:
+                guard entry.kind == .value else { return .absent }
+                recorder.record(.hit, namespace: entry.namespace, tier: .memory)
+                return .ready(CacheResult(entry: entry, outcome: .hit, tier: .memory, stored: false, now: now))
+            case .refreshAhead:
+                return .absent
+            case .stale:
+                if let stale = staleRefused(entry, now: now, refusal: refusal) { return .ready(stale) }
+            }
+        } else if let entry = secondTierNow(request.key, policy: policy, now: now) {
+            recorder.record(.hit, namespace: entry.namespace, tier: .disk)
+            return .ready(CacheResult(entry: entry, outcome: .hit, tier: .disk, stored: false, now: now))
+        }
+        guard joining else { return .absent }
+        let joined = state.withLockedValue { state -> PendingRead.Source? in
+            if let announced = state.inFlight.join(request.key, mode: .load) { return .load(announced) }
+            guard readsSharedWithoutTasks else { return nil }
+            return .shared(policy: policy, invalidations: state.invalidations)
+        }
+        guard let joined else { return .absent }
+        return .pending(PendingRead(manager: self, key: request.key, namespace: request.namespace, source: joined))
+    }
+
+    /// Whether the shared tier can be asked without a task: a shared tier and no second tier (whose copy would come
+    /// first). Fixed for the manager's life.
+    var readsSharedWithoutTasks: Bool { shared != nil && writer == nil }
+
+    /// A fresh value read from the second tier on the calling thread and promoted into memory, as a disk hit
+    /// through `get` would be, without a hop to the tier's queue (nginx reads its cache files in its event loop
+    /// too). Only when nothing can make the read outdated: the shared tier vouches for the second tier's entries, no
+    /// second-tier operation is queued, and no invalidation and no newer value in memory came between the read and
+    /// the promotion; else `nil`, and `get` decides.
+    private func secondTierNow(_ key: String, policy: FreshnessPolicy, now: Date) -> CacheEntry? {
+        // As `loadSecond`: nothing stored before start-up until the shared tier vouches for it (CONTRACT §6.6).
+        guard let writer, shared?.vouchesForStoredEntries ?? true else { return nil }
+        guard let invalidations = state.withLockedValue({ state in writer.isIdle ? state.invalidations : nil }),
+            let entry = writer.tier.loadNow(key), entry.kind == .value, entry.freshness(at: now, policy: policy) == .fresh
+        else { return nil }
+        let current = state.withLockedValue { state in
+            guard state.invalidations == invalidations, writer.isIdle, memory.peek(key) == nil else { return false }
+            _ = memory.insert(entry)
+            return true
+        }
+        return current ? entry : nil
+    }
+
+    /// A stale memory entry within its stale window while its upstream refuses at once: what a load would answer
+    /// (`STALE`, counted as stale), without the load's tasks, so that an open circuit answers at once (CONTRACT
+    /// §7.3). Not with a shared tier, where another instance may have renewed the entry: the load looks there.
+    private func staleRefused(
+        _ entry: CacheEntry, now: Date, refusal: ((_ namespace: String) -> UpstreamRefusal?)?
+    ) -> CacheResult? {
+        guard shared == nil, entry.kind == .value, let refusal, entry.isServableStale(at: now),
+            let refused = refusal(entry.namespace)
+        else { return nil }
+        let outcome = CacheOutcome.stale(reason: .upstreamRefused(refused.reason))
+        recorder.record(outcome, namespace: entry.namespace)
+        return CacheResult(entry: entry, outcome: outcome, tier: .memory, stored: false, now: now)
+    }
+
+    /// A shared hit without tasks: `key` is asked of the shared tier and `answer` called on the thread that got the
+    /// reply (a Redis worker): with a fresh value, promoted into memory and counted as a hit, as `get` would; or with
+    /// `nil`, with nothing counted, for `get` to decide (a miss, a stale or refresh-ahead value, a remembered 404, an
+    /// invalidation after `invalidations`, a load of the key or a value in memory that came between, or a read the
+    /// shared tier does not offer now).
+    func askShared(
+        _ key: String, policy: FreshnessPolicy, after invalidations: UInt64,
+        answer: @escaping @Sendable (CacheResult?) -> Void
+    ) {
+        guard let shared else { return answer(nil) }
+        let asked = shared.loadNow(key) { [self] entry in
+            guard entry.kind == .value, entry.freshness(at: clock.now(), policy: policy) == .fresh else { return false }
+            return state.withLockedValue { state in
+                guard state.invalidations == invalidations, !state.inFlight.isPending(key), memory.peek(key) == nil
+                else { return false }
+                _ = memory.insert(entry)
+                return true
+            }
+        } answer: { [self] entry in
+            guard let entry else { return answer(nil) }
+            recorder.record(.hit, namespace: entry.namespace, tier: .shared)
+            answer(CacheResult(entry: entry, outcome: .hit, tier: .shared, stored: false, now: clock.now()))
+        }
+        if !asked { answer(nil) }
+    }
+}

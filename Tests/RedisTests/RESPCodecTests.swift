@@ -1,0 +1,79 @@
+import NIOCore
+@testable import Redis
+import Testing
+
+@Suite("RESP2 encoding and decoding")
+struct RESPCodecTests {
+    @Test func encodesACommandAsAnArrayOfBinarySafeBulkStrings() {
+        var buffer = ByteBuffer()
+        buffer.writeRESPCommand(RedisCommand("SET", arguments: [[0, 13, 10, 255], Array("42".utf8)]))
+        #expect(Array(buffer.readableBytesView) == Array("*3\r\n$3\r\nSET\r\n$4\r\n".utf8) + [0, 13, 10, 255] + Array("\r\n$2\r\n42\r\n".utf8))
+    }
+
+    @Test func decodesEveryTypeWithNestingAndNulls() throws {
+        let wire = "+OK\r\n-WRONGPASS invalid username-password pair\r\n:-7\r\n$5\r\nhe\r\no\r\n$0\r\n\r\n$-1\r\n*-1\r\n*0\r\n"
+            + "*3\r\n:1\r\n*2\r\n$1\r\na\r\n*1\r\n$-1\r\n-ERR x\r\n"
+        var buffer = ByteBuffer(string: wire)
+        let parser = RESPParser()
+        var values: [RedisReply] = []
+        while let value = try parser.next(from: &buffer) { values.append(value) }
+        #expect(values == [
+            .status("OK"), .error(RedisErrorReply(message: "WRONGPASS invalid username-password pair")),
+            .integer(-7), .string(Array("he\r\no".utf8)), .string([]), .null, .null, .array([]),
+            .array([.integer(1), .array([.string([97]), .array([.null])]), .error(RedisErrorReply(message: "ERR x"))]),
+        ])
+        #expect(buffer.readableBytes == 0)
+    }
+
+    @Test func decodesTheSameRepliesFedOneByteAtATime() throws {
+        let wire = Array("*2\r\n$3\r\nfoo\r\n*2\r\n:12345\r\n$-1\r\n+PONG\r\n-NOAUTH Authentication required.\r\n".utf8)
+        let parser = RESPParser()
+        let (values, unread) = try fedOneByteAtATime(wire) { try parser.next(from: &$0) }
+        #expect(values == [
+            .array([.string(Array("foo".utf8)), .array([.integer(12345), .null])]), .status("PONG"),
+            .error(RedisErrorReply(message: "NOAUTH Authentication required.")),
+        ])
+        #expect(unread == 0)
+    }
+
+    @Test func aPartialReplyConsumesNothing() throws {
+        var buffer = ByteBuffer(string: "*2\r\n$3\r\nfoo\r\n$3\r\nba")
+        #expect(try RESPParser().next(from: &buffer) == nil)
+        #expect(buffer.readableBytes == 19)
+    }
+
+    @Test func errorsAreToldApartByTheirPrefix() {
+        #expect(RedisErrorReply(message: "WRONGPASS invalid username-password pair or user is disabled.").kind == .wrongPass)
+        #expect(RedisErrorReply(message: "NOAUTH Authentication required.").kind == .noAuth)
+        #expect(RedisErrorReply(message: "NOPERM this user has no permissions to access one of the keys").kind == .noPerm)
+        #expect(RedisErrorReply(message: "READONLY You can't write against a read only replica.").kind == .readOnly)
+        #expect(RedisErrorReply(message: "NOSCRIPT No matching script.").kind == .noScript)
+        #expect(RedisErrorReply(message: "MOVED 3999 127.0.0.1:6381").kind == .moved)
+        #expect(RedisErrorReply(message: "ASK 3999 127.0.0.1:6381").kind == .ask)
+        #expect(RedisErrorReply(message: "TRYAGAIN Multiple keys request during rehashing").kind == .tryAgain)
+        #expect(RedisErrorReply(message: "ERR unknown command").kind == .err)
+        #expect(RedisErrorReply(message: "SOMETHINGNEW x").kind == .other)
+        #expect(RedisErrorReply(message: "SOMETHINGNEW x").prefix == "SOMETHINGNEW")
+        #expect(RedisErrorReply(message: "WRONGPASS x").isAuthenticationError)
+    }
+
+    @Test(arguments: [
+        ("$11\r\n", "more than 16 bytes"),
+        ("*5\r\n", "more than 4 elements"),
+        ("*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n", "nested deeper"),
+        ("+" + String(repeating: "x", count: 40), "line longer"),
+        ("?what\r\n", "unknown reply type"),
+        ("$3\r\nabcd\r\n", "CRLF"),
+        (":12x\r\n", "not a number"),
+    ])
+    func repliesOverALimitOrNotRESPAreErrors(wire: String, reason: String) {
+        let parser = RESPParser(limits: RESPLimits(maxReplyBytes: 16, maxElements: 4, maxDepth: 3, maxLineLength: 32))
+        var buffer = ByteBuffer(string: wire)
+        let error = #expect(throws: RedisError.self) { _ = try parser.next(from: &buffer) }
+        guard case .protocolViolation(let message)? = error else {
+            Issue.record("not a protocol violation: \(String(describing: error))")
+            return
+        }
+        #expect(message.contains(reason), "\(message)")
+    }
+}

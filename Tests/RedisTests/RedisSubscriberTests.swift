@@ -1,0 +1,228 @@
+import NIOConcurrencyHelpers
+import Redis
+import RedisTestSupport
+import Testing
+
+@Suite(.timeLimit(.minutes(10))) struct RedisSubscriberTests {
+    typealias Event = RedisSubscriber.Event
+
+    /// A subscriber whose events land in a queue the test awaits with a bound.
+    func makeSubscriber(
+        _ endpoint: RedisEndpoint, channel: String = "invalidations", timeout: Duration = .seconds(2),
+        pingInterval: Duration = .seconds(1)
+    ) -> (RedisSubscriber, AsyncEventQueue<Event>) {
+        let events = AsyncEventQueue<Event>()
+        let subscriber = RedisSubscriber(
+            endpoint: endpoint, channel: channel, timeout: timeout, pingInterval: pingInterval
+        ) { event in
+            events.push(event)
+        }
+        return (subscriber, events)
+    }
+
+    /// Whether the subscriber subscribes (bounded). A failed attempt may come first: on a starved machine a short
+    /// `timeout` can pass before the first SUBSCRIBE is confirmed; the subscriber reports it and tries again, and what
+    /// a test checks next (a lost connection noticed, messages) starts from the subscription, not from the attempt.
+    func subscribed(_ events: AsyncEventQueue<Event>) async -> Bool {
+        await events.first(within: .seconds(20)) { $0 == .subscribed } != nil
+    }
+
+    func isDisconnected(_ event: Event) -> Bool {
+        if case .disconnected = event { return true }
+        return false
+    }
+
+    @Test func deliversBinaryMessagesInOrderAndNothingAfterStop() async throws {
+        try await withRedisServer { (server: RedisServerProcess) async throws in
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5))
+            defer { node.shutdown() }
+            let (subscriber, events) = makeSubscriber(server.endpoint)
+            subscriber.start()
+            subscriber.start()
+            #expect(await subscribed(events))
+            #expect(subscriber.isConnected)
+
+            let payloads: [[UInt8]] = [[0x00, 0xFF, 0x0D, 0x0A], Array("second"), [], (0...255).map { UInt8($0) }]
+            for payload in payloads {
+                // One receiver: the subscription is confirmed, so Redis counts it.
+                #expect(try await node.send(RedisCommand("PUBLISH", arguments: [Array("invalidations"), payload])) == .integer(1))
+            }
+            #expect(try await node.send(RedisCommand("PUBLISH", "another-channel", "x")) == .integer(0))
+            for payload in payloads {
+                #expect(await events.next() == .message(payload))
+            }
+
+            let elapsed = ContinuousClock().measure { subscriber.stop() }
+            #expect(elapsed < .seconds(5))
+            subscriber.stop()
+            #expect(!subscriber.isConnected)
+            // Published after stop() returned (the reply proves Redis handled it): never delivered.
+            _ = try await node.send(RedisCommand("PUBLISH", "invalidations", "late"))
+            _ = try await node.send(RedisCommand("PING"))
+            #expect(events.pending.isEmpty)
+        }
+    }
+
+    @Test func authenticatesAndReportsAWrongPasswordWithoutShowingIt() async throws {
+        try await withRedisServer(password: "sub-Secret") { (server: RedisServerProcess) async throws in
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5))
+            defer { node.shutdown() }
+            let (subscriber, events) = makeSubscriber(server.endpoint, channel: "c")
+            defer { subscriber.stop() }
+            subscriber.start()
+            #expect(await subscribed(events))
+            #expect(try await node.send(RedisCommand("PUBLISH", "c", "hello")) == .integer(1))
+            #expect(await events.next() == .message(Array("hello")))
+
+            var wrong = server.endpoint
+            wrong.password = "wrong-Secret"
+            let (refused, refusedEvents) = makeSubscriber(wrong, channel: "c")
+            defer { refused.stop() }
+            refused.start()
+            let event = await refusedEvents.next()
+            guard case .disconnected(let reason)? = event else {
+                Issue.record("expected .disconnected, got \(String(describing: event))")
+                return
+            }
+            #expect(reason.contains("WRONGPASS"))
+            #expect(!reason.contains("wrong-Secret"))
+            #expect(!reason.contains("sub-Secret"))
+            #expect(!refused.isConnected)
+        }
+    }
+
+    @Test func reconnectsByItselfAfterTheServerWasKilledAndRestarted() async throws {
+        try await withRedisServer { (server: RedisServerProcess) async throws in
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(2))
+            defer { node.shutdown() }
+            let (subscriber, events) = makeSubscriber(server.endpoint)
+            defer { subscriber.stop() }
+            subscriber.start()
+            #expect(await subscribed(events))
+
+            await server.kill()
+            let lost = await events.next()
+            #expect(lost.map(isDisconnected) == true, "\(String(describing: lost))")
+            #expect(!subscriber.isConnected)
+
+            try await server.restart()
+            // Only failed reconnects may come between (not reported again): the next event is .subscribed.
+            #expect(await events.next(within: .seconds(20)) == .subscribed)
+            #expect(subscriber.isConnected)
+            // The node reconnects too (retrying until its breaker lets a probe through).
+            let deadline = ContinuousClock.now.advanced(by: .seconds(15))
+            var published: RedisReply?
+            while published == nil && ContinuousClock.now < deadline {
+                published = try? await node.send(RedisCommand("PUBLISH", "invalidations", "again"))
+                if published == nil { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            #expect(published == .integer(1))
+            #expect(await events.next() == .message(Array("again")))
+        }
+    }
+
+    @Test func anIdleHealthyConnectionStaysUpThanksToPings() async throws {
+        try await withRedisServer { (server: RedisServerProcess) async throws in
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5))
+            defer { node.shutdown() }
+            // 1 s: a loaded 2-core machine (ThreadSanitizer, the whole suite and other builds beside it) held a PING's
+            // reply past 600 ms (twice an interval of 300 ms, once the interval here), so the silence allowed is 2 s.
+            let (subscriber, events) = makeSubscriber(server.endpoint, pingInterval: .seconds(1))
+            defer { subscriber.stop() }
+            subscriber.start()
+            #expect(await subscribed(events))
+            // Three and a half ping intervals of idleness: unanswered pings would have meant .disconnected after three.
+            let event = await events.next(within: .milliseconds(3500))
+            #expect(event == nil, "\(String(describing: event))")
+            #expect(subscriber.isConnected)
+            let clients = try await node.send(RedisCommand("CLIENT", "LIST")).text ?? ""
+            let subscriberLine = clients.split(separator: "\n").first { $0.contains(" sub=1 ") }
+            #expect(subscriberLine?.contains(" cmd=ping ") == true, "\(clients)")
+            #expect(try await node.send(RedisCommand("PUBLISH", "invalidations", "still-here")) == .integer(1))
+            #expect(await events.next() == .message(Array("still-here")))
+        }
+    }
+
+    @Test func aPausedServerIsDetectedByPingsAndTheSubscriptionComesBack() async throws {
+        try await withRedisServer { (server: RedisServerProcess) async throws in
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5))
+            defer { node.shutdown() }
+            let (subscriber, events) = makeSubscriber(
+                server.endpoint, timeout: .milliseconds(500), pingInterval: .milliseconds(200))
+            defer { subscriber.stop() }
+            subscriber.start()
+            #expect(await subscribed(events))
+
+            let clock = ContinuousClock()
+            let paused = clock.now
+            #expect(try await node.send(RedisCommand("CLIENT", "PAUSE", "15000")) == .status("OK"))
+            // Silence for three ping intervals (600 ms) counts as lost, well before the pause ends.
+            let lost = await events.next(within: .seconds(12))
+            #expect(lost.map(isDisconnected) == true, "\(String(describing: lost))")
+            if case .disconnected(let reason)? = lost {
+                #expect(reason.contains("PING"), "\(reason)")
+            }
+            #expect(paused.duration(to: clock.now) < .seconds(12))
+            // Once the pause is over it subscribes again by itself.
+            #expect(await events.next(within: .seconds(30)) == .subscribed)
+            #expect(try await node.send(RedisCommand("PUBLISH", "invalidations", "resumed")) == .integer(1))
+            #expect(await events.next() == .message(Array("resumed")))
+        }
+    }
+
+    @Test func aStoppedServerProcessIsDetectedAndReconnectsTimeOut() async throws {
+        try await withRedisServer { (server: RedisServerProcess) async throws in
+            let (subscriber, events) = makeSubscriber(
+                server.endpoint, timeout: .milliseconds(300), pingInterval: .milliseconds(200))
+            defer { subscriber.stop() }
+            subscriber.start()
+            #expect(await subscribed(events))
+
+            // SIGSTOP: the kernel still accepts connections, so reconnects reach SUBSCRIBE and time out.
+            server.suspend()
+            let lost = await events.next()
+            #expect(lost.map(isDisconnected) == true, "\(String(describing: lost))")
+            server.resume()
+            #expect(await events.next(within: .seconds(20)) == .subscribed)
+            #expect(subscriber.isConnected)
+        }
+    }
+
+    @Test func aDeadServerIsReportedOnceAndStopIsPrompt() async throws {
+        // A port held bound without listening: refused, and no server another test starts can be given it.
+        let reserved = try ReservedPort()
+        defer { reserved.release() }
+        let (subscriber, events) = makeSubscriber(
+            RedisEndpoint(host: "127.0.0.1", port: reserved.port), timeout: .milliseconds(200))
+        subscriber.start()
+        let event = await events.next()
+        guard case .disconnected(let reason)? = event else {
+            Issue.record("expected .disconnected, got \(String(describing: event))")
+            subscriber.stop()
+            return
+        }
+        #expect(reason.contains("refused (nothing accepts connections there)"), "\(reason)")
+        #expect(!subscriber.isConnected)
+        let elapsed = ContinuousClock().measure { subscriber.stop() }
+        #expect(elapsed < .seconds(5))
+        // Failed reconnects are not reported again.
+        #expect(events.pending.allSatisfy { !isDisconnected($0) })
+    }
+
+    @Test func stopFromTheEventHandlerDoesNotDeadlock() async throws {
+        try await withRedisServer { (server: RedisServerProcess) async throws in
+            let events = AsyncEventQueue<Event>()
+            let holder = NIOLockedValueBox<RedisSubscriber?>(nil)
+            let subscriber = RedisSubscriber(endpoint: server.endpoint, channel: "c", timeout: .seconds(2)) { event in
+                events.push(event)
+                if event == .subscribed { holder.withLockedValue { $0 }?.stop() }
+            }
+            holder.withLockedValue { $0 = subscriber }
+            subscriber.start()
+            #expect(await subscribed(events))
+            subscriber.stop()
+            holder.withLockedValue { $0 = nil }
+            #expect(!subscriber.isConnected)
+        }
+    }
+}

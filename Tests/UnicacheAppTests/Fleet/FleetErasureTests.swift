@@ -1,0 +1,38 @@
+import Foundation
+import Redis
+import RedisTestSupport
+import TestSupport
+import Testing
+import UnifiedCache
+
+@testable import UnicacheApp
+
+/// CONTRACT §14.3 across a fleet: a raw entry stored under a key naming a user before such puts were refused has no
+/// user in Redis (no user index finds it); erasing the user on another instance removes it from Redis and from the
+/// instance that holds it in memory, and leaves other users' keys alone.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct FleetErasureTests {
+    @Test func erasureFindsRawEntriesByKeyInRedisAndOnEveryInstance() async throws {
+        try await withService(Fleet.start(instances: 2)) { fleet in
+            let (a, b) = (fleet.instances[0], fleet.instances[1])
+            let legacy = ["subscription:carol", "health:today:carol:2026-11-29"]
+            for key in legacy + ["subscription:carolyn"] {
+                _ = try await a.app.cache.put(key: key, body: Array("forged".utf8), ttl: 600)
+            }
+            let erased = try await b.request(.DELETE, "/v1/users/carol", admin: true)
+            var left: [RedisReply] = []
+            for key in legacy + ["subscription:carolyn"] {
+                left.append(try await redisCommand(fleet.redis, "EXISTS", fleet.prefix + key))
+            }
+            await waitUntil("the erasure reaches A") {
+                (try? await a.request(.GET, "/v1/cache/subscription:carol", admin: true).status) == 404
+            }
+            let stillOnA = try await a.request(.GET, "/v1/cache/health:today:carol:2026-11-29", admin: true).status
+            let otherUser = try await a.request(.GET, "/v1/cache/subscription:carolyn", admin: true).status
+            await fleet.stop()
+            #expect(erased.body == #"{"erased":2}"#)
+            #expect(left == [.integer(0), .integer(0), .integer(1)])
+            #expect(stillOnA == 404)
+            #expect(otherUser == 200)
+        }
+    }
+}
