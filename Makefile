@@ -10,7 +10,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # same wherever the service runs.
 RELEASE_FLAGS := -c release --static-swift-stdlib --product unicache --scratch-path .build-release
 
-.PHONY: deps run test build release check tsan openapi alerts ops-check conformance docker-check docs-check fleet fleet-check bench-http bench-cache bench-instructions bench-shared
+.PHONY: deps run test build release check tsan openapi alerts ops-check conformance docker-check docs-check fleet fleet-check bench-http bench-cache bench-instructions bench-shared bench-efficiency
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -88,6 +88,10 @@ bench-http:
 
 bench-cache:
 	bash scripts/bench-cache.sh
+
+# What the cache keeps (docs/eviction.md): the service's hit ratios on synthetic traces beside LRU's and the optimum's.
+bench-efficiency:
+	bash scripts/bench-efficiency.sh
 
 # Instructions per warm hit under callgrind (needs valgrind): the figure that does not drift with the machine.
 bench-instructions:

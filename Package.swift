@@ -133,6 +133,17 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // `make bench-efficiency`: replays synthetic traces through a running unicache and prints its hit ratios
+        // beside LRU's and the optimum's (docs/eviction.md).
+        .executableTarget(
+            name: "efficiency-bench",
+            dependencies: [
+                "EfficiencyTraces", "UnifiedCache", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            path: "Benchmarks/EfficiencyBench", swiftSettings: strict
+        ),
+        // Its synthetic traces, which the policies' tests replay too.
+        .target(name: "EfficiencyTraces", dependencies: ["UnifiedCache"], path: "Benchmarks/EfficiencyTraces", swiftSettings: strict),
         // Child process for DiskTierTests' SIGKILL crash test: stores entries in a loop.
         .executableTarget(
             name: "disktier-crash-writer",
@@ -254,7 +265,7 @@ let package = Package(
             dependencies: ["Clocks", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
             path: "Tests/ClocksTesting", swiftSettings: strict),
         // A seeded random generator, so that randomised tests replay from their seed.
-        .target(name: "SeededRandom", path: "Tests/SeededRandom", swiftSettings: strict),
+        .target(name: "SeededRandom", dependencies: ["UnifiedCache"], path: "Tests/SeededRandom", swiftSettings: strict),
         // Certificates made in-process (self-signed, or a test CA and what it signs) and a keep-alive HTTPS client,
         // for the TLS tests (never shipped).
         .target(
@@ -335,7 +346,7 @@ let package = Package(
         .testTarget(
             name: "UnifiedCacheTests",
             dependencies: [
-                "UnifiedCache", "Clocks", "UpstreamGate", "SeededRandom", "Sealing", "TestSupport",
+                "UnifiedCache", "Clocks", "UpstreamGate", "SeededRandom", "Sealing", "TestSupport", "EfficiencyTraces",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: strict

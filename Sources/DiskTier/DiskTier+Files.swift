@@ -78,18 +78,16 @@ extension DiskTier {
         delete(key)
     }
 
-    /// Evicts least recently used entries until `bytes` more fit in the budget.
-    func makeRoom(for bytes: Int) {
-        // Files read on callers' threads count as recently used before a victim is chosen.
-        for key in recentReads.drain() { index.touch(key) }
-        var evicted = 0
-        while index.totalBytes + bytes > configuration.limitBytes, let victim = index.leastRecentKey {
-            delete(victim)
-            evicted += 1
-        }
-        if evicted > 0 {
-            counters.addEvictions(evicted)
-            logger.debug("disk tier evicted entries", metadata: ["count": "\(evicted)"])
+    /// Deletes the entries the index's policy lets go so that the files fit the budget; never `keeping` (a store's
+    /// own new entry).
+    func makeRoom(keeping key: String?) {
+        // Files read on callers' threads count as accessed before a victim is chosen.
+        for read in recentReads.drain() { index.touch(read) }
+        let victims = index.evict(keeping: key)
+        for victim in victims { delete(victim) }
+        if !victims.isEmpty {
+            counters.addEvictions(victims.count)
+            logger.debug("disk tier evicted entries", metadata: ["count": "\(victims.count)"])
         }
     }
 
@@ -98,6 +96,6 @@ extension DiskTier {
     }
 
     func publishSize() {
-        counters.setSize(entries: index.count, bytes: index.totalBytes)
+        counters.setSize(entries: index.count, bytes: index.totalBytes, decisions: index.decisions)
     }
 }

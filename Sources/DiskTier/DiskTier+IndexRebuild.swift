@@ -21,7 +21,7 @@ extension DiskTier {
         let (corrupt, undecryptable) = merge(result, scanner: scanner)
         rebuilding = false
         touchedDuringRebuild = []
-        makeRoom(for: 0)
+        makeRoom(keeping: nil)
         publishSize()
         for error in result.readErrors { counters.readFailed(error.description) }
         let elapsed = ContinuousClock.now - started

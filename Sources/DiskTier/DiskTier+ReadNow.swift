@@ -5,8 +5,8 @@ extension DiskTier {
     /// `key`'s entry read on the calling thread (a disk hit answered by the HTTP thread, without the tier's
     /// queue), or `nil` whenever `load` must decide: the tier degraded or holding a file it could not delete, or
     /// the file missing, unreadable, not a regular file, corrupt, sealed under a key not in the ring, or past its
-    /// servable life. Nothing is deleted or counted here; the read is noted so that the index keeps the file's
-    /// recency (`RecentReads`).
+    /// servable life. Nothing is deleted or counted here; the read is noted so that the index's policy counts it
+    /// (`RecentReads`).
     public nonisolated func loadNow(_ key: String) -> CacheEntry? {
         guard counters.readsNow else { return nil }
         guard let bytes = fileSystem.readWhole(layout.path(for: key), upTo: configuration.limitBytes),
@@ -18,8 +18,8 @@ extension DiskTier {
     }
 }
 
-/// Keys read without the tier's queue, waiting to be touched in its LRU index (bounded: past the bound the
-/// oldest notes are dropped, which only costs recency).
+/// Keys read without the tier's queue, waiting to be recorded in its index (bounded: past the bound the
+/// oldest notes are dropped, which only costs the policy an access or two).
 final class RecentReads: Sendable {
     private static let bound = 4096
     private let keys = NIOLockedValueBox<[String]>([])

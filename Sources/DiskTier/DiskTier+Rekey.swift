@@ -15,7 +15,7 @@ extension DiskTier {
             // Requests and writes go on between two files.
             await Task.yield()
         }
-        makeRoom(for: 0)
+        makeRoom(keeping: nil)
         logger.info(
             "disk tier rekeyed",
             metadata: ["rekeyed": "\(report.rekeyed)", "current": "\(report.current)", "undecryptable": "\(report.undecryptable)"])

@@ -3,8 +3,8 @@ import Foundation
 import Logging
 import UnifiedCache
 
-/// The disk tier: one verified file per entry under the data dir, an in-memory LRU index over them,
-/// a byte budget, and faults that degrade to misses instead of errors.
+/// The disk tier: one verified file per entry under the data dir, an in-memory index over them whose policy
+/// (`--eviction`) decides which go when the byte budget is full, and faults that degrade to misses instead of errors.
 ///
 /// An actor on its own serial dispatch queue (`DispatchQueueExecutor`): file I/O is blocking but runs
 /// off the cooperative pool, and every change to a file and to the index happens in one serial order.
@@ -19,13 +19,13 @@ public actor DiskTier: SecondTier {
     /// Seals what the tier writes when there is a key ring; reads both forms.
     let codec: EntryCodec
     let counters: DiskTierCounters
-    /// Keys read on callers' threads (`loadNow`), touched in the index before the next eviction.
+    /// Keys read on callers' threads (`loadNow`), recorded in the index before the next eviction.
     let recentReads = RecentReads()
     /// Marks this instance's temporary files so the start-up sweep never removes a write in progress.
     let temporaryPrefix: String
     private let executor: DispatchQueueExecutor
 
-    var index = LRUIndex()
+    var index: DiskIndex
     var temporarySequence = 0
     var rebuild: Task<Void, Never>?
     /// Keys whose files this instance changed while the start-up scan ran: the scan's view of them is outdated.
@@ -68,6 +68,7 @@ public actor DiskTier: SecondTier {
         self.logger = logger
         self.codec = codec
         self.counters = DiskTierCounters(limitBytes: configuration.limitBytes)
+        self.index = DiskIndex(eviction: configuration.eviction, limitBytes: configuration.limitBytes)
         self.temporaryPrefix = "\(DiskLayout.temporaryPrefix)\(UUID().uuidString.prefix(8))-"
         self.executor = DispatchQueueExecutor(label: "unicache.disk-tier")
         do throws(FileSystemError) {
@@ -131,7 +132,7 @@ public actor DiskTier: SecondTier {
             }
         } else {
             index.insert(key, IndexedEntry(metadata: entry.metadata, fileSize: contents.size))
-            if !rebuilding { makeRoom(for: 0) }
+            if !rebuilding { makeRoom(keeping: key) }
             publishSize()
         }
         return entry
@@ -154,7 +155,9 @@ public actor DiskTier: SecondTier {
             delete(key)
             return false
         }
-        makeRoom(for: bytes.count)
+        // The new entry enters the index (its policy's window) first, so that only others compete for the room.
+        index.insert(key, IndexedEntry(metadata: entry.metadata, fileSize: bytes.count))
+        makeRoom(keeping: key)
         do throws(FileSystemError) {
             try writeFile(bytes, for: key)
         } catch {
@@ -164,7 +167,6 @@ public actor DiskTier: SecondTier {
             }
             return false
         }
-        index.insert(key, IndexedEntry(metadata: entry.metadata, fileSize: bytes.count))
         if undeletable.remove(key) != nil { counters.setHoldsUndeletable(!undeletable.isEmpty) }
         publishSize()
         if counters.writeSucceeded() { logger.info("disk tier recovered: writes succeed again") }

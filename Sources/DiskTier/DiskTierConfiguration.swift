@@ -1,3 +1,5 @@
+import UnifiedCache
+
 /// How a disk tier is set up: where, how big, how durable.
 public struct DiskTierConfiguration: Sendable, Equatable {
     /// The data dir (`--data-dir`); created if missing.
@@ -8,11 +10,14 @@ public struct DiskTierConfiguration: Sendable, Equatable {
     /// the process. `true`: also `fsync` the file and its folder, which survives power loss, at a few
     /// milliseconds per store on most disks.
     public var syncWrites: Bool
+    /// What the tier keeps when it is full (`--eviction`).
+    public var eviction: EvictionKind
 
-    public init(directory: String, limitBytes: Int, syncWrites: Bool = false) {
+    public init(directory: String, limitBytes: Int, syncWrites: Bool = false, eviction: EvictionKind = .tinyLFU) {
         self.directory = directory
         self.limitBytes = limitBytes
         self.syncWrites = syncWrites
+        self.eviction = eviction
     }
 }
 

@@ -23,10 +23,13 @@ final class DiskTierCounters: Sendable {
 
     var health: String? { state.withLockedValue { $0.writeFault ?? $0.readFault } }
 
-    func setSize(entries: Int, bytes: Int) {
+    func setSize(entries: Int, bytes: Int, decisions: EvictionStatistics) {
         state.withLockedValue {
             $0.statistics.entries = entries
             $0.statistics.bytes = bytes
+            $0.statistics.admitted = decisions.admitted
+            $0.statistics.rejected = decisions.rejected
+            $0.statistics.window = decisions.window
         }
     }
 

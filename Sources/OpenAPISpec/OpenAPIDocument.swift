@@ -1319,12 +1319,31 @@ components:
 
     TierStats:
       type: object
-      required: [entries, bytes, limitBytes, evictions]
+      required: [entries, bytes, limitBytes, evictions, admitted, rejected, window]
       properties:
         entries: {type: integer, minimum: 0}
         bytes: {type: integer, minimum: 0}
         limitBytes: {type: integer, minimum: 0}
         evictions: {type: integer, minimum: 0}
+        admitted:
+          description: >-
+            Entries the tier's eviction policy let into its main region (`--eviction tinylfu`: past the frequency
+            sketch; `lru`: every new entry). Prometheus: unicache_tier_admissions_total{tier,result="admitted"}.
+          type: integer
+          minimum: 0
+        rejected:
+          description: >-
+            Entries the frequency sketch turned away as they left the admission window (each is an eviction too);
+            0 under `--eviction lru`. Prometheus: unicache_tier_admissions_total{tier,result="rejected"}.
+          type: integer
+          minimum: 0
+        window:
+          description: >-
+            The admission window's share of the tier's budget, adapted while the service runs (starts at 0.01); null
+            under `--eviction lru`, and for a disabled disk tier.
+          type: [number, 'null']
+          minimum: 0
+          maximum: 1
 
     Stats:
       type: object

@@ -72,7 +72,9 @@ extension UnicacheService {
         guard settings.diskTierEnabled else { return nil }
         do {
             return try await DiskTier.open(
-                DiskTierConfiguration(directory: settings.dataDir, limitBytes: settings.diskLimitBytes), codec: codec,
+                DiskTierConfiguration(
+                    directory: settings.dataDir, limitBytes: settings.diskLimitBytes, eviction: settings.eviction),
+                codec: codec,
                 clock: clock, logger: logger)
         } catch {
             if case .dataDirectoryUnusable(let path, let reason) = error {

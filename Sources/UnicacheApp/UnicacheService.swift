@@ -35,7 +35,8 @@ public struct UnicacheService: Sendable {
         let shared = Self.sharedTier(configuration, codec: codec, logger: logger)
         let cache = UnifiedCacheManager(
             configuration: MemoryTierConfiguration(
-                maxBytes: configuration.cache.memoryLimitBytes, maxEntries: configuration.cache.memoryEntries),
+                maxBytes: configuration.cache.memoryLimitBytes, maxEntries: configuration.cache.memoryEntries,
+                eviction: configuration.cache.eviction),
             secondTier: disk, sharedTier: shared, clock: clock, userKeys: ResourceTable.userKeys, logger: logger,
             refreshInterval: configuration.cache.refreshInterval)
         let upstreams = configuration.upstreams

@@ -48,11 +48,20 @@ public struct SecondTierStatistics: Sendable, Equatable {
     public var readErrors: Int
     /// Sealed entries that did not open (CONTRACT §9.2): deleted, never served.
     public var undecryptable: Int
+    /// The policy's admissions (`EvictionStatistics`).
+    public var admitted: Int
+    public var rejected: Int
+    /// The window's share of the capacity (`tinylfu` only).
+    public var window: Double?
 
     public init(
         entries: Int = 0, bytes: Int = 0, limitBytes: Int = 0, evictions: Int = 0,
-        corrupt: Int = 0, writeErrors: Int = 0, readErrors: Int = 0, undecryptable: Int = 0
+        corrupt: Int = 0, writeErrors: Int = 0, readErrors: Int = 0, undecryptable: Int = 0,
+        admitted: Int = 0, rejected: Int = 0, window: Double? = nil
     ) {
+        self.admitted = admitted
+        self.rejected = rejected
+        self.window = window
         self.entries = entries
         self.bytes = bytes
         self.limitBytes = limitBytes

@@ -1,3 +1,5 @@
+import UnifiedCache
+
 /// Budgets of the memory and disk tiers and TTL overrides (CONTRACT §1 and §3).
 public struct CacheSettings: Sendable, Equatable {
     /// Memory tier byte budget (`--memory-limit`).
@@ -8,6 +10,8 @@ public struct CacheSettings: Sendable, Equatable {
     public var dataDir: String
     /// Disk tier byte budget; `0` disables the disk tier (`--disk-limit`).
     public var diskLimitBytes: Int
+    /// What the memory and disk tiers keep when full (`--eviction`, CONTRACT §12).
+    public var eviction: EvictionKind
     /// TTL per namespace that replaces §3's table (`--ttl NAMESPACE=DURATION`); keys are from `namespaces`.
     public var ttlOverrides: [String: Duration]
     /// `--refresh-interval` (CONTRACT §15.1): a forced refresh of a copy fetched less than this long ago is a hit of
@@ -28,8 +32,10 @@ public struct CacheSettings: Sendable, Equatable {
         memoryEntries: Int = 100_000,
         dataDir: String = "./.unicache",
         diskLimitBytes: Int = 1024 * 1024 * 1024,
+        eviction: EvictionKind = .tinyLFU,
         ttlOverrides: [String: Duration] = [:]
     ) {
+        self.eviction = eviction
         self.memoryLimitBytes = memoryLimitBytes
         self.memoryEntries = memoryEntries
         self.dataDir = dataDir

@@ -41,6 +41,7 @@ extension ServeOptions {
             diskLimitBytes: try resolver.value(
                 diskLimit, flag: "--disk-limit", default: defaults.cache.diskLimitBytes,
                 format: .byteSize(example: "1GiB, or 0 to disable the disk tier", aboveZero: false)),
+            eviction: try resolver.value(eviction, flag: "--eviction", default: defaults.cache.eviction, format: .eviction),
             ttlOverrides: try Self.ttlOverrides(ttls))
         cache.refreshInterval = try resolver.value(
             refreshInterval, flag: "--refresh-interval", default: defaults.cache.refreshInterval,

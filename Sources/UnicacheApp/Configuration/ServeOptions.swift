@@ -21,6 +21,9 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("disk-limit"), help: ArgumentHelp("Disk tier byte budget; 0 disables the disk tier (env UNICACHE_DISK_LIMIT, default 1GiB).", valueName: "size"))
     public var diskLimit: String?
 
+    @Option(name: .customLong("eviction"), help: ArgumentHelp("What the memory and disk tiers keep when full: tinylfu (admission by frequency, an adaptive window) or lru (env UNICACHE_EVICTION, default tinylfu).", valueName: "policy"))
+    public var eviction: String?
+
     @Option(
         name: .customLong("upstream"),
         help: ArgumentHelp(

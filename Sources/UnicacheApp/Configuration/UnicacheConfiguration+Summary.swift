@@ -45,6 +45,7 @@ extension UnicacheConfiguration {
             "memory-entries": .stringConvertible(cache.memoryEntries),
             "data-dir": .string(cache.dataDir),
             "disk-limit-bytes": .stringConvertible(cache.diskLimitBytes),
+            "eviction": .string(cache.eviction.rawValue),
             "ttl-overrides": .dictionary(ttl),
             "upstreams": .dictionary(upstreamMetadata),
             "demo": .string(upstreams.demo.isEmpty ? "none" : upstreams.demo.map(\.rawValue).sorted().joined(separator: ",")),

@@ -1,5 +1,6 @@
 import JSONLogging
 import Logging
+import UnifiedCache
 
 /// How one setting's text becomes a value, and how to say what is accepted when it does not.
 struct ValueFormat<Value> {
@@ -98,6 +99,12 @@ extension ValueFormat where Value == Logger.Level {
         ValueFormat(
             kind: "a log level", form: "use trace, debug, info, notice, warning, error or critical",
             parse: { Logger.Level(rawValue: $0.lowercased()) })
+    }
+}
+
+extension ValueFormat where Value == EvictionKind {
+    static var eviction: Self {
+        ValueFormat(kind: "an eviction policy", form: "use tinylfu or lru", parse: { EvictionKind(rawValue: $0.lowercased()) })
     }
 }
 

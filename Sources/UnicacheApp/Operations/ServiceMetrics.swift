@@ -44,6 +44,12 @@ final class ServiceMetrics: Sendable {
     static var cacheRequests: MetricNameDescriptor {
         MetricNameDescriptor(metricName: "unicache_cache_requests_total", unitName: "", helpText: "Read-through requests by namespace and how they were served (hit, miss, coalesced, stale, refresh).")
     }
+    static var admissions: MetricNameDescriptor {
+        MetricNameDescriptor(
+            metricName: "unicache_tier_admissions_total", unitName: "",
+            helpText: "Entries a tier's eviction policy let into its main region (admitted) or its frequency sketch turned away (rejected).")
+    }
+
     static var evictions: MetricNameDescriptor {
         MetricNameDescriptor(metricName: "unicache_cache_evictions_total", unitName: "", helpText: "Entries removed from a tier to keep its budget.")
     }
@@ -161,6 +167,15 @@ final class ServiceMetrics: Sendable {
             for (descriptor, family, tier, total) in perTier {
                 let counter = registry.makeCounter(descriptor: descriptor, labels: [("tier", tier)])
                 carry(total, into: counter, id: "\(family)\u{0}\(tier)", exported: &exported)
+            }
+            let admissions = [
+                ("memory", "admitted", statistics.memory.admitted), ("memory", "rejected", statistics.memory.rejected),
+                ("disk", "admitted", statistics.secondTier?.admitted ?? 0),
+                ("disk", "rejected", statistics.secondTier?.rejected ?? 0),
+            ]
+            for (tier, result, total) in admissions {
+                let counter = registry.makeCounter(descriptor: Self.admissions, labels: [("tier", tier), ("result", result)])
+                carry(total, into: counter, id: "admissions\u{0}\(tier)\u{0}\(result)", exported: &exported)
             }
             if let shared = statistics.shared {
                 for (descriptor, family, total) in [(Self.sharedReplayed, "replayed", shared.replayed), (Self.sharedResets, "resets", shared.resets), (Self.sharedFailovers, "failovers", shared.failovers)] {

@@ -28,6 +28,24 @@ struct StatsDocument: Encodable {
 
     struct Memory: Encodable {
         var entries, bytes, limitBytes, limitEntries, evictions: Int
+        /// The eviction policy's decisions (CONTRACT §12.6); `window` is null under `lru`.
+        var admitted, rejected: Int
+        var window: Double?
+
+        enum CodingKeys: String, CodingKey {
+            case entries, bytes, limitBytes, limitEntries, evictions, admitted, rejected, window
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            for (key, value) in [
+                (CodingKeys.entries, entries), (.bytes, bytes), (.limitBytes, limitBytes), (.limitEntries, limitEntries),
+                (.evictions, evictions), (.admitted, admitted), (.rejected, rejected),
+            ] {
+                try container.encode(value, forKey: key)
+            }
+            try container.encode(window, forKey: .window)
+        }
     }
 
     struct Disk: Encodable {
@@ -35,6 +53,28 @@ struct StatsDocument: Encodable {
         var entries, bytes, limitBytes, evictions, corrupt, writeErrors, readErrors: Int
         /// Sealed files that did not open (CONTRACT §9.2).
         var undecryptable = 0
+        /// The eviction policy's decisions (CONTRACT §12.6); `window` is null under `lru` or without a disk tier.
+        var admitted = 0
+        var rejected = 0
+        var window: Double?
+
+        enum CodingKeys: String, CodingKey {
+            case enabled, entries, bytes, limitBytes, evictions, corrupt, writeErrors, readErrors, undecryptable
+            case admitted, rejected, window
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(enabled, forKey: .enabled)
+            for (key, value) in [
+                (CodingKeys.entries, entries), (.bytes, bytes), (.limitBytes, limitBytes), (.evictions, evictions),
+                (.corrupt, corrupt), (.writeErrors, writeErrors), (.readErrors, readErrors), (.undecryptable, undecryptable),
+                (.admitted, admitted), (.rejected, rejected),
+            ] {
+                try container.encode(value, forKey: key)
+            }
+            try container.encode(window, forKey: .window)
+        }
     }
 
     /// The fleet's shared tier (CONTRACT §6.7); `enabled` false and zeros without `--redis`.
@@ -183,12 +223,13 @@ struct StatsDocument: Encodable {
         let memory = statistics.memory
         self.memory = Memory(
             entries: memory.entries, bytes: memory.bytes, limitBytes: memory.limitBytes,
-            limitEntries: memory.limitEntries, evictions: memory.evictions)
+            limitEntries: memory.limitEntries, evictions: memory.evictions, admitted: memory.admitted,
+            rejected: memory.rejected, window: memory.window)
         let disk = statistics.secondTier ?? SecondTierStatistics()
         self.disk = Disk(
             enabled: statistics.secondTier != nil, entries: disk.entries, bytes: disk.bytes, limitBytes: disk.limitBytes,
             evictions: disk.evictions, corrupt: disk.corrupt, writeErrors: disk.writeErrors, readErrors: disk.readErrors,
-            undecryptable: disk.undecryptable)
+            undecryptable: disk.undecryptable, admitted: disk.admitted, rejected: disk.rejected, window: disk.window)
         shared = Shared(statistics.shared)
         self.encryption = Encryption(enabled: encryption.enabled, primaryKey: encryption.primaryKey)
         let up = statistics.upstream

@@ -7,18 +7,19 @@
 ///   `compacted(_:)`, so that a body which grew while it was read holds no spare capacity for its life);
 /// - a string longer than 15 UTF-8 bytes is a native string object: a 32-byte header, the bytes and a NUL; shorter
 ///   ones live inside the `String` value (the key, shared with the index's copy, is counted once);
-/// - the LRU node (the entry's fields, key, links) sits in an array that doubles as it grows, so up to two nodes'
-///   worth per entry; the dictionary slot (key 16 + index 8 bytes) at a load factor between 3/8 and 3/4 is up to
-///   64 bytes; a free-slot index up to 16.
+/// - the entry's fields sit in an array indexed by its policy slot and the policy's node (weight, links, hash) in
+///   another, both doubling as they grow, so up to two of each per entry; the dictionary slot (key 16 + handle 8
+///   bytes) at a load factor between 3/8 and 3/4 is up to 64 bytes; the frequency sketch, a power of two of 8-byte
+///   words at least the entry count, up to 16.
 ///
-/// Measured (`mallinfo2().uordblks` before and after inserting 50,000 entries into an empty tier, in a process
-/// doing nothing else): 1 KiB bodies with 12-byte keys, a 24-byte content type and the 66-byte quoted ETag cost
-/// 1,231 bytes each against the model's 1,616; 64-byte bodies with 40-byte keys 566 against 752 (the node array
-/// and dictionary were then 262 bytes per entry, the model allows 384 for their worst case just after they
-/// doubled). The model stays on the upper side of what was measured, as a budget must.
+/// Measured before the policies (`mallinfo2().uordblks` before and after inserting 50,000 entries into an empty
+/// tier, in a process doing nothing else): 1 KiB bodies with 12-byte keys, a 24-byte content type and the 66-byte
+/// quoted ETag cost 1,231 bytes each against the model's 1,616 then; 64-byte bodies with 40-byte keys 566 against
+/// 752 (the node array and dictionary were then 262 bytes per entry, the model allowed 384 for their worst case just
+/// after they doubled; it allows 368 now). The model stays on the upper side of what was measured, as a budget must.
 public enum EntryCost {
-    /// Node slack, dictionary slot and free-slot index, on top of the heap objects.
-    public static let fixed = 2 * LRUList<String, CacheEntry>.nodeStride + 64 + 16
+    /// Entry and node arrays with their slack, dictionary slot and sketch, on top of the heap objects.
+    public static let fixed = 2 * (MemoryLayout<CacheEntry?>.stride + RegionLists.nodeStride) + 64 + 16
 
     public static func of(_ entry: CacheEntry) -> Int {
         fixed + array(capacity: entry.body.count) + string(entry.key) + string(entry.namespace)

@@ -1,102 +1,141 @@
 import NIOConcurrencyHelpers
 
-/// The thread-safe memory tier: an `LRUList` behind a lock (`NIOLockedValueBox`), with byte accounting and
-/// eviction so that both budgets of `MemoryTierConfiguration` hold after every call.
+/// The thread-safe memory tier: entries by key behind one lock (`map`), what to keep when full behind another
+/// (`policy`, the `--eviction` policy), so that a hit takes only the first: it looks the entry up and records the
+/// access in a lossy read buffer, drained into the policy by the next write (or by the reader whose ring filled, if
+/// the policy's lock is free). Both budgets of `MemoryTierConfiguration` hold after every call.
+///
+/// Lock order: `policy`, then `map` (a reader takes `map` alone, and tries `policy` only once it let `map` go).
 public final class MemoryTier: Sendable {
-    struct State: Sendable {
-        var lru = LRUList<String, CacheEntry>()
-        var bytes = 0
-        var evictions = 0
-        var releasedBytes = 0
-    }
-
     public let configuration: MemoryTierConfiguration
-    private let state = NIOLockedValueBox(State())
+    private let map = NIOLockedValueBox(MemoryMap())
+    private let policy: TryLockedBox<PolicyState>
+    private let reads = ReadBuffer()
 
     public init(configuration: MemoryTierConfiguration) {
         self.configuration = configuration
+        let capacity = EvictionCapacity(weight: configuration.maxBytes, count: configuration.maxEntries)
+        policy = TryLockedBox(PolicyState(policy: configuration.eviction.makePolicy(capacity: capacity)))
     }
 
     /// What an entry costs against the byte budget: its whole footprint in memory (`EntryCost`).
     public static func cost(of entry: CacheEntry) -> Int { EntryCost.of(entry) }
 
-    /// The entry for `key`, marked most recently used.
+    /// The entry for `key`, its access recorded for the policy.
     public func entry(for key: String) -> CacheEntry? {
-        state.withLockedValue { $0.lru.value(for: key) }
+        guard let (entry, handle) = map.withLockedValue({ $0.lookup(key) }) else { return nil }
+        if reads.record(handle) {
+            // The ring was full: drained, this access goes with it (dropped only while a writer holds the lock).
+            policy.withLockedValueIfAvailable { $0.drain(reads, then: handle) }
+        }
+        return entry
     }
 
-    /// The entry for `key` without touching its recency.
+    /// The entry for `key`, no access recorded.
     public func peek(_ key: String) -> CacheEntry? {
-        state.withLockedValue { $0.lru.peek(key) }
+        map.withLockedValue { $0.lookup(key)?.entry }
     }
 
     public func contains(_ key: String) -> Bool {
-        state.withLockedValue { $0.lru.contains(key) }
+        map.withLockedValue { $0.handles[key] != nil }
     }
 
-    /// Stores `entry` as most recently used, evicting least recently used entries to stay in budget.
-    /// An entry larger than the whole byte budget is not stored (and any older value of its key is dropped).
-    /// Returns whether it was stored.
+    /// Stores `entry` (a new entry enters as the most recently used; a new value of a stored key counts as an access
+    /// of it), letting entries go as the policy decides to stay in budget; `entry` itself always stays. An entry
+    /// larger than the whole byte budget is not stored (and any older value of its key is dropped). Returns whether
+    /// it was stored.
     @discardableResult
     public func insert(_ entry: CacheEntry) -> Bool {
-        state.withLockedValue { Self.insert(entry, into: &$0, configuration: configuration) }
+        let cost = Self.cost(of: entry)
+        return policy.withLockedValue { state in
+            state.drain(reads)
+            guard cost <= configuration.maxBytes, configuration.maxEntries > 0 else {
+                remove(entry.key, state: &state)
+                return false
+            }
+            let slot: Int
+            if let handle = map.withLockedValue({ $0.handles[entry.key] }) {
+                slot = MemoryMap.slot(of: handle)
+                state.releasedBytes += state.policy.weight(of: slot)
+                state.policy.update(slot, weight: cost, access: true)
+            } else {
+                slot = state.policy.insert(entry.key, weight: cost)
+            }
+            state.victims.removeAll(keepingCapacity: true)
+            state.policy.evict(keeping: slot, into: &state.victims)
+            let handle = state.policy.handle(of: slot)
+            map.withLockedValue { map in
+                map.store(entry, slot: slot, handle: handle)
+                for victim in state.victims { map.clear(victim) }
+            }
+            for victim in state.victims { state.releasedBytes += state.policy.weight(of: victim) }
+            return true
+        }
     }
 
     @discardableResult
     public func remove(_ key: String) -> CacheEntry? {
-        state.withLockedValue { Self.remove(key, from: &$0) }
+        policy.withLockedValue { state in
+            state.drain(reads)
+            return remove(key, state: &state)
+        }
     }
 
     /// Removes every entry whose metadata matches; returns the removed keys.
     public func removeAll(where predicate: (CacheEntryMetadata) -> Bool) -> [String] {
-        state.withLockedValue { state in
-            let keys = state.lru.elements.filter { predicate($0.value.metadata) }.map(\.key)
-            for key in keys { Self.remove(key, from: &state) }
-            return keys
+        policy.withLockedValue { state in
+            state.drain(reads)
+            let removed = map.withLockedValue { $0.removeAll { predicate($0.metadata) } }
+            for (_, slot) in removed {
+                state.releasedBytes += state.policy.weight(of: slot)
+                state.policy.remove(slot)
+            }
+            return removed.map(\.key)
         }
     }
 
-    /// Metadata of entries whose key starts with `prefix`, most recently used first.
+    /// Metadata of entries whose key starts with `prefix`, in no particular order.
     public func list(prefix: String) -> [CacheEntryMetadata] {
-        state.withLockedValue { state in
-            state.lru.elements.lazy.filter { $0.key.hasPrefix(prefix) }.map(\.value.metadata)
+        map.withLockedValue { map in
+            map.entries.lazy.compactMap { $0 }.filter { $0.key.hasPrefix(prefix) }.map(\.metadata)
         }
     }
 
     public func statistics() -> MemoryTierStatistics {
-        state.withLockedValue {
-            MemoryTierStatistics(
-                entries: $0.lru.count, bytes: $0.bytes, limitBytes: configuration.maxBytes,
-                limitEntries: configuration.maxEntries, evictions: $0.evictions,
-                releasedBytes: $0.releasedBytes)
+        policy.withLockedValue { state in
+            let decisions = state.policy.statistics
+            return MemoryTierStatistics(
+                entries: state.policy.count, bytes: state.policy.weight, limitBytes: configuration.maxBytes,
+                limitEntries: configuration.maxEntries, evictions: decisions.evictions,
+                releasedBytes: state.releasedBytes, admitted: decisions.admitted, rejected: decisions.rejected,
+                window: decisions.window)
         }
     }
 
-    static func insert(_ entry: CacheEntry, into state: inout State, configuration: MemoryTierConfiguration) -> Bool {
-        let cost = cost(of: entry)
-        guard cost <= configuration.maxBytes, configuration.maxEntries > 0 else {
-            remove(entry.key, from: &state)
-            return false
-        }
-        if let old = state.lru.set(entry, for: entry.key) {
-            state.bytes -= Self.cost(of: old)
-            state.releasedBytes += Self.cost(of: old)
-        }
-        state.bytes += cost
-        while state.bytes > configuration.maxBytes || state.lru.count > configuration.maxEntries {
-            guard let evicted = state.lru.removeOldest() else { break }
-            state.bytes -= Self.cost(of: evicted.value)
-            state.releasedBytes += Self.cost(of: evicted.value)
-            state.evictions += 1
-        }
-        return true
-    }
-
+    /// Removes `key` from the map and the policy; the caller holds the policy's lock.
     @discardableResult
-    static func remove(_ key: String, from state: inout State) -> CacheEntry? {
-        guard let old = state.lru.removeValue(for: key) else { return nil }
-        state.bytes -= cost(of: old)
-        state.releasedBytes += cost(of: old)
-        return old
+    private func remove(_ key: String, state: inout PolicyState) -> CacheEntry? {
+        guard let (entry, slot) = map.withLockedValue({ $0.remove(key) }) else { return nil }
+        state.releasedBytes += state.policy.weight(of: slot)
+        state.policy.remove(slot)
+        return entry
+    }
+}
+
+/// The policy and what its lock also guards.
+struct PolicyState: Sendable {
+    var policy: any EvictionPolicy<String>
+    /// Cost of every entry that left the tier so far (evicted, replaced or removed): what the allocator got back.
+    var releasedBytes = 0
+    /// Scratch arrays, kept to spare an allocation per call.
+    var drained: [UInt64] = []
+    var victims: [Int] = []
+
+    /// Hands the accesses recorded since the last drain to the policy, and `handle` after them.
+    mutating func drain(_ reads: ReadBuffer, then handle: UInt64? = nil) {
+        drained.removeAll(keepingCapacity: true)
+        reads.drain(into: &drained)
+        if let handle { drained.append(handle) }
+        if !drained.isEmpty { policy.recordAccesses(drained) }
     }
 }

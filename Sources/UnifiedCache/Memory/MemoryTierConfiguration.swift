@@ -4,10 +4,13 @@ public struct MemoryTierConfiguration: Sendable, Equatable {
     public var maxBytes: Int
     /// Entry budget.
     public var maxEntries: Int
+    /// What the tier keeps when it is full (`--eviction`).
+    public var eviction: EvictionKind
 
-    public init(maxBytes: Int = 64 << 20, maxEntries: Int = 100_000) {
+    public init(maxBytes: Int = 64 << 20, maxEntries: Int = 100_000, eviction: EvictionKind = .tinyLFU) {
         self.maxBytes = max(0, maxBytes)
         self.maxEntries = max(0, maxEntries)
+        self.eviction = eviction
     }
 }
 
@@ -20,11 +23,19 @@ public struct MemoryTierStatistics: Sendable, Equatable {
     public var evictions: Int
     /// Cost of every entry that left the tier so far (evicted, replaced or removed): what the allocator got back.
     public var releasedBytes: Int
+    /// The policy's admissions (`EvictionStatistics`).
+    public var admitted: Int
+    public var rejected: Int
+    /// The window's share of the capacity (`tinylfu` only).
+    public var window: Double?
 
     public init(
         entries: Int = 0, bytes: Int = 0, limitBytes: Int = 0, limitEntries: Int = 0, evictions: Int = 0,
-        releasedBytes: Int = 0
+        releasedBytes: Int = 0, admitted: Int = 0, rejected: Int = 0, window: Double? = nil
     ) {
+        self.admitted = admitted
+        self.rejected = rejected
+        self.window = window
         self.entries = entries
         self.bytes = bytes
         self.limitBytes = limitBytes

@@ -20,6 +20,7 @@ let settingCases: [SettingCase] = [
     SettingCase(flag: "--memory-limit", variable: "UNICACHE_MEMORY_LIMIT", first: ("128MiB", "134217728"), second: ("512KiB", "524288")) { "\($0.cache.memoryLimitBytes)" },
     SettingCase(flag: "--memory-entries", variable: "UNICACHE_MEMORY_ENTRIES", first: ("1", "1"), second: ("250000", "250000")) { "\($0.cache.memoryEntries)" },
     SettingCase(flag: "--disk-limit", variable: "UNICACHE_DISK_LIMIT", first: ("0", "0"), second: ("2GiB", "2147483648")) { "\($0.cache.diskLimitBytes)" },
+    SettingCase(flag: "--eviction", variable: "UNICACHE_EVICTION", first: ("lru", "lru"), second: ("TinyLFU", "tinylfu")) { $0.cache.eviction.rawValue },
     SettingCase(flag: "--upstream-timeout", variable: "UNICACHE_UPSTREAM_TIMEOUT", first: ("750ms", "750ms"), second: ("1m", "1m")) { ValueSyntax.text(of: $0.upstreams.timeout) },
     SettingCase(flag: "--demo-latency", variable: "UNICACHE_DEMO_LATENCY", first: ("0ms", "0ms"), second: ("2s", "2s")) { ValueSyntax.text(of: $0.upstreams.demoLatency) },
     SettingCase(flag: "--admin-token", variable: "UNICACHE_ADMIN_TOKEN", first: ("s3cret", "s3cret"), second: ("other-token", "other-token")) { $0.admin.token ?? "nil" },

@@ -35,4 +35,26 @@ import UpstreamGate
             #expect(cache["hits"] as? Int == 1)
         }
     }
+
+    /// The memory tier's policy decisions reach `/stats` and `/metrics`: in a tier of two entries, a third user's
+    /// entry pushes the second one out of the window, and the sketch turns it away (it was asked for no more often
+    /// than the entry it would replace).
+    @Test func admissionsAreCountedByTier() async throws {
+        try await withService(LiveService.start(memory: MemoryTierConfiguration(maxEntries: 2))) { live in
+            for user in ["a", "a", "b", "c"] { _ = try await live.request(.GET, "/v1/users/\(user)/subscription") }
+            let metrics = try await live.request(.GET, "/metrics").body
+            let stats = try #require(try JSONSerialization.jsonObject(with: Data(try await live.request(.GET, "/stats").body.utf8)) as? [String: Any])
+            await live.stop()
+
+            let memory = try #require(stats["memory"] as? [String: Any])
+            #expect(memory["admitted"] as? Int == 1 && memory["rejected"] as? Int == 1 && memory["evictions"] as? Int == 1)
+            #expect(memory["window"] as? Double == 0.01)
+            let disk = try #require(stats["disk"] as? [String: Any])
+            #expect(disk["admitted"] as? Int == 0 && disk["window"] is NSNull)
+            let lines = Set(metrics.split(separator: "\n").map(String.init))
+            #expect(lines.contains(#"unicache_tier_admissions_total{tier="memory",result="admitted"} 1"#))
+            #expect(lines.contains(#"unicache_tier_admissions_total{tier="memory",result="rejected"} 1"#))
+            #expect(lines.contains(#"unicache_tier_admissions_total{tier="disk",result="rejected"} 0"#))
+        }
+    }
 }

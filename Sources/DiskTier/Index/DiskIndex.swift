@@ -1,0 +1,100 @@
+import UnifiedCache
+
+/// What the tier knows about one stored file without reading it.
+struct IndexedEntry: Sendable, Equatable {
+    var metadata: CacheEntryMetadata
+    /// Header plus body: the bytes the file takes, which the budget counts.
+    var fileSize: Int
+}
+
+/// The stored files by key, with the `--eviction` policy that decides which go when the budget is full (weighed by
+/// their sizes). Not thread-safe: the tier's actor owns it. Each entry's metadata sits in the slot its policy gave
+/// it, and the policy's node holds the file's size; a key is held once (its metadata's string, shared with the
+/// map's key): the index's bytes per entry are documented (docs/operations.md) and bounded by CONTRACT §1.
+struct DiskIndex {
+    private var policy: any EvictionPolicy<String>
+    private var slots: [String: UInt32] = [:]
+    /// By slot; a free slot keeps no strings alive.
+    private var metadata: [CacheEntryMetadata] = []
+    private var victims: [Int] = []
+
+    init(eviction: EvictionKind, limitBytes: Int) {
+        policy = eviction.makePolicy(capacity: EvictionCapacity(weight: limitBytes))
+    }
+
+    var count: Int { slots.count }
+    var totalBytes: Int { policy.weight }
+    var decisions: EvictionStatistics { policy.statistics }
+
+    /// Makes room for `count` entries in all, so that a start-up scan fills the index without growing it.
+    mutating func reserveCapacity(_ count: Int) {
+        policy.reserveCapacity(count)
+        slots.reserveCapacity(count)
+        metadata.reserveCapacity(count)
+    }
+
+    /// The entry, no access recorded.
+    subscript(key: String) -> IndexedEntry? {
+        slots[key].map { entry(at: Int($0)) }
+    }
+
+    /// Records an access of `key`.
+    mutating func touch(_ key: String) {
+        if let slot = slots[key] { policy.recordAccess(Int(slot)) }
+    }
+
+    /// Changes the size of `key`'s file (re-sealed in place), no access recorded.
+    mutating func resize(_ key: String, fileSize: Int) {
+        if let slot = slots[key] { policy.update(Int(slot), weight: fileSize, access: false) }
+    }
+
+    /// Adds `key` as a new entry (found at start-up: as the least recently used), or replaces what is known of it (an
+    /// access).
+    mutating func insert(_ key: String, _ value: IndexedEntry, leastRecent: Bool = false) {
+        if let slot = slots[key].map(Int.init) {
+            metadata[slot] = value.metadata
+            policy.update(slot, weight: value.fileSize, access: !leastRecent)
+            return
+        }
+        let slot =
+            leastRecent
+            ? policy.insertEldest(key, weight: value.fileSize) : policy.insert(key, weight: value.fileSize)
+        if slot == metadata.count { metadata.append(value.metadata) } else { metadata[slot] = value.metadata }
+        slots[key] = UInt32(slot)
+    }
+
+    @discardableResult
+    mutating func remove(_ key: String) -> IndexedEntry? {
+        guard let slot = slots.removeValue(forKey: key).map(Int.init) else { return nil }
+        let value = entry(at: slot)
+        policy.remove(slot)
+        clear(slot)
+        return value
+    }
+
+    /// The keys the policy lets go so that the files fit the budget, never `keeping`; they leave the index.
+    mutating func evict(keeping key: String?) -> [String] {
+        victims.removeAll(keepingCapacity: true)
+        policy.evict(keeping: key.flatMap { slots[$0] }.map(Int.init), into: &victims)
+        return victims.map { slot in
+            let key = metadata[slot].key
+            slots[key] = nil
+            clear(slot)
+            return key
+        }
+    }
+
+    /// Every entry matching `predicate`, in no particular order.
+    func filter(_ predicate: (IndexedEntry) -> Bool) -> [IndexedEntry] {
+        slots.values.lazy.map { entry(at: Int($0)) }.filter(predicate)
+    }
+
+    private func entry(at slot: Int) -> IndexedEntry {
+        IndexedEntry(metadata: metadata[slot], fileSize: policy.weight(of: slot))
+    }
+
+    private mutating func clear(_ slot: Int) {
+        metadata[slot].key = ""
+        metadata[slot].user = nil
+    }
+}

@@ -1,0 +1,47 @@
+/// The memory tier's entries: each in the slot its policy gave it, found by key through its handle (the slot and its
+/// generation, which the read buffer records). Not thread-safe: the tier's `map` lock guards it.
+struct MemoryMap: Sendable {
+    private(set) var handles: [String: UInt64] = [:]
+    /// By slot; `nil` in a free slot.
+    private(set) var entries: [CacheEntry?] = []
+
+    static func slot(of handle: UInt64) -> Int { Int(truncatingIfNeeded: handle & 0xFFFF_FFFF) }
+
+    func lookup(_ key: String) -> (entry: CacheEntry, handle: UInt64)? {
+        guard let handle = handles[key], let entry = entries[Self.slot(of: handle)] else { return nil }
+        return (entry, handle)
+    }
+
+    /// Puts `entry` in `slot` (a new slot, or its key's own) under `handle`.
+    mutating func store(_ entry: CacheEntry, slot: Int, handle: UInt64) {
+        if slot == entries.count { entries.append(entry) } else { entries[slot] = entry }
+        handles[entry.key] = handle
+    }
+
+    /// Empties `slot` (a victim of the policy).
+    mutating func clear(_ slot: Int) {
+        guard slot < entries.count, let entry = entries[slot] else { return }
+        handles[entry.key] = nil
+        entries[slot] = nil
+    }
+
+    /// Removes `key`; returns its entry and the slot it had.
+    mutating func remove(_ key: String) -> (CacheEntry, Int)? {
+        guard let handle = handles.removeValue(forKey: key) else { return nil }
+        let slot = Self.slot(of: handle)
+        defer { entries[slot] = nil }
+        return entries[slot].map { ($0, slot) }
+    }
+
+    /// Removes every entry matching; returns their keys and slots.
+    mutating func removeAll(where predicate: (CacheEntry) -> Bool) -> [(key: String, slot: Int)] {
+        var removed: [(key: String, slot: Int)] = []
+        for slot in entries.indices {
+            guard let entry = entries[slot], predicate(entry) else { continue }
+            handles[entry.key] = nil
+            entries[slot] = nil
+            removed.append((entry.key, slot))
+        }
+        return removed
+    }
+}

@@ -1,0 +1,56 @@
+import Testing
+import UnifiedCache
+
+@testable import DiskTier
+
+@Suite(.timeLimit(.minutes(10))) struct DiskIndexTests {
+    func indexed(_ key: String, size: Int) -> IndexedEntry {
+        IndexedEntry(metadata: makeEntry(key).metadata, fileSize: size)
+    }
+
+    /// Under `lru`, the victims are the least recently used, as the index always chose them before the policies.
+    @Test func lruOrdersByUseAndAccountsBytes() {
+        var index = DiskIndex(eviction: .lru, limitBytes: 60)
+        index.insert("a", indexed("a", size: 10))
+        index.insert("b", indexed("b", size: 20))
+        index.insert("c", indexed("c", size: 30))
+        #expect(index.totalBytes == 60)
+        index.touch("a")
+        index.insert("b", indexed("b", size: 5))  // replacing counts as a use
+        #expect(index.totalBytes == 45)
+        index.insert("old", indexed("old", size: 1), leastRecent: true)
+        #expect(index.remove("old")?.fileSize == 1)
+        #expect(index.remove("old") == nil)
+        index.insert("d", indexed("d", size: 50))  // 95 bytes: c (least recent) and a go, never d
+        #expect(index.evict(keeping: "d") == ["c", "a"])
+        #expect(index.count == 2 && index.totalBytes == 55)
+        #expect(index["c"] == nil && index["b"]?.fileSize == 5)
+        index.insert("again", indexed("again", size: 3))  // reuses a freed slot
+        #expect(index["again"]?.fileSize == 3 && index["again"]?.metadata.key == "again")
+    }
+
+    /// Under `tinylfu`, a store's new file always stays, and an entry asked for often outlives one asked for once.
+    @Test func tinyLFUKeepsTheNewFileAndTheFrequentOnes() {
+        var index = DiskIndex(eviction: .tinyLFU, limitBytes: 100)
+        for key in ["hot", "cold"] { index.insert(key, indexed(key, size: 40)) }
+        for _ in 0..<5 { index.touch("hot") }
+        index.insert("new", indexed("new", size: 40))
+        #expect(index.evict(keeping: "new") == ["cold"])
+        #expect(index["hot"] != nil && index["new"] != nil && index.totalBytes == 80)
+        // A file larger than what is left of the budget still enters; only others compete.
+        index.insert("big", indexed("big", size: 90))
+        let gone = index.evict(keeping: "big")
+        #expect(Set(gone) == ["hot", "new"])
+        #expect(index.count == 1 && index.totalBytes == 90)
+    }
+
+    @Test func filesFoundAtStartUpAreKeptUntilOthersNeedTheRoom() {
+        var index = DiskIndex(eviction: .tinyLFU, limitBytes: 30)
+        for key in ["x", "y", "z"] { index.insert(key, indexed(key, size: 10), leastRecent: true) }
+        #expect(index.evict(keeping: nil).isEmpty)
+        index.insert("w", indexed("w", size: 10))
+        // The eldest found (the last one inserted as the least recent) goes first.
+        #expect(index.evict(keeping: "w") == ["z"])
+        #expect(index.count == 3)
+    }
+}
