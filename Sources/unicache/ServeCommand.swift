@@ -19,6 +19,6 @@ struct ServeCommand: AsyncParsableCommand {
         let clock = SystemWallClock()
         let ticker = ContinuousClock()
         let logger = LoggingBootstrap.bootstrap(configuration.log, clock: clock)
-        try await UnicacheService.run(configuration: configuration, logger: logger, clock: clock, gateClock: ticker)
+        try await UnicacheService.run(configuration: configuration, logger: logger, clock: clock, ticker: ticker)
     }
 }

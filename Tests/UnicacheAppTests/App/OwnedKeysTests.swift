@@ -81,7 +81,7 @@ import UnifiedCache
     @Test func erasureRemovesRawEntriesWhoseKeyNamesTheUser() async throws {
         let h = AppHarness()
         for key in ["subscription:carol", "health:today:carol:2026-11-29", "subscription:carolyn", "notes:carol"] {
-            _ = try await h.app.cache.put(key: key, body: Array("x".utf8), ttl: 600)
+            _ = try await h.app.cache.put(key: key, body: Array("x".utf8), ttl: .seconds(600))
         }
         _ = try await h.send(.get, "/v1/users/carol/profile")
         let answer = try await h.send(.delete, "/v1/users/carol", admin: true)
@@ -99,7 +99,7 @@ import UnifiedCache
             func restarted() async throws -> AppHarness {
                 AppHarness(secondTier: try await DiskTier.open(configuration, clock: ManualWallClock(AppHarness.start)))
             }
-            _ = try await restarted().app.cache.put(key: "progress:any:carol", body: Array("x".utf8), ttl: 600)
+            _ = try await restarted().app.cache.put(key: "progress:any:carol", body: Array("x".utf8), ttl: .seconds(600))
             #expect(try await restarted().send(.delete, "/v1/users/carol", admin: true).json["erased"] as? Int == 1)
             #expect(try await restarted().send(.get, "/v1/cache/progress:any:carol", admin: true).status == 404)
         }

@@ -80,7 +80,7 @@ struct LiveService: StoppableService {
         let application: UnicacheService
         let port: Int
         do {
-            application = try await UnicacheService.build(configuration, logger: logger, clock: clock, gateClock: gateClock)
+            application = try await UnicacheService.build(configuration, logger: logger, clock: clock, ticker: gateClock)
             port = try application.server.start()
         } catch {
             if ownsUpstream { await upstream.shutdown() }
