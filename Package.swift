@@ -29,11 +29,11 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         // swift-nio: NIOConcurrencyHelpers' locks (a pthread lock ThreadSanitizer understands on Linux) in most targets;
         // NIOCore and NIOPosix in MicroHTTPServer (System.coreCount), UnicacheApp (the upstream and JWKS client's
-        // errors), Healthcheck (its TLS) and Redis; the core, UnifiedCache, uses only the locks.
+        // errors), Tools (the healthcheck's TLS) and Redis; the core, UnifiedCache, uses only the locks.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
         // Access: JWS signature verification with the key bound to its algorithm (RS/PS/ES/EdDSA, no HMAC JWKs).
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
-        // TLS: the healthcheck's HTTPS probe, in Healthcheck (already in the graph through async-http-client).
+        // TLS: the healthcheck's HTTPS probe, in Tools (already in the graph through async-http-client).
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         // Tests only: the certificates the TLS tests make in-process.
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
@@ -171,10 +171,11 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // `unicache healthcheck` and `unicache top`'s client: one GET over a blocking socket, HTTPS with a pinned
-        // certificate (swift-nio-ssl).
+        // The operator's tools beside the service: `unicache healthcheck` (one GET over a blocking socket, HTTPS with a
+        // pinned certificate, swift-nio-ssl) and `unicache top` (reading /stats and /metrics with the same client, and
+        // drawing the frame).
         .target(
-            name: "Healthcheck",
+            name: "Tools",
             dependencies: [
                 "HTTPRouting", "Clocks",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -194,7 +195,7 @@ let package = Package(
                 "HTTPRouting", "MicroHTTPServer",
                 "Access",
                 "Sealing",
-                "DemoUpstream", "JSONLogging", "Healthcheck", "OpenAPISpec",
+                "DemoUpstream", "JSONLogging", "Tools", "OpenAPISpec",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -209,7 +210,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "unicache",
-            dependencies: ["UnicacheApp", "Clocks", "JSONLogging", "Healthcheck", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["UnicacheApp", "Clocks", "JSONLogging", "Tools", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict
         ),
         // The Swift server of scripts/bench-http.sh (sync and async routes over MicroHTTPServer).
@@ -369,7 +370,7 @@ let package = Package(
             dependencies: [
                 "UnicacheApp", "UnifiedCache", "Clocks", "UpstreamGate", "DiskTier", "HTTPRouting", "MicroHTTPServer", "Redis",
                 "RedisTier", "RedisTestSupport", "TLSTestSupport", "TestSupport", "Sealing",
-                "Access", "AccessTestSupport", "JSONLogging", "Healthcheck", "OpenAPISpec",
+                "Access", "AccessTestSupport", "JSONLogging", "Tools", "OpenAPISpec",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,4 +1,4 @@
-import Healthcheck
+import Tools
 import TestSupport
 import Testing
 import UnicacheApp
