@@ -3,6 +3,7 @@ import Clocks
 import Foundation
 import HTTPRouting
 import Logging
+import Settings
 import UnifiedCache
 import UpstreamGate
 

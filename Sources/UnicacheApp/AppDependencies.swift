@@ -1,6 +1,7 @@
 import Access
 import Clocks
 import Logging
+import Settings
 import UnifiedCache
 import UpstreamGate
 

@@ -4,6 +4,7 @@ import DiskTier
 import Logging
 import Redis
 import RedisTier
+import Settings
 import UnifiedCache
 import UpstreamGate
 

@@ -5,6 +5,7 @@ import Logging
 import MicroHTTPServer
 import RedisTier
 import ServiceLifecycle
+import Settings
 import UnifiedCache
 import UpstreamGate
 

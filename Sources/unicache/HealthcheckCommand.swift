@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Settings
 import Tools
 import UnicacheApp
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import Clocks
 import Foundation
 import JSONLogging
+import Settings
 import UnicacheApp
 
 /// Validates the configuration, sets up logging and runs the service.

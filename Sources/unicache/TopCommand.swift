@@ -1,6 +1,7 @@
 import ArgumentParser
 import Clocks
 import Foundation
+import Settings
 import Tools
 import UnicacheApp
 

@@ -1,6 +1,7 @@
 import Clocks
 import Foundation
 import HTTPRouting
+import Settings
 import UnifiedCache
 
 /// The raw cache API (CONTRACT §4): PUT/GET/HEAD/DELETE of one key, list and delete by prefix, clear all.

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Clocks
 import Foundation
 import Logging
+import Settings
 import UnifiedCache
 
 /// Owns the one `HTTPClient` (and its connection pool) shared by every domain's

@@ -3,6 +3,7 @@ import Clocks
 import Foundation
 import HTTPRouting
 import OpenAPISpec
+import Settings
 import UnifiedCache
 
 /// `/healthz`, `/readyz`, `/stats`, `/metrics`, `/openapi.yaml` (CONTRACT §5).

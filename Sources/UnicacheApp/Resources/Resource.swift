@@ -1,6 +1,7 @@
 import Clocks
 import Foundation
 import HTTPRouting
+import Settings
 import UnifiedCache
 
 /// One read-through resource of CONTRACT §3: a row of `ResourceTable`.

@@ -1,3 +1,4 @@
+import Settings
 import Foundation
 import UnifiedCache
 
@@ -21,7 +22,7 @@ enum ResourceTable {
         },
         Resource(path: "/health/metrics/{metric}/{date}", domain: .health, namespace: "health.metrics") { c throws(InputError) in
             let metric = c.path("metric")
-            guard metrics.contains(metric) else {
+            guard ResourceCatalog.metrics.contains(metric) else {
                 throw InputError(parameter: "metric", expected: "one of hrv, rhr, sleep")
             }
             let date = try InputValidation.date(c.path("date"))
@@ -101,22 +102,4 @@ enum ResourceTable {
     }
 
     static let healthToday = rows[0]
-
-    /// The values each namespace's route gives an `--upstream-path` template (CONTRACT §11.2): `{user}` and the
-    /// parameters its row resolves (a test holds the two together).
-    static let placeholders: [String: Set<String>] = [
-        "health.today": ["user", "tz", "date"],
-        "health.averages": ["user", "weekday", "tz"],
-        "health.metrics": ["user", "metric", "date"],
-        "wellness": ["user", "days"],
-        "scores": ["user", "date"],
-        "activities": ["user", "days", "types"],
-        "streams": ["user", "id"],
-        "subscription": ["user"],
-        "profile": ["user"],
-        "progress.history": ["user"],
-        "progress.streak": ["user"],
-        "progress.today": ["user", "tz", "date"],
-        "progress.any": ["user"],
-    ]
 }

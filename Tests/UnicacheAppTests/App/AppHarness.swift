@@ -2,6 +2,7 @@ import Foundation
 import HTTPRouting
 import Logging
 import NIOConcurrencyHelpers
+@testable import Settings
 import TestSupport
 import Testing
 import UnifiedCache

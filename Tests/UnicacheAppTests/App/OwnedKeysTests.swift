@@ -1,6 +1,7 @@
 import DiskTier
 import Foundation
 import HTTPRouting
+@testable import Settings
 import TestSupport
 import Testing
 import UnifiedCache
@@ -29,7 +30,8 @@ import UnifiedCache
 
     @Test func theKeyShapesAreTheKeysTheRoutesMake() async throws {
         let h = AppHarness()
-        #expect(Set(ResourceTable.keyShapes.keys) == Set(ResourceTable.rows.map(\.namespace)))
+        #expect(Set(ResourceCatalog.keyShapes.keys) == Set(ResourceTable.rows.map(\.namespace)))
+        #expect(Dictionary(uniqueKeysWithValues: ResourceTable.rows.map { ($0.namespace, $0.domain) }) == ResourceCatalog.domains)
         #expect(Set(Self.reads.map(\.namespace)) == Set(ResourceTable.rows.map(\.namespace)))
         for read in Self.reads {
             #expect(try await h.send(.get, "/v1/users/alice" + read.target).status == 200, "\(read.target)")
@@ -41,7 +43,7 @@ import UnifiedCache
         })
         #expect(stored.count == Self.reads.count)
         for read in Self.reads {
-            var key = ResourceTable.keyShapes[read.namespace]?.replacingOccurrences(of: "{user}", with: "alice") ?? ""
+            var key = ResourceCatalog.keyShapes[read.namespace]?.replacingOccurrences(of: "{user}", with: "alice") ?? ""
             for (name, value) in read.values { key = key.replacingOccurrences(of: "{\(name)}", with: value) }
             #expect(stored[read.namespace] == key, "\(read.namespace)")
             #expect(ResourceTable.userKeys.user(in: key) == "alice", "\(key)")

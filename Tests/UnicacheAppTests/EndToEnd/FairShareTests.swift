@@ -1,5 +1,6 @@
 import ClocksTesting
 import Foundation
+@testable import Settings
 import TestSupport
 import Testing
 import UnifiedCache

@@ -8,6 +8,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import ServiceLifecycle
+@testable import Settings
 import TestSupport
 import UnifiedCache
 import UpstreamGate

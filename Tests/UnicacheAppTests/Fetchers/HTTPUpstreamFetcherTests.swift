@@ -2,6 +2,7 @@ import Clocks
 import RedisTestSupport
 import Foundation
 import Logging
+@testable import Settings
 import TestSupport
 import Testing
 import UnifiedCache

@@ -1,3 +1,4 @@
+@testable import Settings
 import Tools
 import TestSupport
 import Testing

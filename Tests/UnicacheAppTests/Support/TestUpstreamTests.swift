@@ -1,6 +1,7 @@
 import Clocks
 import Foundation
 import Logging
+@testable import Settings
 import TestSupport
 import Testing
 import UnifiedCache

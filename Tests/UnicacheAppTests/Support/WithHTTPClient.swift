@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+@testable import Settings
 import TestSupport
 import UnicacheApp
 
