@@ -7,6 +7,7 @@ import RedisTier
 import Settings
 import UnifiedCache
 import UpstreamGate
+import UpstreamHTTP
 
 /// The parts `UnicacheService.build` assembles, each from its slice of the configuration.
 extension UnicacheService {

@@ -8,6 +8,7 @@ import ServiceLifecycle
 import Settings
 import UnifiedCache
 import UpstreamGate
+import UpstreamHTTP
 
 /// The whole service, built in one place from its configuration (Hummingbird's `buildApplication`): `unicache serve`
 /// runs what `build` returns (`run`), and the live tests build theirs here too, so both wire the same graph.

@@ -8,6 +8,7 @@ import Testing
 import UnifiedCache
 
 @testable import UnicacheApp
+@testable import UpstreamHTTP
 
 @Suite(.timeLimit(.minutes(10))) struct HTTPUpstreamFetcherTests {
     static let logger: Logger = {

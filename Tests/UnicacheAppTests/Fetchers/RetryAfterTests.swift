@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import UnicacheApp
+@testable import UpstreamHTTP
 
 @Suite(.timeLimit(.minutes(10))) struct RetryAfterTests {
     static let now = Date(timeIntervalSince1970: 784_111_777)  // Sun, 06 Nov 1994 08:49:37 GMT

@@ -15,7 +15,7 @@ public final class UpstreamClient: Sendable {
 
     public let timeout: Duration
     public let maxBodyBytes: Int
-    let httpClient: HTTPClient
+    package let httpClient: HTTPClient
     let clock: any WallClock
     let logger: Logger
 
