@@ -28,7 +28,7 @@ private func request(_ key: String) -> FetchRequest {
 }
 
 private let body = [UInt8](repeating: 0x61, count: 2048)
-private let policy = FreshnessPolicy.ttl(3600)
+private let policy = FreshnessPolicy.ttl(.seconds(3600))
 
 /// One get of a new cold key per scaled iteration.
 private func coldGets(_ benchmark: Benchmark, _ cache: UnifiedCacheManager, _ fetcher: some Fetcher) async {

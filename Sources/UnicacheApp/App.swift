@@ -3,6 +3,7 @@ import Clocks
 import Foundation
 import HTTPRouting
 import Logging
+import Settings
 import UnifiedCache
 import UpstreamGate
 
@@ -23,6 +24,8 @@ extension App {
         let (cache, clock, access, encryption) =
             (dependencies.cache, dependencies.clock, dependencies.access, dependencies.encryption)
         let metrics = ServiceMetrics()
+        // The process's monotonic time, from zero now: the uptime's origin and every fetch's timing.
+        let elapsed = Elapsed(dependencies.gateClock)
         let gates = UpstreamGates(
             protection: dependencies.protection, slotWait: dependencies.slotWait, clock: dependencies.gateClock,
             counter: dependencies.rateCounter, userShare: dependencies.userShare)
@@ -32,7 +35,7 @@ extension App {
             GatedFetcher(
                 MeasuredFetcher(
                     base: served[domain] ?? NoUpstream.Fetcher(domain: domain),
-                    histogram: metrics.upstreamHistogram(domain: domain.rawValue)),
+                    histogram: metrics.upstreamHistogram(domain: domain.rawValue), elapsed: elapsed),
                 gate: gates[domain])
         }
         let readThrough = ReadThrough(
@@ -62,7 +65,7 @@ extension App {
         ).register(in: &router)
         RawCacheRoutes(auth: auth, cache: cache, clock: clock).register(in: &router)
         OperationsRoutes(
-            cache: cache, metrics: metrics, gates: gates, startedAt: .now, access: access, encryption: encryption,
+            cache: cache, metrics: metrics, gates: gates, elapsed: elapsed, access: access, encryption: encryption,
             facts: dependencies.facts
         ).register(in: &router)
         return App(router: router, cache: cache, metrics: metrics, gates: gates, access: access)

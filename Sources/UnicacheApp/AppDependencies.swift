@@ -1,6 +1,7 @@
 import Access
 import Clocks
 import Logging
+import Settings
 import UnifiedCache
 import UpstreamGate
 
@@ -16,15 +17,15 @@ public struct AppDependencies: Sendable {
     public var adminToken: String?
     public var logger: Logger
     /// The cache's and the routes' wall clock.
-    public var clock: any WallClock = SystemWallClock()
+    public var clock: any WallClock
     /// `--ttl NAMESPACE=DURATION`.
     public var ttlOverrides: [String: Duration] = [:]
     /// Each domain's budget and cap (CONTRACT §7); every domain has a circuit breaker.
     public var protection: [UpstreamDomain: UpstreamProtection] = [:]
     /// How long a fetch waits for a slot under its domain's cap (the upstream timeout).
     public var slotWait: Duration = .seconds(5)
-    /// The upstream gates' clock.
-    public var gateClock: any Clock<Duration> = ContinuousClock()
+    /// The upstream gates' clock (monotonic: budgets' windows, pauses, the circuit's cool-down).
+    public var gateClock: any Clock<Duration>
     /// Builds each budget's counter (fleet-wide with `--redis`); local sliding logs without.
     public var rateCounter: RateCounterFactory?
     /// `--upstream-user-share` (CONTRACT §15.2); `.whole` (one user may spend everything) unless set.
@@ -36,12 +37,16 @@ public struct AppDependencies: Sendable {
     /// The version and each domain's source, for `/stats`.
     public var facts = ServiceFacts()
 
+    /// `clock` and `gateClock` are the process's two clocks, made once by the executable (tests pass their own).
     public init(
-        cache: UnifiedCacheManager, fetchers: [UpstreamDomain: any Fetcher], adminToken: String?, logger: Logger
+        cache: UnifiedCacheManager, fetchers: [UpstreamDomain: any Fetcher], adminToken: String?, logger: Logger,
+        clock: any WallClock, gateClock: any Clock<Duration>
     ) {
         self.cache = cache
         self.fetchers = fetchers
         self.adminToken = adminToken
         self.logger = logger
+        self.clock = clock
+        self.gateClock = gateClock
     }
 }

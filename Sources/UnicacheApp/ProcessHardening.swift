@@ -1,6 +1,7 @@
 import CProcess
 import Glibc
 import Logging
+import Settings
 
 /// What the process does to itself before it loads a secret (CONTRACT §8.9, §14.6): with any secret configured, no
 /// core dump may carry it (or a cached body) out of its memory.

@@ -4,8 +4,10 @@ import DiskTier
 import Logging
 import Redis
 import RedisTier
+import Settings
 import UnifiedCache
 import UpstreamGate
+import UpstreamHTTP
 
 /// The parts `UnicacheService.build` assembles, each from its slice of the configuration.
 extension UnicacheService {

@@ -5,8 +5,10 @@ import Logging
 import MicroHTTPServer
 import RedisTier
 import ServiceLifecycle
+import Settings
 import UnifiedCache
 import UpstreamGate
+import UpstreamHTTP
 
 /// The whole service, built in one place from its configuration (Hummingbird's `buildApplication`): `unicache serve`
 /// runs what `build` returns (`run`), and the live tests build theirs here too, so both wire the same graph.
@@ -25,10 +27,11 @@ public struct UnicacheService: Sendable {
 
     /// - Parameters:
     ///   - clock: the cache's and the fetchers' wall clock.
-    ///   - gateClock: the upstream gates' clock (CONTRACT §7).
+    ///   - ticker: the process's monotonic clock: the upstream gates' budgets, pauses and circuits, and the pace of
+    ///     the memory reclaimer and the disk tier's sweeps.
     public static func build(
         _ configuration: UnicacheConfiguration, logger: Logger, clock: any WallClock,
-        gateClock: any Clock<Duration>
+        ticker: any Clock<Duration>
     ) async throws -> UnicacheService {
         let codec = try Self.entryCodec(configuration.encryption, logger: logger)
         let disk = try await Self.openDiskTier(configuration.cache, codec: codec, clock: clock, logger: logger)
@@ -52,19 +55,18 @@ public struct UnicacheService: Sendable {
             // Who may read what (CONTRACT §8): a JWKS that cannot be read stops start-up here, before listening.
             access = try await AccessStartup.accessControl(
                 configuration.access, adminToken: configuration.admin.token, client: upstream.httpClient,
-                timeout: upstreams.timeout, host: configuration.server.host, wallClock: clock, clock: gateClock,
+                timeout: upstreams.timeout, host: configuration.server.host, wallClock: clock, clock: ticker,
                 logger: logger)
         } catch {
             await upstream.shutdown()
             throw error
         }
         var dependencies = AppDependencies(
-            cache: cache, fetchers: fetchers, adminToken: configuration.admin.token, logger: logger)
-        dependencies.clock = clock
+            cache: cache, fetchers: fetchers, adminToken: configuration.admin.token, logger: logger, clock: clock,
+            gateClock: ticker)
         dependencies.ttlOverrides = configuration.cache.ttlOverrides
         dependencies.protection = upstreams.protection
         dependencies.slotWait = upstreams.timeout
-        dependencies.gateClock = gateClock
         dependencies.rateCounter = Self.fleetBudgets(shared)
         dependencies.userShare = upstreams.userShare
         dependencies.access = access
@@ -79,20 +81,21 @@ public struct UnicacheService: Sendable {
         var services: [any Service] = [
             CacheLifecycle(cache: cache, upstream: upstream),
             MemoryReclaimer(
-                cache: cache, memoryLimitBytes: configuration.cache.memoryLimitBytes, indexed: indexed, logger: logger),
+                cache: cache, memoryLimitBytes: configuration.cache.memoryLimitBytes, indexed: indexed, ticker: ticker,
+                logger: logger),
         ]
-        if let disk { services.append(DiskMaintenance(tier: disk)) }
+        if let disk { services.append(DiskMaintenance(tier: disk, ticker: ticker)) }
         services.append(server)
         return UnicacheService(app: app, server: server, services: services, logger: logger)
     }
 
     /// Runs the service from its configuration until SIGINT/SIGTERM (`unicache serve`).
     public static func run(
-        configuration: UnicacheConfiguration, logger: Logger, clock: any WallClock, gateClock: any Clock<Duration>
+        configuration: UnicacheConfiguration, logger: Logger, clock: any WallClock, ticker: any Clock<Duration>
     ) async throws {
         MemoryReclaimer.limitArenas(logger: logger)
         if ProcessHardening.holdsSecrets(configuration) { ProcessHardening.forbidCoreDumps(logger: logger) }
-        let service = try await Self.build(configuration, logger: logger, clock: clock, gateClock: gateClock)
+        let service = try await Self.build(configuration, logger: logger, clock: clock, ticker: ticker)
         // After the checks that stop start-up with one line: the version and each domain's source (CONTRACT §11.1).
         logger.info("unicache \(UnicacheVersion.current)", metadata: configuration.sourcesMetadata)
         // The server binds (and logs `listening on …`) inside the group, after the group has trapped
@@ -135,8 +138,9 @@ struct CacheLifecycle: Service {
 /// The disk tier's periodic sweep, as a service that stops with the others.
 struct DiskMaintenance: Service {
     let tier: DiskTier
+    let ticker: any Clock<Duration>
 
     func run() async throws {
-        await cancelWhenGracefulShutdown { await tier.run() }
+        await cancelWhenGracefulShutdown { await tier.run(on: ticker) }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Settings
 import UnicacheApp
 
 /// Runs `UnicacheCommand`, turning every command-line or configuration error into one line on stderr

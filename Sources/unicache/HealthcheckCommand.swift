@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
-import Healthcheck
+import Settings
+import Tools
 import UnicacheApp
 
 /// For Docker's HEALTHCHECK: exit 0 when `GET /healthz` answers 200, else 1 with one line on stderr.

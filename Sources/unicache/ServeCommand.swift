@@ -2,6 +2,7 @@ import ArgumentParser
 import Clocks
 import Foundation
 import JSONLogging
+import Settings
 import UnicacheApp
 
 /// Validates the configuration, sets up logging and runs the service.
@@ -19,6 +20,6 @@ struct ServeCommand: AsyncParsableCommand {
         let clock = SystemWallClock()
         let ticker = ContinuousClock()
         let logger = LoggingBootstrap.bootstrap(configuration.log, clock: clock)
-        try await UnicacheService.run(configuration: configuration, logger: logger, clock: clock, gateClock: ticker)
+        try await UnicacheService.run(configuration: configuration, logger: logger, clock: clock, ticker: ticker)
     }
 }

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Clocks
 import Foundation
+import Settings
+import Tools
 import UnicacheApp
 
 /// `unicache top`: a running service's figures, refreshed every second (varnishstat's model). On a terminal the
@@ -22,8 +24,8 @@ struct TopCommand: ParsableCommand {
 
     func run() throws {
         let environment = ProcessInfo.processInfo.environment
-        let source = try TopSource(url: url ?? environment["UNICACHE_TOP_URL"] ?? "http://127.0.0.1:8080")
-        let every = try TopSource.interval(interval)
+        let source = try TopOptions.source(url: url ?? environment["UNICACHE_TOP_URL"] ?? "http://127.0.0.1:8080")
+        let every = try TopOptions.interval(interval)
         // The first reading decides: a URL that does not answer a unicache /stats ends top at once, saying so.
         let first = try reading(source)
         if once {

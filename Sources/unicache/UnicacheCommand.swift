@@ -1,4 +1,5 @@
 import ArgumentParser
+import Settings
 import UnicacheApp
 
 /// `unicache [serve] [flags]` runs the service; `unicache healthcheck` probes a running one; `unicache top` watches one.

@@ -37,6 +37,15 @@ public final class ManualClock: Clock, Sendable {
     /// How many tasks sleep on the clock now (a test waits for a timer or waiter to park before it moves the clock).
     public var sleepers: Int { state.withLockedValue { $0.sleepers.count } }
 
+    /// How many sleep until later than `span` from now: a service's own pace (a once-a-second timer on the same
+    /// clock) left out of what a test waits for.
+    public func sleepers(beyond span: Duration) -> Int {
+        state.withLockedValue { state in
+            let horizon = state.now.advanced(by: span)
+            return state.sleepers.count { horizon < $0.deadline }
+        }
+    }
+
     public func advance(by duration: Duration) {
         let woken = state.withLockedValue { state -> [Sleeper] in
             state.now = state.now.advanced(by: duration)

@@ -46,10 +46,10 @@ import UnifiedCache
             clock: SystemWallClock(), logger: Logger(label: "fleet-miss-test"))
         let fetcher = SnapshotFetcher { Self.sent(instance) }
         // Redis learns the scripts on their first use (NOSCRIPT, then the text): a first miss teaches it.
-        _ = try await cache.get(request("warm-up"), policy: .ttl(60), fetcher: fetcher)
+        _ = try await cache.get(request("warm-up"), policy: .ttl(.seconds(60)), fetcher: fetcher)
 
         let before = Self.sent(instance)
-        let result = try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher)
+        let result = try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher)
         let atFetch = try #require(fetcher.snapshots.last)
         let after = Self.sent(instance)
         let lease = try await redisCommand(redis, "EXISTS", instance.tier.keys.lock("k"))
@@ -71,10 +71,10 @@ import UnifiedCache
         let writing = Self.manager(writer)
         let reading = Self.manager(reader)
         let fetcher = SnapshotFetcher { [:] }
-        _ = try await writing.get(request("k"), policy: .ttl(60), fetcher: fetcher)
+        _ = try await writing.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher)
 
         let before = Self.sent(reader)
-        let result = try await reading.get(request("k"), policy: .ttl(60), fetcher: fetcher)
+        let result = try await reading.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher)
         let after = Self.sent(reader)
         await writer.stop()
         await reader.stop()
@@ -93,9 +93,9 @@ import UnifiedCache
         let redis = try await RedisServerProcess.start()
         let (writer, reader) = try await Self.twoInstances(redis)
         let writing = Self.manager(writer)
-        _ = try await writing.get(request("fetched"), policy: .ttl(60), fetcher: SnapshotFetcher { [:] })
-        _ = try await writing.get(request("fetched"), policy: .ttl(60), fetcher: SnapshotFetcher { [:] }, control: .refresh)
-        _ = try await writing.put(key: "raw", body: Array("v".utf8), ttl: 60)
+        _ = try await writing.get(request("fetched"), policy: .ttl(.seconds(60)), fetcher: SnapshotFetcher { [:] })
+        _ = try await writing.get(request("fetched"), policy: .ttl(.seconds(60)), fetcher: SnapshotFetcher { [:] }, control: .refresh)
+        _ = try await writing.put(key: "raw", body: Array("v".utf8), ttl: .seconds(60))
         await waitUntil("all three changes reach the other instance") { reader.events.filter { $0 != .reset }.count >= 3 }
         await writer.stop()
         await reader.stop()

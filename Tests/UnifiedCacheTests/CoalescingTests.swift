@@ -19,7 +19,7 @@ func waitForWaiters(_ cache: UnifiedCacheManager, key: String, count: Int) async
             for _ in 0..<Self.stampede {
                 group.addTask {
                     do throws(CacheError) {
-                        return .success(try await cache.get(request("cold"), policy: .ttl(60), fetcher: fetcher))
+                        return .success(try await cache.get(request("cold"), policy: .ttl(.seconds(60)), fetcher: fetcher))
                     } catch {
                         return .failure(error)
                     }
@@ -51,7 +51,7 @@ func waitForWaiters(_ cache: UnifiedCacheManager, key: String, count: Int) async
         let fetcher = fails ? HeldFetcher(.failure(.unavailable("boom"))) : HeldFetcher(body: "shared")
         let leader = Task { () async -> Result<CacheResult, CacheError> in
             do throws(CacheError) {
-                return .success(try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher))
+                return .success(try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher))
             } catch {
                 return .failure(error)
             }
@@ -80,7 +80,7 @@ func waitForWaiters(_ cache: UnifiedCacheManager, key: String, count: Int) async
     @Test func aThousandCallbacksJoiningWhileTheLoadEndsAreEachToldOnce() async throws {
         let cache = makeManager()
         let fetcher = HeldFetcher(body: "shared")
-        let leader = Task { try? await cache.get(request("hot"), policy: .ttl(60), fetcher: fetcher) }
+        let leader = Task { try? await cache.get(request("hot"), policy: .ttl(.seconds(60)), fetcher: fetcher) }
         await fetcher.waitForStarts(1)
         let told = NIOLockedValueBox([Int: Int]())
         let outcomes = await withTaskGroup(of: (joined: Bool, late: CacheOutcome?).self) { group in
@@ -98,7 +98,7 @@ func waitForWaiters(_ cache: UnifiedCacheManager, key: String, count: Int) async
                         }
                     }
                     if joined { return (true, nil) }
-                    return (false, try? await cache.get(request("hot"), policy: .ttl(60), fetcher: fetcher).outcome)
+                    return (false, try? await cache.get(request("hot"), policy: .ttl(.seconds(60)), fetcher: fetcher).outcome)
                 }
             }
             return await group.reduce(into: []) { $0.append($1) }
@@ -120,7 +120,7 @@ func waitForWaiters(_ cache: UnifiedCacheManager, key: String, count: Int) async
             for _ in 0..<Self.stampede {
                 group.addTask {
                     do throws(CacheError) {
-                        _ = try await cache.get(request("cold"), policy: .ttl(60), fetcher: fetcher)
+                        _ = try await cache.get(request("cold"), policy: .ttl(.seconds(60)), fetcher: fetcher)
                         return nil
                     } catch {
                         return error
@@ -139,19 +139,19 @@ func waitForWaiters(_ cache: UnifiedCacheManager, key: String, count: Int) async
         #expect(stats.requests.misses == 1 && stats.requests.coalesced == Self.stampede - 1)
         #expect(stats.upstream.fetches == 1 && stats.upstream.failures == 1)
         await #expect(throws: CacheError.upstreamFailed(.unavailable("boom"))) {
-            try await cache.get(request("cold"), policy: .ttl(60), fetcher: fetcher)
+            try await cache.get(request("cold"), policy: .ttl(.seconds(60)), fetcher: fetcher)
         }
         #expect(fetcher.count == 2)
     }
 
     @Test func concurrentForcedRefreshesMakeOneFetch() async throws {
         let cache = makeManager()
-        _ = try await cache.get(request("k"), policy: .ttl(60), fetcher: ScriptedFetcher(body: "old"))
+        _ = try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: ScriptedFetcher(body: "old"))
         let fetcher = HeldFetcher(body: "new")
         let outcomes = await withTaskGroup(of: CacheOutcome?.self) { group in
             for _ in 0..<10 {
                 group.addTask {
-                    try? await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher, control: .refresh).outcome
+                    try? await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher, control: .refresh).outcome
                 }
             }
             await fetcher.waitForStarts(1)
@@ -162,50 +162,50 @@ func waitForWaiters(_ cache: UnifiedCacheManager, key: String, count: Int) async
         #expect(fetcher.count == 1)
         #expect(outcomes.filter { $0 == .refresh }.count == 1)
         #expect(outcomes.filter { $0 == .coalesced }.count == 9)
-        #expect(cache.ready("k", policy: .ttl(60)).map { text($0.entry) } == "new")
+        #expect(cache.ready("k", policy: .ttl(.seconds(60))).map { text($0.entry) } == "new")
     }
 
     @Test func invalidationDuringAFetchReturnsTheResultButDoesNotStoreIt() async throws {
         let disk = DictionarySecondTier()
         let cache = makeManager(secondTier: disk)
         let fetcher = HeldFetcher(body: "outdated")
-        let pending = Task { try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher) }
+        let pending = Task { try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher) }
         await fetcher.waitForStarts(1)
         #expect(try await cache.invalidate(key: "k") == false)
         fetcher.open()
         let result = try await pending.value
         #expect(result.outcome == .miss && text(result.entry) == "outdated" && !result.stored)
         await cache.flush()
-        #expect(cache.ready("k", policy: .ttl(60)) == nil)
+        #expect(cache.ready("k", policy: .ttl(.seconds(60))) == nil)
         #expect(disk.stored["k"] == nil)
-        let next = try await cache.get(request("k"), policy: .ttl(60), fetcher: ScriptedFetcher(body: "current"))
+        let next = try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: ScriptedFetcher(body: "current"))
         #expect(next.outcome == .miss && next.stored && text(next.entry) == "current")
     }
 
     @Test func userErasureDuringAFetchWinsToo() async throws {
         let cache = makeManager()
         let fetcher = HeldFetcher(body: "outdated")
-        let pending = Task { try await cache.get(request("k", user: "bob"), policy: .ttl(60), fetcher: fetcher) }
+        let pending = Task { try await cache.get(request("k", user: "bob"), policy: .ttl(.seconds(60)), fetcher: fetcher) }
         await fetcher.waitForStarts(1)
         #expect(try await cache.erase(user: "bob") == 0)
         // A request after the erasure does not join the outdated load.
         let fresh = ScriptedFetcher(body: "current")
-        let after = try await cache.get(request("k", user: "bob"), policy: .ttl(60), fetcher: fresh)
+        let after = try await cache.get(request("k", user: "bob"), policy: .ttl(.seconds(60)), fetcher: fresh)
         #expect(after.outcome == .miss && text(after.entry) == "current")
         fetcher.open()
         #expect(try await pending.value.stored == false)
-        #expect(cache.ready("k", policy: .ttl(60)).map { text($0.entry) } == "current")
+        #expect(cache.ready("k", policy: .ttl(.seconds(60))).map { text($0.entry) } == "current")
     }
 
     @Test func aWaiterGoingAwayDoesNotCancelTheSharedFetch() async throws {
         let cache = makeManager()
         let fetcher = HeldFetcher(body: "v")
-        let leader = Task { try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher) }
+        let leader = Task { try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher) }
         await fetcher.waitForStarts(1)
         leader.cancel()
         fetcher.open()
         _ = try? await leader.value
         await cache.waitForPendingLoads()
-        #expect(cache.ready("k", policy: .ttl(60)).map { text($0.entry) } == "v")
+        #expect(cache.ready("k", policy: .ttl(.seconds(60))).map { text($0.entry) } == "v")
     }
 }

@@ -8,11 +8,11 @@ import Testing
 
     @Test func ttlAndStaleWindow() {
         let now = instant("2026-06-01T12:00:00Z")
-        let (expires, stale) = FreshnessPolicy.ttl(300).lifetimes(body: [], storedAt: now)
+        let (expires, stale) = FreshnessPolicy.ttl(.seconds(300)).lifetimes(body: [], storedAt: now)
         #expect(expires == now.addingTimeInterval(300))
         #expect(stale == now.addingTimeInterval(300 + 24 * 3600))
-        var custom = FreshnessPolicy.ttl(10)
-        custom.staleIfError = 5
+        var custom = FreshnessPolicy.ttl(.seconds(10))
+        custom.staleIfError = .seconds(5)
         #expect(custom.lifetimes(body: [], storedAt: now).staleUntil == now.addingTimeInterval(15))
         #expect(custom.negativeLifetimes(storedAt: now) == (now.addingTimeInterval(60), now.addingTimeInterval(60)))
     }
@@ -55,12 +55,12 @@ import Testing
 
     @Test func anExpiryDecidesFromTheBodyAndThePolicysStaleWindow() {
         struct BodyLength: Expiry {
-            func lifetimes(body: [UInt8], storedAt: Date, staleIfError: TimeInterval) -> (expiresAt: Date, staleUntil: Date) {
-                (storedAt + Double(body.count), storedAt + Double(body.count) + staleIfError)
+            func lifetimes(body: [UInt8], storedAt: Date, staleIfError: Duration) -> (expiresAt: Date, staleUntil: Date) {
+                (storedAt + Double(body.count), storedAt + Double(body.count) + staleIfError.seconds)
             }
         }
         var policy = FreshnessPolicy(lifetime: .expiry(BodyLength()))
-        policy.staleIfError = 7
+        policy.staleIfError = .seconds(7)
         let now = instant("2026-06-01T12:00:00Z")
         #expect(policy.lifetimes(body: bytes("abc"), storedAt: now) == (now + 3, now + 10))
     }
@@ -73,7 +73,7 @@ struct FixedExpiry: Expiry {
     /// Servable (stale) until this long after storing; `nil`: the policy's stale-if-error window past freshness.
     var servable: TimeInterval?
 
-    func lifetimes(body: [UInt8], storedAt: Date, staleIfError: TimeInterval) -> (expiresAt: Date, staleUntil: Date) {
-        (storedAt + fresh, storedAt + (servable ?? fresh + staleIfError))
+    func lifetimes(body: [UInt8], storedAt: Date, staleIfError: Duration) -> (expiresAt: Date, staleUntil: Date) {
+        (storedAt + fresh, storedAt + (servable ?? fresh + staleIfError.seconds))
     }
 }

@@ -20,7 +20,7 @@ import Testing
         let fetcher = GatedFetcher(held, gate: gate)
         try await withThrowingTaskGroup(of: CacheResult.self) { group in
             for _ in 0..<200 {
-                group.addTask { try await cache.get(request("cold"), policy: .ttl(60), fetcher: fetcher) }
+                group.addTask { try await cache.get(request("cold"), policy: .ttl(.seconds(60)), fetcher: fetcher) }
             }
             await held.waitForStarts(1)
             await waitForWaiters(cache, key: "cold", count: 199)
@@ -35,8 +35,8 @@ import Testing
         let cache = makeManager(clock: wall)
         let gate = Self.gate(budget: 1, clock: ManualClock())
         let fetcher = GatedFetcher(ScriptedFetcher(body: "v1"), gate: gate)
-        var policy = FreshnessPolicy.ttl(60)
-        policy.staleIfError = 3600
+        var policy = FreshnessPolicy.ttl(.seconds(60))
+        policy.staleIfError = .seconds(3600)
         _ = try await cache.get(request("k"), policy: policy, fetcher: fetcher)
         wall.advance(by: 61)
         let stale = try await cache.get(request("k"), policy: policy, fetcher: fetcher)
@@ -53,7 +53,7 @@ import Testing
         let clock = ManualWallClock(instant("2026-03-02T09:00:00Z"))  // Monday 10:00 CET
         let cache = makeManager(clock: clock)
         let rule = RefreshAheadRule(timeZone: zone("Europe/Berlin"), weekday: 2)
-        let policy = FreshnessPolicy.ttl(30 * 86400).refreshingAhead(rule)
+        let policy = FreshnessPolicy.ttl(.seconds(30 * 86400)).refreshingAhead(rule)
         let key = request("health:avg:alice:2")
         let fetcher = ScriptedFetcher { request, _ in FetchedValue(body: Array("background=\(request.background)".utf8)) }
         _ = try await cache.get(key, policy: policy, fetcher: fetcher)
@@ -73,8 +73,8 @@ import Testing
         let gateClock = ManualClock()
         let gate = UpstreamGate(configuration: .init(slotWait: .seconds(5)), budget: nil, clock: gateClock, jitter: { 0 })
         let failing = ScriptedFetcher(error: .unavailable("down"))
-        var policy = FreshnessPolicy.ttl(60)
-        policy.staleIfError = 3600
+        var policy = FreshnessPolicy.ttl(.seconds(60))
+        policy.staleIfError = .seconds(3600)
         let refusal: (String) -> UpstreamRefusal? = { _ in gate.refusesAtOnce() }
         _ = try await cache.get(request("k"), policy: policy, fetcher: GatedFetcher(ScriptedFetcher(body: "v1"), gate: gate))
         wall.advance(by: 61)

@@ -23,8 +23,8 @@ import TestSupport
         let shared = InMemorySharedTier([entry("k", body: "fleet", ttl: 600)])
         let cache = manager(shared: shared)
         let fetcher = ScriptedFetcher(body: "fetched")
-        let first = try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher)
-        let second = try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher)
+        let first = try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher)
+        let second = try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher)
         #expect(first.outcome == .hit && first.tier == .shared && text(first.entry) == "fleet")
         #expect(second.tier == .memory)
         #expect(fetcher.count == 0)
@@ -34,7 +34,7 @@ import TestSupport
     @Test func theLeaseHolderFetchesAndSharesTheValue() async throws {
         let shared = InMemorySharedTier()
         let cache = manager(shared: shared)
-        let result = try await cache.get(request("k"), policy: .ttl(60), fetcher: ScriptedFetcher(body: "fetched"))
+        let result = try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: ScriptedFetcher(body: "fetched"))
         #expect(result.outcome == .miss)
         #expect(shared.state.withLockedValue { $0.entries["k"] }.map(text) == "fetched")
         #expect(shared.state.withLockedValue { $0.claimCount } == 1)
@@ -48,9 +48,9 @@ import TestSupport
         shared.state.withLockedValue { $0.storeGate = storeGate }
         let cache = manager(shared: shared)
         let fetcher = HeldFetcher(body: "fetched")
-        let leader = Task { try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher) }
+        let leader = Task { try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher) }
         await fetcher.waitForStarts(1)
-        let joiner = Task { try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher) }
+        let joiner = Task { try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher) }
         await waitUntil("the second request joins the load") { cache.coalescedWaiters(for: "k") == 1 }
         fetcher.open()
         // Answered with the store still held (a joiner that waited for it would never come back here).
@@ -71,10 +71,10 @@ import TestSupport
         }
         let cache = manager(shared: shared)
         let fetcher = ScriptedFetcher(body: "fetched")
-        let result = try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher)
+        let result = try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher)
         #expect(result.outcome == .coalesced && text(result.entry) == "leader's")
         #expect(fetcher.count == 0)
-        #expect(try #require(cache.ready("k", policy: .ttl(60))).tier == .memory)
+        #expect(try #require(cache.ready("k", policy: .ttl(.seconds(60)))).tier == .memory)
     }
 
     /// A follower whose leader gives up without a value claims the lease again; after three claims it fetches
@@ -84,7 +84,7 @@ import TestSupport
         shared.state.withLockedValue { state in state.claims = [.follower, .follower, .follower, .follower] }
         let cache = manager(shared: shared)
         let fetcher = ScriptedFetcher(body: "fetched")
-        let result = try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher)
+        let result = try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher)
         #expect(result.outcome == .miss && text(result.entry) == "fetched")
         #expect(fetcher.count == 1)
         #expect(shared.state.withLockedValue { $0.claimCount } == UnifiedCacheManager.fillClaims)
@@ -96,7 +96,7 @@ import TestSupport
         shared.state.withLockedValue { state in state.claims = [.follower, .leader(token: "mine")] }
         let cache = manager(shared: shared)
         let fetcher = ScriptedFetcher(body: "fetched")
-        let result = try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher)
+        let result = try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher)
         #expect(result.outcome == .miss && fetcher.count == 1)
         #expect(shared.state.withLockedValue { $0.claimCount } == 2)
     }
@@ -106,7 +106,7 @@ import TestSupport
         let shared = InMemorySharedTier()
         shared.state.withLockedValue { $0.unavailable = true }
         let cache = manager(shared: shared)
-        let result = try await cache.get(request("k"), policy: .ttl(60), fetcher: ScriptedFetcher(body: "fetched"))
+        let result = try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: ScriptedFetcher(body: "fetched"))
         #expect(result.outcome == .miss && text(result.entry) == "fetched")
     }
 
@@ -118,7 +118,7 @@ import TestSupport
         disk.refusesWrites.withLockedValue { $0 = true }
         let cache = manager(shared: shared, secondTier: disk)
         await #expect(throws: PutError.self) {
-            _ = try await cache.put(key: "raw1", body: bytes("v"), ttl: 60)
+            _ = try await cache.put(key: "raw1", body: bytes("v"), ttl: .seconds(60))
         }
         #expect(shared.state.withLockedValue { $0.stores } == 1)
         #expect(shared.state.withLockedValue { $0.entries["raw1"] } == nil)
@@ -133,7 +133,7 @@ import TestSupport
         let disk = DictionarySecondTier()
         let cache = manager(shared: shared, secondTier: disk)
         await #expect(throws: PutError.self) {
-            _ = try await cache.put(key: "raw1", body: bytes("v"), ttl: 60)
+            _ = try await cache.put(key: "raw1", body: bytes("v"), ttl: .seconds(60))
         }
         await cache.flush()
         #expect(disk.stores == 0)
@@ -147,16 +147,16 @@ import TestSupport
         let disk = DictionarySecondTier()
         let cache = manager(shared: shared, secondTier: disk)
         for key in ["a", "b", "c"] {
-            _ = try await cache.get(request(key), policy: .ttl(60), fetcher: ScriptedFetcher(body: key))
+            _ = try await cache.get(request(key), policy: .ttl(.seconds(60)), fetcher: ScriptedFetcher(body: key))
         }
         await cache.flush()
         shared.deliver(.invalidate(.key("a")))
-        #expect(cache.ready("a", policy: .ttl(60)) == nil)
-        #expect(cache.ready("b", policy: .ttl(60)) != nil)
+        #expect(cache.ready("a", policy: .ttl(.seconds(60))) == nil)
+        #expect(cache.ready("b", policy: .ttl(.seconds(60))) != nil)
         shared.deliver(.reset)
         await cache.flush()
-        #expect(cache.ready("b", policy: .ttl(60)) == nil)
-        #expect(cache.ready("c", policy: .ttl(60)) == nil)
+        #expect(cache.ready("b", policy: .ttl(.seconds(60))) == nil)
+        #expect(cache.ready("c", policy: .ttl(.seconds(60))) == nil)
         #expect(disk.stored.isEmpty)
     }
 
@@ -167,17 +167,17 @@ import TestSupport
     func aRefreshInFlightOutlivesAnotherInstancesFillButNotAnInvalidation(_ event: SharedTierEvent) async throws {
         let shared = InMemorySharedTier()
         let cache = manager(shared: shared)
-        _ = try await cache.get(request("k"), policy: .ttl(60), fetcher: ScriptedFetcher(body: "old"))
+        _ = try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: ScriptedFetcher(body: "old"))
         let storesBefore = shared.state.withLockedValue { $0.stores }
         let fetcher = HeldFetcher(body: "refreshed")
-        let refresh = Task { try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher, control: .refresh) }
+        let refresh = Task { try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher, control: .refresh) }
         await fetcher.waitForStarts(1)
         shared.deliver(event)
-        #expect(cache.ready("k", policy: .ttl(60)) == nil, "the local copy is dropped at once")
+        #expect(cache.ready("k", policy: .ttl(.seconds(60))) == nil, "the local copy is dropped at once")
         fetcher.open()
         let refreshed = try await refresh.value
         #expect(refreshed.outcome == .refresh && text(refreshed.entry) == "refreshed")
-        let local = cache.ready("k", policy: .ttl(60)).map { text($0.entry) }
+        let local = cache.ready("k", policy: .ttl(.seconds(60))).map { text($0.entry) }
         let stores = shared.state.withLockedValue { $0.stores } - storesBefore
         if event == .replaced("k") {
             #expect(local == "refreshed" && stores == 1)
@@ -196,10 +196,10 @@ import TestSupport
         shared.state.withLockedValue { $0.vouches = false }
         let cache = manager(shared: shared, secondTier: disk)
         let fetcher = ScriptedFetcher(body: "fetched")
-        let catchingUp = try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher)
+        let catchingUp = try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher)
         let rawWhileCatchingUp = await cache.peek("d")
         shared.state.withLockedValue { $0.vouches = true }
-        let vouched = try await cache.get(request("d"), policy: .ttl(60), fetcher: fetcher)
+        let vouched = try await cache.get(request("d"), policy: .ttl(.seconds(60)), fetcher: fetcher)
         #expect(catchingUp.tier == .shared && text(catchingUp.entry) == "fleet")
         #expect(rawWhileCatchingUp == nil)
         #expect(vouched.tier == .disk && text(vouched.entry) == "disk")

@@ -9,9 +9,9 @@ import Testing
     @Test func aDiskHitIsAnsweredOnTheCallersThreadCountedOnceAndPromoted() throws {
         let disk = DictionarySecondTier([entry("k", body: "from-disk", ttl: 600)], readsNow: true)
         let cache = makeManager(secondTier: disk)
-        let first = try #require(cache.ready("k", policy: .ttl(60)))
+        let first = try #require(cache.ready("k", policy: .ttl(.seconds(60))))
         #expect(first.outcome == .hit && first.tier == .disk && text(first.entry) == "from-disk")
-        let second = try #require(cache.ready("k", policy: .ttl(60)))
+        let second = try #require(cache.ready("k", policy: .ttl(.seconds(60))))
         #expect(second.tier == .memory)
         #expect(cache.statistics().requests.hits == 2 && cache.statistics().requests.misses == 0)
     }
@@ -19,7 +19,7 @@ import Testing
     @Test func aTierThatCannotReadNowLeavesTheReadToGet() {
         let disk = DictionarySecondTier([entry("k", body: "from-disk", ttl: 600)])
         let cache = makeManager(secondTier: disk)
-        #expect(cache.ready("k", policy: .ttl(60)) == nil)
+        #expect(cache.ready("k", policy: .ttl(.seconds(60))) == nil)
         #expect(cache.statistics().requests.requests == 0)
     }
 
@@ -29,7 +29,7 @@ import Testing
         disk.duringReadNow.withLockedValue { hook in
             hook = { _ = cache.dropLocally(KeyScope(kind: .key("k")), done: nil) }
         }
-        #expect(cache.ready("k", policy: .ttl(60)) == nil)
+        #expect(cache.ready("k", policy: .ttl(.seconds(60))) == nil)
         #expect(cache.memory.peek("k") == nil)
         #expect(cache.statistics().requests.requests == 0)
     }
@@ -38,9 +38,9 @@ import Testing
         let disk = DictionarySecondTier([entry("k", body: "old", ttl: 600)], readsNow: true)
         let cache = makeManager(secondTier: disk)
         disk.duringReadNow.withLockedValue { hook in hook = { _ = cache.memory.insert(entry("k", body: "new", ttl: 600)) } }
-        #expect(cache.ready("k", policy: .ttl(60)) == nil)
+        #expect(cache.ready("k", policy: .ttl(.seconds(60))) == nil)
         disk.duringReadNow.withLockedValue { $0 = nil }
-        let result = try #require(cache.ready("k", policy: .ttl(60)))
+        let result = try #require(cache.ready("k", policy: .ttl(.seconds(60))))
         #expect(result.tier == .memory && text(result.entry) == "new")
     }
 
@@ -51,10 +51,10 @@ import Testing
         disk.holdRemovals()
         let invalidation = Task { try await cache.invalidate(key: "other") }
         await waitUntil("the removal is held") { disk.removalsStarted > 0 }
-        #expect(cache.ready("k", policy: .ttl(60)) == nil)
+        #expect(cache.ready("k", policy: .ttl(.seconds(60))) == nil)
         disk.openRemovals()
         _ = try await invalidation.value
-        let result = try #require(cache.ready("k", policy: .ttl(60)))
+        let result = try #require(cache.ready("k", policy: .ttl(.seconds(60))))
         #expect(result.tier == .disk && text(result.entry) == "v")
     }
 
@@ -62,7 +62,7 @@ import Testing
         let clock = ManualWallClock(instant("2026-06-01T12:01:00Z"))
         let disk = DictionarySecondTier([entry("k", body: "old", ttl: 10, stale: 3600)], readsNow: true)
         let cache = makeManager(clock: clock, secondTier: disk)
-        #expect(cache.ready("k", policy: .ttl(60)) == nil)
+        #expect(cache.ready("k", policy: .ttl(.seconds(60))) == nil)
         #expect(cache.memory.peek("k") == nil)
     }
 }

@@ -8,7 +8,7 @@ import TestSupport
         let clock = ManualWallClock(instant("2026-06-01T12:00:00Z"))
         let cache = makeManager(clock: clock)
         let fetcher = ScriptedFetcher { _, n in FetchedValue(body: bytes("v\(n)")) }
-        let policy = FreshnessPolicy.ttl(60)
+        let policy = FreshnessPolicy.ttl(.seconds(60))
 
         let first = try await cache.get(request("k"), policy: policy, fetcher: fetcher)
         #expect(first.outcome == .miss && first.tier == nil && first.stored && first.ageSeconds == 0)
@@ -29,7 +29,7 @@ import TestSupport
     @Test func aLookRecordsOnlyFreshHits() async throws {
         let clock = ManualWallClock(instant("2026-06-01T12:00:00Z"))
         let cache = makeManager(clock: clock)
-        let policy = FreshnessPolicy.ttl(60)
+        let policy = FreshnessPolicy.ttl(.seconds(60))
         #expect(cache.ready("k", policy: policy) == nil)
         _ = try await cache.get(request("k"), policy: policy, fetcher: ScriptedFetcher(body: "v"))
         let hit = try #require(cache.ready("k", policy: policy))
@@ -43,9 +43,9 @@ import TestSupport
     @Test func noStoreIsServedNotStored() async throws {
         let cache = makeManager()
         let fetcher = ScriptedFetcher(body: "private", storable: false)
-        let first = try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher)
+        let first = try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher)
         #expect(first.outcome == .miss && !first.stored && text(first.entry) == "private")
-        let second = try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher)
+        let second = try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher)
         #expect(second.outcome == .miss && fetcher.count == 2)
         #expect(cache.statistics().memory.entries == 0)
     }
@@ -55,16 +55,16 @@ import TestSupport
         let cache = makeManager(clock: clock)
         let fetcher = ScriptedFetcher(error: .notFound)
         await #expect(throws: CacheError.notFound) {
-            try await cache.get(request("k"), policy: .ttl(600), fetcher: fetcher)
+            try await cache.get(request("k"), policy: .ttl(.seconds(600)), fetcher: fetcher)
         }
         await #expect(throws: CacheError.notFound) {
-            try await cache.get(request("k"), policy: .ttl(600), fetcher: fetcher)
+            try await cache.get(request("k"), policy: .ttl(.seconds(600)), fetcher: fetcher)
         }
         #expect(fetcher.count == 1)
-        #expect(cache.ready("k", policy: .ttl(600)) == nil)
+        #expect(cache.ready("k", policy: .ttl(.seconds(600))) == nil)
         clock.advance(by: 60)
         await #expect(throws: CacheError.notFound) {
-            try await cache.get(request("k"), policy: .ttl(600), fetcher: fetcher)
+            try await cache.get(request("k"), policy: .ttl(.seconds(600)), fetcher: fetcher)
         }
         #expect(fetcher.count == 2)
         let stats = cache.statistics()
@@ -80,8 +80,8 @@ import TestSupport
             if n == 1 { return FetchedValue(body: bytes("v1")) }
             throw error
         }
-        var policy = FreshnessPolicy.ttl(60)
-        policy.staleIfError = 3600
+        var policy = FreshnessPolicy.ttl(.seconds(60))
+        policy.staleIfError = .seconds(3600)
         _ = try await cache.get(request("k"), policy: policy, fetcher: fetcher)
         clock.advance(by: 60 + 3599)
         let stale = try await cache.get(request("k"), policy: policy, fetcher: fetcher)
@@ -103,9 +103,9 @@ import TestSupport
             return FetchedValue(body: bytes("ok"))
         }
         await #expect(throws: CacheError.upstreamFailed(.unavailable("503"))) {
-            try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher)
+            try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher)
         }
-        let result = try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher)
+        let result = try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher)
         #expect(result.outcome == .miss && text(result.entry) == "ok")
     }
 
@@ -140,10 +140,10 @@ import TestSupport
     @Test func forcedRefreshFetchesEvenWhenFresh() async throws {
         let cache = makeManager()
         let fetcher = ScriptedFetcher { _, n in FetchedValue(body: bytes("v\(n)")) }
-        _ = try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher)
-        let refreshed = try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher, control: .refresh)
+        _ = try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher)
+        let refreshed = try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher, control: .refresh)
         #expect(refreshed.outcome == .refresh && refreshed.stored && text(refreshed.entry) == "v2")
-        let hit = try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher)
+        let hit = try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher)
         #expect(hit.outcome == .hit && text(hit.entry) == "v2")
         #expect(cache.statistics().requests.refreshes == 1)
     }
@@ -154,8 +154,8 @@ import TestSupport
             if n == 1 { return FetchedValue(body: bytes("v1")) }
             throw .unavailable("500")
         }
-        _ = try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher)
-        let result = try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher, control: .refresh)
+        _ = try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher)
+        let result = try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher, control: .refresh)
         #expect(result.outcome == .stale(reason: .upstreamError) && text(result.entry) == "v1")
     }
 
@@ -164,18 +164,18 @@ import TestSupport
         let cache = makeManager(clock: clock)
         let fetcher = ScriptedFetcher(body: "v")
         await #expect(throws: CacheError.notCached) {
-            try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher, control: .onlyIfCached)
+            try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher, control: .onlyIfCached)
         }
         #expect(cache.statistics().requests.requests == 0)  // a 504 counts nowhere
-        _ = try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher)
-        let hit = try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher, control: .onlyIfCached)
+        _ = try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher)
+        let hit = try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher, control: .onlyIfCached)
         #expect(hit.outcome == .hit)
         clock.advance(by: 120)
-        let stale = try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher, control: .onlyIfCached)
+        let stale = try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher, control: .onlyIfCached)
         #expect(stale.outcome == .stale(reason: .onlyIfCached))
         clock.advance(by: 24 * 3600)
         await #expect(throws: CacheError.notCached) {
-            try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher, control: .onlyIfCached)
+            try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher, control: .onlyIfCached)
         }
         #expect(fetcher.count == 1)
     }
@@ -184,7 +184,7 @@ import TestSupport
         let berlin = zone("Europe/Berlin")
         let clock = ManualWallClock(instant("2026-03-02T09:00:00Z"))  // Monday 10:00 CET
         let cache = makeManager(clock: clock)
-        let policy = FreshnessPolicy.ttl(30 * 86400).refreshingAhead(RefreshAheadRule(timeZone: berlin, weekday: 2))
+        let policy = FreshnessPolicy.ttl(.seconds(30 * 86400)).refreshingAhead(RefreshAheadRule(timeZone: berlin, weekday: 2))
         let key = request("health:avg:alice:2")
         _ = try await cache.get(key, policy: policy, fetcher: ScriptedFetcher(body: "old"))
 
@@ -211,7 +211,7 @@ import TestSupport
     @Test func refreshAheadOutsideTheWindowIsAPlainHit() async throws {
         let clock = ManualWallClock(instant("2026-03-02T09:00:00Z"))
         let cache = makeManager(clock: clock)
-        let policy = FreshnessPolicy.ttl(30 * 86400).refreshingAhead(RefreshAheadRule(timeZone: zone("Europe/Berlin")))
+        let policy = FreshnessPolicy.ttl(.seconds(30 * 86400)).refreshingAhead(RefreshAheadRule(timeZone: zone("Europe/Berlin")))
         let fetcher = ScriptedFetcher(body: "v")
         _ = try await cache.get(request("a"), policy: policy, fetcher: fetcher)
         clock.set(instant("2026-03-09T09:00:00Z"))  // 10:00 CET

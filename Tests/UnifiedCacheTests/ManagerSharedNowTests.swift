@@ -39,7 +39,7 @@ import TestSupport
         #expect(result.outcome == .hit && result.tier == .shared && text(result.entry) == "fleet")
         #expect(cache.statistics().requests.hits == 1 && cache.statistics().requests.requests == 1)
         #expect(shared.state.withLockedValue { $0.hitsNow } == 1)
-        #expect(try #require(cache.ready("k", policy: .ttl(60))).tier == .memory)
+        #expect(try #require(cache.ready("k", policy: .ttl(.seconds(60)))).tier == .memory)
     }
 
     /// A miss, a value past its freshness, and a remembered 404 are `get`'s to answer: nothing is recorded, nothing
@@ -63,7 +63,7 @@ import TestSupport
         #expect(answers.calls.withLockedValue { $0.allSatisfy { $0 == nil } })
         #expect(cache.statistics().requests.requests == 0)
         #expect(shared.state.withLockedValue { $0.hitsNow } == 0)
-        #expect(cache.ready("old", policy: .ttl(60)) == nil)
+        #expect(cache.ready("old", policy: .ttl(.seconds(60))) == nil)
     }
 
     /// An invalidation between the read and its reply: the value read before it is neither answered nor kept.
@@ -78,7 +78,7 @@ import TestSupport
         shared.state.withLockedValue { $0.entries["k"] = before }
         shared.answerPendingReads()
         #expect(answers.calls.withLockedValue { $0.count == 1 && $0[0] == nil })
-        #expect(cache.ready("k", policy: .ttl(60)) == nil)
+        #expect(cache.ready("k", policy: .ttl(.seconds(60))) == nil)
         #expect(cache.statistics().requests.requests == 0)
     }
 
@@ -94,7 +94,7 @@ import TestSupport
         let cache = manager(shared)
         #expect(cache.readsSharedWithoutTasks)
         let fetcher = HeldFetcher(body: "fetched")
-        let load = Task { try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher) }
+        let load = Task { try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher) }
         await fetcher.waitForStarts(1)
         let told = AsyncStream.makeStream(of: CacheOutcome?.self)
         #expect(cache.join(request("k")) { told.continuation.yield(try? $0?.get().outcome) })

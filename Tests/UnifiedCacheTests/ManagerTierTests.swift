@@ -8,9 +8,9 @@ import TestSupport
         let disk = DictionarySecondTier([entry("k", body: "from-disk", ttl: 600)])
         let cache = makeManager(secondTier: disk)
         let fetcher = ScriptedFetcher(body: "fetched")
-        let first = try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher)
+        let first = try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher)
         #expect(first.outcome == .hit && first.tier == .disk && text(first.entry) == "from-disk")
-        let second = try #require(cache.ready("k", policy: .ttl(60)))
+        let second = try #require(cache.ready("k", policy: .ttl(.seconds(60))))
         #expect(second.tier == .memory)
         #expect(fetcher.count == 0)
         await cache.flush()
@@ -21,14 +21,14 @@ import TestSupport
         let disk = DictionarySecondTier([entry("k", body: "old", ttl: 10, stale: 3600)])
         let clock = ManualWallClock(instant("2026-06-01T12:01:00Z"))
         let cache = makeManager(clock: clock, secondTier: disk)
-        let result = try await cache.get(request("k"), policy: .ttl(60), fetcher: ScriptedFetcher(error: .timeout))
+        let result = try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: ScriptedFetcher(error: .timeout))
         #expect(result.outcome == .stale(reason: .upstreamError) && result.tier == .disk && text(result.entry) == "old")
     }
 
     @Test func fetchedValuesAreWrittenThrough() async throws {
         let disk = DictionarySecondTier()
         let cache = makeManager(secondTier: disk)
-        _ = try await cache.get(request("k"), policy: .ttl(60), fetcher: ScriptedFetcher(body: "v"))
+        _ = try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: ScriptedFetcher(body: "v"))
         await cache.flush()
         #expect(disk.stored["k"].map(text) == "v")
     }
@@ -37,10 +37,10 @@ import TestSupport
         let clock = ManualWallClock(instant("2026-06-01T12:00:00Z"))
         let disk = DictionarySecondTier()
         let cache = makeManager(clock: clock, secondTier: disk)
-        let (created, stored) = try await cache.put(key: "raw1", body: bytes("hello"), contentType: "text/plain", ttl: 60)
+        let (created, stored) = try await cache.put(key: "raw1", body: bytes("hello"), contentType: "text/plain", ttl: .seconds(60))
         #expect(created && stored.namespace == "raw" && stored.user == nil)
         #expect(disk.stored["raw1"] != nil)  // acknowledged only once written to the second tier
-        let (createdAgain, _) = try await cache.put(key: "raw1", body: bytes("hello2"), ttl: 60)
+        let (createdAgain, _) = try await cache.put(key: "raw1", body: bytes("hello2"), ttl: .seconds(60))
         #expect(!createdAgain)
         #expect(await cache.peek("raw1").map(text) == "hello2")
         clock.advance(by: 60)
@@ -68,8 +68,8 @@ import TestSupport
         // Also in memory: one key in both tiers, one only in memory.
         let subscription = request("subscription:alice", namespace: "subscription")
         let streak = request("progress:streak:alice", namespace: "progress.streak")
-        _ = try await cache.get(subscription, policy: .ttl(60), fetcher: fetcher)
-        _ = try await cache.get(streak, policy: .ttl(60), fetcher: fetcher)
+        _ = try await cache.get(subscription, policy: .ttl(.seconds(60)), fetcher: fetcher)
+        _ = try await cache.get(streak, policy: .ttl(.seconds(60)), fetcher: fetcher)
         await cache.flush()
         let removed = try await cache.invalidate(
             namespaces: ["subscription", "progress.today", "progress.streak", "progress.any"], user: "alice")
@@ -83,8 +83,8 @@ import TestSupport
     @Test func prefixInvalidationListAndRemoveAll() async throws {
         let disk = DictionarySecondTier([entry("a:1"), entry("a:2"), entry("b:1")])
         let cache = makeManager(secondTier: disk)
-        _ = try await cache.get(request("a:1"), policy: .ttl(60), fetcher: ScriptedFetcher(body: "v"))
-        _ = try await cache.get(request("a:3"), policy: .ttl(60), fetcher: ScriptedFetcher(body: "v"))
+        _ = try await cache.get(request("a:1"), policy: .ttl(.seconds(60)), fetcher: ScriptedFetcher(body: "v"))
+        _ = try await cache.get(request("a:3"), policy: .ttl(.seconds(60)), fetcher: ScriptedFetcher(body: "v"))
         let listing = await cache.list(prefix: "a:", limit: 10)
         #expect(listing.map(\.key) == ["a:1", "a:2", "a:3"])
         #expect(listing.map(\.tier) == [.memory, .disk, .memory])
@@ -97,8 +97,8 @@ import TestSupport
 
     @Test func statisticsIncludeSecondTierEvictions() async throws {
         let cache = makeManager(maxEntries: 1, secondTier: DictionarySecondTier())
-        _ = try await cache.get(request("a"), policy: .ttl(60), fetcher: ScriptedFetcher(body: "v"))
-        _ = try await cache.get(request("b"), policy: .ttl(60), fetcher: ScriptedFetcher(body: "v"))
+        _ = try await cache.get(request("a"), policy: .ttl(.seconds(60)), fetcher: ScriptedFetcher(body: "v"))
+        _ = try await cache.get(request("b"), policy: .ttl(.seconds(60)), fetcher: ScriptedFetcher(body: "v"))
         let stats = cache.statistics()
         #expect(stats.memory.evictions == 1 && stats.secondTier?.evictions == 2 && stats.evictions == 3)
         #expect(stats.memory.limitBytes == 1 << 20)

@@ -33,11 +33,11 @@ private struct YieldingFetcher: Fetcher {
         switch operation {
         case .get(let key):
             let request = FetchRequest(key: key, namespace: "test", user: "alice", path: "/\(key)")
-            let result = try? await cache.get(request, policy: .ttl(3600), fetcher: YieldingFetcher())
+            let result = try? await cache.get(request, policy: .ttl(.seconds(3600)), fetcher: YieldingFetcher())
             return .body(result?.entry.body ?? [])
         case .put(let key, let size):
             // The dictionary tier never refuses a write: a put that threw would read as `false` and fail the model check.
-            return .flag((try? await cache.put(key: key, body: ModelOperation.putBody(key, size: size), ttl: 3600))?.created ?? false)
+            return .flag((try? await cache.put(key: key, body: ModelOperation.putBody(key, size: size), ttl: .seconds(3600)))?.created ?? false)
         case .invalidate(let key):
             return .flag((try? await cache.invalidate(key: key)) ?? false)
         }

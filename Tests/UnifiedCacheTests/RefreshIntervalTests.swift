@@ -15,7 +15,7 @@ import Testing
         let policy: FreshnessPolicy
 
         init(
-            interval: Duration = .seconds(30), ttl: TimeInterval = 300, secondTier: (any SecondTier)? = nil,
+            interval: Duration = .seconds(30), ttl: Duration = .seconds(300), secondTier: (any SecondTier)? = nil,
             maxEntries: Int = 1000, fetcher: ScriptedFetcher = ScriptedFetcher { _, n in FetchedValue(body: Array("v\(n)".utf8)) }
         ) {
             cache = UnifiedCacheManager(
@@ -23,7 +23,7 @@ import Testing
                 clock: clock, logger: quietLogger(), refreshInterval: interval)
             self.fetcher = fetcher
             var policy = FreshnessPolicy.ttl(ttl)
-            policy.negativeTTL = 60
+            policy.negativeTTL = .seconds(60)
             self.policy = policy
         }
 
@@ -60,7 +60,7 @@ import Testing
 
     /// A copy whose freshness ended (a short TTL) is no hit to serve: the refresh fetches.
     @Test func aCopyNoLongerFreshIsRefreshed() async throws {
-        let fixture = Fixture(ttl: 10)
+        let fixture = Fixture(ttl: .seconds(10))
         _ = try await fixture.get()
         fixture.clock.advance(by: 11)
         let refreshed = try await fixture.get("k", .refresh)

@@ -33,9 +33,9 @@ import Testing
     @Test func perNamespaceCountersAddUpToTheTotals() async throws {
         let cache = makeManager()
         let fetcher = ScriptedFetcher(body: "v")
-        _ = try await cache.get(request("a", namespace: "one"), policy: .ttl(60), fetcher: fetcher)
-        _ = try await cache.get(request("a", namespace: "one"), policy: .ttl(60), fetcher: fetcher)
-        _ = try await cache.get(request("b", namespace: "two"), policy: .ttl(60), fetcher: fetcher)
+        _ = try await cache.get(request("a", namespace: "one"), policy: .ttl(.seconds(60)), fetcher: fetcher)
+        _ = try await cache.get(request("a", namespace: "one"), policy: .ttl(.seconds(60)), fetcher: fetcher)
+        _ = try await cache.get(request("b", namespace: "two"), policy: .ttl(.seconds(60)), fetcher: fetcher)
         let stats = cache.statistics()
         #expect(stats.namespaces["one"]?.hits == 1 && stats.namespaces["one"]?.misses == 1)
         #expect(stats.namespaces["two"]?.misses == 1 && stats.namespaces["two"]?.fetches == 1)

@@ -24,7 +24,7 @@ import Testing
         let fetcher = GatedFetcher(held, gate: gate)
         try await withThrowingTaskGroup(of: CacheResult.self) { group in
             for _ in 0..<50 {
-                group.addTask { try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher, control: .refresh) }
+                group.addTask { try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher, control: .refresh) }
             }
             await held.waitForStarts(1)
             await waitForWaiters(cache, key: "k", count: 49)
@@ -33,20 +33,20 @@ import Testing
         }
         #expect(held.count == 1)
         // Alice spent one of her two: one more fetch, then her share is spent (and nobody else's).
-        _ = try await cache.get(request("k2"), policy: .ttl(60), fetcher: fetcher)
+        _ = try await cache.get(request("k2"), policy: .ttl(.seconds(60)), fetcher: fetcher)
         await #expect(throws: CacheError.refused(UpstreamRefusal(.user, retryAfter: .seconds(60)))) {
-            try await cache.get(request("k3"), policy: .ttl(60), fetcher: fetcher)
+            try await cache.get(request("k3"), policy: .ttl(.seconds(60)), fetcher: fetcher)
         }
-        _ = try await cache.get(request("b1", user: "bob"), policy: .ttl(60), fetcher: fetcher)
+        _ = try await cache.get(request("b1", user: "bob"), policy: .ttl(.seconds(60)), fetcher: fetcher)
         #expect(await gate.snapshot().budgetRemaining == 17)
     }
 
     @Test func pastTheShareARefreshServesTheStoredCopyWithTheReason() async throws {
         let cache = makeManager()
         let fetcher = GatedFetcher(ScriptedFetcher { _, n in FetchedValue(body: Array("v\(n)".utf8)) }, gate: Self.gate())
-        _ = try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher)
-        _ = try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher, control: .refresh)
-        let third = try await cache.get(request("k"), policy: .ttl(60), fetcher: fetcher, control: .refresh)
+        _ = try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher)
+        _ = try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher, control: .refresh)
+        let third = try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher, control: .refresh)
         #expect(third.outcome == .stale(reason: .upstreamRefused(.user)) && text(third.entry) == "v2")
         let stats = cache.statistics()
         #expect(stats.requests.misses == 1 && stats.requests.refreshes == 1 && stats.requests.stale == 1)

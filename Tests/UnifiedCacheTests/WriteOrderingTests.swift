@@ -35,7 +35,7 @@ private final class SlowStoreTier: SecondTier {
     @Test func aQueuedWriteThroughCannotResurrectAnInvalidatedKey() async throws {
         let tier = SlowStoreTier()
         let cache = makeManager(secondTier: tier)
-        let result = try await cache.get(request("k"), policy: .ttl(60), fetcher: ScriptedFetcher(body: "v"))
+        let result = try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: ScriptedFetcher(body: "v"))
         #expect(result.outcome == .miss && result.stored)  // answered before the disk write finished
         #expect(await tier.storesStarted.next() == "k")  // the write-through is in progress, parked
         let invalidation = Task { try await cache.invalidate(key: "k") }
@@ -49,7 +49,7 @@ private final class SlowStoreTier: SecondTier {
     private func heldRawPut() async -> (SlowStoreTier, UnifiedCacheManager, Task<(created: Bool, entry: CacheEntry), any Error>) {
         let tier = SlowStoreTier()
         let cache = makeManager(secondTier: tier)
-        let put = Task { try await cache.put(key: "raw", body: bytes("x"), ttl: 60) }
+        let put = Task { try await cache.put(key: "raw", body: bytes("x"), ttl: .seconds(60)) }
         #expect(await tier.storesStarted.next() == "raw")
         return (tier, cache, put)
     }
@@ -78,22 +78,22 @@ private final class SlowStoreTier: SecondTier {
     @Test func aPutTheSecondTierRefusesIsAnErrorAndLeavesTheKeyInNoTier() async throws {
         let disk = DictionarySecondTier()
         let cache = makeManager(secondTier: disk)
-        _ = try await cache.put(key: "raw", body: bytes("old"), ttl: 60)
+        _ = try await cache.put(key: "raw", body: bytes("old"), ttl: .seconds(60))
         #expect(await cache.peek("raw").map(text) == "old")
         disk.refusesWrites.withLockedValue { $0 = true }
         await #expect(throws: PutError.notStored(reason: "no space left on device")) {
-            try await cache.put(key: "raw", body: bytes("new"), ttl: 60)
+            try await cache.put(key: "raw", body: bytes("new"), ttl: .seconds(60))
         }
         #expect(await cache.peek("raw") == nil)  // neither the refused value nor the one the disk dropped
         #expect(cache.statistics().memory.entries == 0)
         disk.refusesWrites.withLockedValue { $0 = false }
-        _ = try await cache.put(key: "raw", body: bytes("again"), ttl: 60)
+        _ = try await cache.put(key: "raw", body: bytes("again"), ttl: .seconds(60))
         #expect(await cache.peek("raw").map(text) == "again")
     }
 
     @Test func withoutASecondTierAPutIsStoredInMemory() async throws {
         let cache = makeManager(secondTier: nil)
-        let (created, _) = try await cache.put(key: "raw", body: bytes("x"), ttl: 60)
+        let (created, _) = try await cache.put(key: "raw", body: bytes("x"), ttl: .seconds(60))
         #expect(created)
         #expect(await cache.peek("raw").map(text) == "x")
     }

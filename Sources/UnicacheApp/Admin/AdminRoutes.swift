@@ -1,5 +1,6 @@
 import Foundation
 import HTTPRouting
+import Settings
 import UnifiedCache
 
 /// Events, user erasure and averages warm-up (CONTRACT §4), and rekey (§9.3).

@@ -1,6 +1,7 @@
 import Clocks
 import Foundation
 import HTTPRouting
+import Settings
 import UnifiedCache
 
 /// The raw cache API (CONTRACT §4): PUT/GET/HEAD/DELETE of one key, list and delete by prefix, clear all.
@@ -9,9 +10,9 @@ struct RawCacheRoutes: Sendable {
     let cache: UnifiedCacheManager
     let clock: any WallClock
 
-    static let defaultTTL: TimeInterval = 24 * 3600
+    static let defaultTTL: Duration = .seconds(24 * 3600)
     /// Longer TTLs are cut to 100 years, so that expiry dates stay ordinary RFC 3339 timestamps.
-    static let maximumTTL: TimeInterval = 100 * 365 * 24 * 3600
+    static let maximumTTL: Duration = .seconds(100 * 365 * 24 * 3600)
 
     func register(in router: inout Router) {
         router.put("/v1/cache/{key}") { request in try await put(request) }
@@ -129,12 +130,12 @@ struct RawCacheRoutes: Sendable {
     }
 
     /// `?ttl=DURATION` wins over `Cache-Control: max-age=N`; the default is 24 h.
-    static func ttl(_ request: Request) throws(Problem) -> TimeInterval {
+    static func ttl(_ request: Request) throws(Problem) -> Duration {
         if let text = request.query.first("ttl") {
             guard let duration = ValueSyntax.duration(text), duration > .zero else {
                 throw Problem.invalidInput(InputError(parameter: "ttl", expected: "a positive duration such as 90s, 10m, 24h or 30d"))
             }
-            return min(maximumTTL, duration.seconds)
+            return min(maximumTTL, duration)
         }
         for value in request.headers.values(for: "Cache-Control") {
             for directive in value.split(separator: ",") {
@@ -143,7 +144,7 @@ struct RawCacheRoutes: Sendable {
                 guard let seconds = Int(parts[1]), seconds > 0 else {
                     throw Problem.invalidInput(InputError(parameter: "Cache-Control max-age", expected: "a positive whole number of seconds"))
                 }
-                return min(maximumTTL, TimeInterval(seconds))
+                return min(maximumTTL, .seconds(seconds))
             }
         }
         return defaultTTL

@@ -3,6 +3,8 @@ import Access
 import AsyncHTTPClient
 import Clocks
 import Logging
+import Settings
+import UpstreamHTTP
 
 /// Builds the service's access control (CONTRACT §8) before it listens: a JWKS that cannot be read or fetched,
 /// or holds no usable key, is a start-up error naming `--jwt-jwks`.

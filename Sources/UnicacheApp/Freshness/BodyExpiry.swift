@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import UnifiedCache
 
@@ -7,32 +8,32 @@ import UnifiedCache
 struct TodayTimestampExpiry: Expiry {
     var field: String
     var timeZone: TimeZone
-    var maxTTL: TimeInterval
+    var maxTTL: Duration
 
-    func lifetimes(body: [UInt8], storedAt: Date, staleIfError: TimeInterval) -> (expiresAt: Date, staleUntil: Date) {
+    func lifetimes(body: [UInt8], storedAt: Date, staleIfError: Duration) -> (expiresAt: Date, staleUntil: Date) {
         let endOfToday = LocalTime.endOfDay(containing: storedAt, in: timeZone)
         guard let stamp = JSONFields.timestamp(field, in: body) else {
             // Null or missing: stale at once, servable on error until the day ends.
-            return (storedAt, min(storedAt.addingTimeInterval(staleIfError), endOfToday))
+            return (storedAt, min(storedAt + staleIfError, endOfToday))
         }
         guard LocalTime.sameDay(stamp, storedAt, in: timeZone) else {
             // From another local day: never served, not even stale.
             return (storedAt, storedAt)
         }
-        let expires = min(storedAt.addingTimeInterval(max(0, maxTTL)), endOfToday)
-        return (expires, min(expires.addingTimeInterval(staleIfError), endOfToday))
+        let expires = min(storedAt + max(.zero, maxTTL), endOfToday)
+        return (expires, min(expires + staleIfError, endOfToday))
     }
 }
 
 /// `progress.any`: permanent once the body's boolean `field` is `true`; `ttlWhileFalse` otherwise.
 struct PermanentWhenTrueExpiry: Expiry {
     var field: String
-    var ttlWhileFalse: TimeInterval
+    var ttlWhileFalse: Duration
 
-    func lifetimes(body: [UInt8], storedAt: Date, staleIfError: TimeInterval) -> (expiresAt: Date, staleUntil: Date) {
+    func lifetimes(body: [UInt8], storedAt: Date, staleIfError: Duration) -> (expiresAt: Date, staleUntil: Date) {
         if JSONFields.bool(field, in: body) == true { return (.distantFuture, .distantFuture) }
-        let expires = storedAt.addingTimeInterval(max(0, ttlWhileFalse))
-        return (expires, expires.addingTimeInterval(staleIfError))
+        let expires = storedAt + max(.zero, ttlWhileFalse)
+        return (expires, expires + staleIfError)
     }
 }
 
@@ -40,13 +41,13 @@ struct PermanentWhenTrueExpiry: Expiry {
 extension FreshnessPolicy {
     /// `health.today`: fresh while `field` is today in `timeZone`, at most `maxTTL` (15 min).
     static func todayTimestamp(
-        field: String = "latestSampleTimestamp", timeZone: TimeZone, maxTTL: TimeInterval = 15 * 60
+        field: String = "latestSampleTimestamp", timeZone: TimeZone, maxTTL: Duration = .seconds(15 * 60)
     ) -> FreshnessPolicy {
         FreshnessPolicy(lifetime: .expiry(TodayTimestampExpiry(field: field, timeZone: timeZone, maxTTL: maxTTL)))
     }
 
     /// `progress.any`: permanent once `field` is true, `ttlWhileFalse` (1 h) before.
-    static func permanentWhenTrue(field: String = "answered", ttlWhileFalse: TimeInterval = 3600) -> FreshnessPolicy {
+    static func permanentWhenTrue(field: String = "answered", ttlWhileFalse: Duration = .seconds(3600)) -> FreshnessPolicy {
         FreshnessPolicy(lifetime: .expiry(PermanentWhenTrueExpiry(field: field, ttlWhileFalse: ttlWhileFalse)))
     }
 }

@@ -6,10 +6,12 @@ import UnifiedCache
 struct MeasuredFetcher: Fetcher {
     let base: any Fetcher
     let histogram: ValueHistogram
+    /// The process's monotonic time.
+    let elapsed: Elapsed
 
     func fetch(_ request: FetchRequest) async throws(FetchError) -> FetchedValue {
-        let start = ContinuousClock.now
-        defer { histogram.record((ContinuousClock.now - start).seconds) }
+        let start = elapsed.now()
+        defer { histogram.record((elapsed.now() - start).seconds) }
         return try await base.fetch(request)
     }
 }

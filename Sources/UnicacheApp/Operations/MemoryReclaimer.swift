@@ -17,15 +17,19 @@ struct MemoryReclaimer: Service {
     let cache: UnifiedCacheManager
     /// Returns once the disk tier's index is rebuilt (`nil` without a disk tier).
     let indexed: (@Sendable () async -> Void)?
+    /// Paces the once-a-second look at what the memory tier released.
+    let ticker: any Clock<Duration>
     let logger: Logger
     /// Released bytes that make a trim worth its few milliseconds.
     let threshold: Int
 
     init(
-        cache: UnifiedCacheManager, memoryLimitBytes: Int, indexed: (@Sendable () async -> Void)?, logger: Logger
+        cache: UnifiedCacheManager, memoryLimitBytes: Int, indexed: (@Sendable () async -> Void)?,
+        ticker: any Clock<Duration>, logger: Logger
     ) {
         self.cache = cache
         self.indexed = indexed
+        self.ticker = ticker
         self.logger = logger
         threshold = max(4 << 20, memoryLimitBytes / 16)
     }
@@ -46,7 +50,7 @@ struct MemoryReclaimer: Service {
             malloc_trim(0)
         }
         var trimmedAt = cache.statistics().memory.releasedBytes
-        await Elapsed(ContinuousClock()).repeating(every: .seconds(1)) {
+        await Elapsed(ticker).repeating(every: .seconds(1)) {
             let released = cache.statistics().memory.releasedBytes
             guard released - trimmedAt >= threshold else { return true }
             malloc_trim(0)

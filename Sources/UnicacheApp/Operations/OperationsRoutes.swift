@@ -3,6 +3,7 @@ import Clocks
 import Foundation
 import HTTPRouting
 import OpenAPISpec
+import Settings
 import UnifiedCache
 
 /// `/healthz`, `/readyz`, `/stats`, `/metrics`, `/openapi.yaml` (CONTRACT §5).
@@ -10,7 +11,8 @@ struct OperationsRoutes: Sendable {
     let cache: UnifiedCacheManager
     let metrics: ServiceMetrics
     let gates: UpstreamGates
-    let startedAt: ContinuousClock.Instant
+    /// Monotonic time since the routes were built: the uptime.
+    let elapsed: Elapsed
     /// `auth.*` of /stats; `nil` (no gate) shows protected mode's zeros.
     var access: AccessControl? = nil
     var encryption = EncryptionStatus()
@@ -42,7 +44,7 @@ struct OperationsRoutes: Sendable {
 
     func stats(_ request: Request) async -> Response {
         if Self.prefersExposition(request.headers["Accept"]) { return await prometheus() }
-        let uptime = ContinuousClock.now - startedAt
+        let uptime = elapsed.now()
         var document = StatsDocument(
             cache.statistics(), gates: await gates.snapshots(), uptimeSeconds: Int(uptime.wholeSeconds),
             encryption: encryption)

@@ -1,5 +1,6 @@
 import Access
 import Prometheus
+import Settings
 import UnifiedCache
 import UpstreamGate
 

@@ -2,6 +2,7 @@ import Clocks
 import Foundation
 import NIOConcurrencyHelpers
 import Prometheus
+import Settings
 import UnifiedCache
 import UpstreamGate
 

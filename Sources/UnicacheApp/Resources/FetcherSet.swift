@@ -1,3 +1,4 @@
+import Settings
 import UnifiedCache
 
 /// The fetcher of each upstream domain: an HTTP upstream where one is configured, the demo otherwise (behind the

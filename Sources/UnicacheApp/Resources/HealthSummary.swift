@@ -1,6 +1,7 @@
 import Foundation
 import HTTPRouting
 import JSONLogging
+import Settings
 import UnifiedCache
 
 /// `/health/summary`: today's data plus the current weekday's average (CONTRACT §3).

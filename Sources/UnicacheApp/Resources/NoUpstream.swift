@@ -1,4 +1,5 @@
 import HTTPRouting
+import Settings
 import UnifiedCache
 
 /// A domain with neither an upstream nor the demo (CONTRACT §11.1): its routes answer 503 `no-upstream` before the

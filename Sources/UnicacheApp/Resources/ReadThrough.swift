@@ -1,6 +1,7 @@
 import Clocks
 import Foundation
 import HTTPRouting
+import Settings
 import UnifiedCache
 import UpstreamGate
 

@@ -1,6 +1,7 @@
 import Clocks
 import Foundation
 import HTTPRouting
+import Settings
 import UnifiedCache
 
 /// One read-through resource of CONTRACT §3: a row of `ResourceTable`.
@@ -66,12 +67,8 @@ struct ResolvedResource: Sendable {
 
 /// Per-namespace TTLs: the contract's defaults, overridden by `--ttl NAMESPACE=DURATION`.
 struct TTLTable: Sendable {
-    var overrides: [String: TimeInterval] = [:]
+    var overrides: [String: Duration] = [:]
 
-    init(overrides: [String: Duration] = [:]) {
-        self.overrides = overrides.mapValues(\.seconds)
-    }
-
-    func seconds(_ namespace: String, default value: TimeInterval) -> TimeInterval { overrides[namespace] ?? value }
-    func override(_ namespace: String) -> TimeInterval? { overrides[namespace] }
+    func span(_ namespace: String, default value: Duration) -> Duration { overrides[namespace] ?? value }
+    func override(_ namespace: String) -> Duration? { overrides[namespace] }
 }

@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 
 extension UnifiedCacheManager {
@@ -8,13 +9,13 @@ extension UnifiedCacheManager {
     /// With a shared tier the value is written there first (which tells the fleet its older copies are gone);
     /// when it cannot be, `PutError.sharedTierUnavailable` and nothing is stored anywhere.
     public func put(
-        key: String, body: [UInt8], contentType: String = "application/octet-stream", ttl: TimeInterval,
+        key: String, body: [UInt8], contentType: String = "application/octet-stream", ttl: Duration,
         namespace: String = "raw", user: String? = nil
     ) async throws(PutError) -> (created: Bool, entry: CacheEntry) {
         // The memory check happens under the lock, atomically with the store; the second tier is asked before.
         let elsewhere = memory.contains(key) ? false : await peekBelowMemory(key) != nil
         let now = clock.now()
-        let expiresAt = now.addingTimeInterval(max(0, ttl))
+        let expiresAt = now + max(.zero, ttl)
         let body = EntryCost.compacted(body)
         let entry = CacheEntry(
             key: key, namespace: namespace, user: user, body: body, contentType: contentType,

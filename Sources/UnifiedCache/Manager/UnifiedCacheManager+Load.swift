@@ -107,7 +107,7 @@ extension UnifiedCacheManager {
                 key: key, namespace: request.namespace, user: request.user, kind: .notFound, body: [],
                 contentType: "application/json", etag: ETag.make(for: []),
                 storedAt: storedAt, expiresAt: expiresAt, staleUntil: staleUntil)
-            if complete(id: id, key: key, mode: mode, storing: policy.negativeTTL > 0 ? negative : nil) {
+            if complete(id: id, key: key, mode: mode, storing: policy.negativeTTL > .zero ? negative : nil) {
                 announce(.failed(.notFound))
                 await storeShared(negative, releasing: lease)
                 lease = nil

@@ -30,6 +30,6 @@ extension UnifiedCacheManager {
     /// Fresh, and fetched less than `refreshInterval` ago.
     private func isRecent(_ entry: CacheEntry) -> Bool {
         let now = clock.now()
-        return entry.isFresh(at: now) && now.timeIntervalSince(entry.storedAt) < refreshInterval.seconds
+        return entry.isFresh(at: now) && now.duration(since: entry.storedAt) < refreshInterval
     }
 }

@@ -8,5 +8,5 @@ public protocol Expiry: Sendable {
     /// The lifetimes of a value with `body` stored at `storedAt`. `staleIfError` is the policy's window past
     /// expiry in which a stored copy may be served when the upstream fails; a rule may end it sooner.
     /// `staleUntil` is never before `expiresAt`.
-    func lifetimes(body: [UInt8], storedAt: Date, staleIfError: TimeInterval) -> (expiresAt: Date, staleUntil: Date)
+    func lifetimes(body: [UInt8], storedAt: Date, staleIfError: Duration) -> (expiresAt: Date, staleUntil: Date)
 }

@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 
 /// How long a namespace's values stay fresh, how long they may be served stale after an
@@ -10,7 +11,7 @@ import Foundation
 public struct FreshnessPolicy: Sendable {
     public enum Lifetime: Sendable {
         /// Fresh for a fixed time.
-        case ttl(TimeInterval)
+        case ttl(Duration)
         /// Fresh until the next local midnight in `timeZone` (DST-correct).
         case untilLocalMidnight(TimeZone)
         /// Decided by the application's rule, which may read the body (the core reads none).
@@ -19,28 +20,28 @@ public struct FreshnessPolicy: Sendable {
 
     public var lifetime: Lifetime
     /// How long past expiry a stored copy may be served when the upstream fails.
-    public var staleIfError: TimeInterval
+    public var staleIfError: Duration
     /// How long an upstream "not found" is remembered.
-    public var negativeTTL: TimeInterval
+    public var negativeTTL: Duration
     /// A read-time rule that serves the cached value stale and refreshes it in the background.
     public var refreshAhead: RefreshAheadRule?
 
-    public static let defaultStaleIfError: TimeInterval = 24 * 3600
-    public static let defaultNegativeTTL: TimeInterval = 60
+    public static let defaultStaleIfError: Duration = .seconds(24 * 3600)
+    public static let defaultNegativeTTL: Duration = .seconds(60)
 
     public init(
-        lifetime: Lifetime, staleIfError: TimeInterval = FreshnessPolicy.defaultStaleIfError,
-        negativeTTL: TimeInterval = FreshnessPolicy.defaultNegativeTTL, refreshAhead: RefreshAheadRule? = nil
+        lifetime: Lifetime, staleIfError: Duration = FreshnessPolicy.defaultStaleIfError,
+        negativeTTL: Duration = FreshnessPolicy.defaultNegativeTTL, refreshAhead: RefreshAheadRule? = nil
     ) {
         self.lifetime = lifetime
-        self.staleIfError = max(0, staleIfError)
-        self.negativeTTL = max(0, negativeTTL)
+        self.staleIfError = max(.zero, staleIfError)
+        self.negativeTTL = max(.zero, negativeTTL)
         self.refreshAhead = refreshAhead
     }
 
     /// A fixed TTL.
-    public static func ttl(_ seconds: TimeInterval) -> FreshnessPolicy {
-        FreshnessPolicy(lifetime: .ttl(seconds))
+    public static func ttl(_ span: Duration) -> FreshnessPolicy {
+        FreshnessPolicy(lifetime: .ttl(span))
     }
 
     /// `progress.today`: fresh until local midnight in `timeZone`.
@@ -58,12 +59,12 @@ public struct FreshnessPolicy: Sendable {
     /// The lifetimes of a value with `body` stored at `storedAt`.
     public func lifetimes(body: [UInt8], storedAt: Date) -> (expiresAt: Date, staleUntil: Date) {
         switch lifetime {
-        case .ttl(let seconds):
-            let expires = storedAt.addingTimeInterval(max(0, seconds))
-            return (expires, expires.addingTimeInterval(staleIfError))
+        case .ttl(let span):
+            let expires = storedAt + max(.zero, span)
+            return (expires, expires + staleIfError)
         case .untilLocalMidnight(let zone):
             let expires = LocalTime.endOfDay(containing: storedAt, in: zone)
-            return (expires, expires.addingTimeInterval(staleIfError))
+            return (expires, expires + staleIfError)
         case .expiry(let rule):
             return rule.lifetimes(body: body, storedAt: storedAt, staleIfError: staleIfError)
         }
@@ -71,7 +72,7 @@ public struct FreshnessPolicy: Sendable {
 
     /// The lifetimes of a remembered "not found" stored at `storedAt` (never served stale).
     public func negativeLifetimes(storedAt: Date) -> (expiresAt: Date, staleUntil: Date) {
-        let expires = storedAt.addingTimeInterval(negativeTTL)
+        let expires = storedAt + negativeTTL
         return (expires, expires)
     }
 }

@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 
 /// Day arithmetic in a time zone, through a Gregorian `Calendar` so DST days are 23 or 25 hours
@@ -13,7 +14,7 @@ package enum LocalTime {
     package static func endOfDay(containing date: Date, in zone: TimeZone) -> Date {
         let calendar = calendar(zone)
         if let interval = calendar.dateInterval(of: .day, for: date) { return interval.end }
-        return date.addingTimeInterval(24 * 3600)
+        return date + .seconds(24 * 3600)
     }
 
     package static func sameDay(_ a: Date, _ b: Date, in zone: TimeZone) -> Bool {

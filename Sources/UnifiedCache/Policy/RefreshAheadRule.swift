@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 
 /// Refresh-ahead in a local-time window (`health.averages`): a read of an entry older than
@@ -9,12 +10,12 @@ public struct RefreshAheadRule: Sendable {
     public var startHour: Int
     /// Local hour the window ends (exclusive).
     public var endHour: Int
-    public var minimumAge: TimeInterval
+    public var minimumAge: Duration
     /// 1 = Sunday … 7 = Saturday: the rule applies only on that local weekday; `nil` = every day.
     public var weekday: Int?
 
     public init(
-        timeZone: TimeZone, startHour: Int = 6, endHour: Int = 9, minimumAge: TimeInterval = 24 * 3600,
+        timeZone: TimeZone, startHour: Int = 6, endHour: Int = 9, minimumAge: Duration = .seconds(24 * 3600),
         weekday: Int? = nil
     ) {
         self.timeZone = timeZone
@@ -26,7 +27,7 @@ public struct RefreshAheadRule: Sendable {
 
     /// Whether a read at `now` of an entry stored at `storedAt` should refresh it in the background.
     public func shouldRefresh(storedAt: Date, now: Date) -> Bool {
-        guard now.timeIntervalSince(storedAt) > minimumAge else { return false }
+        guard now.duration(since: storedAt) > minimumAge else { return false }
         let parts = LocalTime.calendar(timeZone).dateComponents([.hour, .weekday], from: now)
         guard let hour = parts.hour, hour >= startHour, hour < endHour else { return false }
         if let weekday, parts.weekday != weekday { return false }

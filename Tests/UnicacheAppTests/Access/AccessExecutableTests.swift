@@ -1,5 +1,6 @@
 import AccessTestSupport
 import Foundation
+@testable import Settings
 import TestSupport
 import Testing
 import UnicacheApp

@@ -5,6 +5,7 @@ import AsyncHTTPClient
 import Foundation
 import JSONLogging
 import Logging
+@testable import Settings
 import Testing
 import TestSupport
 import UnifiedCache

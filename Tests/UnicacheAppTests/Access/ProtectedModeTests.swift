@@ -1,6 +1,7 @@
 import Access
 import Foundation
 import Logging
+@testable import Settings
 import Testing
 import TestSupport
 

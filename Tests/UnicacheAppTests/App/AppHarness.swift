@@ -2,6 +2,7 @@ import Foundation
 import HTTPRouting
 import Logging
 import NIOConcurrencyHelpers
+@testable import Settings
 import TestSupport
 import Testing
 import UnifiedCache
@@ -95,8 +96,7 @@ struct AppHarness {
         let fetcher = self.fetcher
         var dependencies = AppDependencies(
             cache: cache, fetchers: Dictionary(uniqueKeysWithValues: domains.map { ($0, fetcher) }),
-            adminToken: adminToken, logger: Logger(label: "test"))
-        dependencies.clock = clock
+            adminToken: adminToken, logger: Logger(label: "test"), clock: clock, gateClock: ManualClock())
         dependencies.ttlOverrides = ttl
         app = App.build(dependencies)
     }

@@ -1,6 +1,7 @@
 import DiskTier
 import Foundation
 import HTTPRouting
+@testable import Settings
 import TestSupport
 import Testing
 import UnifiedCache
@@ -29,7 +30,8 @@ import UnifiedCache
 
     @Test func theKeyShapesAreTheKeysTheRoutesMake() async throws {
         let h = AppHarness()
-        #expect(Set(ResourceTable.keyShapes.keys) == Set(ResourceTable.rows.map(\.namespace)))
+        #expect(Set(ResourceCatalog.keyShapes.keys) == Set(ResourceTable.rows.map(\.namespace)))
+        #expect(Dictionary(uniqueKeysWithValues: ResourceTable.rows.map { ($0.namespace, $0.domain) }) == ResourceCatalog.domains)
         #expect(Set(Self.reads.map(\.namespace)) == Set(ResourceTable.rows.map(\.namespace)))
         for read in Self.reads {
             #expect(try await h.send(.get, "/v1/users/alice" + read.target).status == 200, "\(read.target)")
@@ -41,7 +43,7 @@ import UnifiedCache
         })
         #expect(stored.count == Self.reads.count)
         for read in Self.reads {
-            var key = ResourceTable.keyShapes[read.namespace]?.replacingOccurrences(of: "{user}", with: "alice") ?? ""
+            var key = ResourceCatalog.keyShapes[read.namespace]?.replacingOccurrences(of: "{user}", with: "alice") ?? ""
             for (name, value) in read.values { key = key.replacingOccurrences(of: "{\(name)}", with: value) }
             #expect(stored[read.namespace] == key, "\(read.namespace)")
             #expect(ResourceTable.userKeys.user(in: key) == "alice", "\(key)")
@@ -81,7 +83,7 @@ import UnifiedCache
     @Test func erasureRemovesRawEntriesWhoseKeyNamesTheUser() async throws {
         let h = AppHarness()
         for key in ["subscription:carol", "health:today:carol:2026-11-29", "subscription:carolyn", "notes:carol"] {
-            _ = try await h.app.cache.put(key: key, body: Array("x".utf8), ttl: 600)
+            _ = try await h.app.cache.put(key: key, body: Array("x".utf8), ttl: .seconds(600))
         }
         _ = try await h.send(.get, "/v1/users/carol/profile")
         let answer = try await h.send(.delete, "/v1/users/carol", admin: true)
@@ -99,7 +101,7 @@ import UnifiedCache
             func restarted() async throws -> AppHarness {
                 AppHarness(secondTier: try await DiskTier.open(configuration, clock: ManualWallClock(AppHarness.start)))
             }
-            _ = try await restarted().app.cache.put(key: "progress:any:carol", body: Array("x".utf8), ttl: 600)
+            _ = try await restarted().app.cache.put(key: "progress:any:carol", body: Array("x".utf8), ttl: .seconds(600))
             #expect(try await restarted().send(.delete, "/v1/users/carol", admin: true).json["erased"] as? Int == 1)
             #expect(try await restarted().send(.get, "/v1/cache/progress:any:carol", admin: true).status == 404)
         }

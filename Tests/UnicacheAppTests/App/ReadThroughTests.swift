@@ -1,5 +1,6 @@
 import Foundation
 import HTTPRouting
+@testable import Settings
 import Testing
 import UnifiedCache
 

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPRouting
+@testable import Settings
 import TestSupport
 import Testing
 import UnifiedCache
@@ -137,7 +138,7 @@ import UnifiedCache
             staleUntil: now.addingTimeInterval(300))
         let resolved = ResolvedResource(
             fetch: FetchRequest(key: stored.key, namespace: "subscription", user: "alice", path: "/users/alice/subscription"),
-            policy: .ttl(300))
+            policy: .ttl(.seconds(300)))
         let request = try Request(method: .get, target: target)
         func answer(_ outcome: CacheOutcome) -> Response {
             answers.answer(

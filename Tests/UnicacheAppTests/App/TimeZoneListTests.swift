@@ -1,5 +1,6 @@
 import Foundation
 import OpenAPISpec
+@testable import Settings
 import Testing
 
 @testable import UnicacheApp

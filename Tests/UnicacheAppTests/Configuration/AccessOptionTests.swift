@@ -1,4 +1,5 @@
 import Access
+@testable import Settings
 import Testing
 @testable import UnicacheApp
 

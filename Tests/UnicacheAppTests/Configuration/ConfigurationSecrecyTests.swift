@@ -1,4 +1,5 @@
 import Logging
+@testable import Settings
 import Testing
 import UnicacheApp
 

@@ -1,5 +1,6 @@
 import Foundation
-import Healthcheck
+@testable import Settings
+import Tools
 import TestSupport
 import Testing
 import UnicacheApp

@@ -1,3 +1,4 @@
+@testable import Settings
 import Testing
 import UpstreamGate
 @testable import UnicacheApp

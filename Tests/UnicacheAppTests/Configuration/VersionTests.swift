@@ -1,4 +1,5 @@
 import Foundation
+@testable import Settings
 import Testing
 import UnicacheApp
 

@@ -1,6 +1,7 @@
 import Access
 import Foundation
 import HTTPRouting
+@testable import Settings
 import Testing
 
 @testable import UnicacheApp

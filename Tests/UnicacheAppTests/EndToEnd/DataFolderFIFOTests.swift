@@ -1,7 +1,8 @@
 import Foundation
+@testable import Settings
 import TestSupport
 import Testing
-@testable import Healthcheck
+@testable import Tools
 @testable import UnicacheApp
 
 /// CONTRACT §4: nothing placed in the data folder can hang the service. A raw entry's file is swapped for a FIFO

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import RedisTestSupport
+@testable import Settings
 import TestSupport
 import Testing
 

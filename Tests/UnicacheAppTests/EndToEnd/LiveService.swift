@@ -8,6 +8,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import ServiceLifecycle
+@testable import Settings
 import TestSupport
 import UnifiedCache
 import UpstreamGate
@@ -80,7 +81,7 @@ struct LiveService: StoppableService {
         let application: UnicacheService
         let port: Int
         do {
-            application = try await UnicacheService.build(configuration, logger: logger, clock: clock, gateClock: gateClock)
+            application = try await UnicacheService.build(configuration, logger: logger, clock: clock, ticker: gateClock)
             port = try application.server.start()
         } catch {
             if ownsUpstream { await upstream.shutdown() }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPRouting
 import Logging
+@testable import Settings
 import Testing
 import TestSupport
 import UnifiedCache

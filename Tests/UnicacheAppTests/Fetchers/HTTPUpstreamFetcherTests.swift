@@ -2,11 +2,13 @@ import Clocks
 import RedisTestSupport
 import Foundation
 import Logging
+@testable import Settings
 import TestSupport
 import Testing
 import UnifiedCache
 
 @testable import UnicacheApp
+@testable import UpstreamHTTP
 
 @Suite(.timeLimit(.minutes(10))) struct HTTPUpstreamFetcherTests {
     static let logger: Logger = {

@@ -1,7 +1,9 @@
 import Foundation
+@testable import Settings
 import Testing
 
 @testable import UnicacheApp
+@testable import UpstreamHTTP
 
 @Suite(.timeLimit(.minutes(10))) struct RetryAfterTests {
     static let now = Date(timeIntervalSince1970: 784_111_777)  // Sun, 06 Nov 1994 08:49:37 GMT

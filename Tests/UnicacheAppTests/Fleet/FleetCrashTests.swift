@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import RedisTestSupport
+@testable import Settings
 import Testing
 import TestSupport
 

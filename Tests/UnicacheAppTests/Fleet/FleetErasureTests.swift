@@ -1,6 +1,7 @@
 import Foundation
 import Redis
 import RedisTestSupport
+@testable import Settings
 import TestSupport
 import Testing
 import UnifiedCache
@@ -16,7 +17,7 @@ import UnifiedCache
             let (a, b) = (fleet.instances[0], fleet.instances[1])
             let legacy = ["subscription:carol", "health:today:carol:2026-11-29"]
             for key in legacy + ["subscription:carolyn"] {
-                _ = try await a.app.cache.put(key: key, body: Array("forged".utf8), ttl: 600)
+                _ = try await a.app.cache.put(key: key, body: Array("forged".utf8), ttl: .seconds(600))
             }
             let erased = try await b.request(.DELETE, "/v1/users/carol", admin: true)
             var left: [RedisReply] = []

@@ -1,5 +1,6 @@
 import Foundation
 import RedisTestSupport
+@testable import Settings
 import TestSupport
 import Testing
 

@@ -4,6 +4,7 @@ import JSONLogging
 import Logging
 import Redis
 import RedisTestSupport
+@testable import Settings
 import TestSupport
 import Testing
 import UnifiedCache

@@ -1,5 +1,5 @@
 import Foundation
-import Healthcheck
+import Tools
 import NIOConcurrencyHelpers
 import Testing
 import TestSupport

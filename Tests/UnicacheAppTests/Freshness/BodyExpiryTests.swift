@@ -1,4 +1,5 @@
 import Foundation
+@testable import Settings
 import Testing
 import UnifiedCache
 
@@ -64,13 +65,13 @@ import UnifiedCache
     }
 
     @Test func permanentOnceAnswered() {
-        let policy = FreshnessPolicy.permanentWhenTrue(field: "answered", ttlWhileFalse: 3600)
+        let policy = FreshnessPolicy.permanentWhenTrue(field: "answered", ttlWhileFalse: .seconds(3600))
         let now = instant("2026-06-01T12:00:00Z")
         #expect(policy.lifetimes(body: bytes(#"{"answered":true}"#), storedAt: now).expiresAt == .distantFuture)
         #expect(policy.lifetimes(body: bytes(#"{"answered":false}"#), storedAt: now).expiresAt == now + 3600)
         #expect(policy.lifetimes(body: bytes(#"{"answered":1}"#), storedAt: now).expiresAt == now + 3600)
         #expect(policy.lifetimes(body: bytes(#"{"answered":"true"}"#), storedAt: now).expiresAt == now + 3600)
-        let overridden = FreshnessPolicy.permanentWhenTrue(ttlWhileFalse: 60)
+        let overridden = FreshnessPolicy.permanentWhenTrue(ttlWhileFalse: .seconds(60))
         #expect(overridden.lifetimes(body: bytes("{}"), storedAt: now).expiresAt == now + 60)
     }
 

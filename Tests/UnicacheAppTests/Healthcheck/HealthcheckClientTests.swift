@@ -1,4 +1,5 @@
-import Healthcheck
+@testable import Settings
+import Tools
 import TestSupport
 import Testing
 import UnicacheApp

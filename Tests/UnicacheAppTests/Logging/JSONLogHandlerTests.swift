@@ -3,6 +3,7 @@ import Foundation
 import HTTPRouting
 import JSONLogging
 import Logging
+@testable import Settings
 import Testing
 import TestSupport
 import UnicacheApp

@@ -1,5 +1,6 @@
 import JSONLogging
 import NIOConcurrencyHelpers
+@testable import Settings
 import UnicacheApp
 
 /// A `LogOutput` that keeps the lines written to it.

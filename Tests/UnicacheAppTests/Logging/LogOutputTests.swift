@@ -1,5 +1,6 @@
 import Foundation
 import JSONLogging
+@testable import Settings
 import TestSupport
 import Testing
 import UnicacheApp

@@ -2,6 +2,7 @@ import Foundation
 import Redis
 import RedisTestSupport
 import RedisTier
+@testable import Settings
 import TestSupport
 import Testing
 

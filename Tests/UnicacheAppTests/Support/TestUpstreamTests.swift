@@ -1,11 +1,13 @@
 import Clocks
 import Foundation
 import Logging
+@testable import Settings
 import TestSupport
 import Testing
 import UnifiedCache
 
 @testable import UnicacheApp
+@testable import UpstreamHTTP
 
 /// The test support itself: latches under contention and an upstream that shuts down mid-request.
 @Suite(.timeLimit(.minutes(10))) struct TestUpstreamTests {

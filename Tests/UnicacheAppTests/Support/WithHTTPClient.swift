@@ -1,6 +1,8 @@
 import AsyncHTTPClient
+@testable import Settings
 import TestSupport
 import UnicacheApp
+@testable import UpstreamHTTP
 
 /// Runs `body` with `client` and shuts the client down afterwards, whether `body` returns or throws: an
 /// AsyncHTTPClient never shut down traps in its deinit and takes the whole test process with it. Write

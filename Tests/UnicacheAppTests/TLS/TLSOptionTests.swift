@@ -1,4 +1,5 @@
 import Foundation
+@testable import Settings
 import TLSTestSupport
 import Testing
 import UnicacheApp

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import UnicacheApp
+@testable import Tools
 
 /// `unicache top`'s arithmetic: rates from successive snapshots, percentiles from histogram buckets, and `-` for what
 /// a service does not report (yet).

@@ -58,7 +58,7 @@ extension UnifiedCacheManager {
     /// `look` for `request`, joining by callback what is under way, as the HTTP side does: false, and `answer` never
     /// called, when the look is not `.pending`.
     func join(
-        _ request: FetchRequest, policy: FreshnessPolicy = .ttl(60),
+        _ request: FetchRequest, policy: FreshnessPolicy = .ttl(.seconds(60)),
         answer: @escaping @Sendable (Result<CacheResult, CacheError>?) -> Void
     ) -> Bool {
         guard case .pending(let read) = look(request, policy: policy) else { return false }

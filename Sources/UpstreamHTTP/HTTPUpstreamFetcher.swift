@@ -5,6 +5,7 @@ import HTTPRouting
 import Logging
 import NIOCore
 import NIOPosix
+import Settings
 import UnifiedCache
 
 /// Fetches a domain's resources from its real HTTP upstream:

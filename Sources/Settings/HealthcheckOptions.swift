@@ -1,5 +1,5 @@
 import ArgumentParser
-import Healthcheck
+import Tools
 
 /// The flags of `unicache healthcheck`: where the service listens (same flags and variables as `serve`).
 public struct HealthcheckOptions: ParsableArguments, Sendable {

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Clocks
 import Foundation
 import Logging
+import Settings
 import UnifiedCache
 
 /// Owns the one `HTTPClient` (and its connection pool) shared by every domain's
@@ -14,7 +15,7 @@ public final class UpstreamClient: Sendable {
 
     public let timeout: Duration
     public let maxBodyBytes: Int
-    let httpClient: HTTPClient
+    package let httpClient: HTTPClient
     let clock: any WallClock
     let logger: Logger
 

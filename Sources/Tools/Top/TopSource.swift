@@ -1,5 +1,4 @@
 import Foundation
-import Healthcheck
 
 /// Where `unicache top` reads a running service: `GET /stats` (JSON) and `GET /metrics`, over the healthcheck's
 /// small socket client (plain HTTP).
@@ -9,27 +8,12 @@ public struct TopSource: Sendable {
     let port: Int
     let timeout: Duration
 
-    /// `url`: `http://HOST[:PORT][/]`.
-    public init(url: String, timeout: Duration = .seconds(2)) throws(ConfigurationError) {
-        let form = "expected http://HOST:PORT, e.g. http://127.0.0.1:8080"
-        guard let parsed = URLComponents(string: url), parsed.scheme == "http", let host = parsed.host, !host.isEmpty,
-              parsed.path.isEmpty || parsed.path == "/", parsed.query == nil
-        else {
-            let https = url.lowercased().hasPrefix("https:")
-            throw ConfigurationError(
-                source: "--url", value: url, isNot: https ? "supported (top reads plain HTTP only)" : "a service URL",
-                form: form)
-        }
+    /// `url` as the user gave it (shown in the frame's title), and where it points.
+    public init(url: String, host: String, port: Int, timeout: Duration = .seconds(2)) {
         self.url = url
         self.host = host
-        self.port = parsed.port ?? 80
+        self.port = port
         self.timeout = timeout
-    }
-
-    /// `--interval`: a duration above zero (default 1 s).
-    public static func interval(_ text: String?) throws(ConfigurationError) -> Duration {
-        guard let text else { return .seconds(1) }
-        return try ValueFormat.duration(example: "1s", aboveZero: true).value(of: text, from: "--interval")
     }
 
     /// Reads both documents now; throws when the URL does not answer a unicache `/stats` (asked first, so that

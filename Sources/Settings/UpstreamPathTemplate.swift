@@ -49,7 +49,7 @@ public struct UpstreamPathTemplate: Sendable, Equatable, CustomStringConvertible
     }
 
     /// The path (and query) for one fetch: each placeholder's value percent-encoded.
-    func expand(user: String?, parameters: [String: String]) -> String {
+    package func expand(user: String?, parameters: [String: String]) -> String {
         var out = ""
         for part in parts {
             switch part {

@@ -73,7 +73,7 @@ extension ServeOptions {
         let known = Set(
             ["UNICACHE_UPSTREAM_TIMEOUT", "UNICACHE_UPSTREAM_USER_SHARE"]
                 + prefixes.flatMap { prefix in UpstreamDomain.allCases.map { prefix + $0.rawValue.uppercased() } }
-                + ResourceTable.placeholders.keys.map(pathVariable(of:)))
+                + ResourceCatalog.placeholders.keys.map(pathVariable(of:)))
         let prefix = upstreamOption.variablePrefix
         if let unknown = environment.keys.filter({ $0.hasPrefix(prefix) && !known.contains($0) }).sorted().first {
             let names = UpstreamDomain.allCases.map { $0.rawValue.uppercased() }.joined(separator: ", ")

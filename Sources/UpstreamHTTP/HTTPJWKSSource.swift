@@ -8,7 +8,7 @@ import NIOPosix
 /// A JWKS URL, fetched with the service's HTTP client (no redirects, bounded body and time). Errors name the URL
 /// without its user information and query (either may carry a credential) and the cause: refused, timed out, TLS, an
 /// HTTP status (CONTRACT §11.4); never anything of the document.
-struct HTTPJWKSSource: JWKSSource {
+package struct HTTPJWKSSource: JWKSSource {
     /// A JWK Set larger than this is refused (a few dozen RSA keys fit in 64 KiB).
     static let maxBytes = 1 << 20
 
@@ -16,10 +16,16 @@ struct HTTPJWKSSource: JWKSSource {
     let client: HTTPClient
     let timeout: Duration
 
-    var isRemote: Bool { true }
+    package init(url: String, client: HTTPClient, timeout: Duration) {
+        self.url = url
+        self.client = client
+        self.timeout = timeout
+    }
+
+    package var isRemote: Bool { true }
 
     /// The URL as errors show it: scheme, host, port and path.
-    var origin: String? { Self.shown(url) }
+    package var origin: String? { Self.shown(url) }
 
     static func shown(_ url: String) -> String {
         guard var components = URLComponents(string: url) else { return "the JWKS URL" }
@@ -30,7 +36,7 @@ struct HTTPJWKSSource: JWKSSource {
         return components.string ?? "the JWKS URL"
     }
 
-    func read() async throws(KeySetError) -> [UInt8]? {
+    package func read() async throws(KeySetError) -> [UInt8]? {
         var request = HTTPClientRequest(url: url)
         request.headers.add(name: "Accept", value: "application/jwk-set+json, application/json")
         do {

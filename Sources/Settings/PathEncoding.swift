@@ -1,7 +1,7 @@
 /// Percent-encoding of a value placed in an upstream URL (RFC 3986): every byte outside the unreserved set
 /// (`A-Z a-z 0-9 - . _ ~`) as `%XX`, so that `auth0|5f7c` is `auth0%7C5f7c` and `a@b` is `a%40b` (CONTRACT §11.3).
-enum PathEncoding {
-    static func segment(_ value: String) -> String {
+package enum PathEncoding {
+    package static func segment(_ value: String) -> String {
         guard !value.utf8.allSatisfy(isUnreserved) else { return value }
         var encoded = ""
         encoded.reserveCapacity(value.utf8.count * 3)

@@ -39,7 +39,7 @@ extension ServeOptions {
     ) throws(ConfigurationError) -> [String: UpstreamPathTemplate] {
         let example = "activities=/api/v3/athletes/{user}/activities?days={days}&types={types}"
         var given: [String: (text: String, source: String)] = [:]
-        for namespace in ResourceTable.placeholders.keys {
+        for namespace in ResourceCatalog.placeholders.keys {
             let name = pathVariable(of: namespace)
             if let text = resolver.environmentValue(name) { given[namespace] = (text, name) }
         }
@@ -50,10 +50,10 @@ extension ServeOptions {
                     message: "--upstream-path: \"\(item)\" is not NAMESPACE=TEMPLATE (e.g. \(example))")
             }
             let namespace = String(item[..<equals])
-            guard ResourceTable.placeholders[namespace] != nil else {
+            guard ResourceCatalog.placeholders[namespace] != nil else {
                 throw ConfigurationError(
                     message: "--upstream-path: \"\(namespace)\" is not a read-through namespace (use one of "
-                        + "\(ResourceTable.placeholders.keys.sorted().joined(separator: ", ")))")
+                        + "\(ResourceCatalog.placeholders.keys.sorted().joined(separator: ", ")))")
             }
             guard fromFlags.insert(namespace).inserted else {
                 throw ConfigurationError(message: "--upstream-path: namespace \(namespace) is given twice")
@@ -62,7 +62,7 @@ extension ServeOptions {
         }
         var templates: [String: UpstreamPathTemplate] = [:]
         for (namespace, setting) in given {
-            let available = ResourceTable.placeholders[namespace] ?? []
+            let available = ResourceCatalog.placeholders[namespace] ?? []
             let template: UpstreamPathTemplate
             do {
                 template = try UpstreamPathTemplate(setting.text, available: available)
@@ -70,16 +70,16 @@ extension ServeOptions {
                 throw ConfigurationError(
                     message: "\(setting.source): the template of \(namespace) is not usable: \(error.reason) (e.g. \(example))")
             }
-            let missing = ResourceTable.keyPlaceholdersMissing(from: template, namespace: namespace)
+            let missing = ResourceCatalog.keyPlaceholdersMissing(from: template, namespace: namespace)
             guard missing.isEmpty else {
                 let (them, part) = missing.count == 1 ? ("it", "part") : ("them", "parts")
                 throw ConfigurationError(
                     message: "\(setting.source): the template of \(namespace) leaves out \(missing.joined(separator: ", ")), "
-                        + "\(part) of its cache key \(ResourceTable.keyShapes[namespace] ?? namespace): add \(them), or the "
+                        + "\(part) of its cache key \(ResourceCatalog.keyShapes[namespace] ?? namespace): add \(them), or the "
                         + "upstream would answer data that the key does not describe")
             }
             templates[namespace] = template
-            if let domain = ResourceTable.rows.first(where: { $0.namespace == namespace })?.domain, urls[domain] == nil {
+            if let domain = ResourceCatalog.domains[namespace], urls[domain] == nil {
                 throw ConfigurationError(
                     message: "\(setting.source): namespace \(namespace) is served by domain \(domain.rawValue), which has "
                         + "no --upstream (give --upstream \(domain.rawValue)=URL)")
