@@ -1,0 +1,89 @@
+import Foundation
+import Redis
+import RedisTestSupport
+import TestSupport
+import Testing
+import UnifiedCache
+
+@testable import UnicacheApp
+
+/// CONTRACT §13 through the real service: two instances with `--redis-cluster` on a six-node Redis Cluster.
+@Suite(.serialized, .timeLimit(.minutes(3))) struct FleetClusterTests {
+    /// §13.1–2: shared hits and every kind of invalidation across instances, on keys of different shards (so of
+    /// different slots and primaries); erasure's count is summed over the shards; prefix and `all` deletes reach
+    /// every primary.
+    @Test func sharedHitsAndInvalidationsAcrossShards() async throws {
+        try await withService(ClusterFleet.start(instances: 2)) { fleet in
+            let (a, b) = (fleet.instances[0], fleet.instances[1])
+            func received() -> Int { ClusterFleet.shared(b).invalidationsReceived }
+            func announced(_ what: String, _ change: () async throws -> LiveService.Answer) async throws -> LiveService.Answer {
+                let before = received()
+                let answer = try await change()
+                await waitUntil("\(what) reaches B") { received() > before }
+                return answer
+            }
+            // Users' entries spread over several shards, and several primaries.
+            let users = (0..<8).map { "u\($0)" }
+            #expect(Set(users.map { ClusterFleet.shard(of: "subscription:\($0)") }).count > 2)
+            for user in users {
+                _ = try await announced("the fill for \(user)") { try await a.request(.GET, "/v1/users/\(user)/subscription") }
+                let answer = try await b.request(.GET, "/v1/users/\(user)/subscription")
+                #expect(answer.header("X-Cache-Tier") == "shared", "\(user)")
+            }
+            #expect(fleet.upstream.requestCount("/users/u3/subscription") == 1)
+
+            // Raw values on keys of different shards: B holds v1 in memory; a PUT of v2 on A replaces it; a DELETE
+            // removes it everywhere.
+            let rawKeys = (0..<6).map { "raw\($0)" }
+            #expect(Set(rawKeys.map(ClusterFleet.shard)).count > 2)
+            for key in rawKeys {
+                _ = try await announced("PUT \(key)") { try await a.request(.PUT, "/v1/cache/\(key)", body: "v1", admin: true) }
+                #expect(try await b.request(.GET, "/v1/cache/\(key)", admin: true).body == "v1")
+                _ = try await announced("PUT v2 \(key)") { try await a.request(.PUT, "/v1/cache/\(key)", body: "v2", admin: true) }
+                #expect(try await b.request(.GET, "/v1/cache/\(key)", admin: true).body == "v2")
+            }
+            #expect(try await announced("DELETE") { try await a.request(.DELETE, "/v1/cache/raw0", admin: true) }.status == 204)
+            #expect(try await b.request(.GET, "/v1/cache/raw0", admin: true).status == 404)
+            #expect(try await fleet.command(fleet.entryName("raw0"), "EXISTS", fleet.entryName("raw0")) == .integer(0))
+
+            // An event for u1 drops B's copy.
+            #expect(try await b.request(.GET, "/v1/users/u1/subscription").header("X-Cache-Tier") == "memory")
+            _ = try await announced("event") {
+                try await a.request(.POST, "/v1/users/u1/events", body: #"{"type":"subscription.updated"}"#, admin: true)
+            }
+            #expect(try await b.request(.GET, "/v1/users/u1/subscription").header("X-Cache-Tier") != "memory")
+
+            // Erasure of a user whose entries are in two shards: both removed, counted once each.
+            let user = try #require(
+                (0..<200).map { "e\($0)" }.first {
+                    ClusterFleet.shard(of: "subscription:\($0)") != ClusterFleet.shard(of: "profile:\($0)")
+                })
+            _ = try await announced("fill 1") { try await a.request(.GET, "/v1/users/\(user)/subscription") }
+            _ = try await announced("fill 2") { try await a.request(.GET, "/v1/users/\(user)/profile") }
+            #expect(try await b.request(.GET, "/v1/users/\(user)/profile").header("X-Cache-Tier") == "shared")
+            let erased = try await announced("erasure") { try await a.request(.DELETE, "/v1/users/\(user)", admin: true) }
+            #expect(erased.body == #"{"erased":2}"#)
+            for key in ["subscription:\(user)", "profile:\(user)"] {
+                #expect(try await fleet.command(fleet.entryName(key), "EXISTS", fleet.entryName(key)) == .integer(0))
+            }
+            #expect(try await b.request(.GET, "/v1/users/\(user)/profile").header("X-Cache") == "MISS")
+
+            // A prefix delete finds the raw keys on every primary; `all` leaves no entry.
+            let prefixed = try await a.request(.DELETE, "/v1/cache?prefix=raw", admin: true)
+            #expect(prefixed.status < 300, "\(prefixed.body)")
+            #expect(try await b.request(.GET, "/v1/cache/raw3", admin: true).status == 404)
+            let entriesLeft = { () async throws -> [String] in
+                try await fleet.namesInRedis().filter { name in !name.dropFirst(fleet.prefix.count).contains("}#") && !name.hasPrefix(fleet.prefix + "#") }
+            }
+            #expect(try await entriesLeft().allSatisfy { !$0.contains("}raw") })
+            #expect(try await !entriesLeft().isEmpty)
+            _ = try await announced("all") { try await a.request(.DELETE, "/v1/cache?all=true", admin: true) }
+            #expect(try await entriesLeft().isEmpty)
+            #expect(try await b.request(.GET, "/v1/users/u2/subscription").header("X-Cache") == "MISS")
+
+            // /stats shows the cluster.
+            let cluster = try #require(ClusterFleet.shared(a).cluster)
+            #expect(cluster.nodes == 6 && cluster.slotsCovered == 16384 && cluster.mapRefreshes >= 1)
+        }
+    }
+}
