@@ -141,6 +141,10 @@ import UnifiedCache
             #expect(try await fleet.primary(ofShard: shard) === target)
             let statistics = try #require(ClusterFleet.shared(a).cluster)
             #expect(statistics.moved + statistics.ask > 0)
+            let metrics = try await a.request(.GET, "/metrics").body
+            let redirects = metrics.split(separator: "\n").filter { $0.hasPrefix("unicache_shared_redirects_total{") }
+            let counted = redirects.compactMap { $0.split(separator: " ").last.flatMap { Int($0) } }.reduce(0, +)
+            #expect(counted == statistics.moved + statistics.ask, "\(redirects)")
 
             // B hears the shard's next change on the new owner.
             await fleet.waitUntilConnected(b)

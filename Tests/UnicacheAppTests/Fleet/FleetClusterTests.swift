@@ -84,6 +84,12 @@ import UnifiedCache
             // /stats shows the cluster.
             let cluster = try #require(ClusterFleet.shared(a).cluster)
             #expect(cluster.nodes == 6 && cluster.slotsCovered == 16384 && cluster.mapRefreshes >= 1)
+            let stats = try await a.request(.GET, "/stats")
+            let document = try JSONSerialization.jsonObject(with: Data(stats.body.utf8)) as? [String: Any]
+            let shared = document?["shared"] as? [String: Any]
+            let shown = shared?["cluster"] as? [String: Int]
+            #expect(shown?["nodes"] == 6 && shown?["slotsCovered"] == 16384)
+            #expect(Set(shown?.keys.map { $0 } ?? []) == ["nodes", "slotsCovered", "moved", "ask", "mapRefreshes"])
         }
     }
 }
