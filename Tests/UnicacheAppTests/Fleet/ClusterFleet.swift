@@ -25,13 +25,21 @@ struct ClusterFleet: StoppableService {
     /// The fleet's shard count (`RedisTierConfiguration.defaultClusterShards`).
     static let shards = RedisTierConfiguration.defaultClusterShards
 
-    static func start(instances count: Int, logger: Logger = Logger(label: "cluster-fleet-test")) async throws -> ClusterFleet {
-        let cluster = try await RedisTestCluster.start()
+    /// `aclUser`: the instances connect as this user (name, password, rules: what follows `on >PASSWORD`), created on
+    /// every node; the default user stays for the test's own look-ups.
+    static func start(
+        instances count: Int, prefix: String? = nil, aclUser: Fleet.ACLUser? = nil,
+        logger: Logger = Logger(label: "cluster-fleet-test")
+    ) async throws -> ClusterFleet {
+        let user = aclUser.map { ["--user", $0.name, "on", ">\($0.password)"] + $0.rules } ?? []
+        let cluster = try await RedisTestCluster.start(extraArguments: user)
         let upstream = TestUpstream()
-        let prefix = "c\(UInt32.random(in: 0...UInt32.max)):"
+        let prefix = prefix ?? "c\(UInt32.random(in: 0...UInt32.max)):"
         var instances: [LiveService] = []
         do {
-            let endpoint = try RedisEndpoint(url: "redis://127.0.0.1:\(cluster.nodes[0].port)", cluster: true)
+            var endpoint = try RedisEndpoint(url: "redis://127.0.0.1:\(cluster.nodes[0].port)", cluster: true)
+            endpoint.user = aclUser?.name
+            endpoint.password = aclUser?.password
             let upstreamPort = try await upstream.start()
             for _ in 0..<count {
                 instances.append(
@@ -77,6 +85,14 @@ struct ClusterFleet: StoppableService {
         await waitUntil("the shared tier is connected", within: .seconds(30)) { Self.shared(instance).connected }
     }
 
+    /// The seed as the default user (the test's own look-ups).
+    var adminEndpoint: RedisEndpoint {
+        var admin = endpoint
+        admin.user = nil
+        admin.password = nil
+        return admin
+    }
+
     /// The shard of a cache key.
     static func shard(of key: String) -> Int { SharedShard.index(of: key, count: shards) }
 
@@ -85,7 +101,7 @@ struct ClusterFleet: StoppableService {
 
     /// The primary node serving a shard's slot now (asked of a fresh client of the cluster).
     func primary(ofShard shard: Int) async throws -> RedisServerProcess {
-        let client = RedisClusterClient(endpoint: endpoint, timeout: .seconds(5))
+        let client = RedisClusterClient(endpoint: adminEndpoint, timeout: .seconds(5))
         defer { client.shutdown() }
         let map = try #require(await client.refreshMap())
         let address = try #require(map.primary(serving: RedisHashSlot.of("{s\(shard)}")))
@@ -94,14 +110,14 @@ struct ClusterFleet: StoppableService {
 
     /// `command` on the primary serving `key` (a Redis name), as a test's own look.
     func command(_ key: String, _ name: String, _ arguments: String...) async throws -> RedisReply {
-        let client = RedisClusterClient(endpoint: endpoint, timeout: .seconds(5))
+        let client = RedisClusterClient(endpoint: adminEndpoint, timeout: .seconds(5))
         defer { client.shutdown() }
         return try await client.send(RedisCommand(name, arguments: arguments.map { Array($0.utf8) }), key: Array(key.utf8))
     }
 
     /// The names under the fleet's prefix on every primary (`SCAN`).
     func namesInRedis() async throws -> [String] {
-        let client = RedisClusterClient(endpoint: endpoint, timeout: .seconds(5))
+        let client = RedisClusterClient(endpoint: adminEndpoint, timeout: .seconds(5))
         defer { client.shutdown() }
         var names: [String] = []
         for node in try await client.primaries() {

@@ -92,4 +92,41 @@ import UnifiedCache
             #expect(Set(shown?.keys.map { $0 } ?? []) == ["nodes", "slotsCovered", "moved", "ask", "mapRefreshes"])
         }
     }
+
+    /// §13.2 with §10.2: the fleet runs on a cluster as an ACL user restricted by exactly the shipped cluster rules
+    /// (deploy/redis-cluster-acl.rules): every fleet operation succeeds and no node's ACL log shows a refusal.
+    @Test func everyFleetOperationRunsUnderTheShippedClusterRules() async throws {
+        let prefix = "aclc\(UInt16.random(in: 0...UInt16.max)):"
+        let text = try String(
+            contentsOf: FleetACLTests.root.appendingPathComponent("deploy/redis-cluster-acl.rules"), encoding: .utf8)
+        let line = try #require(text.split(separator: "\n").first { !$0.hasPrefix("#") && !$0.isEmpty })
+        let rules = line.split(separator: " ").map { $0.replacingOccurrences(of: "unicache:", with: prefix) }
+        let user = Fleet.ACLUser(name: "unicache", password: "acl-\(UUID().uuidString)", rules: rules)
+        try await withService(ClusterFleet.start(instances: 2, prefix: prefix, aclUser: user)) { fleet in
+            let (a, b) = (fleet.instances[0], fleet.instances[1])
+            #expect(fleet.endpoint.user == "unicache")
+            func received() -> Int { ClusterFleet.shared(b).invalidationsReceived }
+            func announced(_ what: String, _ change: () async throws -> LiveService.Answer) async throws {
+                let before = received()
+                let answer = try await change()
+                #expect(answer.status < 300, "\(what): \(answer.status) \(answer.body)")
+                await waitUntil("\(what) reaches B") { received() > before }
+            }
+            try await announced("the fill") { try await a.request(.GET, "/v1/users/alice/subscription") }
+            #expect(try await b.request(.GET, "/v1/users/alice/subscription").header("X-Cache-Tier") == "shared")
+            try await announced("PUT") { try await a.request(.PUT, "/v1/cache/k1", body: "v1", admin: true) }
+            try await announced("DELETE") { try await a.request(.DELETE, "/v1/cache/k1", admin: true) }
+            _ = try await a.request(.GET, "/v1/users/bob/profile")
+            try await announced("event") {
+                try await a.request(.POST, "/v1/users/alice/events", body: #"{"type":"subscription.updated"}"#, admin: true)
+            }
+            try await announced("erasure") { try await a.request(.DELETE, "/v1/users/bob", admin: true) }
+            try await announced("prefix") { try await a.request(.DELETE, "/v1/cache?prefix=profile:", admin: true) }
+            try await announced("all") { try await a.request(.DELETE, "/v1/cache?all=true", admin: true) }
+            var logs: [RedisReply] = []
+            for node in fleet.cluster.nodes { logs.append(try await redisCommand(node, "ACL", "LOG")) }
+            #expect(logs.allSatisfy { $0 == .array([]) }, "refused by the ACL rules: \(logs.map(FleetACLTests.text))")
+            #expect(ClusterFleet.shared(a).errors == 0 && ClusterFleet.shared(a).authErrors == 0)
+        }
+    }
 }
