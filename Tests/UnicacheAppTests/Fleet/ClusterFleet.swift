@@ -5,6 +5,7 @@ import Redis
 import RedisTestSupport
 import RedisTier
 import TestSupport
+import TLSTestSupport
 import Testing
 import UnifiedCache
 
@@ -28,16 +29,23 @@ struct ClusterFleet: StoppableService {
     /// `aclUser`: the instances connect as this user (name, password, rules: what follows `on >PASSWORD`), created on
     /// every node; the default user stays for the test's own look-ups.
     static func start(
-        instances count: Int, prefix: String? = nil, aclUser: Fleet.ACLUser? = nil,
+        instances count: Int, prefix: String? = nil, aclUser: Fleet.ACLUser? = nil, tls: TestCertificate.Authority? = nil,
         logger: Logger = Logger(label: "cluster-fleet-test")
     ) async throws -> ClusterFleet {
         let user = aclUser.map { ["--user", $0.name, "on", ">\($0.password)"] + $0.rules } ?? []
-        let cluster = try await RedisTestCluster.start(extraArguments: user)
+        let nodeCertificates = try tls.map { ($0, try $0.issue(), try $0.issue(commonName: "node", dnsNames: [], client: true)) }
+        let cluster = try await RedisTestCluster.start(extraArguments: user, tls: nodeCertificates)
         let upstream = TestUpstream()
         let prefix = prefix ?? "c\(UInt32.random(in: 0...UInt32.max)):"
         var instances: [LiveService] = []
         do {
             var endpoint = try RedisEndpoint(url: "redis://127.0.0.1:\(cluster.nodes[0].port)", cluster: true)
+            if let tls {
+                // The seed's TLS port; the map then names every node's (`tls-cluster yes`).
+                let port = try #require(try await redisCommand(cluster.nodes[0], "CONFIG", "GET", "tls-port").array?.last?.int)
+                endpoint = try RedisEndpoint(url: "rediss://127.0.0.1:\(port)", cluster: true)
+                endpoint.tls = RedisTLSOptions(caFile: tls.caFile, serverName: "localhost")
+            }
             endpoint.user = aclUser?.name
             endpoint.password = aclUser?.password
             let upstreamPort = try await upstream.start()
@@ -90,6 +98,10 @@ struct ClusterFleet: StoppableService {
         var admin = endpoint
         admin.user = nil
         admin.password = nil
+        if admin.tls != nil {
+            admin = RedisEndpoint(host: "127.0.0.1", port: cluster.nodes[0].port)
+            admin.target = .cluster(seeds: [RedisEndpoint.Address(host: "127.0.0.1", port: cluster.nodes[0].port)])
+        }
         return admin
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Redis
 import RedisTestSupport
 import TestSupport
+import TLSTestSupport
 import Testing
 import UnifiedCache
 
@@ -127,6 +128,29 @@ import UnifiedCache
             for node in fleet.cluster.nodes { logs.append(try await redisCommand(node, "ACL", "LOG")) }
             #expect(logs.allSatisfy { $0 == .array([]) }, "refused by the ACL rules: \(logs.map(FleetACLTests.text))")
             #expect(ClusterFleet.shared(a).errors == 0 && ClusterFleet.shared(a).authErrors == 0)
+        }
+    }
+
+    /// §13.2 with §10.1: over TLS (`rediss://`, `tls-cluster yes`: the map names every node's TLS port), the fleet
+    /// shares hits and invalidations; `/stats` says TLS.
+    @Test func theFleetRunsOnAClusterOverTLS() async throws {
+        let folder = try TemporaryFolder("cluster-fleet-tls")
+        defer { folder.remove() }
+        let pki = try TestCertificate.Authority(folder: folder.url)
+        try await withService(ClusterFleet.start(instances: 2, tls: pki)) { (fleet: ClusterFleet) async throws in
+            let (a, b) = (fleet.instances[0], fleet.instances[1])
+            let before = ClusterFleet.shared(b).invalidationsReceived
+            #expect(try await a.request(.GET, "/v1/users/tina/subscription").header("X-Cache") == "MISS")
+            await waitUntil("the fill reaches B") { ClusterFleet.shared(b).invalidationsReceived > before }
+            #expect(try await b.request(.GET, "/v1/users/tina/subscription").header("X-Cache-Tier") == "shared")
+            for key in ["t1", "t2", "t3"] {
+                let announced = ClusterFleet.shared(b).invalidationsReceived
+                #expect(try await a.request(.PUT, "/v1/cache/\(key)", body: key, admin: true).status == 201)
+                await waitUntil("the PUT of \(key) reaches B") { ClusterFleet.shared(b).invalidationsReceived > announced }
+                #expect(try await b.request(.GET, "/v1/cache/\(key)", admin: true).body == key)
+            }
+            let shared = ClusterFleet.shared(a)
+            #expect(shared.tls && shared.connected && shared.errors == 0 && shared.tlsErrors == 0)
         }
     }
 }
