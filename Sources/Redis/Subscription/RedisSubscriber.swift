@@ -196,14 +196,7 @@ final class SubscriberCore: Sendable {
             failures?.record(error)
             return .lost(error.reason(connectingTo: endpoint, timeout: timeout), wasSubscribed: false)
         }
-        let stopping = state.withLockedValue { state -> Bool in
-            if !state.stopping { state.subscription = subscription }
-            return state.stopping
-        }
-        if stopping {
-            await subscription.close()
-            return .stopped
-        }
+        guard await adopt(subscription) else { return .stopped }
         do throws(RedisError) {
             try await subscription.subscribe([channel])
         } catch {
@@ -231,15 +224,18 @@ final class SubscriberCore: Sendable {
             failures?.record(error)
             return .lost("subscribing to \(channel.escapedForLog) failed: \(error)", wasSubscribed: false)
         }
+        guard await adopt(subscription) else { return .stopped }
+        return await subscribed(subscription)
+    }
+
+    /// Keeps `subscription` as the session's (which `stop()` closes); false, and closed, when stopping already.
+    private func adopt(_ subscription: RedisSubscription) async -> Bool {
         let stopping = state.withLockedValue { state -> Bool in
             if !state.stopping { state.subscription = subscription }
             return state.stopping
         }
-        if stopping {
-            await subscription.close()
-            return .stopped
-        }
-        return await subscribed(subscription)
+        if stopping { await subscription.close() }
+        return !stopping
     }
 
     /// Subscribed: reported, then messages received until the connection is lost or the loop stopped.
