@@ -84,9 +84,7 @@ struct ClusterFleet: StoppableService {
         await cluster.stop()
     }
 
-    static func shared(_ instance: LiveService) -> SharedTierStatistics {
-        instance.app.cache.statistics().shared ?? SharedTierStatistics()
-    }
+    static func shared(_ instance: LiveService) -> SharedTierStatistics { Fleet.shared(instance) }
 
     /// In step with every shard (subscribed, and each shard's log caught up or its entries reset).
     func waitUntilConnected(_ instance: LiveService) async {
