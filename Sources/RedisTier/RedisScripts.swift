@@ -66,26 +66,33 @@ enum RedisScripts {
         return n
         """)
 
-    /// A user's entries (all, or those of some namespaces) through the user's index.
-    /// KEYS: user index, log. ARGV: entry prefix, channel, the message's head, its change, log length, `all` or
-    /// `some`, then (with `some`) each namespace as an argument of its own. Returns the cache keys deleted.
+    /// A user's entries (all, or those of some namespaces) of one shard, named in `KEYS` as the caller read them from
+    /// the user's index of that shard (`HGETALL`): on a cluster every key a script touches must be declared, so that
+    /// Redis redirects (or asks to retry) the whole script while the shard's slot moves. Each entry is deleted and
+    /// taken out of the index; then the index is read again, and a key it gained since the caller read it (a store in
+    /// between) is returned for another round, its entry not being in `KEYS`. The change is announced once nothing
+    /// is left. KEYS: user index, log, then the entries. ARGV: the entries' prefix (an entry's name is it and the
+    /// cache key), channel, the message's head, its change, log length, `all` or `some`, then (with `some`) each
+    /// namespace as an argument of its own. Returns {the cache keys deleted, the keys left for another round}.
     static let deleteUser = Announcing("""
         local wanted = nil
         if ARGV[6] ~= 'all' then
           wanted = {}
           for i = 7, #ARGV do wanted[ARGV[i]] = true end
         end
-        local fields = redis.call('HGETALL', KEYS[1])
         local removed = {}
-        for i = 1, #fields, 2 do
-          local key, ns = fields[i], fields[i + 1]
-          if wanted == nil or wanted[ns] then
-            if redis.call('DEL', ARGV[1] .. key) == 1 then table.insert(removed, key) end
-            redis.call('HDEL', KEYS[1], key)
-          end
+        for i = 3, #KEYS do
+          local key = string.sub(KEYS[i], #ARGV[1] + 1)
+          if redis.call('DEL', KEYS[i]) == 1 then table.insert(removed, key) end
+          redis.call('HDEL', KEYS[1], key)
         end
-        announce(KEYS[2], ARGV[5], ARGV[2], ARGV[3], ARGV[4])
-        return removed
+        local fields = redis.call('HGETALL', KEYS[1])
+        local left = {}
+        for i = 1, #fields, 2 do
+          if wanted == nil or wanted[fields[i + 1]] then table.insert(left, fields[i]) end
+        end
+        if #left == 0 then announce(KEYS[2], ARGV[5], ARGV[2], ARGV[3], ARGV[4]) end
+        return {removed, left}
         """)
 
     /// A fleet-wide sliding-log budget in Redis's clock, with one user's share of it (CONTRACT §7.1, §15.2) decided in

@@ -4,23 +4,51 @@ import UnifiedCache
 /// Erasure, prefix and full deletes: on a cluster once per shard, each shard's deletions and announcement one script
 /// in that shard's slot, the counts summed (CONTRACT §13.2). On one Redis the one shard is the whole key space.
 extension RedisSharedTier {
-    /// Each namespace is an argument of its own: no separator a name could contain. Every shard announces the change
-    /// in its own log (a shard whose log vouches for an instance's position holds it), even with no entry removed.
+    /// Each namespace is an argument of its own: no separator a name could contain. Per shard, two steps: the user's
+    /// index read (`HGETALL`), then the script over the entries it names (`RedisScripts.deleteUser`), again for any
+    /// key the index gained meanwhile. Every shard announces the change in its own log (a shard whose log vouches for
+    /// an instance's position holds it), even with no entry removed.
     func deleteUser(_ user: String, namespaces: Set<String>?, change: String) async throws(SharedTierUnavailable)
         -> [String]
     {
         let filter = namespaces.map { ["some"] + $0.sorted() } ?? ["all"]
         var removed: [String] = []
         for shard in 0..<keys.shards {
-            let reply = try await commands.run(
-                "invalidate",
-                RedisScripts.deleteUser.on(keys), keys: [keys.userIndex(user, shard: shard), keys.log(shard)],
-                arguments: [keys.shardPrefix(shard), keys.channel(shard), messageHead, change, "\(configuration.logLength)"]
-                    + filter)
-            guard case .array(let items) = reply else { continue }
-            for case .string(let bytes) in items { removed.append(String(decoding: bytes, as: UTF8.self)) }
+            let index = keys.userIndex(user, shard: shard)
+            var pending = try await indexedKeys(index, namespaces: namespaces)
+            for round in 1...Self.erasureRounds {
+                let reply = try await commands.run(
+                    "invalidate",
+                    RedisScripts.deleteUser.on(keys), keys: [index, keys.log(shard)] + pending.map(keys.entry),
+                    arguments: [keys.shardPrefix(shard), keys.channel(shard), messageHead, change, "\(configuration.logLength)"]
+                        + filter)
+                guard case .array(let parts) = reply, parts.count == 2, case .array(let deleted) = parts[0],
+                    case .array(let left) = parts[1]
+                else { throw SharedTierUnavailable(reason: "unexpected erasure reply") }
+                removed += deleted.compactMap(\.text)
+                pending = left.compactMap(\.text)
+                if pending.isEmpty { break }
+                guard round < Self.erasureRounds else {
+                    throw SharedTierUnavailable(reason: "the user's index kept gaining keys during the erasure")
+                }
+            }
         }
         return removed
+    }
+
+    /// Rounds of an erasure's script per shard before it gives up (each round takes the keys stored meanwhile).
+    static let erasureRounds = 5
+
+    /// The cache keys `index` holds (of `namespaces`, or all).
+    private func indexedKeys(_ index: String, namespaces: Set<String>?) async throws(SharedTierUnavailable) -> [String] {
+        let reply = try await commands.run("invalidate", .hgetall(index), key: index)
+        guard case .array(let fields) = reply, fields.count % 2 == 0 else {
+            throw SharedTierUnavailable(reason: "unexpected HGETALL reply")
+        }
+        return stride(from: 0, to: fields.count, by: 2).compactMap { at in
+            guard let key = fields[at].text, let namespace = fields[at + 1].text else { return nil }
+            return namespaces.map { $0.contains(namespace) } ?? true ? key : nil
+        }
     }
 
     /// Prefix and full deletes: SCAN for the entries (never the tier's own keys; every primary of a cluster), delete
