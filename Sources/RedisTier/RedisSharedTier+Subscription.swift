@@ -66,7 +66,7 @@ extension RedisSharedTier {
         }
         return RedisSubscriber(
             endpoint: commands.link.endpoint, channel: channel, timeout: max(configuration.timeout, .seconds(1)),
-            failures: commands.link.node?.connectFailures, logger: logger, subscribe: subscribe
+            failures: commands.link.node?.connectFailures ?? subscriptionFailures, logger: logger, subscribe: subscribe
         ) { [weak self, shard] event in
             self?.handle(event, shard: shard)
         }

@@ -76,6 +76,8 @@ public final class RedisSharedTier: SharedTier {
     let shards: [ShardSync]
     /// The checkpoint across restarts, with the disk tier.
     let checkpointFile: LogPositionFile?
+    /// On a cluster, the refusals met by the shards' subscriptions (on one node, its client's failures count them).
+    let subscriptionFailures = RedisConnectFailures()
 
     public init(configuration: RedisTierConfiguration, codec: EntryCodec = EntryCodec(), logger: Logger) {
         self.configuration = configuration
@@ -322,6 +324,9 @@ public final class RedisSharedTier: SharedTier {
             statistics.authErrors = node.connectFailures.authentication
         case .cluster(let cluster):
             statistics.endpoint = "\(cluster.endpoint)"
+            let failures = cluster.connectFailureCounts
+            statistics.tlsErrors = failures.tls + subscriptionFailures.tls
+            statistics.authErrors = failures.authentication + subscriptionFailures.authentication
             let map = cluster.statistics
             statistics.cluster = SharedTierStatistics.Cluster(
                 nodes: map.nodes, slotsCovered: map.slotsCovered, moved: map.moved, ask: map.ask,

@@ -128,6 +128,21 @@ import UnifiedCache
             for node in fleet.cluster.nodes { logs.append(try await redisCommand(node, "ACL", "LOG")) }
             #expect(logs.allSatisfy { $0 == .array([]) }, "refused by the ACL rules: \(logs.map(FleetACLTests.text))")
             #expect(ClusterFleet.shared(a).errors == 0 && ClusterFleet.shared(a).authErrors == 0)
+
+            // A wrong password is a refusal, counted in shared.authErrors (summed over the nodes and subscriptions);
+            // reads go on, fleet writes answer 503.
+            var wrong = fleet.endpoint
+            wrong.password = "wrong-password-7f3a"
+            try await withService(LiveService.start(
+                upstream: (fleet.upstream, fleet.upstreamPort),
+                redis: SharedTierSettings(redis: wrong, timeout: .milliseconds(500), prefix: prefix))) { live in
+                #expect(try await live.request(.GET, "/v1/users/dave/subscription").status == 200)
+                #expect(try await live.request(.PUT, "/v1/cache/w1", body: "x", admin: true).status == 503)
+                await waitUntil("the refusals are counted") { ClusterFleet.shared(live).authErrors > 0 }
+                let stats = try await live.request(.GET, "/stats")
+                #expect(!stats.body.contains("wrong-password-7f3a"))
+                #expect(ClusterFleet.shared(live).errors == 0 && !ClusterFleet.shared(live).connected)
+            }
         }
     }
 
