@@ -76,6 +76,8 @@ public final class RedisSharedTier: SharedTier {
     let shards: [ShardSync]
     /// The checkpoint across restarts, with the disk tier.
     let checkpointFile: LogPositionFile?
+    /// The tickets of the checkpoint's saves: the last issued (with its snapshot) and the last written.
+    let checkpointWrites = NIOLockedValueBox((issued: UInt64(0), written: UInt64(0)))
     /// On a cluster, the refusals met by the shards' subscriptions (on one node, its client's failures count them).
     let subscriptionFailures = RedisConnectFailures()
 
