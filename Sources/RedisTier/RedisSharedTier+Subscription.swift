@@ -1,3 +1,4 @@
+import Logging
 import Redis
 import UnifiedCache
 
@@ -176,12 +177,13 @@ extension RedisSharedTier {
                         shard, from: reached, to: LogCheckpoint(epoch: fleet.epoch, position: fleet.last),
                         generation: generation)
                 else { return }
+                var metadata: Logger.Metadata = [
+                    "position": "\(fleet.last)", "knownBefore": "\(reached.map { "\($0.position)" } ?? "none")",
+                ]
+                if shards.count > 1 { metadata["shard"] = "\(SharedShard(index: shard.index, of: shards.count))" }
                 logger.info(
                     "shared tier: subscribed; the fleet's log cannot vouch for what was missed, local tiers reset",
-                    metadata: [
-                        "position": "\(fleet.last)", "knownBefore": "\(reached.map { "\($0.position)" } ?? "none")",
-                        "shard": "\(SharedShard(index: shard.index, of: shards.count))",
-                    ])
+                    metadata: metadata)
             }
             await saveCheckpoint()
             return
