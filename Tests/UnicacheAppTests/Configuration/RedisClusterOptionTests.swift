@@ -22,6 +22,14 @@ struct RedisClusterOptionTests {
         let variable = try UnicacheConfiguration.parse(
             arguments: [], environment: ["UNICACHE_REDIS": "redis://10.0.0.5:7000", "UNICACHE_REDIS_CLUSTER": "true"])
         #expect(variable.shared.redis?.target == .cluster(seeds: [RedisEndpoint.Address(host: "10.0.0.5", port: 7000)]))
+        // The password from a file, as for one Redis.
+        let (folder, path) = try secretFile("cluster-pw\n", mode: 0o600, name: "redis-password")
+        defer { folder.remove() }
+        let filed = try UnicacheConfiguration.parse(
+            arguments: ["--redis", "redis://app@10.0.0.5:7000", "--redis-cluster", "--redis-password-file", path],
+            environment: [:])
+        #expect(filed.shared.redis?.password == "cluster-pw" && filed.shared.redis?.user == "app")
+        #expect(filed.shared.redis?.description.contains("cluster-pw") == false)
         // Off (the default, or false): one Redis, as before.
         let off = try UnicacheConfiguration.parse(
             arguments: [], environment: ["UNICACHE_REDIS": "redis://10.0.0.5:7000", "UNICACHE_REDIS_CLUSTER": "false"])
