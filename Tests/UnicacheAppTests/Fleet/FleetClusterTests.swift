@@ -172,23 +172,7 @@ import UnifiedCache
     /// §13.2 with §6.3: a stampede over both instances makes one upstream request (the fill lease in the key's shard).
     @Test func aStampedeOverTwoInstancesMakesOneUpstreamRequest() async throws {
         try await withService(ClusterFleet.start(instances: 2)) { fleet in
-            let gate = Gate()
-            fleet.upstream.set("/users/crowd/subscription", .gated(gate, .json(#"{"plan":"pro"}"#)))
-            let answers = try await withThrowingTaskGroup(of: LiveService.Answer.self) { group in
-                for index in 0..<40 {
-                    let instance = fleet.instances[index % 2]
-                    group.addTask { try await instance.request(.GET, "/v1/users/crowd/subscription") }
-                }
-                await fleet.upstream.waitForRequests("/users/crowd/subscription", count: 1)
-                await waitUntil("all 40 requests wait") {
-                    fleet.instances.map { $0.app.cache.coalescedWaiters(for: "subscription:crowd") }.reduce(0, +) == 38
-                }
-                await waitUntil("every instance claimed the fill lease") {
-                    fleet.instances.allSatisfy { ClusterFleet.shared($0).operations[.init("lookup", "ok"), default: 0] >= 1 }
-                }
-                gate.open()
-                return try await group.reduce(into: []) { $0.append($1) }
-            }
+            let answers = try await Fleet.stampede(40, on: fleet.instances, upstream: fleet.upstream)
             #expect(fleet.upstream.requestCount("/users/crowd/subscription") == 1)
             #expect(answers.allSatisfy { $0.status == 200 && $0.body == #"{"plan":"pro"}"# })
             #expect(answers.filter { $0.header("X-Cache") == "MISS" }.count == 1)
