@@ -1,5 +1,6 @@
 import Foundation
 import Redis
+@testable import Settings
 import TestSupport
 import Testing
 

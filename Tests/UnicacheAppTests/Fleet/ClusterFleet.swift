@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import Redis
 import RedisTestSupport
 import RedisTier
+@testable import Settings
 import TestSupport
 import TLSTestSupport
 import Testing

@@ -2,6 +2,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import Redis
 import RedisTestSupport
+@testable import Settings
 import TestSupport
 import Testing
 import UnifiedCache

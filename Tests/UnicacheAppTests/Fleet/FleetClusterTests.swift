@@ -1,6 +1,7 @@
 import Foundation
 import Redis
 import RedisTestSupport
+@testable import Settings
 import TestSupport
 import TLSTestSupport
 import Testing
