@@ -67,19 +67,25 @@ docs-check: release
 # The fleet of compose.fleet.yaml without Docker: Redis, two instances of the release build and HAProxy on free
 # loopback ports, until Ctrl-C (ARGS: more flags for every instance, e.g. ARGS="--demo-latency 50ms"). TLS=1: Redis
 # speaks TLS only, with a certificate from a CA the script makes, and the instances verify it. SENTINEL=1: a primary,
-# a replica and three Sentinels, the instances connecting with redis-sentinel:// (plain TCP only).
+# a replica and three Sentinels, the instances connecting with redis-sentinel:// (plain TCP only). CLUSTER=1: a Redis
+# Cluster of three primaries and three replicas (deploy/redis-cluster.conf), the instances with --redis-cluster (TLS=1
+# too: the cluster's bus and replication over TLS as well).
 TLS ?= 0
 SENTINEL ?= 0
+CLUSTER ?= 0
 fleet: release
-	FLEET_TLS=$(TLS) FLEET_SENTINEL=$(SENTINEL) UNICACHE_BIN=$$(swift build $(RELEASE_FLAGS) --show-bin-path)/unicache bash scripts/fleet.sh $(ARGS)
+	FLEET_TLS=$(TLS) FLEET_SENTINEL=$(SENTINEL) FLEET_CLUSTER=$(CLUSTER) UNICACHE_BIN=$$(swift build $(RELEASE_FLAGS) --show-bin-path)/unicache bash scripts/fleet.sh $(ARGS)
 
 # Its smoke test: shared hits, an event's invalidation on every instance within 100 ms, one instance killed, Redis
 # killed (about 5-20 s; every request and wait in it has its own deadline); over plain TCP, then over TLS, then through
-# Sentinel (a primary, a replica, three Sentinels), where a SENTINEL FAILOVER replaces the killed Redis (15-25 s).
+# Sentinel (a primary, a replica, three Sentinels), where a SENTINEL FAILOVER replaces the killed Redis (15-25 s),
+# then on a Redis Cluster, plain and over TLS, where a killed primary's replica is promoted (15-25 s each).
 fleet-check: release
 	UNICACHE_BIN=$$(swift build $(RELEASE_FLAGS) --show-bin-path)/unicache bash scripts/check-fleet.sh
 	FLEET_TLS=1 UNICACHE_BIN=$$(swift build $(RELEASE_FLAGS) --show-bin-path)/unicache bash scripts/check-fleet.sh
 	FLEET_SENTINEL=1 UNICACHE_BIN=$$(swift build $(RELEASE_FLAGS) --show-bin-path)/unicache bash scripts/check-fleet.sh
+	FLEET_CLUSTER=1 UNICACHE_BIN=$$(swift build $(RELEASE_FLAGS) --show-bin-path)/unicache bash scripts/check-fleet.sh
+	FLEET_CLUSTER=1 FLEET_TLS=1 UNICACHE_BIN=$$(swift build $(RELEASE_FLAGS) --show-bin-path)/unicache bash scripts/check-fleet.sh
 
 check: openapi alerts conformance ops-check docker-check docs-check fleet-check tsan
 

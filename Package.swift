@@ -316,7 +316,7 @@ let package = Package(
         .testTarget(
             name: "RedisTierTests",
             dependencies: [
-                "RedisTier", "Redis", "RedisTestSupport", "TestSupport", "UnifiedCache", "UpstreamGate",
+                "RedisTier", "Redis", "RedisTestSupport", "Sealing", "TestSupport", "UnifiedCache", "UpstreamGate",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],

@@ -95,8 +95,29 @@ if len(volumes) != 2:
 for name, config in (("redis", "./deploy/redis.conf"), ("balancer", "./deploy/haproxy.cfg")):
     if not any(v.startswith(config + ":") for v in fleet[name]["volumes"]):
         sys.exit(f"compose.fleet.yaml: {name} does not mount {config}, the file scripts/fleet-lib.sh uses")
+# The cluster profile (`make fleet CLUSTER=1`'s topology): six nodes on the files fleet-lib.sh uses, the instances
+# with --redis-cluster and data volumes of their own, a balancer; every one of them only in that profile.
+nodes = [f"redis-node-{n}" for n in range(1, 7)]
+cluster = nodes + ["redis-cluster-create", "unicache-cluster-a", "unicache-cluster-b", "balancer-cluster"]
+services("compose.fleet.yaml", set(cluster))
+for name in cluster:
+    if fleet[name].get("profiles") != ["cluster"]:
+        sys.exit(f"compose.fleet.yaml: {name} is not in the cluster profile (alone)")
+for name in nodes:
+    for config in ("./deploy/redis.conf", "./deploy/redis-cluster.conf", "./deploy/redis-cluster-acl.rules"):
+        if not any(v.startswith(config + ":") for v in fleet[name]["volumes"]):
+            sys.exit(f"compose.fleet.yaml: {name} does not mount {config}, a file scripts/fleet-lib.sh uses")
+for name in ("unicache-cluster-a", "unicache-cluster-b"):
+    env = fleet[name]["environment"]
+    if env.get("UNICACHE_REDIS_CLUSTER") != "true" or "UNICACHE_REDIS" not in env or "build" not in fleet[name]:
+        sys.exit(f"compose.fleet.yaml: {name} is not an instance built from the Dockerfile with --redis-cluster")
+    volumes.add([v for v in fleet[name]["volumes"] if v.endswith(":/data")][0])
+if len(volumes) != 4:
+    sys.exit("compose.fleet.yaml: instances share a data volume")
 PY
 echo "compose files: valid (${COMPOSE_FILES[*]}), with their services"
+grep -Eq '^cluster-require-full-coverage no$' deploy/redis-cluster.conf \
+  || fail "deploy/redis-cluster.conf does not set cluster-require-full-coverage no (one dead primary would stop every shard's writes)"
 if ! grep -Eq '^appendonly yes$' deploy/redis.conf || ! grep -Eq '^appendfsync everysec$' deploy/redis.conf; then
   fail "deploy/redis.conf does not keep an append-only file fsynced every second"
 fi

@@ -15,8 +15,12 @@
 # reads go through the balancer in the background (every answer must be below 500), `SENTINEL FAILOVER fleet`; once
 # the Sentinel names the replica as the primary, an event through the balancer must succeed within 2 s, and each
 # instance's /stats must name the replica as `shared.endpoint` and count `shared.failovers` >= 1.
+# With FLEET_CLUSTER=1 (and FLEET_TLS=1 too) the instances share a Redis Cluster of three primaries and three replicas
+# (`--redis-cluster`, §13): /stats must show the whole map (`shared.cluster`: 6 nodes, 16384 slots), and step 5 kills
+# a primary instead: reads keep answering 200, raw PUTs answer 201 for the other primaries' shards and 503 with
+# Retry-After for the dead one's (both seen), and once its replica is promoted every PUT and an event succeed.
 # Usage: UNICACHE_BIN=/path/to/unicache scripts/check-fleet.sh   (`make fleet-check` builds the release binary and
-# runs it three times: plain TCP, FLEET_TLS=1, FLEET_SENTINEL=1)
+# runs it five times: plain TCP, FLEET_TLS=1, FLEET_SENTINEL=1, FLEET_CLUSTER=1, FLEET_CLUSTER=1 FLEET_TLS=1)
 # Bounded: every request has a 5 s deadline, every wait its own; a run takes 2-5 s here (2 cores, load average 11).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +31,7 @@ INVALIDATION_BOUND_MS=100     # CONTRACT §6.4
 HEALTH_CHECK_DEADLINE=15      # seconds for HAProxy to mark a killed instance DOWN (inter 1s, fall 2)
 REDIS_LOSS_DEADLINE=15        # seconds for an instance to report Redis unreachable
 HEALTH_CHECK_RISE_DEADLINE=15 # seconds for HAProxy to mark a restarted instance UP again (inter 1s, rise 2)
-PROMOTION_DEADLINE=20         # seconds from SENTINEL FAILOVER until the Sentinel names the replica the primary
+PROMOTION_DEADLINE=20         # seconds from SENTINEL FAILOVER (or a cluster primary's kill) until the promotion
 WRITES_AFTER_PROMOTION_MS=2000  # CONTRACT §10.3: fleet writes succeed again within 2 s of the promotion
 FAILOVER_STATS_DEADLINE=10    # seconds for each instance's /stats to name the new primary
 READS_AFTER_PROMOTION=3       # background reads that must answer after the promotion, within READS_DEADLINE seconds
@@ -51,7 +55,7 @@ UNICACHE_ADMIN_TOKEN="$(fleet_random_token)"
 export UNICACHE_ADMIN_TOKEN
 
 fleet_stop_on_exit
-[[ "$FLEET_TLS" != 1 && "$FLEET_SENTINEL" != 1 ]] || command -v jq >/dev/null \
+[[ "$FLEET_TLS" != 1 && "$FLEET_SENTINEL" != 1 && "$FLEET_CLUSTER" != 1 ]] || command -v jq >/dev/null \
   || fail "jq is missing: \`make deps\` installs it (APT_PACKAGES in the Makefile)"
 
 # request URL [curl args...]: one request (5 s deadline); sets STATUS and HEADERS (the answer's header lines).
@@ -87,12 +91,19 @@ wait_for_haproxy_state() {
 now_us() { echo "${EPOCHREALTIME/./}"; }
 
 started_us="$(now_us)"
-step "start: redis-server$([[ "$FLEET_SENTINEL" == 1 ]] && echo ' (primary, replica, 3 sentinels)'), ${FLEET_INSTANCES[*]}, haproxy"
+step "start: redis-server$([[ "$FLEET_SENTINEL" == 1 ]] && echo ' (primary, replica, 3 sentinels)')$([[ "$FLEET_CLUSTER" == 1 ]] && echo ' (a cluster: 3 primaries, 3 replicas)'), ${FLEET_INSTANCES[*]}, haproxy"
 fleet_start
 LB="http://127.0.0.1:${BALANCER_PORT}"
 declare -A URL_OF=([unicache-a]="http://127.0.0.1:${INSTANCE_PORTS[0]}" [unicache-b]="http://127.0.0.1:${INSTANCE_PORTS[1]}")
 [[ "$FLEET_TLS" != 1 ]] || { curl -sS --max-time 5 "${URL_OF[unicache-a]}/stats" | jq -e '.shared.tls == true' >/dev/null \
   || fail "over TLS, unicache-a's /stats does not say shared.tls true"; }
+if [[ "$FLEET_CLUSTER" == 1 ]]; then
+  for name in unicache-a unicache-b; do
+    curl -sS --max-time 5 "${URL_OF[$name]}/stats" | jq -e '.shared.cluster.nodes == 6 and .shared.cluster.slotsCovered == 16384' >/dev/null \
+      || fail "${name}'s /stats does not show the whole cluster (shared.cluster: 6 nodes, 16384 slots): $(curl -sS --max-time 5 "${URL_OF[$name]}/stats" | jq -c .shared.cluster)"
+  done
+  echo "cluster nodes :${CLUSTER_PORTS[*]} (pids ${CLUSTER_PIDS[*]}); both instances' /stats: 6 nodes, 16384 slots covered"
+fi
 [[ "$FLEET_SENTINEL" != 1 ]] || echo "replica :${REPLICA_PORT} (pid ${REPLICA_PID}); sentinels :${SENTINEL_PORTS[*]} (pids ${SENTINEL_PIDS[*]}), each seeing the replica and the two others"
 echo "redis :${REDIS_PORT}$([[ "$FLEET_TLS" == 1 ]] && echo ' (TLS only)') (pid ${REDIS_PID}); unicache-a :${INSTANCE_PORTS[0]} (pid ${INSTANCE_PIDS[0]}); unicache-b :${INSTANCE_PORTS[1]} (pid ${INSTANCE_PIDS[1]}); haproxy :${BALANCER_PORT} (pid ${BALANCER_PID}); up in $(( ($(now_us) - started_us) / 1000 )) ms"
 
@@ -269,6 +280,43 @@ total="$(grep -c . "$reads" || true)"
 first_us="$(head -n 1 "$reads" | cut -d' ' -f1)" last_us="$(tail -n 1 "$reads" | cut -d' ' -f1)"
 echo "${total} reads through the balancer from $(( (promoted_us - first_us) / 1000 )) ms before the promotion to $(( (last_us - promoted_us) / 1000 )) ms after: all below 500 ($(cut -d' ' -f2 "$reads" | sort | uniq -c | xargs); served by: $(cut -d' ' -f4 "$reads" | sort | uniq -c | xargs); slowest $(sort -g -k5 "$reads" | tail -n 1 | awk '{ printf "%.0f ms (%s)", $5 * 1000, $3 }'))"
 echo "the old primary :${REDIS_PORT} now: $(fleet_redis_cli role 2>/dev/null | head -n 1 || echo '?')"
+elif [[ "$FLEET_CLUSTER" == 1 ]]; then
+# ---------------------------------------------------------------------------------------------- 5. lose a primary
+step "kill a cluster primary (SIGKILL): reads keep answering, only its shards' writes answer 503 until its replica is promoted (§13.3)"
+{ kill -KILL "$REDIS_PID"; wait "$REDIS_PID"; } 2>/dev/null || true   # quietly: bash would report the killed job
+killed_us="$(now_us)"
+for user in alice bob carol; do   # cached on unicache-a
+  request "${URL_OF[unicache-a]}/v1/users/${user}/subscription"
+  expect "unicache-a, ${user} with a primary dead" 200
+done
+# Raw PUTs on keys of every shard: the dead primary's answer 503 with Retry-After, the others' 201.
+refused=() stored=0
+for i in $(seq 1 24); do
+  request "${URL_OF[unicache-a]}/v1/cache/during${i}" -X PUT -H "Authorization: Bearer ${UNICACHE_ADMIN_TOKEN}" --data-binary "v${i}"
+  case "$STATUS" in
+    201) stored=$((stored + 1)) ;;
+    503) [[ -n "$(header Retry-After)" ]] || fail "the 503 of PUT during${i} has no Retry-After"$'\n'"${HEADERS}"
+      refused+=("during${i}") ;;
+    *) fail "PUT during${i} with a primary dead: status ${STATUS}, expected 201 or 503"$'\n'"${HEADERS}" ;;
+  esac
+done
+((stored > 0 && ${#refused[@]} > 0)) \
+  || fail "with one primary of three dead, 24 PUTs gave ${stored} 201 and ${#refused[@]} 503: expected both (the promotion came first?)"
+echo "24 PUTs with a primary dead: ${stored} stored (other primaries' shards), ${#refused[@]} refused 503 with Retry-After (its shards)"
+# Once the replica is promoted (cluster-node-timeout 2 s, then an election), the refused keys are stored.
+deadline=$((SECONDS + PROMOTION_DEADLINE))
+for key in "${refused[@]}"; do
+  until request "${URL_OF[unicache-a]}/v1/cache/${key}" -X PUT -H "Authorization: Bearer ${UNICACHE_ADMIN_TOKEN}" --data-binary x \
+    && [[ "$STATUS" == 201 || "$STATUS" == 200 ]]; do
+    ((SECONDS < deadline)) || fail "${PROMOTION_DEADLINE}s after the kill, PUT ${key} still answers ${STATUS}"
+    sleep 0.1
+  done
+done
+echo "every refused key stored $(( ($(now_us) - killed_us) / 1000 )) ms after the kill (the replica promoted)"
+request "${LB}/v1/users/alice/events" -X POST -H "Authorization: Bearer ${UNICACHE_ADMIN_TOKEN}" \
+  -H 'Content-Type: application/json' -d '{"type":"subscription.updated"}'
+expect "an event after the promotion" 200
+echo "an event after the promotion: 200"
 else
 # ---------------------------------------------------------------------------------------------- 5. lose Redis
 step "kill Redis (SIGKILL): reads keep answering (§6.5)"

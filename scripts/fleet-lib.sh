@@ -2,7 +2,8 @@
 # Sourced by scripts/fleet.sh (`make fleet`) and scripts/check-fleet.sh: the topology of compose.fleet.yaml on this
 # machine's loopback, without Docker. Debian's redis-server on deploy/redis.conf, two instances of the
 # release build, Debian's haproxy on deploy/haproxy.cfg in front; every process on a free port and stopped by its
-# PID. With FLEET_SENTINEL=1 Redis is a primary, a replica and three Sentinels instead (below). The sourcing script sources service-lib.sh and this file (which defines fail()), names itself in FLEET_SCRIPT,
+# PID. With FLEET_SENTINEL=1 Redis is a primary, a replica and three Sentinels instead, with FLEET_CLUSTER=1 a Redis
+# Cluster of three primaries and three replicas (below). The sourcing script sources service-lib.sh and this file (which defines fail()), names itself in FLEET_SCRIPT,
 # and sets:
 #   BIN              the unicache executable (from UNICACHE_BIN)
 #   FLEET_WORK       an empty folder for the data dirs, Redis's append-only file and the logs
@@ -20,6 +21,7 @@ FLEET_PIDS=()  # every process started, in start order
 REDIS_PID="" REDIS_PORT=""
 REPLICA_PID="" REPLICA_PORT=""
 SENTINEL_PIDS=() SENTINEL_PORTS=()
+CLUSTER_PIDS=() CLUSTER_PORTS=()
 INSTANCE_NAMES=() INSTANCE_PIDS=() INSTANCE_PORTS=()
 BALANCER_PID="" BALANCER_PORT="" BALANCER_STATS_PORT=""
 
@@ -72,7 +74,11 @@ fleet_secret() { od -An -N16 -tx1 /dev/urandom | tr -d ' \n'; }
 REDIS_USER=unicache
 REDIS_PASSWORD=${REDIS_PASSWORD:-$(fleet_secret)}
 REDIS_ADMIN_PASSWORD=${REDIS_ADMIN_PASSWORD:-$(fleet_secret)}
-fleet_redis_rules() { grep -v '^#' "$FLEET_ROOT/deploy/redis-acl.rules" | grep -v '^$'; }
+fleet_redis_rules() {
+  local rules=redis-acl.rules
+  [[ "${FLEET_CLUSTER:-0}" == 1 ]] && rules=redis-cluster-acl.rules
+  grep -v '^#' "$FLEET_ROOT/deploy/$rules" | grep -v '^$'
+}
 
 # With FLEET_TLS=1 (`make fleet TLS=1`, CONTRACT §10.1) Redis listens with TLS only, on a certificate for 127.0.0.1
 # signed by a CA made for this fleet (FLEET_WORK/tls), and the instances verify it (`rediss://`, --redis-tls-ca).
@@ -88,7 +94,8 @@ fleet_tls_certificates() {
     -keyout "$dir/ca.key" -out "$dir/ca.pem" 2>"$dir/openssl.log" || fail "openssl could not make the fleet's CA"
   openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=127.0.0.1" \
     -keyout "$dir/redis.key" -out "$dir/redis.csr" 2>>"$dir/openssl.log" || fail "openssl could not make Redis's key"
-  printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' >"$dir/redis.ext"
+  # clientAuth too: a cluster's nodes present it to one another on the TLS bus (tls-cluster), which always verifies.
+  printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth,clientAuth\n' >"$dir/redis.ext"
   openssl x509 -req -in "$dir/redis.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" -CAcreateserial -days 2 \
     -extfile "$dir/redis.ext" -out "$dir/redis.pem" 2>>"$dir/openssl.log" || fail "openssl could not sign Redis's certificate"
   chmod 600 "$dir/ca.key" "$dir/redis.key"
@@ -114,11 +121,17 @@ fleet_redis_url() {
     return
   fi
   [[ "$FLEET_TLS" == 1 ]] && scheme=rediss
+  if [[ "$FLEET_CLUSTER" == 1 ]]; then
+    # The first primary as the seed, two more nodes as further seeds.
+    echo "${scheme}://${REDIS_USER}:${REDIS_PASSWORD}@127.0.0.1:${CLUSTER_PORTS[0]}?addr=127.0.0.1:${CLUSTER_PORTS[1]}&addr=127.0.0.1:${CLUSTER_PORTS[2]}"
+    return
+  fi
   echo "${scheme}://${REDIS_USER}:${REDIS_PASSWORD}@127.0.0.1:${REDIS_PORT}"
 }
 # One flag or value per line.
 fleet_redis_flags() {
   printf '%s\n' --redis "$(fleet_redis_url)"
+  [[ "$FLEET_CLUSTER" != 1 ]] || printf '%s\n' --redis-cluster
   [[ "$FLEET_TLS" != 1 ]] || printf '%s\n' --redis-tls-ca "$FLEET_TLS_DIR/ca.pem"
 }
 # redis-cli as the default user, on the primary (fleet_redis_cli_at: on the data node at PORT); 5 s at most.
@@ -143,6 +156,11 @@ fleet_redis_server() {
     conf="$FLEET_WORK/${name}.conf"
     cp "$FLEET_ROOT/deploy/redis.conf" "$conf"
     extra=(--masterauth "$REDIS_ADMIN_PASSWORD")
+  fi
+  if [[ "$FLEET_CLUSTER" == 1 ]]; then
+    mapfile -t extra < <(fleet_cluster_flags)
+    extra+=(--masterauth "$REDIS_ADMIN_PASSWORD" --cluster-port "$(free_port)")
+    [[ "$FLEET_TLS" == 1 ]] && extra+=(--tls-cluster yes --tls-replication yes)
   fi
   mkdir -p "$FLEET_WORK/${name}"
   redis-server "$conf" "${listen[@]}" --bind 127.0.0.1 --dir "$FLEET_WORK/${name}" \
@@ -233,6 +251,59 @@ fleet_sentinel_group_start() {
   done
 }
 
+# With FLEET_CLUSTER=1 (`make fleet CLUSTER=1`, CONTRACT §13; with FLEET_TLS=1 too) Redis is a cluster of three
+# primaries and three replicas, set up as Tests/RedisTestSupport/RedisTestCluster.swift does, on deploy/redis.conf
+# with deploy/redis-cluster.conf's settings as flags (`cluster-require-full-coverage no` among them): each node on
+# its own port and cluster bus port, with the ACL user of deploy/redis-cluster-acl.rules (ACL users are per node),
+# made a cluster by `redis-cli --cluster create`. REDIS_PID and REDIS_PORT name the first primary.
+FLEET_CLUSTER=${FLEET_CLUSTER:-0}
+FLEET_CLUSTER_NODES=6
+# deploy/redis-cluster.conf's settings, one flag or value per line.
+fleet_cluster_flags() {
+  local name value
+  while read -r name value; do
+    [[ -z "$name" || "$name" == \#* ]] && continue
+    printf '%s\n' "--${name}" "$value"
+  done <"$FLEET_ROOT/deploy/redis-cluster.conf"
+}
+fleet_cluster_node_start() {
+  local n=$((${#CLUSTER_PIDS[@]} + 1)) port
+  port="$(free_port)"
+  while [[ " ${CLUSTER_PORTS[*]} " == *" ${port} "* ]]; do port="$(free_port)"; done
+  CLUSTER_LAUNCHED_PORT=$port
+  fleet_redis_server "node-${n}" "$port"
+}
+fleet_cluster_node_ours() {
+  fleet_redis_cli_at "$CLUSTER_LAUNCHED_PORT" info server 2>/dev/null | grep -q "^process_id:${LAUNCHED_PID}"$'\r'
+}
+# Whole: every node says cluster_state:ok and every replica is in step with its primary.
+fleet_cluster_whole() {
+  local port
+  for port in "${CLUSTER_PORTS[@]}"; do
+    fleet_redis_cli_at "$port" cluster info 2>/dev/null | grep -q "^cluster_state:ok"$'\r' || return 1
+    fleet_redis_cli_at "$port" info replication 2>/dev/null | grep -Eq "^(role:master|master_link_status:up)"$'\r' || return 1
+  done
+}
+fleet_cluster_start() {
+  local n addresses=() tls=() deadline
+  for ((n = 1; n <= FLEET_CLUSTER_NODES; n++)); do
+    fleet_launch "redis-server node ${n}" fleet_cluster_node_start fleet_cluster_node_ours
+    CLUSTER_PIDS+=("$LAUNCHED_PID")
+    CLUSTER_PORTS+=("$CLUSTER_LAUNCHED_PORT")
+    addresses+=("127.0.0.1:${CLUSTER_LAUNCHED_PORT}")
+  done
+  REDIS_PID=${CLUSTER_PIDS[0]} REDIS_PORT=${CLUSTER_PORTS[0]}
+  [[ "$FLEET_TLS" == 1 ]] && tls=(--tls --cacert "$FLEET_TLS_DIR/ca.pem")
+  REDISCLI_AUTH="$REDIS_ADMIN_PASSWORD" timeout 60 redis-cli "${tls[@]}" --cluster create "${addresses[@]}" \
+    --cluster-replicas 1 --cluster-yes >"$FLEET_WORK/cluster-create.log" 2>&1 \
+    || fail "redis-cli --cluster create failed (${FLEET_WORK}/cluster-create.log): $(tail -n 5 "$FLEET_WORK/cluster-create.log")"
+  deadline=$((SECONDS + STARTUP_TIMEOUT))
+  until fleet_cluster_whole; do
+    ((SECONDS < deadline)) || fail "within ${STARTUP_TIMEOUT}s the cluster's nodes did not all say cluster_state:ok with their replicas in step"
+    sleep 0.1
+  done
+}
+
 # One instance on port 0 (it says which port it took), its own data dir, the fleet's Redis.
 fleet_start_instance() {
   local name=$1
@@ -290,8 +361,13 @@ fleet_start() {
   [[ -x "$BIN" ]] || fail "no executable at ${BIN}"
   [[ -n "${UNICACHE_ADMIN_TOKEN:-}" ]] || fail "UNICACHE_ADMIN_TOKEN is not set"
   [[ "$FLEET_SENTINEL" == 1 && "$FLEET_TLS" == 1 ]] && fail "FLEET_SENTINEL=1 runs over plain TCP only, not with FLEET_TLS=1"
+  [[ "$FLEET_SENTINEL" == 1 && "$FLEET_CLUSTER" == 1 ]] && fail "FLEET_SENTINEL=1 and FLEET_CLUSTER=1 are two kinds of Redis: choose one"
   [[ "$FLEET_TLS" == 1 ]] && fleet_tls_certificates
-  fleet_launch redis-server fleet_redis_start fleet_redis_ours
+  if [[ "$FLEET_CLUSTER" == 1 ]]; then
+    fleet_cluster_start
+  else
+    fleet_launch redis-server fleet_redis_start fleet_redis_ours
+  fi
   [[ "$FLEET_SENTINEL" == 1 ]] && fleet_sentinel_group_start
   for name in "${FLEET_INSTANCES[@]}"; do
     fleet_start_instance "$name"

@@ -4,7 +4,9 @@
 # runs until Ctrl-C (or SIGTERM), then stops everything it started, by PID. An instance or Redis killed meanwhile
 # is reported and the rest keeps running (to watch the balancer and the fleet cope). FLEET_TLS=1 (`make fleet TLS=1`):
 # Redis speaks TLS only; FLEET_SENTINEL=1 (`make fleet SENTINEL=1`): a primary, a replica and three Sentinels, the
-# instances connecting with `redis-sentinel://` (to watch them follow `SENTINEL FAILOVER fleet` or a killed primary).
+# instances connecting with `redis-sentinel://` (to watch them follow `SENTINEL FAILOVER fleet` or a killed primary);
+# FLEET_CLUSTER=1 (`make fleet CLUSTER=1`, with TLS=1 too): a Redis Cluster of three primaries and three replicas,
+# the instances with `--redis-cluster` (to watch them follow a killed primary's promotion or a reshard).
 # Usage: scripts/fleet.sh [unicache flags for every instance...]
 #   UNICACHE_BIN=/path/to/unicache (`make fleet` passes the release build); UNICACHE_ADMIN_TOKEN (else a random one,
 #   printed); the instances keep their default access mode, protected: loopback clients only, which the balancer is.
@@ -50,6 +52,12 @@ if [[ "$FLEET_SENTINEL" == 1 ]]; then
 "
   redis_shown="redis://127.0.0.1:${REDIS_PORT} (the primary at start)"
 fi
+if [[ "$FLEET_CLUSTER" == 1 ]]; then
+  sentinel_lines="  cluster     nodes on ${CLUSTER_PORTS[*]} (pids ${CLUSTER_PIDS[*]}), the first three the primaries at start;
+              to look: redis-cli -c -p ${REDIS_PORT} cluster shards; to reshard: redis-cli --cluster reshard 127.0.0.1:${REDIS_PORT}
+"
+  redis_shown="$(fleet_redis_url | sed 's|//.*@|//|') (--redis-cluster)"
+fi
 cat <<EOF
 
 unicache fleet up (logs and data in ${FLEET_WORK}, removed on exit):
@@ -57,7 +65,7 @@ unicache fleet up (logs and data in ${FLEET_WORK}, removed on exit):
   unicache-a  ${a}   pid ${INSTANCE_PIDS[0]}
   unicache-b  ${b}   pid ${INSTANCE_PIDS[1]}
 ${sentinel_lines}  redis       ${redis_shown}   pid ${REDIS_PID}; the instances connect as ACL user ${REDIS_USER}
-              (deploy/redis-acl.rules); look inside with REDISCLI_AUTH=${REDIS_ADMIN_PASSWORD} redis-cli -p ${REDIS_PORT}$(
+              (deploy/redis-$([[ "$FLEET_CLUSTER" == 1 ]] && echo cluster-)acl.rules); look inside with REDISCLI_AUTH=${REDIS_ADMIN_PASSWORD} redis-cli -p ${REDIS_PORT}$(
                 [[ "$FLEET_TLS" == 1 ]] && echo " --tls --cacert ${FLEET_TLS_DIR}/ca.pem")
   admin token ${token_shown}   (${token_note})
 
@@ -82,6 +90,9 @@ while ((${#running[@]} > 0)); do
   what="pid ${ended}"
   [[ "$ended" == "$REDIS_PID" ]] && what="redis (pid ${ended})"
   [[ "$ended" == "$REPLICA_PID" ]] && what="the replica (pid ${ended})"
+  for i in "${!CLUSTER_PIDS[@]}"; do
+    [[ "$ended" == "${CLUSTER_PIDS[i]}" ]] && what="cluster node $((i + 1)) (pid ${ended})"
+  done
   for i in "${!SENTINEL_PIDS[@]}"; do
     [[ "$ended" == "${SENTINEL_PIDS[i]}" ]] && what="sentinel $((i + 1)) (pid ${ended})"
   done

@@ -1463,6 +1463,18 @@ components:
                 ACL rules (`NOPERM`). Counted here, not in `errors`.
               type: integer
               minimum: 0
+            cluster:
+              type: object
+              description: |
+                Only with `--redis-cluster` (left out otherwise): the Redis Cluster's slot map as last read, and the
+                redirections followed (Prometheus `unicache_shared_redirects_total{kind="moved"|"ask"}`).
+              required: [nodes, slotsCovered, moved, ask, mapRefreshes]
+              properties:
+                nodes: {type: integer, minimum: 0, description: 'Nodes in the slot map, primaries and replicas.'}
+                slotsCovered: {type: integer, minimum: 0, maximum: 16384, description: 'Slots with a primary: 16384 when the cluster is whole.'}
+                moved: {type: integer, minimum: 0, description: '`MOVED` redirections followed (the map updated and read again).'}
+                ask: {type: integer, minimum: 0, description: '`ASK` redirections followed (a slot being migrated).'}
+                mapRefreshes: {type: integer, minimum: 0, description: 'Reads of the slot map.'}
         encryption:
           type: object
           description: 'Values at rest: `primaryKey` is the primary key''s ID, never a key; null without a key ring.'

@@ -2,39 +2,58 @@ import Logging
 import Redis
 import UnifiedCache
 
-/// What this instance sends to the fleet's Redis, and as whom: the node client, every command counted by operation
-/// and result, scripts by digest, and this instance's id in the fleet. The shared tier, the fleet's membership and
-/// its rate counters each take this, and nothing of one another.
+/// What this instance sends to the fleet's Redis, and as whom: the Redis link (one node, a Sentinel-watched primary,
+/// or a cluster), every command counted by operation and result, scripts by digest, and this instance's id in the
+/// fleet. The shared tier, the fleet's membership and its rate counters each take this, and nothing of one another.
 public final class RedisCommands: Sendable {
     let keys: RedisKeys
     /// This instance in the fleet's messages and announcements.
     let instanceID: String
-    let node: RedisNodeClient
+    let link: RedisLink
     let counters = SharedTierCounters()
     let logger: Logger
 
     init(configuration: RedisTierConfiguration, logger: Logger) {
-        keys = RedisKeys(prefix: configuration.prefix)
+        link = RedisLink(configuration: configuration, logger: logger)
+        keys = RedisKeys(prefix: configuration.prefix, shards: link.isCluster ? configuration.clusterShards : 1)
         instanceID = Self.randomToken()
-        node = RedisNodeClient(
-            endpoint: configuration.endpoint, timeout: configuration.timeout, size: configuration.connections,
-            dedicatedEventLoop: true, logger: logger)
         self.logger = logger
     }
 
-    /// One command, counted; an error reply or a failure is `SharedTierUnavailable`.
-    func run(_ operation: String, _ command: RedisCommand) async throws(SharedTierUnavailable) -> RedisReply {
+    /// One command on the node serving `key`'s slot (any node but a cluster's), counted; an error reply or a failure
+    /// is `SharedTierUnavailable`.
+    func run(_ operation: String, _ command: RedisCommand, key: String) async throws(SharedTierUnavailable) -> RedisReply {
+        try counted(operation, try await reply(operation) { () async throws(RedisError) in
+            try await link.send(command, key: key)
+        })
+    }
+
+    /// One command on `node` (a cluster's primary: `SCAN`), counted.
+    func run(_ operation: String, _ command: RedisCommand, on node: RedisNodeClient) async throws(SharedTierUnavailable)
+        -> RedisReply
+    {
         try counted(operation, try await reply(operation) { () async throws(RedisError) in try await node.send(command) })
     }
 
-    /// `script` over `keys` and `arguments` (by its digest; with its text when Redis lacks it), counted once.
+    /// `script` over `keys` (one slot: the first key's) and `arguments` (by its digest; with its text when Redis lacks
+    /// it), counted once.
     func run(
         _ operation: String, _ script: RedisScript, keys: [String], arguments: [[UInt8]]
     ) async throws(SharedTierUnavailable) -> RedisReply {
         let keys = keys.map(Self.bytes)
         return try counted(operation, try await reply(operation) { () async throws(RedisError) in
-            try await node.evaluate(script, keys: keys, arguments: arguments)
+            try await link.evaluate(script, keys: keys, arguments: arguments)
         })
+    }
+
+    /// The nodes holding entries: the one node, or every primary of the cluster (`SCAN` runs on each).
+    func entryNodes() async throws(SharedTierUnavailable) -> [RedisNodeClient] {
+        do throws(RedisError) {
+            return try await link.entryNodes()
+        } catch {
+            counters.operation("scan", Self.result(.failure(error)))
+            throw SharedTierUnavailable(reason: error.reason)
+        }
     }
 
     /// `script` with arguments that are all text.

@@ -4,23 +4,40 @@ import Redis
 /// atomic step in Redis, so the log holds a change exactly when it is published, under the id the message carries.
 enum RedisScripts {
     /// `announce(log, length, channel, head, change)`: appends `HEAD|CHANGE` to the log (a stream trimmed to about
-    /// `length` entries), publishes `HEAD|ID|CHANGE` and returns the entry's id. The head (`v2|ORIGIN`) and the change
-    /// (`KIND|FIELD…`) come encoded from `InvalidationMessage`: the scripts only join them with the entry's id.
-    private static let logAndPublish = """
+    /// `length` entries), publishes `HEAD|ID|CHANGE` (`SPUBLISH` on a shard's channel of a cluster) and returns the
+    /// entry's id. The head (`v2|ORIGIN`) and the change (`KIND|FIELD…`) come encoded from `InvalidationMessage`: the
+    /// scripts only join them with the entry's id.
+    private static func logAndPublish(_ publish: String) -> String {
+        """
         local function announce(log, length, channel, head, change)
           local id = redis.call('XADD', log, 'MAXLEN', '~', length, '*', 'm', head .. '|' .. change)
-          redis.call('PUBLISH', channel, head .. '|' .. id .. '|' .. change)
+          redis.call('\(publish)', channel, head .. '|' .. id .. '|' .. change)
           return id
         end
 
         """
+    }
+
+    /// A script that announces its change: `PUBLISH` on one Redis, `SPUBLISH` on a cluster's shard (CONTRACT §13).
+    struct Announcing: Sendable {
+        let plain: RedisScript
+        let sharded: RedisScript
+
+        init(_ body: String) {
+            plain = RedisScript(RedisScripts.logAndPublish("PUBLISH") + body)
+            sharded = RedisScript(RedisScripts.logAndPublish("SPUBLISH") + body)
+        }
+
+        /// The form for a key space: sharded names publish on sharded channels.
+        func on(_ keys: RedisKeys) -> RedisScript { keys.shards == 1 ? plain : sharded }
+    }
 
     /// KEYS: entry, user index (or the entry again when the entry has no user), log, the entry's fill lease.
     /// ARGV: value, life in ms, cache key, namespace, has-user ("1"/"0"), channel, the message's head, log length, the
     /// lease's token ('' when the writer holds none): the lease is given back in the same step while it is still the
     /// writer's; the change announced: `key|KEY` (a raw put: loads in flight elsewhere are superseded) or `stored|KEY`
     /// (a fetched value), the key encoded.
-    static let store = RedisScript(logAndPublish + """
+    static let store = Announcing("""
         redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
         if ARGV[5] == '1' then
           redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
@@ -42,33 +59,40 @@ enum RedisScripts {
 
     /// KEYS: log, then the entries to delete. ARGV: channel, the message's head, its change, log length.
     /// Returns the number of entries deleted.
-    static let delete = RedisScript(logAndPublish + """
+    static let delete = Announcing("""
         local n = 0
         for i = 2, #KEYS do n = n + redis.call('DEL', KEYS[i]) end
         announce(KEYS[1], ARGV[4], ARGV[1], ARGV[2], ARGV[3])
         return n
         """)
 
-    /// A user's entries (all, or those of some namespaces) through the user's index.
-    /// KEYS: user index, log. ARGV: entry prefix, channel, the message's head, its change, log length, `all` or
-    /// `some`, then (with `some`) each namespace as an argument of its own. Returns the cache keys deleted.
-    static let deleteUser = RedisScript(logAndPublish + """
+    /// A user's entries (all, or those of some namespaces) of one shard, named in `KEYS` as the caller read them from
+    /// the user's index of that shard (`HGETALL`): on a cluster every key a script touches must be declared, so that
+    /// Redis redirects (or asks to retry) the whole script while the shard's slot moves. Each entry is deleted and
+    /// taken out of the index; then the index is read again, and a key it gained since the caller read it (a store in
+    /// between) is returned for another round, its entry not being in `KEYS`. The change is announced once nothing
+    /// is left. KEYS: user index, log, then the entries. ARGV: the entries' prefix (an entry's name is it and the
+    /// cache key), channel, the message's head, its change, log length, `all` or `some`, then (with `some`) each
+    /// namespace as an argument of its own. Returns {the cache keys deleted, the keys left for another round}.
+    static let deleteUser = Announcing("""
         local wanted = nil
         if ARGV[6] ~= 'all' then
           wanted = {}
           for i = 7, #ARGV do wanted[ARGV[i]] = true end
         end
-        local fields = redis.call('HGETALL', KEYS[1])
         local removed = {}
-        for i = 1, #fields, 2 do
-          local key, ns = fields[i], fields[i + 1]
-          if wanted == nil or wanted[ns] then
-            if redis.call('DEL', ARGV[1] .. key) == 1 then table.insert(removed, key) end
-            redis.call('HDEL', KEYS[1], key)
-          end
+        for i = 3, #KEYS do
+          local key = string.sub(KEYS[i], #ARGV[1] + 1)
+          if redis.call('DEL', KEYS[i]) == 1 then table.insert(removed, key) end
+          redis.call('HDEL', KEYS[1], key)
         end
-        announce(KEYS[2], ARGV[5], ARGV[2], ARGV[3], ARGV[4])
-        return removed
+        local fields = redis.call('HGETALL', KEYS[1])
+        local left = {}
+        for i = 1, #fields, 2 do
+          if wanted == nil or wanted[fields[i + 1]] then table.insert(left, fields[i]) end
+        end
+        if #left == 0 then announce(KEYS[2], ARGV[5], ARGV[2], ARGV[3], ARGV[4]) end
+        return {removed, left}
         """)
 
     /// A fleet-wide sliding-log budget in Redis's clock, with one user's share of it (CONTRACT §7.1, §15.2) decided in

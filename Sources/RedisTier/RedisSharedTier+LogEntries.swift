@@ -43,7 +43,7 @@ extension RedisSharedTier {
     /// A change this instance cannot read may concern any entry: rather than go on serving what it may have replaced,
     /// the local tiers are dropped (counted as a reset). Their entries are fetched again from Redis or the upstream.
     func dropLocalTiers(because reason: String) {
-        guard let handler = sync.withLockedValue({ $0.handler }) else { return }
+        guard let handler = hooks.withLockedValue({ $0.handler }) else { return }
         handler(.reset)
         commands.counters.reset()
         warnUnreadable(reason)
@@ -52,7 +52,7 @@ extension RedisSharedTier {
     /// Logged at warning the first time (an instance of another release in the fleet, or a damaged message), at
     /// debug after: a rolling deploy sends many. The message itself is never logged (it names keys and users).
     func warnUnreadable(_ reason: String) {
-        let first = sync.withLockedValue { state in
+        let first = hooks.withLockedValue { state in
             defer { state.unreadableSeen = true }
             return !state.unreadableSeen
         }

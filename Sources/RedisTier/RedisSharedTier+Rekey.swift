@@ -11,9 +11,8 @@ extension RedisSharedTier {
     public func rekey() async throws(SharedTierUnavailable) -> RekeyReport {
         var report = RekeyReport()
         guard codec.keyRing != nil else { return report }
-        for name in try await scanEntries(pattern: keys.entryPattern(keyPrefix: "")) {
-            guard case .string(let value) = try await commands.run("get", .get(name)) else { continue }
-            let key = String(name.dropFirst(keys.prefix.count))
+        for (name, key) in try await scanEntries(keyPrefix: "") {
+            guard case .string(let value) = try await commands.run("get", .get(name), key: name) else { continue }
             let resealed: [UInt8]?
             do throws(EntryFormatError) { resealed = try codec.resealed(value, key: key) } catch {
                 await discard(key, value: value, reason: error)

@@ -1,3 +1,4 @@
+import Logging
 import Redis
 import UnifiedCache
 
@@ -5,7 +6,7 @@ import UnifiedCache
 /// up from the fleet's log, from the position this instance has applied (CONTRACT §6.6).
 extension RedisSharedTier {
     public func start(events: @escaping @Sendable (SharedTierEvent) -> Void, settled: @escaping @Sendable () async -> Void) {
-        sync.withLockedValue {
+        hooks.withLockedValue {
             $0.handler = events
             $0.settled = settled
         }
@@ -15,12 +16,12 @@ extension RedisSharedTier {
     /// checkpoint's writes, as child tasks of the caller's until it is cancelled. Then the checkpoint is written once
     /// more (the caller has flushed the local tiers' writes), events stop and the command connections close.
     public func run() async {
-        commands.node.onPrimarySwitch { [weak self] in self?.primarySwitched() }
+        commands.link.node?.onPrimarySwitch { [weak self] in self?.primarySwitched() }
         logger.info(
             "shared tier started",
             metadata: ["redis": "\(configuration.endpoint)", "prefix": "\(configuration.prefix)", "instance": "\(commands.instanceID)"])
         await withDiscardingTaskGroup { group in
-            group.addTask { await self.runSubscriptions() }
+            for shard in shards { group.addTask { await self.runSubscriptions(shard) } }
             group.addTask { await self.membership.run() }
             if checkpointFile != nil {
                 let interval = configuration.checkpointInterval
@@ -30,43 +31,62 @@ extension RedisSharedTier {
             }
         }
         await saveCheckpoint()
-        sync.withLockedValue {
+        hooks.withLockedValue {
             $0.handler = nil
             $0.settled = nil
         }
-        commands.node.shutdown()
+        commands.link.shutdown()
         waiters.wakeAll()
     }
 
-    /// One subscriber after another until cancelled: a primary switch stops the current one (`primarySwitched`).
-    private func runSubscriptions() async {
+    /// One subscriber of `shard`'s channel after another until cancelled: a primary switch stops the current one
+    /// (`primarySwitched`).
+    private func runSubscriptions(_ shard: ShardSync) async {
         while !Task.isCancelled {
-            let subscriber = makeSubscriber()
-            install(subscriber)
+            let subscriber = makeSubscriber(shard)
+            shard.install(subscriber)
             await subscriber.run()
         }
-        install(nil)
+        shard.install(nil)
     }
 
-    func makeSubscriber() -> RedisSubscriber {
-        RedisSubscriber(
-            endpoint: configuration.endpoint, channel: keys.channel, timeout: max(configuration.timeout, .seconds(1)),
-            failures: commands.node.connectFailures, logger: logger
-        ) { [weak self] event in
-            self?.handle(event)
+    /// On one Redis a `SUBSCRIBE` on its (primary) node; on a cluster a `SSUBSCRIBE` on the primary serving the
+    /// shard's slot, the map read again when that fails (a failover, a slot moved).
+    func makeSubscriber(_ shard: ShardSync) -> RedisSubscriber {
+        let channel = keys.channel(shard.index)
+        var subscribe: RedisSubscriber.Subscribe?
+        if let cluster = commands.link.cluster {
+            subscribe = { () async throws(RedisError) -> RedisSubscription in
+                do throws(RedisError) {
+                    return try await cluster.shardedSubscription(to: [channel])
+                } catch {
+                    _ = await cluster.refreshMap()
+                    throw error
+                }
+            }
+        }
+        return RedisSubscriber(
+            endpoint: commands.link.endpoint, channel: channel, timeout: max(configuration.timeout, .seconds(1)),
+            failures: commands.link.node?.connectFailures ?? subscriptionFailures, logger: logger, subscribe: subscribe
+        ) { [weak self, shard] event in
+            self?.handle(event, shard: shard)
         }
     }
 
     /// A failover (CONTRACT §10.3) is a reconnection (§6.6): out of step, then subscribed on the new primary and
     /// caught up from its log (or reset when it cannot vouch for the position).
     func primarySwitched() {
-        guard sync.withLockedValue({ $0.handler != nil }), let subscriber = currentSubscriber else { return }
-        handle(.disconnected("the Redis primary switched"))
-        // Its `run` returns, and `runSubscriptions` starts the next session with a new subscriber.
-        subscriber.stop()
+        guard hooks.withLockedValue({ $0.handler != nil }) else { return }
+        for shard in shards {
+            guard let subscriber = shard.subscriber else { continue }
+            handle(.disconnected("the Redis primary switched"), shard: shard)
+            // Its `run` returns, and `runSubscriptions` starts the next session with a new subscriber.
+            subscriber.stop()
+        }
     }
 
-    func handle(_ event: RedisSubscriber.Event) {
+    func handle(_ event: RedisSubscriber.Event, shard: ShardSync) {
+        let sync = shard.state
         switch event {
         case .message(let bytes):
             guard let message = InvalidationMessage(bytes) else {
@@ -78,7 +98,7 @@ extension RedisSharedTier {
             let ownMessage = message.origin == commands.instanceID
             // Applied first, then counted in the position: a checkpoint never claims a message not yet applied.
             if !ownMessage {
-                sync.withLockedValue { $0.handler }?(message.event)
+                hooks.withLockedValue { $0.handler }?(message.event)
                 // Counted once applied: a reader who saw the count can rely on the local tiers having dropped it.
                 commands.counters.received()
             }
@@ -106,7 +126,7 @@ extension RedisSharedTier {
                 state.live = nil
                 return state.generation
             }
-            Task { await self.catchUp(generation: generation) }
+            Task { await self.catchUp(shard, generation: generation) }
         }
     }
 
@@ -114,11 +134,12 @@ extension RedisSharedTier {
     /// epoch and a log that still holds that position: apply what follows it, keep every other local entry.
     /// Otherwise (Redis restarted empty, the log trimmed past the position, or no position known): reset the local
     /// tiers. Retried until Redis answers or the channel is lost again.
-    func catchUp(generation: UInt64) async {
-        while isCurrent(generation) {
+    func catchUp(_ shard: ShardSync, generation: UInt64) async {
+        let sync = shard.state
+        while isCurrent(shard, generation) {
             let fleet: (epoch: String, last: LogPosition)
-            do throws(SharedTierUnavailable) { fleet = try await fleetPosition() } catch {
-                guard subscriberConnected else { return }
+            do throws(SharedTierUnavailable) { fleet = try await fleetPosition(shard.index) } catch {
+                guard shard.isConnected else { return }
                 await waiters.wait(for: "#position", atMost: .milliseconds(100))
                 continue
             }
@@ -126,11 +147,11 @@ extension RedisSharedTier {
             let from = sync.withLockedValue { $0.applied }
             var outcome = CatchUp.gap(reached: from)
             if let from, from.epoch == fleet.epoch {
-                outcome = await replay(from: from, generation: generation)
+                outcome = await replay(shard, from: from, generation: generation)
             }
             switch outcome {
             case .unavailable:
-                guard subscriberConnected else { return }
+                guard shard.isConnected else { return }
                 await waiters.wait(for: "#position", atMost: .milliseconds(100))
                 continue
             case .interrupted:
@@ -152,11 +173,17 @@ extension RedisSharedTier {
                     ])
             case .gap(let reached):
                 guard
-                    await reset(from: reached, to: LogCheckpoint(epoch: fleet.epoch, position: fleet.last), generation: generation)
+                    await reset(
+                        shard, from: reached, to: LogCheckpoint(epoch: fleet.epoch, position: fleet.last),
+                        generation: generation)
                 else { return }
+                var metadata: Logger.Metadata = [
+                    "position": "\(fleet.last)", "knownBefore": "\(reached.map { "\($0.position)" } ?? "none")",
+                ]
+                if shards.count > 1 { metadata["shard"] = "\(SharedShard(index: shard.index, of: shards.count))" }
                 logger.info(
                     "shared tier: subscribed; the fleet's log cannot vouch for what was missed, local tiers reset",
-                    metadata: ["position": "\(fleet.last)", "knownBefore": "\(reached.map { "\($0.position)" } ?? "none")"])
+                    metadata: metadata)
             }
             await saveCheckpoint()
             return
@@ -179,16 +206,18 @@ extension RedisSharedTier {
     /// Applies the log's entries after `from`, a batch at a time; each batch starts with the entry at the position
     /// reached (so a trimmed log shows as a gap, never as a silent jump), is settled in the local tiers, and only
     /// then advances the position (a crash mid-way replays from the last settled batch, never skips).
-    private func replay(from: LogCheckpoint, generation: UInt64) async -> CatchUp {
+    private func replay(_ shard: ShardSync, from: LogCheckpoint, generation: UInt64) async -> CatchUp {
+        let sync = shard.state
+        let log = keys.log(shard.index)
         var position = from
         var replayed = 0
         while true {
-            guard isCurrent(generation) else { return .interrupted }
+            guard isCurrent(shard, generation) else { return .interrupted }
             let reply: RedisReply
             do throws(SharedTierUnavailable) {
                 reply = try await commands.run(
                     "log",
-                    .xrange(keys.log, from: "\(position.position)", to: "+", count: configuration.catchUpBatch + 1))
+                    .xrange(log, from: "\(position.position)", to: "+", count: configuration.catchUpBatch + 1), key: log)
             } catch {
                 return .unavailable
             }
@@ -197,7 +226,7 @@ extension RedisSharedTier {
             }
             let changes = entries.dropFirst()
             // Stopped: nothing applies any more, so the position must not move.
-            guard let handler = sync.withLockedValue({ $0.handler }) else { return .interrupted }
+            guard let handler = hooks.withLockedValue({ $0.handler }) else { return .interrupted }
             for entry in changes {
                 let message: InvalidationMessage
                 switch entry.record {
@@ -231,13 +260,13 @@ extension RedisSharedTier {
 
     /// Drops the local tiers (the log cannot vouch for the gap) and takes the log's end as the position: the
     /// subscription is up, so what follows arrives on the channel. `false` when the subscription is gone.
-    private func reset(from: LogCheckpoint?, to end: LogCheckpoint, generation: UInt64) async -> Bool {
-        guard let handler = sync.withLockedValue({ $0.handler }) else { return false }
-        handler(.reset)
+    private func reset(_ shard: ShardSync, from: LogCheckpoint?, to end: LogCheckpoint, generation: UInt64) async -> Bool {
+        guard let handler = hooks.withLockedValue({ $0.handler }) else { return false }
+        handler(shards.count == 1 ? .reset : .resetShard(SharedShard(index: shard.index, of: shards.count)))
         // Without a position or a disk tier nothing was stored before start-up: dropping empty tiers is no reset.
         if from != nil || checkpointFile != nil { commands.counters.reset() }
         await settle()
-        return sync.withLockedValue { state -> Bool in
+        return shard.state.withLockedValue { state -> Bool in
             guard state.applied == from else { return false }
             state.applied = end
             state.vouched = true
@@ -248,10 +277,10 @@ extension RedisSharedTier {
         }
     }
 
-    /// The fleet's epoch (created with the log's first entry when Redis has none) and the log's last id.
-    private func fleetPosition() async throws(SharedTierUnavailable) -> (epoch: String, last: LogPosition) {
+    /// A shard's epoch (created with the log's first entry when Redis has none) and its log's last id.
+    private func fleetPosition(_ shard: Int) async throws(SharedTierUnavailable) -> (epoch: String, last: LogPosition) {
         let reply = try await commands.run(
-            "position", RedisScripts.position, keys: [keys.epoch, keys.log],
+            "position", RedisScripts.position, keys: [keys.epoch(shard), keys.log(shard)],
             arguments: [RedisCommands.randomToken(), "\(configuration.logLength)"])
         guard case .array(let parts) = reply, parts.count == 2, let epoch = parts[0].text, let last = parts[1].text
         else { throw SharedTierUnavailable(reason: "unexpected position reply") }
@@ -259,26 +288,7 @@ extension RedisSharedTier {
         return (epoch, LogPosition(last) ?? .zero)
     }
 
-    /// Writes the checkpoint if it moved: the position is read first, then the local tiers settle, then it is
-    /// written, so the file never claims a change its disk tier has not applied.
-    func saveCheckpoint() async {
-        guard let checkpointFile, let checkpoint = sync.withLockedValue({ $0.saved == $0.applied ? nil : $0.applied })
-        else { return }
-        await settle()
-        if checkpointFile.save(checkpoint) {
-            sync.withLockedValue { $0.saved = checkpoint }
-        } else {
-            logger.warning("shared tier: the log checkpoint could not be written", metadata: ["file": "\(checkpointFile.path)"])
-        }
+    private func isCurrent(_ shard: ShardSync, _ generation: UInt64) -> Bool {
+        shard.state.withLockedValue { !$0.inStep && $0.generation == generation }
     }
-
-    private func settle() async {
-        await sync.withLockedValue { $0.settled }?()
-    }
-
-    private func isCurrent(_ generation: UInt64) -> Bool {
-        sync.withLockedValue { !$0.inStep && $0.generation == generation }
-    }
-
-    var subscriberConnected: Bool { currentSubscriber?.isConnected ?? false }
 }

@@ -29,6 +29,12 @@ public struct RedisTierConfiguration: Sendable {
     public var checkpointFile: String?
     /// How often the checkpoint is written while in step (and once more at stop).
     public var checkpointInterval: Duration
+    /// On a Redis Cluster (`RedisEndpoint.Target.cluster`): how many shards the fleet's keys are divided into, each
+    /// under one hash tag with its own log, epoch and channel (CONTRACT §13). Fixed for a fleet: every instance of one
+    /// must use the same. Ignored on one Redis (one shard).
+    public var clusterShards: Int = RedisTierConfiguration.defaultClusterShards
+
+    public static let defaultClusterShards = 16
 
     public init(
         endpoint: RedisEndpoint, timeout: Duration = .milliseconds(50), prefix: String = "unicache:",
@@ -65,40 +71,15 @@ public final class RedisSharedTier: SharedTier {
     let codec: EntryCodec
     let waiters = FillWaiters()
     let logger: Logger
-    let sync = NIOLockedValueBox(SyncState())
-    private let subscriber = NIOLockedValueBox<RedisSubscriber?>(nil)
-
-    var currentSubscriber: RedisSubscriber? { subscriber.withLockedValue { $0 } }
-
-    /// The subscriber whose session runs now (the one a primary switch stops), nil when none runs.
-    func install(_ new: RedisSubscriber?) {
-        subscriber.withLockedValue { $0 = new }
-    }
-
-    /// Where this instance stands in the fleet's invalidation log.
-    struct SyncState {
-        var handler: (@Sendable (SharedTierEvent) -> Void)?
-        /// Returns once every event handed to `handler` so far has reached the local tiers (disk included).
-        var settled: (@Sendable () async -> Void)?
-        /// Everything the log of this epoch holds up to this position is applied to the local tiers; `nil`: not
-        /// known (no checkpoint), so the next check resets.
-        var applied: LogCheckpoint?
-        /// Subscribed, and the log caught up (or the local tiers reset) since: live messages advance `applied`.
-        var inStep = false
-        /// The highest position of a message applied live since the subscription, while catching up.
-        var live: LogPosition?
-        /// Counts subscriptions and losses: a position check applies only to the subscription it was made for.
-        var generation: UInt64 = 0
-        /// The checkpoint written to the file last.
-        var saved: LogCheckpoint?
-        /// In step at least once since start-up: the entries stored before it are vouched for (caught up or reset).
-        var vouched = false
-        /// A change this instance could not read has been logged (at warning, once).
-        var unreadableSeen = false
-    }
-
+    let hooks = NIOLockedValueBox(EventHooks())
+    /// One on one Redis; a cluster's shards, each with its own log position and subscriber.
+    let shards: [ShardSync]
     /// The checkpoint across restarts, with the disk tier.
     let checkpointFile: LogPositionFile?
+    /// The tickets of the checkpoint's saves: the last issued (with its snapshot) and the last written.
+    let checkpointWrites = NIOLockedValueBox((issued: UInt64(0), written: UInt64(0)))
+    /// On a cluster, the refusals met by the shards' subscriptions (on one node, its client's failures count them).
+    let subscriptionFailures = RedisConnectFailures()
 
     public init(configuration: RedisTierConfiguration, codec: EntryCodec = EntryCodec(), logger: Logger) {
         self.configuration = configuration
@@ -108,18 +89,17 @@ public final class RedisSharedTier: SharedTier {
         keys = commands.keys
         messageHead = InvalidationMessage.head(origin: commands.instanceID)
         self.logger = logger
-        checkpointFile = configuration.checkpointFile.map(LogPositionFile.init)
-        let saved = checkpointFile?.load()
-        sync.withLockedValue {
-            $0.applied = saved
-            $0.saved = saved
-        }
+        let count = commands.keys.shards
+        checkpointFile = configuration.checkpointFile.map { LogPositionFile(path: $0, shards: count) }
+        let saved = checkpointFile?.loadShards() ?? [:]
+        shards = (0..<count).map { ShardSync(index: $0, applied: saved[$0]) }
     }
 
     // MARK: Entries
 
     public func load(_ key: String) async throws(SharedTierUnavailable) -> CacheEntry? {
-        let reply = try await commands.run("get", .get(keys.entry(key)))
+        let name = keys.entry(key)
+        let reply = try await commands.run("get", .get(name), key: name)
         guard case .string(let bytes) = reply else {
             commands.counters.miss()
             return nil
@@ -171,10 +151,11 @@ public final class RedisSharedTier: SharedTier {
         _ key: String, accept: @escaping @Sendable (CacheEntry) -> Bool,
         answer: @escaping @Sendable (CacheEntry?) -> Void
     ) -> Bool {
-        // While the breaker refuses commands, `load` alone meets (and counts) the refusal.
-        guard commands.node.isAvailable else { return false }
+        // While the breaker refuses commands, `load` alone meets (and counts) the refusal; a cluster's command may
+        // be redirected, which `load` follows.
+        guard let node = commands.link.node, node.isAvailable else { return false }
         let counters = commands.counters
-        commands.node.send(.get(keys.entry(key))) { [codec] reply in
+        node.send(.get(keys.entry(key))) { [codec] reply in
             counters.operation("get", RedisCommands.result(reply))
             guard case .success(.string(let bytes)) = reply, let entry = try? codec.decode(bytes, key: key),
                 accept(entry)
@@ -212,16 +193,17 @@ public final class RedisSharedTier: SharedTier {
         let value: [UInt8]
         do { value = try codec.encode(entry) } catch { throw SharedTierUnavailable(reason: "the value could not be sealed") }
         let life = max(1, Int((entry.staleUntil.timeIntervalSinceNow * 1000).rounded(.up)))
-        let userIndex = entry.user.map(keys.userIndex) ?? keys.entry(entry.key)
+        let shard = keys.shard(of: entry.key)
+        let userIndex = entry.user.map { keys.userIndex($0, shard: shard) } ?? keys.entry(entry.key)
         let arguments: [[UInt8]] =
             [value]
             + [
-                "\(life)", entry.key, entry.namespace, entry.user == nil ? "0" : "1", keys.channel, messageHead,
+                "\(life)", entry.key, entry.namespace, entry.user == nil ? "0" : "1", keys.channel(shard), messageHead,
                 "\(configuration.logLength)", token ?? "", InvalidationMessage.change(storing: entry.key, as: kind),
             ].map(RedisCommands.bytes)
         _ = try await commands.run(
-            "store", RedisScripts.store, keys: [keys.entry(entry.key), userIndex, keys.log, keys.lock(entry.key)],
-            arguments: arguments)
+            "store", RedisScripts.store.on(keys),
+            keys: [keys.entry(entry.key), userIndex, keys.log(shard), keys.lock(entry.key)], arguments: arguments)
         commands.counters.sent()
     }
 
@@ -230,76 +212,23 @@ public final class RedisSharedTier: SharedTier {
         let removed: [String]
         switch scope {
         case .key(let key):
+            let shard = keys.shard(of: key)
             let reply = try await commands.run(
                 "invalidate",
-                RedisScripts.delete, keys: [keys.log, keys.entry(key)],
-                arguments: [keys.channel, messageHead, change, "\(configuration.logLength)"])
+                RedisScripts.delete.on(keys), keys: [keys.log(shard), keys.entry(key)],
+                arguments: [keys.channel(shard), messageHead, change, "\(configuration.logLength)"])
             removed = reply == .integer(1) ? [key] : []
         case .user(let user):
             removed = try await deleteUser(user, namespaces: nil, change: change)
         case .namespaces(let namespaces, let user):
             removed = try await deleteUser(user, namespaces: namespaces, change: change)
         case .prefix(let prefix):
-            removed = try await deleteScanned(pattern: keys.entryPattern(keyPrefix: prefix), change: change)
+            removed = try await deleteScanned(keyPrefix: prefix, change: change)
         case .all:
-            removed = try await deleteScanned(pattern: keys.entryPattern(keyPrefix: ""), change: change)
+            removed = try await deleteScanned(keyPrefix: "", change: change)
         }
         commands.counters.sent()
         return removed
-    }
-
-    /// Each namespace is an argument of its own: no separator a name could contain.
-    private func deleteUser(_ user: String, namespaces: Set<String>?, change: String) async throws(SharedTierUnavailable)
-        -> [String]
-    {
-        let filter = namespaces.map { ["some"] + $0.sorted() } ?? ["all"]
-        let reply = try await commands.run(
-            "invalidate",
-            RedisScripts.deleteUser, keys: [keys.userIndex(user), keys.log],
-            arguments: [keys.prefix, keys.channel, messageHead, change, "\(configuration.logLength)"] + filter)
-        guard case .array(let items) = reply else { return [] }
-        return items.compactMap { if case .string(let bytes) = $0 { String(decoding: bytes, as: UTF8.self) } else { nil } }
-    }
-
-    /// Prefix and full deletes: SCAN for the entries (never the tier's own keys), delete them in batches, then
-    /// announce (the announcement goes out even when nothing was found: other instances may hold copies).
-    private func deleteScanned(pattern: String, change: String) async throws(SharedTierUnavailable) -> [String] {
-        let found = try await scanEntries(pattern: pattern)
-        var removed: [String] = []
-        var start = 0
-        repeat {
-            let batch = Array(found[start..<min(found.count, start + 500)])
-            start += 500
-            let isLast = start >= found.count
-            // The last batch (or the only, empty one) also announces.
-            if isLast {
-                _ = try await commands.run(
-                    "invalidate", RedisScripts.delete, keys: [keys.log] + batch,
-                    arguments: [keys.channel, messageHead, change, "\(configuration.logLength)"])
-            } else {
-                _ = try await commands.run("invalidate", .del(batch))
-            }
-            removed += batch.map { String($0.dropFirst(keys.prefix.count)) }
-        } while start < found.count
-        return removed
-    }
-
-    /// The Redis names of the entries matching `pattern` (SCAN; never the tier's own keys).
-    func scanEntries(pattern: String) async throws(SharedTierUnavailable) -> [String] {
-        var cursor = "0"
-        var found: [String] = []
-        repeat {
-            let reply = try await commands.run("scan", .scan(cursor: cursor, match: pattern, count: 1000))
-            guard case .array(let parts) = reply, parts.count == 2, case .string(let next) = parts[0],
-                case .array(let names) = parts[1]
-            else { throw SharedTierUnavailable(reason: "unexpected SCAN reply") }
-            cursor = String(decoding: next, as: UTF8.self)
-            for case .string(let name) in names {
-                let name = String(decoding: name, as: UTF8.self)
-                if !name.hasPrefix(keys.internalPrefix) { found.append(name) }
-            }
-        } while cursor != "0"
-        return found
     }
 
     // MARK: Fill leases
@@ -307,8 +236,9 @@ public final class RedisSharedTier: SharedTier {
     public func claimFill(_ key: String) async -> FillClaim {
         let token = RedisCommands.randomToken()
         do {
+            let lock = keys.lock(key)
             let reply = try await commands.run(
-                "lease", .setIfAbsent(keys.lock(key), token, expiringAfter: leaseMilliseconds))
+                "lease", .setIfAbsent(lock, token, expiringAfter: leaseMilliseconds), key: lock)
             return reply == .status("OK") ? .leader(token: token) : .follower
         } catch {
             return .unavailable
@@ -382,27 +312,43 @@ public final class RedisSharedTier: SharedTier {
     // MARK: Statistics
 
     public func statistics() -> SharedTierStatistics {
-        // Connected means in step with the fleet: subscribed, and the log caught up (or the tiers reset) since.
-        let connected = commands.node.isAvailable && (currentSubscriber?.isConnected ?? false) && sync.withLockedValue { $0.inStep }
+        // Connected means in step with the fleet: subscribed, and the log caught up (or the tiers reset) since, on
+        // every shard.
+        let connected = commands.link.isAvailable && shards.allSatisfy(\.inStep)
         var statistics = commands.counters.snapshot(connected: connected, state: connected ? nil : unavailableReason)
         statistics.instances = membership.size
-        statistics.endpoint = commands.node.primary
-        statistics.failovers = commands.node.failovers
-        statistics.tls = commands.node.endpoint.tls != nil
-        statistics.tlsErrors = commands.node.connectFailures.tls
-        statistics.authErrors = commands.node.connectFailures.authentication
+        statistics.tls = commands.link.endpoint.tls != nil
+        switch commands.link {
+        case .node(let node):
+            statistics.endpoint = node.primary
+            statistics.failovers = node.failovers
+            statistics.tlsErrors = node.connectFailures.tls
+            statistics.authErrors = node.connectFailures.authentication
+        case .cluster(let cluster):
+            statistics.endpoint = "\(cluster.endpoint)"
+            let failures = cluster.connectFailureCounts
+            statistics.tlsErrors = failures.tls + subscriptionFailures.tls
+            statistics.authErrors = failures.authentication + subscriptionFailures.authentication
+            let map = cluster.statistics
+            statistics.cluster = SharedTierStatistics.Cluster(
+                nodes: map.nodes, slotsCovered: map.slotsCovered, moved: map.moved, ask: map.ask,
+                mapRefreshes: map.mapRefreshes)
+        }
         return statistics
     }
 
-    /// Until the first catch-up (or reset) since start-up, the disk's entries from before it wait, unless Redis
-    /// cannot be asked (its breaker is open): then they answer, as a lone instance's would.
+    /// Until the first catch-up (or reset) of every shard since start-up, the disk's entries from before it wait,
+    /// unless Redis cannot be asked (its breaker is open): then they answer, as a lone instance's would.
     public var vouchesForStoredEntries: Bool {
-        sync.withLockedValue { $0.vouched } || !commands.node.isAvailable
+        shards.allSatisfy { $0.state.withLockedValue { $0.vouched } } || !commands.link.isAvailable
     }
 
     /// Why the tier is not connected (never the password).
     var unavailableReason: String {
-        if let error = commands.node.lastError { return "unreachable: \(error)" }
-        return "unreachable: the invalidation channel is not subscribed"
+        if let error = commands.link.node?.lastError { return "unreachable: \(error)" }
+        if shards.count == 1 { return "unreachable: the invalidation channel is not subscribed" }
+        let lost = shards.filter { !$0.isConnected }.count
+        if lost == 0 { return "catching up with the fleet's log" }
+        return "unreachable: \(lost) of \(shards.count) shards' invalidation channels are not subscribed"
     }
 }

@@ -64,7 +64,9 @@ extension ServeOptions {
             format: try resolver.value(logFormat, flag: "--log-format", default: defaults.log.format, format: .logFormat))
         let shared = SharedTierSettings(
             redis: try Self.redisTLS(
-                try Self.redisEndpoint(redis, passwordFile: redisPasswordFile, resolver: resolver), ca: redisTLSCA, serverName: redisTLSServerName,
+                try Self.redisEndpoint(
+                    redis, passwordFile: redisPasswordFile, cluster: try redisClusterSetting(resolver: resolver),
+                    resolver: resolver), ca: redisTLSCA, serverName: redisTLSServerName,
                 certificate: redisTLSCert, key: redisTLSKey, resolver: resolver),
             timeout: try resolver.value(
                 redisTimeout, flag: "--redis-timeout", default: defaults.shared.timeout,
@@ -97,21 +99,34 @@ extension ServeOptions {
             keyFile: keyFile?.text, source: keyFile?.source ?? "--encryption-keys", migrate: migrate)
     }
 
+    /// `--redis-cluster` (or its variable): where it was given, nil when off.
+    func redisClusterSetting(resolver: SettingResolver) throws(ConfigurationError) -> String? {
+        if redisCluster { return "--redis-cluster" }
+        guard let (text, source) = resolver.text(flag: nil, named: "--redis-cluster") else { return nil }
+        return try ValueFormat.boolean.value(of: text, from: source) ? source : nil
+    }
+
     /// `--redis`, with its password from `--redis-password-file` when given (not both): the error names the flags
-    /// and the form, never the password.
+    /// and the form, never the password. With `--redis-cluster` (`cluster`: where it was given) the URL names a seed
+    /// node of a Redis Cluster.
     static func redisEndpoint(
-        _ flagValue: String?, passwordFile: String?, resolver: SettingResolver
+        _ flagValue: String?, passwordFile: String?, cluster: String? = nil, resolver: SettingResolver
     ) throws(ConfigurationError) -> RedisEndpoint? {
         let file = resolver.text(flag: passwordFile, named: "--redis-password-file")
         guard let (text, source) = resolver.text(flag: flagValue, named: "--redis") else {
             if let file { throw ConfigurationError(message: "\(file.source): given without a --redis URL (the password is Redis's)") }
+            if let cluster { throw ConfigurationError(message: "\(cluster): given without a --redis URL (a seed node of the cluster)") }
             return nil
         }
         var endpoint: RedisEndpoint
         do {
-            endpoint = try RedisEndpoint(url: text.trimmingWhitespace(), passwordGivenApart: file != nil)
+            endpoint = try RedisEndpoint(url: text.trimmingWhitespace(), passwordGivenApart: file != nil, cluster: cluster != nil)
         } catch {
-            throw ConfigurationError(message: "\(source): \(error.reason) (expected redis://[[user]:password@]host[:port][/db], rediss://… or redis-sentinel://HOST[:PORT][,…]?master=NAME)")
+            let expected =
+                cluster == nil
+                ? "redis://[[user]:password@]host[:port][/db], rediss://… or redis-sentinel://HOST[:PORT][,…]?master=NAME"
+                : "with \(cluster!), a seed node: redis://[[user]:password@]host[:port][?addr=HOST:PORT&addr=…] or rediss://…"
+            throw ConfigurationError(message: "\(source): \(error.reason) (expected \(expected))")
         }
         guard let file else { return endpoint }
         guard endpoint.password == nil else {

@@ -127,6 +127,12 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("redis"), help: ArgumentHelp("Shared tier: redis://[[user]:password@]host[:port][/db], rediss://… for TLS, or redis-sentinel://HOST[:PORT][,…][/db]?master=NAME (a user: AUTH as that ACL user); instances naming the same Redis and prefix form one fleet (env UNICACHE_REDIS, default none).", valueName: "url"))
     public var redis: String?
 
+    @Flag(
+        name: .customLong("redis-cluster"),
+        help: ArgumentHelp(
+            "--redis names a seed node of a Redis Cluster (redis:// or rediss://, more seeds as ?addr=HOST:PORT&addr=…); the instance reads the slot map and shards the fleet's keys over the cluster (env UNICACHE_REDIS_CLUSTER=true)."))
+    public var redisCluster = false
+
     @Option(name: .customLong("redis-password-file"), help: ArgumentHelp("A file holding the Redis password (mode 600 or 400; one trailing newline is not part of it), so that it stays off the command line; not with a password in --redis (env UNICACHE_REDIS_PASSWORD_FILE).", valueName: "file"))
     public var redisPasswordFile: String?
 

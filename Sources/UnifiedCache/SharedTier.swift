@@ -117,6 +117,8 @@ public enum SharedTierEvent: Sendable, Equatable {
     /// longer reaches back to this instance's position, or a change came in a form this instance cannot read): no
     /// local entry stored before may be served without asking the fleet again.
     case reset
+    /// As `reset`, for the entries of one shard only (a fleet on Redis Cluster: that shard's log cannot vouch).
+    case resetShard(SharedShard)
 }
 
 /// What one look at the shared tier on a local miss says.
@@ -180,6 +182,29 @@ public struct SharedTierStatistics: Sendable, Equatable {
     public var tlsErrors = 0
     /// Connects whose AUTH was refused (`WRONGPASS`, `NOAUTH`, `NOPERM`) (CONTRACT §10.2).
     public var authErrors = 0
+    /// On a Redis Cluster (`--redis-cluster`), its map and redirections (CONTRACT §13.6); nil otherwise.
+    public var cluster: Cluster?
+
+    /// What `/stats` shows of a Redis Cluster.
+    public struct Cluster: Sendable, Hashable {
+        /// Nodes in the slot map, primaries and replicas.
+        public var nodes: Int
+        /// Slots with a primary: 16384 when the cluster is whole.
+        public var slotsCovered: Int
+        /// `-MOVED` and `-ASK` redirections followed.
+        public var moved: Int
+        public var ask: Int
+        /// Reads of the slot map.
+        public var mapRefreshes: Int
+
+        public init(nodes: Int, slotsCovered: Int, moved: Int, ask: Int, mapRefreshes: Int) {
+            self.nodes = nodes
+            self.slotsCovered = slotsCovered
+            self.moved = moved
+            self.ask = ask
+            self.mapRefreshes = mapRefreshes
+        }
+    }
 
     public struct Operation: Sendable, Hashable {
         public var operation: String

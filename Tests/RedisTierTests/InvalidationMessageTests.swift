@@ -1,4 +1,5 @@
 import Testing
+import Redis
 import UnifiedCache
 
 @testable import RedisTier
@@ -113,19 +114,43 @@ import UnifiedCache
     @Test func keysNeverCollideWithTheTiersOwnAndPatternsEscapeThePrefix() {
         let keys = RedisKeys(prefix: "fleet*[1]:")
         #expect(keys.entry("subscription:alice") == "fleet*[1]:subscription:alice")
-        #expect(keys.log.hasPrefix(keys.internalPrefix) && keys.lock("k").hasPrefix(keys.internalPrefix))
-        #expect(keys.userIndex("alice") == "fleet*[1]:#user:{alice}")
+        #expect(keys.log(0) == "fleet*[1]:#log" && keys.epoch(0) == "fleet*[1]:#epoch")
+        #expect(keys.lock("k") == "fleet*[1]:#lock:k")
+        #expect(keys.cacheKey(ofEntry: keys.log(0)) == nil && keys.cacheKey(ofEntry: keys.lock("k")) == nil)
+        #expect(keys.cacheKey(ofEntry: keys.entry("health:x")) == "health:x")
+        #expect(keys.userIndex("alice", shard: 0) == "fleet*[1]:#user:{alice}")
         #expect(keys.entryPattern(keyPrefix: "health:") == #"fleet\*\[1\]:health:*"#)
-        #expect(keys.channel == "fleet*[1]:inval")
+        #expect(keys.channel(0) == "fleet*[1]:inval")
     }
 
     /// Names carry ids verbatim (the entry's name is the cache key after the prefix); a prefix delete's pattern
     /// escapes the key prefix's glob characters too, so it matches only keys that start with it.
     @Test func namesCarryIdsVerbatimAndPatternsMatchOnlyTheirPrefix() {
         let keys = RedisKeys(prefix: "u:")
-        #expect(keys.userIndex("auth0|abc") == "u:#user:{auth0|abc}" && keys.userIndex("auth0") == "u:#user:{auth0}")
+        #expect(
+            keys.userIndex("auth0|abc", shard: 0) == "u:#user:{auth0|abc}"
+                && keys.userIndex("auth0", shard: 0) == "u:#user:{auth0}")
         #expect(keys.entry("subscription:auth0|abc") == "u:subscription:auth0|abc")
         #expect(keys.lock("subscription:auth0|abc") == "u:#lock:subscription:auth0|abc")
         #expect(keys.entryPattern(keyPrefix: "a*b?[c]\\") == #"u:a\*b\?\[c\]\\*"#)
+    }
+
+    /// On a cluster every name of a shard carries the shard's hash tag first (one slot per shard), ids verbatim after
+    /// it; the rate and membership keys keep their one-slot names (CONTRACT §13).
+    @Test func clusterNamesCarryTheirShardsTagFirst() {
+        let keys = RedisKeys(prefix: "u:", shards: 16)
+        let shard = keys.shard(of: "subscription:auth0|abc")
+        #expect(shard == SharedShard.index(of: "subscription:auth0|abc", count: 16))
+        #expect(keys.entry("subscription:auth0|abc") == "u:{s\(shard)}subscription:auth0|abc")
+        #expect(keys.lock("subscription:auth0|abc") == "u:{s\(shard)}#lock:subscription:auth0|abc")
+        #expect(keys.userIndex("auth0|abc", shard: 3) == "u:{s3}#user:auth0|abc")
+        #expect(keys.log(3) == "u:{s3}#log" && keys.epoch(3) == "u:{s3}#epoch" && keys.channel(3) == "u:{s3}inval")
+        #expect(RedisHashSlot.of(keys.entry("a")) == RedisHashSlot.of(keys.log(keys.shard(of: "a"))))
+        #expect(keys.cacheKey(ofEntry: keys.entry("x:y")) == "x:y" && keys.cacheKey(ofEntry: keys.lock("x")) == nil)
+        #expect(keys.cacheKey(ofEntry: keys.log(3)) == nil && keys.cacheKey(ofEntry: keys.rate("d")) == nil)
+        #expect(keys.rate("d") == "u:#rate:{d}" && keys.instances == "u:#instances")
+        #expect(keys.entryPattern(keyPrefix: "a*") == #"u:{s*}a\**"#)
+        // Keys spread over the shards.
+        #expect(Set((0..<200).map { keys.shard(of: "k\($0)") }).count == 16)
     }
 }

@@ -84,6 +84,15 @@ public final class RedisClusterClient: Sendable {
         }
     }
 
+    /// Connects refused for their TLS, and refusals of the credentials or permissions, summed over every node's client
+    /// (commands and map reads; a subscription counts in the failures it is given).
+    public var connectFailureCounts: (tls: Int, authentication: Int) {
+        let nodes = state.withLockedValue { Array($0.nodes.values) }
+        return nodes.reduce((tls: 0, authentication: 0)) {
+            (tls: $0.tls + $1.connectFailures.tls, authentication: $0.authentication + $1.connectFailures.authentication)
+        }
+    }
+
     /// Shuts every node client down; commands then fail with `.unavailable`. Idempotent.
     public func shutdown() {
         let (nodes, refresh) = state.withLockedValue { state in

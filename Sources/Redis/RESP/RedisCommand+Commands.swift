@@ -1,4 +1,4 @@
-/// The commands the service sends, typed: the fleet's (`GET`, `SET … NX PX`, `DEL`, `SCAN`, `XRANGE`, and scripts by
+/// The commands the service sends, typed: the fleet's (`GET`, `SET … NX PX`, `DEL`, `HGETALL`, `SCAN`, `XRANGE`, and scripts by
 /// `EVALSHA`, or `EVAL` when Redis lacks one) and the link's own (`AUTH`, `SELECT`, `PING`, `ROLE`, `SENTINEL
 /// get-master-addr-by-name`, `SUBSCRIBE`; for Redis Cluster `CLUSTER SHARDS`, `CLUSTER SLOTS`, `ASKING` and
 /// `SSUBSCRIBE`). What a script does inside Redis (`XADD`, `PUBLISH`, …) is the script's.
@@ -14,6 +14,11 @@ extension RedisCommand {
 
     public static func del(_ keys: [String]) -> RedisCommand {
         RedisCommand("DEL", arguments: keys.map { Array($0.utf8) })
+    }
+
+    /// A hash's fields and values, alternating.
+    public static func hgetall(_ key: String) -> RedisCommand {
+        RedisCommand("HGETALL", arguments: [Array(key.utf8)])
     }
 
     /// `SCAN cursor MATCH pattern COUNT count`.

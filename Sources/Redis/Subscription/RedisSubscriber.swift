@@ -32,6 +32,7 @@ public final class RedisSubscriber: Sendable {
         failures: RedisConnectFailures? = nil,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger = Logger(label: "unicache.redis"),
+        subscribe: Subscribe? = nil,
         onEvent: @escaping @Sendable (Event) -> Void
     ) {
         self.endpoint = endpoint
@@ -41,8 +42,12 @@ public final class RedisSubscriber: Sendable {
         core = SubscriberCore(
             endpoint: endpoint, channel: channel, timeout: max(timeout, .milliseconds(1)),
             pingInterval: self.pingInterval, failures: failures, eventLoopGroup: eventLoopGroup, logger: logger,
-            onEvent: onEvent)
+            subscribe: subscribe, onEvent: onEvent)
     }
+
+    /// How a session gets its subscription when not by `SUBSCRIBE` on the endpoint's node: connected and subscribed
+    /// to the channel (a cluster's sharded channel: `RedisClusterClient.shardedSubscription`).
+    public typealias Subscribe = @Sendable () async throws(RedisError) -> RedisSubscription
 
     deinit {
         stop()
@@ -95,6 +100,7 @@ final class SubscriberCore: Sendable {
     let failures: RedisConnectFailures?
     let eventLoopGroup: any EventLoopGroup
     let logger: Logger
+    let subscribe: RedisSubscriber.Subscribe?
     let onEvent: @Sendable (RedisSubscriber.Event) -> Void
     let state = NIOLockedValueBox(State())
 
@@ -104,8 +110,9 @@ final class SubscriberCore: Sendable {
     init(
         endpoint: RedisEndpoint, channel: String, timeout: Duration, pingInterval: Duration,
         failures: RedisConnectFailures?, eventLoopGroup: any EventLoopGroup, logger: Logger,
-        onEvent: @escaping @Sendable (RedisSubscriber.Event) -> Void
+        subscribe: RedisSubscriber.Subscribe?, onEvent: @escaping @Sendable (RedisSubscriber.Event) -> Void
     ) {
+        self.subscribe = subscribe
         self.endpoint = endpoint
         self.channel = channel
         self.timeout = timeout
@@ -174,6 +181,7 @@ final class SubscriberCore: Sendable {
 
     /// One connection: connect (TLS, AUTH), SUBSCRIBE, then receive until lost or stopped.
     private func session() async -> Outcome {
+        if let subscribe { return await session(subscribe) }
         let subscription: RedisSubscription
         do throws(RedisError) {
             var address: RedisEndpoint.Address?
@@ -188,14 +196,7 @@ final class SubscriberCore: Sendable {
             failures?.record(error)
             return .lost(error.reason(connectingTo: endpoint, timeout: timeout), wasSubscribed: false)
         }
-        let stopping = state.withLockedValue { state -> Bool in
-            if !state.stopping { state.subscription = subscription }
-            return state.stopping
-        }
-        if stopping {
-            await subscription.close()
-            return .stopped
-        }
+        guard await adopt(subscription) else { return .stopped }
         do throws(RedisError) {
             try await subscription.subscribe([channel])
         } catch {
@@ -211,6 +212,34 @@ final class SubscriberCore: Sendable {
             }
             return .lost("SUBSCRIBE on \(endpoint) failed: \(error)", wasSubscribed: false)
         }
+        return await subscribed(subscription)
+    }
+
+    /// A session whose subscription `subscribe` makes.
+    private func session(_ subscribe: RedisSubscriber.Subscribe) async -> Outcome {
+        let subscription: RedisSubscription
+        do throws(RedisError) {
+            subscription = try await subscribe()
+        } catch {
+            failures?.record(error)
+            return .lost("subscribing to \(channel.escapedForLog) failed: \(error)", wasSubscribed: false)
+        }
+        guard await adopt(subscription) else { return .stopped }
+        return await subscribed(subscription)
+    }
+
+    /// Keeps `subscription` as the session's (which `stop()` closes); false, and closed, when stopping already.
+    private func adopt(_ subscription: RedisSubscription) async -> Bool {
+        let stopping = state.withLockedValue { state -> Bool in
+            if !state.stopping { state.subscription = subscription }
+            return state.stopping
+        }
+        if stopping { await subscription.close() }
+        return !stopping
+    }
+
+    /// Subscribed: reported, then messages received until the connection is lost or the loop stopped.
+    private func subscribed(_ subscription: RedisSubscription) async -> Outcome {
         state.withLockedValue { $0.connected = !$0.stopping }
         emit(.subscribed)
         let reason = await receive(subscription)

@@ -89,6 +89,10 @@ final class ServiceMetrics: Sendable {
         MetricNameDescriptor(metricName: "unicache_shared_failovers_total", unitName: "", helpText: "Primary switches of the shared Redis tier followed (Sentinel failovers).")
     }
 
+    static var sharedRedirects: MetricNameDescriptor {
+        MetricNameDescriptor(metricName: "unicache_shared_redirects_total", unitName: "", helpText: "Redis Cluster redirections followed (--redis-cluster), by kind: moved (the slot map updated) or ask (a slot being migrated).")
+    }
+
     static var sharedResets: MetricNameDescriptor {
         MetricNameDescriptor(metricName: "unicache_shared_resets_total", unitName: "", helpText: "Times the local tiers were dropped because the fleet's invalidation log could not vouch for what was missed.")
     }
@@ -181,6 +185,12 @@ final class ServiceMetrics: Sendable {
             if let shared = statistics.shared {
                 for (descriptor, family, total) in [(Self.sharedReplayed, "replayed", shared.replayed), (Self.sharedResets, "resets", shared.resets), (Self.sharedFailovers, "failovers", shared.failovers)] {
                     carry(total, into: registry.makeCounter(descriptor: descriptor, labels: []), id: family, exported: &exported)
+                }
+                if let cluster = shared.cluster {
+                    for (kind, total) in [("moved", cluster.moved), ("ask", cluster.ask)] {
+                        let counter = registry.makeCounter(descriptor: Self.sharedRedirects, labels: [("kind", kind)])
+                        carry(total, into: counter, id: "redirects\u{0}\(kind)", exported: &exported)
+                    }
                 }
             }
         }

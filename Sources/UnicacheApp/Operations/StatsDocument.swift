@@ -93,6 +93,12 @@ struct StatsDocument: Encodable {
         var endpoint: String?
         var tls: Bool
         var failovers, tlsErrors, authErrors: Int
+        /// With `--redis-cluster` (CONTRACT §13.6), left out otherwise.
+        var cluster: Cluster?
+
+        struct Cluster: Encodable {
+            var nodes, slotsCovered, moved, ask, mapRefreshes: Int
+        }
 
         init(_ statistics: SharedTierStatistics?) {
             let s = statistics ?? SharedTierStatistics()
@@ -113,11 +119,14 @@ struct StatsDocument: Encodable {
             failovers = s.failovers
             tlsErrors = s.tlsErrors
             authErrors = s.authErrors
+            cluster = s.cluster.map {
+                Cluster(nodes: $0.nodes, slotsCovered: $0.slotsCovered, moved: $0.moved, ask: $0.ask, mapRefreshes: $0.mapRefreshes)
+            }
         }
 
         enum CodingKeys: String, CodingKey {
             case enabled, connected, hits, misses, errors, corrupt, invalidationsSent, invalidationsReceived, undecryptable
-            case instances, replayed, resets, endpoint, tls, failovers, tlsErrors, authErrors
+            case instances, replayed, resets, endpoint, tls, failovers, tlsErrors, authErrors, cluster
         }
 
         /// Every field, `endpoint` written as null without `--redis` (not left out).
@@ -135,6 +144,7 @@ struct StatsDocument: Encodable {
             }
             try container.encode(endpoint, forKey: .endpoint)
             try container.encode(tls, forKey: .tls)
+            try container.encodeIfPresent(cluster, forKey: .cluster)
         }
     }
 

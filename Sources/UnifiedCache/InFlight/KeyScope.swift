@@ -7,9 +7,12 @@ struct KeyScope: Sendable {
     /// A user's scope also covers the entries without a user whose key names them (raw entries under a read-through
     /// key, stored before such puts were refused).
     var userKeys = UserKeys()
+    /// Only the keys of this shard (a shard's reset), nil: every key.
+    var shard: SharedShard?
 
     func matches(key: String, namespace: String, user: String?) -> Bool {
-        switch kind {
+        if let shard, !shard.contains(key) { return false }
+        return switch kind {
         case .key(let wanted): key == wanted
         case .prefix(let prefix): key.hasPrefix(prefix)
         case .namespaces(let namespaces, let wantedUser): namespaces.contains(namespace) && user == wantedUser

@@ -74,6 +74,7 @@ extension UnifiedCacheManager {
         case .invalidate(let shared): scope = KeyScope(kind: shared, userKeys: userKeys)
         case .replaced(let key): (scope, detachingLoads) = (KeyScope(kind: .key(key)), false)
         case .reset: scope = KeyScope(kind: .all)
+        case .resetShard(let shard): scope = KeyScope(kind: .all, shard: shard)
         }
         _ = dropLocally(scope, detachingLoads: detachingLoads, done: nil)
         // A reset is logged at info by the shared tier, which knows why.

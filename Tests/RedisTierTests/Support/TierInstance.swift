@@ -25,15 +25,25 @@ final class TierInstance: Sendable {
         var held: [CheckedContinuation<Void, Never>] = []
     }
 
-    init(
+    convenience init(
         _ redis: RedisServerProcess, prefix: String, checkpointFile: String? = nil, logLength: Int = 100_000,
         catchUpBatch: Int = 1_000
     ) {
+        self.init(
+            endpoint: redis.endpoint, prefix: prefix, checkpointFile: checkpointFile, logLength: logLength,
+            catchUpBatch: catchUpBatch)
+    }
+
+    /// An instance of the fleet at `endpoint` (a cluster's seed with `Target.cluster`), its values sealed by `codec`.
+    init(
+        endpoint: RedisEndpoint, prefix: String, checkpointFile: String? = nil, logLength: Int = 100_000,
+        catchUpBatch: Int = 1_000, codec: EntryCodec = EntryCodec()
+    ) {
         tier = RedisSharedTier(
             configuration: RedisTierConfiguration(
-                endpoint: redis.endpoint, timeout: .seconds(1), prefix: prefix, logLength: logLength,
+                endpoint: endpoint, timeout: .seconds(1), prefix: prefix, logLength: logLength,
                 catchUpBatch: catchUpBatch, checkpointFile: checkpointFile, checkpointInterval: .seconds(3600)),
-            logger: Logger(label: "redis-tier-test"))
+            codec: codec, logger: Logger(label: "redis-tier-test"))
     }
 
     var events: [SharedTierEvent] { recorded.withLockedValue { $0 } }

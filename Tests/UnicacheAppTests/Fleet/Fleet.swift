@@ -108,4 +108,33 @@ struct Fleet: StoppableService {
     func waitUntilConnected(_ instance: LiveService) async throws {
         await waitUntil("the shared tier is connected") { Self.shared(instance).connected }
     }
+
+    /// `count` concurrent cold requests for one key spread over `instances` (one fleet), the upstream held until every
+    /// one waits; their answers.
+    static func stampede(_ count: Int, on instances: [LiveService], upstream: TestUpstream) async throws -> [LiveService.Answer] {
+        let gate = Gate()
+        upstream.set("/users/crowd/subscription", .gated(gate, .json(#"{"plan":"pro"}"#)))
+        return try await withThrowingTaskGroup(of: LiveService.Answer.self) { group in
+            for index in 0..<count {
+                let instance = instances[index % instances.count]
+                group.addTask { try await instance.request(.GET, "/v1/users/crowd/subscription") }
+            }
+            await upstream.waitForRequests("/users/crowd/subscription", count: 1)
+            // Every request has arrived and waits: on each instance one load (on the upstream, or on the fleet's fill
+            // lease) and its other requests joined to it. Opening the gate earlier would let a late request find the
+            // stored value and answer HIT.
+            await waitUntil("all \(count) requests wait", within: .seconds(60)) {
+                instances.map { $0.app.cache.coalescedWaiters(for: "subscription:crowd") }.reduce(0, +)
+                    == count - instances.count
+            }
+            // And each instance's load has looked in Redis and asked for the fill lease (one script, CONTRACT §10.4): a
+            // load still on its way to the shared tier when the gate opens would find the value stored and answer HIT
+            // for all of its instance's requests.
+            await waitUntil("every instance claimed the fill lease", within: .seconds(60)) {
+                instances.allSatisfy { Fleet.shared($0).operations[.init("lookup", "ok"), default: 0] >= 1 }
+            }
+            gate.open()
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+    }
 }

@@ -42,29 +42,7 @@ import UpstreamGate
     /// §6.3: 300 concurrent cold requests spread over 3 instances make one upstream request.
     @Test func aStampedeOverThreeInstancesMakesOneUpstreamRequest() async throws {
         try await withService(Fleet.start(instances: 3)) { fleet in
-            let gate = Gate()
-            fleet.upstream.set("/users/crowd/subscription", .gated(gate, .json(#"{"plan":"pro"}"#)))
-            let answers = try await withThrowingTaskGroup(of: LiveService.Answer.self) { group in
-                for index in 0..<300 {
-                    let instance = fleet.instances[index % 3]
-                    group.addTask { try await instance.request(.GET, "/v1/users/crowd/subscription") }
-                }
-                await fleet.upstream.waitForRequests("/users/crowd/subscription", count: 1)
-                // Every request has arrived and waits: on each instance one load (on the upstream, or on the fleet's
-                // fill lease) and its other 99 requests joined to it. Opening the gate earlier would let a late request
-                // find the stored value and answer HIT.
-                await waitUntil("all 300 requests wait", within: .seconds(60)) {
-                    fleet.instances.map { $0.app.cache.coalescedWaiters(for: "subscription:crowd") }.reduce(0, +) == 297
-                }
-                // And each instance's load has looked in Redis and asked for the fill lease (one script, CONTRACT §10.4):
-                // a load still on its way to the shared tier when the gate opens would find the value stored and answer
-                // HIT for all of its instance's requests.
-                await waitUntil("every instance claimed the fill lease", within: .seconds(60)) {
-                    fleet.instances.allSatisfy { Fleet.shared($0).operations[.init("lookup", "ok"), default: 0] >= 1 }
-                }
-                gate.open()
-                return try await group.reduce(into: []) { $0.append($1) }
-            }
+            let answers = try await Fleet.stampede(300, on: fleet.instances, upstream: fleet.upstream)
             await fleet.stop()
             #expect(fleet.upstream.requestCount("/users/crowd/subscription") == 1)
             #expect(answers.allSatisfy { $0.status == 200 && $0.body == #"{"plan":"pro"}"# })

@@ -1,0 +1,109 @@
+import Foundation
+import Redis
+import RedisTestSupport
+import Sealing
+import TestSupport
+import Testing
+import UnifiedCache
+import UpstreamGate
+
+@testable import RedisTier
+
+/// The shared tier on a real six-node Redis Cluster (CONTRACT §13): fleet budgets, rekey across every primary, a
+/// shard's lost log resetting that shard's keys only, and the sharded channels.
+@Suite(.serialized, .timeLimit(.minutes(3))) struct ClusterTierTests {
+    static func seed(_ cluster: RedisTestCluster) throws -> RedisEndpoint {
+        try RedisEndpoint(url: "redis://127.0.0.1:\(cluster.nodes[0].port)", cluster: true)
+    }
+
+    static func prefix() -> String { "ct\(UInt32.random(in: 0...UInt32.max)):" }
+
+    static func entry(_ key: String, user: String? = nil) -> CacheEntry {
+        let now = Date()
+        return CacheEntry(
+            key: key, namespace: "raw", user: user, body: Array("{}".utf8), contentType: "application/json",
+            etag: "\"e\"", storedAt: now, expiresAt: now + 3600, staleUntil: now + 3600)
+    }
+
+    /// §13.2 with §6.3: a domain's budget is counted for the whole fleet on a cluster (its keys in one slot).
+    @Test func aFleetBudgetHoldsAcrossInstances() async throws {
+        try await withService(RedisTestCluster.start()) { cluster in
+            let prefix = Self.prefix()
+            let instances = [
+                TierInstance(endpoint: try Self.seed(cluster), prefix: prefix),
+                TierInstance(endpoint: try Self.seed(cluster), prefix: prefix),
+            ]
+            for instance in instances { try await instance.startConnected() }
+            let counters = instances.map {
+                FleetRateCounter(
+                    domain: "subscription", windows: [RateWindow(limit: 5, window: .seconds(60))],
+                    commands: $0.tier.commands, membership: $0.tier.membership)
+            }
+            var decisions: [RateDecision] = []
+            for index in 0..<12 { decisions.append(await counters[index % 2].take(at: .zero, background: false)) }
+            let rateCalls = instances.map { $0.statistics.operations[.init("rate", "ok"), default: 0] }
+            for instance in instances { await instance.stop() }
+            #expect(decisions.filter { $0 == .granted }.count == 5)
+            #expect(decisions.prefix(5).allSatisfy { $0 == .granted })
+            #expect(rateCalls == [6, 6])
+        }
+    }
+
+    /// §9.3 on a cluster: rekey finds the plaintext values on every primary and seals each.
+    @Test func rekeySealsEveryShardsValues() async throws {
+        try await withService(RedisTestCluster.start()) { cluster in
+            let prefix = Self.prefix()
+            let plain = TierInstance(endpoint: try Self.seed(cluster), prefix: prefix)
+            let keys = (0..<24).map { "rk\($0)" }
+            #expect(Set(keys.map { SharedShard.index(of: $0, count: RedisTierConfiguration.defaultClusterShards) }).count > 4)
+            for key in keys { try await plain.tier.store(Self.entry(key)) }
+            let ring = try KeyRing(keys: [("k1", Array(repeating: 7, count: 32))])
+            let sealing = TierInstance(
+                endpoint: try Self.seed(cluster), prefix: prefix, codec: EntryCodec(keyRing: ring, acceptPlaintext: true))
+            let report = try await sealing.tier.rekey()
+            let again = try await sealing.tier.rekey()
+            let strict = TierInstance(
+                endpoint: try Self.seed(cluster), prefix: prefix, codec: EntryCodec(keyRing: ring, acceptPlaintext: false))
+            var loaded = 0
+            for key in keys where try await strict.tier.load(key) != nil { loaded += 1 }
+            #expect(report.rekeyed == keys.count && report.undecryptable == 0)
+            #expect(again.rekeyed == 0 && again.current == keys.count)
+            #expect(loaded == keys.count)
+        }
+    }
+
+    /// §6.6 per shard: with one shard's log lost while an instance is away, its restart resets that shard alone
+    /// (`resetShard`), and applies the other shards' changes from their logs.
+    @Test func aLostShardLogResetsThatShardAlone() async throws {
+        try await withService(RedisTestCluster.start()) { cluster in
+            let prefix = Self.prefix()
+            let file = try checkpointPath()
+            let shards = RedisTierConfiguration.defaultClusterShards
+            let away = TierInstance(endpoint: try Self.seed(cluster), prefix: prefix, checkpointFile: file)
+            try await away.startConnected()
+            await away.stop()
+            #expect(LogPositionFile(path: file, shards: shards).loadShards().count == shards)
+
+            let other = TierInstance(endpoint: try Self.seed(cluster), prefix: prefix)
+            let changed = "ch1", lostKey = try #require((0..<100).map { "lost\($0)" }.first {
+                SharedShard.index(of: $0, count: shards) != SharedShard.index(of: "ch1", count: shards)
+            })
+            try await other.tier.store(Self.entry(changed))
+            let lostShard = SharedShard.index(of: lostKey, count: shards)
+            let log = prefix + "{s\(lostShard)}#log"
+            let client = RedisClusterClient(endpoint: try Self.seed(cluster), timeout: .seconds(5))
+            defer { client.shutdown() }
+            #expect(try await client.send(RedisCommand("DEL", log), key: Array(log.utf8)) == .integer(1))
+
+            let back = TierInstance(endpoint: try Self.seed(cluster), prefix: prefix, checkpointFile: file)
+            try await back.startConnected()
+            let events = back.events
+            let statistics = back.statistics
+            await back.stop()
+            #expect(events.contains(.invalidate(.key(changed))))
+            #expect(events.filter { if case .resetShard = $0 { true } else { false } } == [.resetShard(SharedShard(index: lostShard, of: shards))])
+            #expect(!events.contains(.reset))
+            #expect(statistics.resets == 1 && statistics.replayed == 1)
+        }
+    }
+}
