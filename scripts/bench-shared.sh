@@ -10,6 +10,9 @@
 #   1c. the same L1 misses answered from a second Redis that speaks TLS only (`rediss://`, a CA and a certificate
 #      for 127.0.0.1 made here with openssl), measured next to the plain-TCP ones: what TLS costs a shared hit
 #      (CONTRACT §10.4: at most 15 us of CPU);
+#   1d. the same L1 misses answered from a Redis Cluster of three primaries (`--redis-cluster`, CONTRACT §13), measured
+#      next to the single Redis: what the slot map costs a shared hit, and the Redis commands each hit sends (summed
+#      over the nodes, from INFO stats): one round trip on both;
 #   3. a dead Redis: L1 misses fetched from a 0 ms demo upstream with --redis pointing at a port nothing listens
 #      on, against the same without --redis: the latency a dead Redis adds to a request.
 # Env: RUNS (3), DURATION (5s), CONNECTIONS (16), SERVER_CPU (0), WRK_CPU (1), BASE_PORT (19080), STAMPEDE_HOLD (0.3).
@@ -71,6 +74,45 @@ for _ in $(seq 1 100); do
   redis-cli --tls --cacert "$WORK/ca.pem" -p "$TLS_PORT" ping >/dev/null 2>&1 && break
   sleep 0.05
 done
+
+# A Redis Cluster of three primaries (no replicas: nothing here kills one), made by redis-cli --cluster create.
+CLUSTER_PORTS=()
+for n in 1 2 3; do
+  port=$((BASE_PORT + 90 + n))
+  mkdir -p "$WORK/cluster-$n"
+  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$WORK/cluster-$n" \
+    --cluster-enabled yes --cluster-port $((BASE_PORT + 80 + n)) --cluster-require-full-coverage no \
+    --daemonize no >"$WORK/cluster-$n.log" 2>&1 &
+  PIDS+=($!)
+  CLUSTER_PORTS+=("$port")
+done
+for port in "${CLUSTER_PORTS[@]}"; do
+  for _ in $(seq 1 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+done
+redis-cli --cluster create $(printf '127.0.0.1:%s ' "${CLUSTER_PORTS[@]}") --cluster-replicas 0 --cluster-yes >"$WORK/cluster-create.log" 2>&1 \
+  || { echo "bench-shared: redis-cli --cluster create failed" >&2; cat "$WORK/cluster-create.log" >&2; exit 1; }
+for port in "${CLUSTER_PORTS[@]}"; do
+  for _ in $(seq 1 200); do redis-cli -p "$port" cluster info 2>/dev/null | grep -q '^cluster_state:ok' && break; sleep 0.05; done
+done
+# commands PORT...: the commands the Redis nodes at PORT... have processed so far, summed.
+commands() {
+  local port total=0
+  for port in "$@"; do
+    total=$((total + $(redis-cli -p "$port" info stats | tr -d '\r' | awk -F: '$1 == "total_commands_processed" {print $2}')))
+  done
+  echo "$total"
+}
+# commands_per_hit INSTANCE_PORT REDIS_PORT...: Redis commands per L1 miss answered from Redis, over 200 requests
+# of warm keys (the INFO calls themselves, one per node before and after, taken out).
+commands_per_hit() {
+  local port=$1 before after
+  shift
+  before=$(commands "$@")
+  for i in $(seq 0 199); do printf 'url = "http://127.0.0.1:%s/v1/users/u%s/subscription"\noutput = "/dev/null"\n' "$port" "$i"; done >"$WORK/count.txt"
+  curl -sS --no-progress-meter -K "$WORK/count.txt"
+  after=$(commands "$@")
+  awk -v d=$((after - before - $#)) 'BEGIN { printf "%.2f", d / 200 }'
+}
 
 # start NAME PORT ARGS...: one instance, pinned to SERVER_CPU; sets PID.
 start() {
@@ -168,6 +210,12 @@ start shared-hit-tls $((BASE_PORT + 9)) --disk-limit 0 --memory-entries 1 --demo
 SHARED_TLS_PID=$PID
 wait_connected $((BASE_PORT + 9))
 warm $((BASE_PORT + 9))
+# The shared tier on the Redis Cluster, seeded with its first node.
+start shared-hit-cluster $((BASE_PORT + 10)) --disk-limit 0 --memory-entries 1 --demo-latency 0ms --redis-cluster \
+  --redis "redis://127.0.0.1:${CLUSTER_PORTS[0]}?addr=127.0.0.1:${CLUSTER_PORTS[1]}&addr=127.0.0.1:${CLUSTER_PORTS[2]}" --redis-prefix b5:
+SHARED_CLUSTER_PID=$PID
+wait_connected $((BASE_PORT + 10))
+warm $((BASE_PORT + 10))
 # The same two with a key ring: every disk file and Redis value sealed with AES-256-GCM.
 (umask 077 && printf 'bench:%s\n' "$(head -c 32 /dev/urandom | base64)" >"$WORK/keys")
 start disk-hit-sealed $((BASE_PORT + 7)) --data-dir "$WORK/disk-sealed" --memory-entries 1 --demo-latency 0ms --encryption-keys "$WORK/keys"
@@ -179,16 +227,19 @@ warm $((BASE_PORT + 7))
 warm $((BASE_PORT + 8))
 # Interleaved rounds: each target beside the ones it is compared with.
 measure "$CONNECTIONS" "disk-hit $DISK_PID $((BASE_PORT + 1))" "disk-hit-sealed $DISK_SEALED_PID $((BASE_PORT + 7))" \
-  "shared-hit $SHARED_PID $((BASE_PORT + 2))" "shared-hit-tls $SHARED_TLS_PID $((BASE_PORT + 9))" \
-  "shared-hit-sealed $SHARED_SEALED_PID $((BASE_PORT + 8))"
+  "shared-hit $SHARED_PID $((BASE_PORT + 2))" "shared-hit-cluster $SHARED_CLUSTER_PID $((BASE_PORT + 10))" \
+  "shared-hit-tls $SHARED_TLS_PID $((BASE_PORT + 9))" "shared-hit-sealed $SHARED_SEALED_PID $((BASE_PORT + 8))"
 # One client: the latency of one L1 miss, without queueing behind the others. `shared-hit-c1-near` is the same
 # instance with Redis moved onto the server's CPU for its runs: every hop of a shared hit (the polling thread to the
 # event loop, to Redis, back) is then a hand-off on one CPU, as a disk hit's hops (to the tier's thread and back)
 # are. Where Redis runs on the other CPU, two of them wake an idle CPU, which costs this VM tens of µs each.
 measure 1 "disk-hit-c1 $DISK_PID $((BASE_PORT + 1))" "disk-hit-sealed-c1 $DISK_SEALED_PID $((BASE_PORT + 7))" \
   "shared-hit-c1 $SHARED_PID $((BASE_PORT + 2))" "shared-hit-c1-near $SHARED_PID $((BASE_PORT + 2)) near" \
+  "shared-hit-cluster-c1 $SHARED_CLUSTER_PID $((BASE_PORT + 10))" \
   "shared-hit-tls-c1 $SHARED_TLS_PID $((BASE_PORT + 9))" "shared-hit-sealed-c1 $SHARED_SEALED_PID $((BASE_PORT + 8))"
 sed -n 's/.*"shared":{\([^}]*\)}.*/   shared-hit stats: \1/p' <<<"$(curl -sS "http://127.0.0.1:$((BASE_PORT + 2))/stats")"
+PER_HIT_SINGLE=$(commands_per_hit $((BASE_PORT + 2)) "$REDIS_PORT")
+PER_HIT_CLUSTER=$(commands_per_hit $((BASE_PORT + 10)) "${CLUSTER_PORTS[@]}")
 
 echo "== 3. a dead Redis: L1 misses fetched from a 0 ms demo upstream, with and without --redis at a closed port (one client)"
 start miss-local $((BASE_PORT + 3)) --disk-limit 0 --memory-entries 1 --demo-latency 0ms
@@ -209,9 +260,9 @@ sed 's/^/   /' <<<"$STAMPEDE"
 STAMPEDE_MS=$(awk '$1 == "warmed:" {print $5}' <<<"$STAMPEDE")
 
 echo
-printf '%-18s %10s %9s %9s %12s\n' target "req/s" "p50(us)" "p99(us)" "cpu us/req"
-for name in disk-hit disk-hit-sealed shared-hit shared-hit-tls shared-hit-sealed disk-hit-c1 disk-hit-sealed-c1 shared-hit-c1 shared-hit-c1-near shared-hit-tls-c1 shared-hit-sealed-c1 miss-local miss-dead-redis; do
-  printf '%-18s %10.0f %9.0f %9.0f %12.2f\n' "$name" "${RPS[$name]}" "${P50[$name]}" "${P99[$name]}" "${CPU[$name]}"
+printf '%-22s %10s %9s %9s %12s\n' target "req/s" "p50(us)" "p99(us)" "cpu us/req"
+for name in disk-hit disk-hit-sealed shared-hit shared-hit-cluster shared-hit-tls shared-hit-sealed disk-hit-c1 disk-hit-sealed-c1 shared-hit-c1 shared-hit-c1-near shared-hit-cluster-c1 shared-hit-tls-c1 shared-hit-sealed-c1 miss-local miss-dead-redis; do
+  printf '%-22s %10.0f %9.0f %9.0f %12.2f\n' "$name" "${RPS[$name]}" "${P50[$name]}" "${P99[$name]}" "${CPU[$name]}"
 done
 # The differences below are medians of per-round differences (each round measures both side by side).
 printf 'a dead Redis adds %.0f us at p50 and %.0f us at p99 per L1 miss (one client)\n' \
@@ -223,6 +274,9 @@ printf 'a key ring adds %.0f us to a disk hit and %.0f us to a shared hit at p50
 printf 'TLS adds %.1f us of CPU to a shared hit (16 clients) and %.0f us to its p50 (one client)\n' \
   "$(diff_median "${RUNS_CPU[shared-hit-tls]}" "${RUNS_CPU[shared-hit]}")" \
   "$(diff_median "${RUNS_P50[shared-hit-tls-c1]}" "${RUNS_P50[shared-hit-c1]}")"
+printf 'a Redis Cluster adds %.1f us of CPU to a shared hit (16 clients) and %.0f us to its p50 (one client); Redis commands per shared hit: %s on one Redis, %s on the cluster\n' \
+  "$(diff_median "${RUNS_CPU[shared-hit-cluster]}" "${RUNS_CPU[shared-hit]}")" \
+  "$(diff_median "${RUNS_P50[shared-hit-cluster-c1]}" "${RUNS_P50[shared-hit-c1]}")" "$PER_HIT_SINGLE" "$PER_HIT_CLUSTER"
 printf 'fleet stampede: 1 upstream request each; the last client answered %s ms after the upstream (median, warmed) and %s ms (first after start-up)\n' \
   "$STAMPEDE_MS" "$(awk '$1 == "first" && $2 == ":" {print $6}' <<<"$STAMPEDE")"
 echo "targets: shared-hit <= 35 us CPU, TLS adding <= 15 us; shared-hit-c1 p50 <= 250 us (shared-hit-c1-near: Redis on the server's CPU); stampede last after the upstream answer <= 20 ms with 1 fetch; a key ring adds <= 10 us at p50; dead Redis <= 2 ms added"
