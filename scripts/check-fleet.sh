@@ -17,8 +17,9 @@
 # instance's /stats must name the replica as `shared.endpoint` and count `shared.failovers` >= 1.
 # With FLEET_CLUSTER=1 (and FLEET_TLS=1 too) the instances share a Redis Cluster of three primaries and three replicas
 # (`--redis-cluster`, §13): /stats must show the whole map (`shared.cluster`: 6 nodes, 16384 slots), and step 5 kills
-# a primary instead: reads keep answering 200, raw PUTs answer 201 for the other primaries' shards and 503 with
-# Retry-After for the dead one's (both seen), and once its replica is promoted every PUT and an event succeed.
+# a primary instead: reads keep answering (through the balancer in the background, none 5xx), raw PUTs answer 201 for
+# the other primaries' shards and 503 with Retry-After for the dead one's (both seen), and once its replica is
+# promoted (a live node names it a primary) the refused keys are stored, the first within 2 s, and an event succeeds.
 # Usage: UNICACHE_BIN=/path/to/unicache scripts/check-fleet.sh   (`make fleet-check` builds the release binary and
 # runs it five times: plain TCP, FLEET_TLS=1, FLEET_SENTINEL=1, FLEET_CLUSTER=1, FLEET_CLUSTER=1 FLEET_TLS=1)
 # Bounded: every request has a 5 s deadline, every wait its own; a run takes 2-5 s here (2 cores, load average 11).
@@ -282,7 +283,37 @@ echo "${total} reads through the balancer from $(( (promoted_us - first_us) / 10
 echo "the old primary :${REDIS_PORT} now: $(fleet_redis_cli role 2>/dev/null | head -n 1 || echo '?')"
 elif [[ "$FLEET_CLUSTER" == 1 ]]; then
 # ---------------------------------------------------------------------------------------------- 5. lose a primary
-step "kill a cluster primary (SIGKILL): reads keep answering, only its shards' writes answer 503 until its replica is promoted (§13.3)"
+step "kill a cluster primary (SIGKILL): reads keep answering, only its shards' writes answer 503 until its replica is promoted, then succeed within ${WRITES_AFTER_PROMOTION_MS} ms (§13.3)"
+# The ports of the nodes a live node names as primaries that are not failed.
+cluster_primaries() {
+  local port
+  for port in "${CLUSTER_PORTS[@]}"; do
+    [[ "$port" == "$REDIS_PORT" ]] && continue
+    fleet_redis_cli_at "$port" cluster nodes 2>/dev/null \
+      | awk '$3 ~ /master/ && $3 !~ /fail/ { split($2, a, "[:@]"); print a[2] }' | sort -n && return 0
+  done
+}
+# Reads through the balancer in the background, one at a time, until stopped (as the Sentinel failover's above).
+reads="$FLEET_WORK/failover-reads.txt"
+(
+  i=0
+  while :; do
+    i=$((i + 1))
+    case $((i % 3)) in 0) user=alice ;; 1) user=carol ;; *) user="gina${i}" ;; esac
+    answer="$(curl -s --max-time 5 -o /dev/null -w '%{http_code} %{time_total} %header{x-served-by}' \
+      "${LB}/v1/users/${user}/subscription" || true)"
+    read -r code took served <<<"$answer" || true
+    echo "$(now_us) ${code:-000} ${user} ${served:--} ${took:-?}"
+    sleep 0.02
+  done
+) >"$reads" 2>&1 &
+READER_PID=$!
+FLEET_PIDS+=("$READER_PID")
+deadline=$((SECONDS + READS_DEADLINE))
+until (($(grep -c . "$reads" || true) >= 2)); do
+  ((SECONDS < deadline)) || fail "the background reads through the balancer did not answer twice within ${READS_DEADLINE}s:"$'\n'"$(cat "$reads")"
+  sleep 0.05
+done
 { kill -KILL "$REDIS_PID"; wait "$REDIS_PID"; } 2>/dev/null || true   # quietly: bash would report the killed job
 killed_us="$(now_us)"
 for user in alice bob carol; do   # cached on unicache-a
@@ -303,20 +334,47 @@ done
 ((stored > 0 && ${#refused[@]} > 0)) \
   || fail "with one primary of three dead, 24 PUTs gave ${stored} 201 and ${#refused[@]} 503: expected both (the promotion came first?)"
 echo "24 PUTs with a primary dead: ${stored} stored (other primaries' shards), ${#refused[@]} refused 503 with Retry-After (its shards)"
-# Once the replica is promoted (cluster-node-timeout 2 s, then an election), the refused keys are stored.
+# The promotion (cluster-node-timeout 1 s, then an election): a live node names a primary it did not before.
+before=" $(cluster_primaries | xargs) "
+promoted=""
+deadline=$((SECONDS + PROMOTION_DEADLINE))
+until [[ -n "$promoted" ]]; do
+  for port in $(cluster_primaries); do [[ "$before" != *" ${port} "* ]] && promoted=$port; done
+  [[ -n "$promoted" ]] && break
+  ((SECONDS < deadline)) || fail "${PROMOTION_DEADLINE}s after the kill, no replica of :${REDIS_PORT} was promoted (primaries: $(cluster_primaries | xargs))"
+  sleep 0.02
+done
+promoted_us="$(now_us)"
+echo "the replica :${promoted} is a primary $(( (promoted_us - killed_us) / 1000 )) ms after the kill"
+# Every refused key stored, the first within WRITES_AFTER_PROMOTION_MS of the promotion.
+first_ms=""
 deadline=$((SECONDS + PROMOTION_DEADLINE))
 for key in "${refused[@]}"; do
   until request "${URL_OF[unicache-a]}/v1/cache/${key}" -X PUT -H "Authorization: Bearer ${UNICACHE_ADMIN_TOKEN}" --data-binary x \
     && [[ "$STATUS" == 201 || "$STATUS" == 200 ]]; do
-    ((SECONDS < deadline)) || fail "${PROMOTION_DEADLINE}s after the kill, PUT ${key} still answers ${STATUS}"
-    sleep 0.1
+    [[ "$STATUS" == 503 ]] || fail "PUT ${key} after the promotion answered ${STATUS} (expected 201, or 503 until the instance follows)"
+    elapsed_ms=$(( ($(now_us) - promoted_us) / 1000 ))
+    [[ -n "$first_ms" ]] || ((elapsed_ms < WRITES_AFTER_PROMOTION_MS)) \
+      || fail "no refused key could be stored within ${WRITES_AFTER_PROMOTION_MS} ms of the promotion (PUT ${key} still 503 after ${elapsed_ms} ms)"
+    ((SECONDS < deadline)) || fail "${PROMOTION_DEADLINE}s after the promotion, PUT ${key} still answers 503"
+    sleep 0.05
   done
+  [[ -n "$first_ms" ]] || first_ms=$(( ($(now_us) - promoted_us) / 1000 ))
 done
-echo "every refused key stored $(( ($(now_us) - killed_us) / 1000 )) ms after the kill (the replica promoted)"
+echo "every refused key stored: the first ${first_ms} ms after the promotion (bound ${WRITES_AFTER_PROMOTION_MS} ms)"
 request "${LB}/v1/users/alice/events" -X POST -H "Authorization: Bearer ${UNICACHE_ADMIN_TOKEN}" \
   -H 'Content-Type: application/json' -d '{"type":"subscription.updated"}'
 expect "an event after the promotion" 200
 echo "an event after the promotion: 200"
+deadline=$((SECONDS + READS_DEADLINE))
+until (($(awk -v p="$promoted_us" '$1 > p' "$reads" | wc -l) >= READS_AFTER_PROMOTION)); do
+  ((SECONDS < deadline)) || fail "fewer than ${READS_AFTER_PROMOTION} reads through the balancer answered in the ${READS_DEADLINE}s after the promotion (TIME_US STATUS USER SERVED_BY SECONDS):"$'\n'"$(cat "$reads")"
+  sleep 0.1
+done
+{ kill -TERM "$READER_PID"; wait "$READER_PID"; } 2>/dev/null || true
+bad="$(awk '$2 !~ /^[1-4][0-9][0-9]$/' "$reads")"
+[[ -z "$bad" ]] || fail "reads through the balancer while a primary was down answered 5xx or nothing (TIME_US STATUS USER SERVED_BY SECONDS; kill at ${killed_us}, promotion at ${promoted_us}):"$'\n'"${bad}"
+echo "$(grep -c . "$reads" || true) reads through the balancer across the kill and the promotion: all below 500 ($(cut -d' ' -f2 "$reads" | sort | uniq -c | xargs))"
 else
 # ---------------------------------------------------------------------------------------------- 5. lose Redis
 step "kill Redis (SIGKILL): reads keep answering (§6.5)"
