@@ -11,8 +11,8 @@
 #      for 127.0.0.1 made here with openssl), measured next to the plain-TCP ones: what TLS costs a shared hit
 #      (CONTRACT §10.4: at most 15 us of CPU);
 #   1d. the same L1 misses answered from a Redis Cluster of three primaries (`--redis-cluster`, CONTRACT §13), measured
-#      next to the single Redis: what the slot map costs a shared hit, and the Redis commands each hit sends (summed
-#      over the nodes, from INFO stats): one round trip on both;
+#      next to the single Redis: what the slot map costs a shared hit, and what Redis runs for each (INFO
+#      commandstats, summed over the nodes): one GET on both;
 #   3. a dead Redis: L1 misses fetched from a 0 ms demo upstream with --redis pointing at a port nothing listens
 #      on, against the same without --redis: the latency a dead Redis adds to a request.
 # Env: RUNS (3), DURATION (5s), CONNECTIONS (16), SERVER_CPU (0), WRK_CPU (1), BASE_PORT (19080), STAMPEDE_HOLD (0.3).
@@ -94,24 +94,25 @@ redis-cli --cluster create $(printf '127.0.0.1:%s ' "${CLUSTER_PORTS[@]}") --clu
 for port in "${CLUSTER_PORTS[@]}"; do
   for _ in $(seq 1 200); do redis-cli -p "$port" cluster info 2>/dev/null | grep -q '^cluster_state:ok' && break; sleep 0.05; done
 done
-# commands PORT...: the commands the Redis nodes at PORT... have processed so far, summed.
-commands() {
-  local port total=0
+# calls COMMAND PORT...: how often the Redis nodes at PORT... have run COMMAND (INFO commandstats), summed.
+calls() {
+  local command=$1 port total=0 n
+  shift
   for port in "$@"; do
-    total=$((total + $(redis-cli -p "$port" info stats | tr -d '\r' | awk -F: '$1 == "total_commands_processed" {print $2}')))
+    n=$(redis-cli -p "$port" info commandstats | tr -d '\r' | sed -n "s/^cmdstat_${command}:calls=\([0-9]*\),.*/\1/p")
+    total=$((total + ${n:-0}))
   done
   echo "$total"
 }
-# commands_per_hit INSTANCE_PORT REDIS_PORT...: Redis commands per L1 miss answered from Redis, over 200 requests
-# of warm keys (the INFO calls themselves, one per node before and after, taken out).
+# commands_per_hit INSTANCE_PORT REDIS_PORT...: the GETs and the scripts (EVALSHA) Redis ran per L1 miss answered
+# from Redis, over 200 requests of warm keys: a shared hit is one GET, the fill's look-up script none.
 commands_per_hit() {
-  local port=$1 before after
+  local port=$1 gets evals
   shift
-  before=$(commands "$@")
+  gets=$(calls get "$@") evals=$(calls evalsha "$@")
   for i in $(seq 0 199); do printf 'url = "http://127.0.0.1:%s/v1/users/u%s/subscription"\noutput = "/dev/null"\n' "$port" "$i"; done >"$WORK/count.txt"
   curl -sS --no-progress-meter -K "$WORK/count.txt"
-  after=$(commands "$@")
-  awk -v d=$((after - before - $#)) 'BEGIN { printf "%.2f", d / 200 }'
+  awk -v g=$(($(calls get "$@") - gets)) -v e=$(($(calls evalsha "$@") - evals)) 'BEGIN { printf "%.2f GET and %.2f EVALSHA", g / 200, e / 200 }'
 }
 
 # start NAME PORT ARGS...: one instance, pinned to SERVER_CPU; sets PID.
@@ -274,7 +275,7 @@ printf 'a key ring adds %.0f us to a disk hit and %.0f us to a shared hit at p50
 printf 'TLS adds %.1f us of CPU to a shared hit (16 clients) and %.0f us to its p50 (one client)\n' \
   "$(diff_median "${RUNS_CPU[shared-hit-tls]}" "${RUNS_CPU[shared-hit]}")" \
   "$(diff_median "${RUNS_P50[shared-hit-tls-c1]}" "${RUNS_P50[shared-hit-c1]}")"
-printf 'a Redis Cluster adds %.1f us of CPU to a shared hit (16 clients) and %.0f us to its p50 (one client); Redis commands per shared hit: %s on one Redis, %s on the cluster\n' \
+printf 'a Redis Cluster adds %.1f us of CPU to a shared hit (16 clients) and %.0f us to its p50 (one client); per shared hit %s on one Redis, %s on the cluster\n' \
   "$(diff_median "${RUNS_CPU[shared-hit-cluster]}" "${RUNS_CPU[shared-hit]}")" \
   "$(diff_median "${RUNS_P50[shared-hit-cluster-c1]}" "${RUNS_P50[shared-hit-c1]}")" "$PER_HIT_SINGLE" "$PER_HIT_CLUSTER"
 printf 'fleet stampede: 1 upstream request each; the last client answered %s ms after the upstream (median, warmed) and %s ms (first after start-up)\n' \
