@@ -30,6 +30,15 @@ enum RedisLink: Sendable {
         if case .node(let node) = self { node } else { nil }
     }
 
+    /// The node client a command on `key` goes to now, without waiting (on a cluster, the primary the map names for
+    /// its slot; nil before a map was read).
+    func nodeNow(forKey key: String) -> RedisNodeClient? {
+        switch self {
+        case .node(let node): node
+        case .cluster(let cluster): cluster.primaryNow(forKey: key.utf8)
+        }
+    }
+
     var cluster: RedisClusterClient? {
         if case .cluster(let cluster) = self { cluster } else { nil }
     }

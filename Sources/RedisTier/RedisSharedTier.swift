@@ -151,11 +151,17 @@ public final class RedisSharedTier: SharedTier {
         _ key: String, accept: @escaping @Sendable (CacheEntry) -> Bool,
         answer: @escaping @Sendable (CacheEntry?) -> Void
     ) -> Bool {
-        // While the breaker refuses commands, `load` alone meets (and counts) the refusal; a cluster's command may
-        // be redirected, which `load` follows.
-        guard let node = commands.link.node, node.isAvailable else { return false }
+        // While the breaker refuses commands, `load` alone meets (and counts) the refusal. On a cluster the GET goes
+        // to the primary the map names for the key's slot, as `load`'s would: one round trip, as on one Redis.
+        let name = keys.entry(key)
+        guard let node = commands.link.nodeNow(forKey: name), node.isAvailable else { return false }
         let counters = commands.counters
-        node.send(.get(keys.entry(key))) { [codec] reply in
+        node.send(.get(name)) { [codec] reply in
+            // A slot that moved since the map was read: not this read's to follow. Answered as absent, the load
+            // that follows looks the key up through the cluster client, which follows the redirection and counts it.
+            if case .success(let got) = reply, let kind = got.errorReply?.kind, kind == .moved || kind == .ask {
+                return answer(nil)
+            }
             counters.operation("get", RedisCommands.result(reply))
             guard case .success(.string(let bytes)) = reply, let entry = try? codec.decode(bytes, key: key),
                 accept(entry)

@@ -170,6 +170,31 @@ import UnifiedCache
         }
     }
 
+    /// §13.4: a shared hit on a cluster is one command, a GET to the primary of the key's slot, as on one Redis (no
+    /// look-up script, no second round trip).
+    @Test func aSharedHitIsOneGetOnItsPrimary() async throws {
+        try await withService(ClusterFleet.start(instances: 2)) { fleet in
+            let (a, b) = (fleet.instances[0], fleet.instances[1])
+            for instance in [a, b] { await fleet.waitUntilConnected(instance) }
+            var users: [String] = []
+            for n in 0..<8 {
+                let user = "one-trip-\(n)"
+                users.append(user)
+                #expect(try await a.request(.GET, "/v1/users/\(user)/subscription").header("X-Cache") == "MISS")
+            }
+            let before = ClusterFleet.shared(b).operations
+            var tiers: [String?] = []
+            for user in users { tiers.append(try await b.request(.GET, "/v1/users/\(user)/subscription").header("X-Cache-Tier")) }
+            let after = ClusterFleet.shared(b).operations
+
+            #expect(tiers == Array(repeating: "shared", count: users.count))
+            // What reads send (the instance's own announcements and checkpoints, on their timers, left out).
+            let reads: Set<String> = ["get", "lookup", "lease", "store"]
+            let sent = after.merging(before) { $0 - $1 }.filter { $0.value != 0 && reads.contains($0.key.operation) }
+            #expect(sent == [SharedTierStatistics.Operation("get", "ok"): users.count], "\(sent)")
+        }
+    }
+
     /// §13.2 with §6.3: a stampede over both instances makes one upstream request (the fill lease in the key's shard).
     @Test func aStampedeOverTwoInstancesMakesOneUpstreamRequest() async throws {
         try await withService(ClusterFleet.start(instances: 2)) { fleet in
