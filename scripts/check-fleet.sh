@@ -90,6 +90,32 @@ wait_for_haproxy_state() {
 }
 # The wall clock in microseconds (bash's own, no fork).
 now_us() { echo "${EPOCHREALTIME/./}"; }
+# Reads through the balancer in the background, one at a time, until stopped (READER_PID; a failover's or a killed
+# primary's step): users cached everywhere and users never seen (fetched), each line of `reads` (a file in FLEET_WORK)
+# `TIME_US STATUS USER SERVED_BY SECONDS` (when answered; status 000: no answer within 5 s). Returns once two answered.
+reads="$FLEET_WORK/failover-reads.txt" READER_PID=""
+start_background_reads() {
+  local deadline
+  (
+    i=0
+    while :; do
+      i=$((i + 1))
+      case $((i % 3)) in 0) user=alice ;; 1) user=carol ;; *) user="gina${i}" ;; esac
+      answer="$(curl -s --max-time 5 -o /dev/null -w '%{http_code} %{time_total} %header{x-served-by}' \
+        "${LB}/v1/users/${user}/subscription" || true)"
+      read -r code took served <<<"$answer" || true
+      echo "$(now_us) ${code:-000} ${user} ${served:--} ${took:-?}"
+      sleep 0.02
+    done
+  ) >"$reads" 2>&1 &
+  READER_PID=$!
+  FLEET_PIDS+=("$READER_PID")
+  deadline=$((SECONDS + READS_DEADLINE))
+  until (($(grep -c . "$reads" || true) >= 2)); do
+    ((SECONDS < deadline)) || fail "the background reads through the balancer did not answer twice within ${READS_DEADLINE}s:"$'\n'"$(cat "$reads")"
+    sleep 0.05
+  done
+}
 
 started_us="$(now_us)"
 step "start: redis-server$([[ "$FLEET_SENTINEL" == 1 ]] && echo ' (primary, replica, 3 sentinels)')$([[ "$FLEET_CLUSTER" == 1 ]] && echo ' (a cluster: 3 primaries, 3 replicas)'), ${FLEET_INSTANCES[*]}, haproxy"
@@ -182,28 +208,7 @@ for name in unicache-a unicache-b; do
     || fail "before the failover, ${name}'s /stats names $(jq -c '.shared.endpoint' <<<"$stats") as the primary, not 127.0.0.1:${REDIS_PORT}"
 done
 
-# Reads in the background, one at a time, until stopped: users cached everywhere and users never seen (fetched),
-# each line `TIME_US STATUS USER SERVED_BY SECONDS` (when answered; status 000: no answer within 5 s).
-reads="$FLEET_WORK/failover-reads.txt"
-(
-  i=0
-  while :; do
-    i=$((i + 1))
-    case $((i % 3)) in 0) user=alice ;; 1) user=carol ;; *) user="gina${i}" ;; esac
-    answer="$(curl -s --max-time 5 -o /dev/null -w '%{http_code} %{time_total} %header{x-served-by}' \
-      "${LB}/v1/users/${user}/subscription" || true)"
-    read -r code took served <<<"$answer" || true
-    echo "$(now_us) ${code:-000} ${user} ${served:--} ${took:-?}"
-    sleep 0.02
-  done
-) >"$reads" 2>&1 &
-READER_PID=$!
-FLEET_PIDS+=("$READER_PID")
-deadline=$((SECONDS + READS_DEADLINE))
-until (($(grep -c . "$reads" || true) >= 2)); do   # two answered before the failover begins
-  ((SECONDS < deadline)) || fail "the background reads through the balancer did not answer twice within ${READS_DEADLINE}s:"$'\n'"$(cat "$reads")"
-  sleep 0.05
-done
+start_background_reads   # two answered before the failover begins
 
 failover_us="$(now_us)"
 reply="$(fleet_sentinel_cli 0 SENTINEL FAILOVER "$FLEET_MASTER_NAME" 2>&1)" || true
@@ -293,27 +298,15 @@ cluster_primaries() {
       | awk '$3 ~ /master/ && $3 !~ /fail/ { split($2, a, "[:@]"); print a[2] }' | sort -n && return 0
   done
 }
-# Reads through the balancer in the background, one at a time, until stopped (as the Sentinel failover's above).
-reads="$FLEET_WORK/failover-reads.txt"
-(
-  i=0
-  while :; do
-    i=$((i + 1))
-    case $((i % 3)) in 0) user=alice ;; 1) user=carol ;; *) user="gina${i}" ;; esac
-    answer="$(curl -s --max-time 5 -o /dev/null -w '%{http_code} %{time_total} %header{x-served-by}' \
-      "${LB}/v1/users/${user}/subscription" || true)"
-    read -r code took served <<<"$answer" || true
-    echo "$(now_us) ${code:-000} ${user} ${served:--} ${took:-?}"
-    sleep 0.02
-  done
-) >"$reads" 2>&1 &
-READER_PID=$!
-FLEET_PIDS+=("$READER_PID")
-deadline=$((SECONDS + READS_DEADLINE))
-until (($(grep -c . "$reads" || true) >= 2)); do
-  ((SECONDS < deadline)) || fail "the background reads through the balancer did not answer twice within ${READS_DEADLINE}s:"$'\n'"$(cat "$reads")"
-  sleep 0.05
-done
+start_background_reads   # two answered before the kill
+# Its replica holds back its failover until the refusals are seen (`cluster-replica-no-failover`, as the tests hold
+# it): on a loaded machine the 24 PUTs below can take longer than the 2 s a promotion takes.
+victim_id="$(fleet_redis_cli cluster myid | tr -d '\r')"
+replica="$(fleet_redis_cli cluster nodes | awk -v id="$victim_id" '$4 == id { split($2, a, "[:@]"); print a[2] }' | head -n 1)"
+[[ -n "$replica" ]] || fail "the primary :${REDIS_PORT} has no replica in CLUSTER NODES"
+[[ "$(fleet_redis_cli_at "$replica" config set cluster-replica-no-failover yes | tr -d '\r')" == OK ]] \
+  || fail "CONFIG SET cluster-replica-no-failover yes on the replica :${replica} failed"
+before=" $(cluster_primaries | xargs) "
 { kill -KILL "$REDIS_PID"; wait "$REDIS_PID"; } 2>/dev/null || true   # quietly: bash would report the killed job
 killed_us="$(now_us)"
 for user in alice bob carol; do   # cached on unicache-a
@@ -334,8 +327,10 @@ done
 ((stored > 0 && ${#refused[@]} > 0)) \
   || fail "with one primary of three dead, 24 PUTs gave ${stored} 201 and ${#refused[@]} 503: expected both (the promotion came first?)"
 echo "24 PUTs with a primary dead: ${stored} stored (other primaries' shards), ${#refused[@]} refused 503 with Retry-After (its shards)"
-# The promotion (cluster-node-timeout 1 s, then an election): a live node names a primary it did not before.
-before=" $(cluster_primaries | xargs) "
+# The promotion, let go now (the primary is failed after cluster-node-timeout, then an election): a live node names a
+# primary it did not before.
+[[ "$(fleet_redis_cli_at "$replica" config set cluster-replica-no-failover no | tr -d '\r')" == OK ]] \
+  || fail "CONFIG SET cluster-replica-no-failover no on the replica :${replica} failed"
 promoted=""
 deadline=$((SECONDS + PROMOTION_DEADLINE))
 until [[ -n "$promoted" ]]; do
@@ -345,7 +340,7 @@ until [[ -n "$promoted" ]]; do
   sleep 0.02
 done
 promoted_us="$(now_us)"
-echo "the replica :${promoted} is a primary $(( (promoted_us - killed_us) / 1000 )) ms after the kill"
+echo "the replica :${promoted} is a primary $(( (promoted_us - killed_us) / 1000 )) ms after the kill (its failover held until the PUTs above)"
 # Every refused key stored, the first within WRITES_AFTER_PROMOTION_MS of the promotion.
 first_ms=""
 deadline=$((SECONDS + PROMOTION_DEADLINE))
