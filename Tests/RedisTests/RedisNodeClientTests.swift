@@ -215,9 +215,10 @@ import Testing
             #expect(node.connectAttempts == 1)
             let blocked = Task { try await node.send(RedisCommand("BLPOP", "never-pushed", "0")) }
             // Until the BLPOP is in flight on the first connection, a PING could still take it: wait for Redis to
-            // report one blocked client.
+            // report one blocked client. Asked on a connection of its own: sent through `node` while the BLPOP still
+            // waited in the first connection's outbox, the question would join it there and wait behind it.
             await waitUntil("the BLPOP blocks") {
-                guard case .string(let info)? = try? await node.send(RedisCommand("INFO", "clients")) else { return false }
+                guard case .string(let info)? = try? await redisCommand(server, "INFO", "clients") else { return false }
                 return String(decoding: info, as: UTF8.self).contains("blocked_clients:1")
             }
             #expect(try await node.send(RedisCommand("PING")) == .status("PONG"))
