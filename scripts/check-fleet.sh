@@ -116,6 +116,19 @@ start_background_reads() {
     sleep 0.05
   done
 }
+# stop_background_reads SINCE_US WHAT: once READS_AFTER_PROMOTION reads answered after SINCE_US (the promotion), the
+# background reads stopped; fails when any answered 5xx or nothing (WHAT names the step in the message).
+stop_background_reads() {
+  local since=$1 what=$2 deadline bad
+  deadline=$((SECONDS + READS_DEADLINE))
+  until (($(awk -v p="$since" '$1 > p' "$reads" | wc -l) >= READS_AFTER_PROMOTION)); do
+    ((SECONDS < deadline)) || fail "fewer than ${READS_AFTER_PROMOTION} reads through the balancer answered in the ${READS_DEADLINE}s after the promotion at ${since} (TIME_US STATUS USER SERVED_BY SECONDS):"$'\n'"$(cat "$reads")"
+    sleep 0.1
+  done
+  { kill -TERM "$READER_PID"; wait "$READER_PID"; } 2>/dev/null || true
+  bad="$(awk '$2 !~ /^[1-4][0-9][0-9]$/' "$reads")"
+  [[ -z "$bad" ]] || fail "reads through the balancer ${what} answered 5xx or nothing (TIME_US STATUS USER SERVED_BY SECONDS; promotion at ${since}):"$'\n'"${bad}"
+}
 
 started_us="$(now_us)"
 step "start: redis-server$([[ "$FLEET_SENTINEL" == 1 ]] && echo ' (primary, replica, 3 sentinels)')$([[ "$FLEET_CLUSTER" == 1 ]] && echo ' (a cluster: 3 primaries, 3 replicas)'), ${FLEET_INSTANCES[*]}, haproxy"
@@ -274,14 +287,7 @@ for name in unicache-a unicache-b; do
 done
 
 # The reads must span the switch: two answered before SENTINEL FAILOVER (above), READS_AFTER_PROMOTION after the promotion.
-deadline=$((SECONDS + READS_DEADLINE))
-until (($(awk -v p="$promoted_us" '$1 > p' "$reads" | wc -l) >= READS_AFTER_PROMOTION)); do
-  ((SECONDS < deadline)) || fail "fewer than ${READS_AFTER_PROMOTION} reads through the balancer answered in the ${READS_DEADLINE}s after the ones above (promotion at ${promoted_us}; TIME_US STATUS USER SERVED_BY SECONDS):"$'\n'"$(cat "$reads")"
-  sleep 0.1
-done
-{ kill -TERM "$READER_PID"; wait "$READER_PID"; } 2>/dev/null || true
-bad="$(awk '$2 !~ /^[1-4][0-9][0-9]$/' "$reads")"
-[[ -z "$bad" ]] || fail "reads through the balancer during the failover answered 5xx or nothing (TIME_US STATUS USER SERVED_BY SECONDS; promotion at ${promoted_us}):"$'\n'"${bad}"
+stop_background_reads "$promoted_us" "during the failover"
 total="$(grep -c . "$reads" || true)"
 first_us="$(head -n 1 "$reads" | cut -d' ' -f1)" last_us="$(tail -n 1 "$reads" | cut -d' ' -f1)"
 echo "${total} reads through the balancer from $(( (promoted_us - first_us) / 1000 )) ms before the promotion to $(( (last_us - promoted_us) / 1000 )) ms after: all below 500 ($(cut -d' ' -f2 "$reads" | sort | uniq -c | xargs); served by: $(cut -d' ' -f4 "$reads" | sort | uniq -c | xargs); slowest $(sort -g -k5 "$reads" | tail -n 1 | awk '{ printf "%.0f ms (%s)", $5 * 1000, $3 }'))"
@@ -361,14 +367,7 @@ request "${LB}/v1/users/alice/events" -X POST -H "Authorization: Bearer ${UNICAC
   -H 'Content-Type: application/json' -d '{"type":"subscription.updated"}'
 expect "an event after the promotion" 200
 echo "an event after the promotion: 200"
-deadline=$((SECONDS + READS_DEADLINE))
-until (($(awk -v p="$promoted_us" '$1 > p' "$reads" | wc -l) >= READS_AFTER_PROMOTION)); do
-  ((SECONDS < deadline)) || fail "fewer than ${READS_AFTER_PROMOTION} reads through the balancer answered in the ${READS_DEADLINE}s after the promotion (TIME_US STATUS USER SERVED_BY SECONDS):"$'\n'"$(cat "$reads")"
-  sleep 0.1
-done
-{ kill -TERM "$READER_PID"; wait "$READER_PID"; } 2>/dev/null || true
-bad="$(awk '$2 !~ /^[1-4][0-9][0-9]$/' "$reads")"
-[[ -z "$bad" ]] || fail "reads through the balancer while a primary was down answered 5xx or nothing (TIME_US STATUS USER SERVED_BY SECONDS; kill at ${killed_us}, promotion at ${promoted_us}):"$'\n'"${bad}"
+stop_background_reads "$promoted_us" "while a primary was down (killed at ${killed_us})"
 echo "$(grep -c . "$reads" || true) reads through the balancer across the kill and the promotion: all below 500 ($(cut -d' ' -f2 "$reads" | sort | uniq -c | xargs))"
 else
 # ---------------------------------------------------------------------------------------------- 5. lose Redis
