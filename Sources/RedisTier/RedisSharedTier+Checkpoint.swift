@@ -32,6 +32,40 @@ extension RedisSharedTier {
         }
     }
 
+    /// Before the last checkpoint of a graceful stop: waits until every change the logs hold now has come on the
+    /// channel and is applied, this instance's own among them, each shard for at most the tier's timeout. A store
+    /// announced just before the stop would else be missing from the checkpoint, and the restarted instance (a new
+    /// origin) would replay it as another's change and drop the copy its own disk keeps.
+    public func catchUpBeforeStop() async {
+        await withDiscardingTaskGroup { group in
+            for shard in shards where shard.inStep {
+                group.addTask { await self.awaitApplied(logEndOf: shard) }
+            }
+        }
+    }
+
+    /// The waiters' key that every applied message wakes (as well as its own key).
+    static let appliedWaiters = "#applied"
+
+    private func awaitApplied(logEndOf shard: ShardSync) async {
+        let log = keys.log(shard.index)
+        guard let reply = try? await commands.run("log", .xrevrange(log, count: 1), key: log),
+            let end = Self.logEntries(reply)?.first?.position
+        else { return }
+        let deadline = ContinuousClock.now + configuration.timeout
+        while true {
+            let ticket = waiters.arm(Self.appliedWaiters)
+            let reached = shard.state.withLockedValue { ($0.applied?.position).map { $0 >= end } ?? false }
+            let left = deadline - ContinuousClock.now
+            guard !reached, shard.inStep, left > .zero else {
+                waiters.disarm(ticket)
+                if !reached { logger.debug("shared tier: stopping before the log's last change arrived", metadata: ["log": "\(log)"]) }
+                return
+            }
+            await waiters.wait(ticket, atMost: left)
+        }
+    }
+
     func settle() async {
         await hooks.withLockedValue { $0.settled }?()
     }

@@ -110,7 +110,12 @@ extension RedisSharedTier {
                     state.live = max(state.live ?? .zero, message.position)
                 }
             }
-            if let key = message.key { waiters.wake(key) } else { waiters.wakeAll() }
+            if let key = message.key {
+                waiters.wake(key)
+                waiters.wake(Self.appliedWaiters)
+            } else {
+                waiters.wakeAll()
+            }
         case .disconnected(let reason):
             let first = sync.withLockedValue { state -> Bool in
                 state.generation &+= 1

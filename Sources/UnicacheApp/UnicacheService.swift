@@ -127,8 +127,9 @@ struct CacheLifecycle: Service {
             group.addTask { await cache.runSharedTier() }
             // Until graceful shutdown; a cancelled group stops the same way.
             try? await gracefulShutdown()
-            // The local tiers' writes first: the shared tier's last checkpoint claims only what reached them.
-            await cache.flush()
+            // The fleet's last changes applied and the local tiers' writes done first: the shared tier's last
+            // checkpoint claims only what reached them.
+            await cache.prepareToStop()
             group.cancelAll()
         }
         await upstream.shutdown()

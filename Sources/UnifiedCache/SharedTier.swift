@@ -47,6 +47,9 @@ public protocol SharedTier: Sendable {
     /// The tier's own work (the subscription to the fleet's events, its membership, its checkpoints), in the calling
     /// task until that task is cancelled; then it stops delivering events and closes its connections.
     func run() async
+    /// Before a graceful stop ends `run`: waits, bounded, until the changes announced so far (this instance's own
+    /// among them) are applied, so that what `run` records last for a restart covers them.
+    func catchUpBeforeStop() async
     /// Counters for /stats and metrics.
     func statistics() -> SharedTierStatistics
     /// Re-seals under the key ring's primary every shared entry that is not (CONTRACT §9.3), never overwriting a
@@ -91,6 +94,9 @@ extension SharedTier {
 
     /// A shared tier that keeps no log of changes has nothing to wait for.
     public var vouchesForStoredEntries: Bool { true }
+
+    /// Nor anything to catch up with before it stops.
+    public func catchUpBeforeStop() async {}
 }
 
 /// Which entries a fleet-wide invalidation covers.

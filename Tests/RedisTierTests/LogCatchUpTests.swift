@@ -163,6 +163,29 @@ import UnifiedCache
         #expect(next.statistics.resets == 0 && next.statistics.replayed == 3)
     }
 
+    /// A graceful stop waits for the changes the log holds to arrive on the channel before its last checkpoint:
+    /// a change logged, and published only once the stop has begun, is applied and claimed by the checkpoint, so a
+    /// restart does not replay it. (The instance's own last store is such a change: replayed by the restarted
+    /// instance, a new origin, it would drop the copy the disk keeps.)
+    @Test func aStopWaitsForTheLogsLastChangeBeforeItsCheckpoint() async throws {
+        let redis = try await RedisServerProcess.start()
+        let (prefix, file) = (Self.prefix(), try checkpointPath())
+        let instance = TierInstance(redis, prefix: prefix, checkpointFile: file)
+        try await instance.startConnected()
+        let id = try #require(
+            try await redisCommand(redis, "XADD", prefix + "#log", "*", "m", "v2|elsewhere|key|late").text)
+        let stopping = Task {
+            await instance.tier.catchUpBeforeStop()
+            return instance.events
+        }
+        _ = try await redisCommand(redis, "PUBLISH", prefix + "inval", "v2|elsewhere|\(id)|key|late")
+        let seenBeforeTheStop = await stopping.value
+        await instance.stop()
+        await redis.stop()
+        #expect(seenBeforeTheStop.contains(.invalidate(.key("late"))), "\(seenBeforeTheStop)")
+        #expect(LogPositionFile(path: file).load()?.position == LogPosition(id))
+    }
+
     /// A lost connection (the subscriber's client killed) is caught up from the position in memory, without a
     /// checkpoint file and without a reset: what changed meanwhile is applied.
     @Test func aLostConnectionCatchesUpWithoutAFile() async throws {

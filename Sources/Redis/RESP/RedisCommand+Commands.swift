@@ -31,6 +31,11 @@ extension RedisCommand {
         RedisCommand("XRANGE", key, start, end, "COUNT", String(count))
     }
 
+    /// `XREVRANGE key + - COUNT count`: the stream's last `count` entries, newest first.
+    public static func xrevrange(_ key: String, count: Int) -> RedisCommand {
+        RedisCommand("XREVRANGE", key, "+", "-", "COUNT", String(count))
+    }
+
     /// `EVALSHA digest numkeys key… argument…`.
     public static func evalSHA(_ digest: [UInt8], keys: [[UInt8]], arguments: [[UInt8]]) -> RedisCommand {
         RedisCommand("EVALSHA", arguments: [digest, Array(String(keys.count).utf8)] + keys + arguments)

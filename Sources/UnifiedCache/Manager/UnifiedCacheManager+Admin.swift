@@ -164,6 +164,14 @@ extension UnifiedCacheManager {
         await shared?.run()
     }
 
+    /// A graceful stop's last step before the shared tier's `run` is cancelled: the fleet's changes announced so far
+    /// applied (bounded), then the second tier's writes flushed, so that the shared tier's last checkpoint claims
+    /// them all and a restart does not replay this instance's own last stores against its disk.
+    public func prepareToStop() async {
+        await shared?.catchUpBeforeStop()
+        await flush()
+    }
+
     /// `nil` when the second tier (if any) is healthy, else its reason.
     public func health() -> String? {
         secondTier?.health()

@@ -90,8 +90,10 @@ final class TierInstance: Sendable {
         await waitUntil("the tier is in step") { self.statistics.connected }
     }
 
+    /// As the service stops: the fleet's changes so far applied (bounded), then `run` cancelled.
     func stop() async {
         releaseSettles()
+        await tier.catchUpBeforeStop()
         let task = running.withLockedValue { $0 }
         task?.cancel()
         await task?.value
