@@ -1,24 +1,24 @@
 /// One HTTP response. The server sets `Content-Length`; HEAD answers carry no body on the wire.
 public struct Response: Sendable, Equatable {
-    public var status: Int { didSet { reuseIdentity = nil } }
-    public var headers: HTTPHeaders { didSet { reuseIdentity = nil } }
-    public var body: [UInt8] { didSet { reuseIdentity = nil } }
-    /// Set by `reusable()`: names this exact response, for the server to key the wire form it keeps to send it
-    /// again without rebuilding it (the server owns that form, its lifetime and eviction). Any change drops it.
-    public private(set) var reuseIdentity: ReuseIdentity?
+    public var status: Int { didSet { memo = nil } }
+    public var headers: HTTPHeaders { didSet { memo = nil } }
+    public var body: [UInt8] { didSet { memo = nil } }
+    /// Set by `reusable()`: where the server keeps the wire form it prepares of this exact response, to send it
+    /// again without rebuilding it; it goes with the last copy of the response. Any change drops it.
+    public private(set) var memo: ResponseMemo?
 
     public init(status: Int = 200, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
-        self.reuseIdentity = nil
+        self.memo = nil
     }
 
     /// This response, marked as sent many times unchanged (a static answer, a cached entry within one
-    /// second): the server may prepare its wire form once and reuse it for every copy. Each call names a new one.
+    /// second): the server may prepare its wire form once and reuse it for every copy. Each call makes a new memo.
     public func reusable() -> Response {
         var response = self
-        response.reuseIdentity = ReuseIdentity()
+        response.memo = ResponseMemo()
         return response
     }
 

@@ -123,8 +123,7 @@ enum MHDCallbacks {
 
     private static func answer(_ context: RequestContext, with response: Response, core: ServerCore) -> MHD_Result {
         context.phase = .answered
-        return MHDConnection.queue(
-            response, for: context, close: core.draining.load(ordering: .relaxed), prepared: core.prepared)
+        return MHDConnection.queue(response, for: context, close: core.draining.load(ordering: .relaxed))
     }
 
     /// The shim's messages (refused and closed connections) and MHD's (MHD_OPTION_EXTERNAL_LOGGER, prefixed

@@ -13,16 +13,13 @@ enum MHDConnection {
     }
 
     /// Queues `response` on `context`'s connection, with `X-Request-ID` when the request has an id. MHD sets
-    /// `Content-Length` and omits the body for HEAD. A reusable response sent a second time on this polling thread
-    /// is built into an MHD response once (`PreparedResponse`, kept in `forms`) and then queued again as is, or, to
-    /// carry a request id, as one of its copies with the id in place, lent to the request until MHD reports it
-    /// complete (`RequestContext.returnLentResponse`); `close` answers are always built afresh.
-    static func queue(
-        _ response: Response, for context: RequestContext, close: Bool, prepared forms: PreparedResponses
-    ) -> MHD_Result {
+    /// `Content-Length` and omits the body for HEAD. A reusable response sent a second time is built into an MHD
+    /// response once (`PreparedResponse`, kept in the response's memo) and then queued again as is, or, to carry a
+    /// request id, as one of its copies with the id in place, lent to the request until MHD reports it complete
+    /// (`RequestContext.returnLentResponse`); `close` answers are always built afresh.
+    static func queue(_ response: Response, for context: RequestContext, close: Bool) -> MHD_Result {
         let status = UInt32(clamping: response.status)
-        if !close, let identity = response.reuseIdentity,
-            let prepared = forms.table()?.form(of: response, identity: identity) {
+        if !close, let memo = response.memo, let prepared = memo.form({ PreparedResponse(response) }) {
             guard let requestID = context.requestID else {
                 return withExtendedLifetime(prepared) { MHD_queue_response(context.connection, status, prepared.pointer) }
             }

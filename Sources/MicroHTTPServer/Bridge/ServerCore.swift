@@ -20,8 +20,6 @@ final class ServerCore: Sendable {
     let openRequests = OpenRequests()
     /// Set with `configuration.requestIDs`.
     let requestIDs: RequestIDGenerator?
-    /// The prepared forms of reusable responses, per polling thread.
-    let prepared = PreparedResponses()
 
     init(responder: any HTTPResponder, configuration: MicroHTTPServerConfiguration, logger: Logger) {
         answer = { method, target, headers, body, clientAddress, requestID in

@@ -18,15 +18,15 @@ import UnifiedCache
         let first = try await h.send(.get, target)
         let second = try await h.send(.get, target)
         #expect(first.header("X-Cache") == "HIT" && first.header("Age") == "5")
-        let slot = try #require(first.reuseIdentity)
-        #expect(second.reuseIdentity == slot)
+        let slot = try #require(first.memo)
+        #expect(second.memo === slot)
         #expect(second == first)
 
         h.clock.advance(by: 1)
         let later = try await h.send(.get, target)
         #expect(later.header("Age") == "6")
         #expect(later.header("Cache-Control") == "private, max-age=294")
-        #expect(later.reuseIdentity != slot)
+        #expect(later.memo !== slot)
     }
 
     @Test func aDeletedEntryIsNotAnsweredFromMemoryWithinTheSameSecond() async throws {
@@ -61,7 +61,7 @@ import UnifiedCache
         _ = try await h.send(.get, target)
         let notModified = try await h.send(.get, target, headers: [("If-None-Match", etag)])
         #expect(notModified.status == 304 && notModified.body.isEmpty)
-        #expect(notModified.reuseIdentity == nil)
+        #expect(notModified.memo == nil)
     }
 }
 
@@ -121,7 +121,7 @@ import UnifiedCache
         }
         let coalesced = answers.filter { $0.header("X-Cache") == "COALESCED" }
         #expect(coalesced.count == 19)
-        #expect(Set(coalesced.compactMap(\.reuseIdentity)).count == 1)
+        #expect(Set(coalesced.compactMap { $0.memo.map(ObjectIdentifier.init) }).count == 1)
         let hit = try await h.send(.get, target)
         #expect(hit.header("X-Cache") == "HIT")
         #expect(hit.header("Cache-Status") == "unicache; hit")
@@ -151,7 +151,7 @@ import UnifiedCache
         let miss = answer(.miss)
         let second = answer(.coalesced)
         #expect(miss.header("X-Cache") == "MISS")
-        #expect(first.reuseIdentity != nil && first.reuseIdentity == second.reuseIdentity)
+        #expect(first.memo != nil && first.memo === second.memo)
     }
 
     @Test func refreshTargetsAreNeverShortcut() async throws {
