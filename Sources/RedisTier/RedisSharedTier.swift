@@ -69,7 +69,10 @@ public final class RedisSharedTier: SharedTier {
     let messageHead: String
     /// Seals every value written with a key ring's primary; reads both forms.
     let codec: EntryCodec
-    let waiters = FillWaiters()
+    /// Readings of the process's monotonic clock: a fill's wait, a stop's wait for the log's last changes, a
+    /// catch-up's length.
+    let elapsed: Elapsed
+    let waiters: FillWaiters
     let logger: Logger
     let hooks = NIOLockedValueBox(EventHooks())
     /// One on one Redis; a cluster's shards, each with its own log position and subscriber.
@@ -81,11 +84,17 @@ public final class RedisSharedTier: SharedTier {
     /// On a cluster, the refusals met by the shards' subscriptions (on one node, its client's failures count them).
     let subscriptionFailures = RedisConnectFailures()
 
-    public init(configuration: RedisTierConfiguration, codec: EntryCodec = EntryCodec(), logger: Logger) {
+    /// `ticker`: the process's monotonic clock, for the tier's waits and the Redis link's breakers and Sentinel watch.
+    public init(
+        configuration: RedisTierConfiguration, codec: EntryCodec = EntryCodec(), ticker: any Clock<Duration>,
+        logger: Logger
+    ) {
         self.configuration = configuration
         self.codec = codec
-        commands = RedisCommands(configuration: configuration, logger: logger)
-        membership = FleetMembership(commands: commands)
+        elapsed = Elapsed(ticker)
+        waiters = FillWaiters(clock: ticker)
+        commands = RedisCommands(configuration: configuration, clock: ticker, logger: logger)
+        membership = FleetMembership(commands: commands, elapsed: elapsed)
         keys = commands.keys
         messageHead = InvalidationMessage.head(origin: commands.instanceID)
         self.logger = logger
@@ -261,15 +270,15 @@ public final class RedisSharedTier: SharedTier {
     }
 
     public func awaitFill(_ key: String) async -> CacheEntry? {
-        let deadline = ContinuousClock.now + configuration.leaseTime
-        while ContinuousClock.now < deadline {
+        let deadline = elapsed.now() + configuration.leaseTime
+        while elapsed.now() < deadline {
             // Armed before looking: a fill announced while Redis is asked wakes the wait below at once.
             let ticket = waiters.arm(key)
             if case .over(let entry) = await lookForFill(key) {
                 waiters.disarm(ticket)
                 return entry
             }
-            await waiters.wait(ticket, atMost: min(configuration.fillPollInterval, deadline - .now))
+            await waiters.wait(ticket, atMost: min(configuration.fillPollInterval, deadline - elapsed.now()))
         }
         return nil
     }

@@ -35,7 +35,7 @@ public struct UnicacheService: Sendable {
     ) async throws -> UnicacheService {
         let codec = try Self.entryCodec(configuration.encryption, logger: logger)
         let disk = try await Self.openDiskTier(configuration.cache, codec: codec, clock: clock, logger: logger)
-        let shared = Self.sharedTier(configuration, codec: codec, logger: logger)
+        let shared = Self.sharedTier(configuration, codec: codec, ticker: ticker, logger: logger)
         let cache = UnifiedCacheManager(
             configuration: MemoryTierConfiguration(
                 maxBytes: configuration.cache.memoryLimitBytes, maxEntries: configuration.cache.memoryEntries,

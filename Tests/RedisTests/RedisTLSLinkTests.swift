@@ -47,7 +47,7 @@ struct RedisTLSLinkTests {
 
     /// The reason the node gives for its first command, which must fail.
     func refusal(_ endpoint: RedisEndpoint) async -> (reason: String?, node: RedisNodeClient) {
-        let node = RedisNodeClient(endpoint: endpoint, timeout: .seconds(5), size: 1)
+        let node = RedisNodeClient(endpoint: endpoint, timeout: .seconds(5), clock: ContinuousClock(), size: 1)
         do {
             _ = try await node.send(RedisCommand("PING"))
             Issue.record("connected although the certificate should be refused")
@@ -60,7 +60,7 @@ struct RedisTLSLinkTests {
 
     @Test func verifiedCommandsAndSubscriptionsWorkWithAClientCertificate() async throws {
         try await withTLSServer { (setup: Setup) async throws in
-            let node = RedisNodeClient(endpoint: setup.verified, timeout: .seconds(5))
+            let node = RedisNodeClient(endpoint: setup.verified, timeout: .seconds(5), clock: ContinuousClock())
             defer { node.shutdown() }
             #expect(try await node.send([RedisCommand("SET", "k", "v"), .get("k")])
                 == [.status("OK"), .string(Array("v".utf8))])

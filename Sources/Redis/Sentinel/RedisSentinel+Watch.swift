@@ -1,3 +1,4 @@
+import Clocks
 import Logging
 import NIOConcurrencyHelpers
 
@@ -33,14 +34,18 @@ extension RedisSentinel {
     /// lost or refused watch with a back-off from 100 ms doubling to 5 s, and hands `onSwitch` at most one switch per
     /// `minimumSwitchInterval` (those announced sooner are coalesced: the latest is handed on once the interval has
     /// passed). An announcement naming a host that is neither a host name nor an address is refused, logged escaped.
-    public func follow(_ onSwitch: @escaping @Sendable (RedisSentinelSwitch) -> Void) async {
-        let throttle = SwitchThrottle(interval: minimumSwitchInterval, handOn: onSwitch)
+    /// `clock` times the back-off, a watch's length and the switches' interval.
+    public func follow(
+        clock: any Clock<Duration>, _ onSwitch: @escaping @Sendable (RedisSentinelSwitch) -> Void
+    ) async {
+        let elapsed = Elapsed(clock)
+        let throttle = SwitchThrottle(interval: minimumSwitchInterval, elapsed: elapsed, handOn: onSwitch)
         defer { throttle.close() }
         var backoff = Duration.milliseconds(100)
         // Logged once per outage: the first loss, and again only after a watch that lasted.
         var logged = false
         while !Task.isCancelled {
-            let began = ContinuousClock.now
+            let began = elapsed.now()
             do {
                 let watcher = try await watch()
                 await withTaskCancellationHandler {
@@ -49,7 +54,7 @@ extension RedisSentinel {
                     watcher.closeSoon()
                 }
                 guard !Task.isCancelled else { return }
-                if began.duration(to: .now) >= .seconds(5) {
+                if elapsed.now() - began >= .seconds(5) {
                     backoff = .milliseconds(100)
                     logged = false
                 }
@@ -66,7 +71,7 @@ extension RedisSentinel {
                 }
             }
             logged = true
-            do { try await Task.sleep(for: backoff) } catch { return }
+            do { try await elapsed.sleep(for: backoff) } catch { return }
             backoff = min(backoff * 2, .seconds(5))
         }
     }

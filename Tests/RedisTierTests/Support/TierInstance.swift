@@ -43,7 +43,7 @@ final class TierInstance: Sendable {
             configuration: RedisTierConfiguration(
                 endpoint: endpoint, timeout: .seconds(1), prefix: prefix, logLength: logLength,
                 catchUpBatch: catchUpBatch, checkpointFile: checkpointFile, checkpointInterval: .seconds(3600)),
-            codec: codec, logger: Logger(label: "redis-tier-test"))
+            codec: codec, ticker: ContinuousClock(), logger: Logger(label: "redis-tier-test"))
     }
 
     var events: [SharedTierEvent] { recorded.withLockedValue { $0 } }
