@@ -69,15 +69,14 @@ extension UnicacheService {
 
     /// The disk tier, or `nil` with `--disk-limit 0`; an unusable data dir stops start-up with a one-line error.
     static func openDiskTier(
-        _ settings: CacheSettings, codec: EntryCodec, clock: any WallClock, logger: Logger
+        _ settings: CacheSettings, codec: EntryCodec, clock: any WallClock, ticker: any Clock<Duration>, logger: Logger
     ) async throws -> DiskTier? {
         guard settings.diskTierEnabled else { return nil }
         do {
             return try await DiskTier.open(
                 DiskTierConfiguration(
                     directory: settings.dataDir, limitBytes: settings.diskLimitBytes, eviction: settings.eviction),
-                codec: codec,
-                clock: clock, logger: logger)
+                codec: codec, clock: clock, ticker: ticker, logger: logger)
         } catch {
             if case .dataDirectoryUnusable(let path, let reason) = error {
                 throw ConfigurationError.dataDirectory(path, reason: reason)

@@ -34,7 +34,8 @@ public struct UnicacheService: Sendable {
         ticker: any Clock<Duration>
     ) async throws -> UnicacheService {
         let codec = try Self.entryCodec(configuration.encryption, logger: logger)
-        let disk = try await Self.openDiskTier(configuration.cache, codec: codec, clock: clock, logger: logger)
+        let disk = try await Self.openDiskTier(
+            configuration.cache, codec: codec, clock: clock, ticker: ticker, logger: logger)
         let shared = Self.sharedTier(configuration, codec: codec, ticker: ticker, logger: logger)
         let cache = UnifiedCacheManager(
             configuration: MemoryTierConfiguration(
@@ -84,7 +85,7 @@ public struct UnicacheService: Sendable {
                 cache: cache, memoryLimitBytes: configuration.cache.memoryLimitBytes, indexed: indexed, ticker: ticker,
                 logger: logger),
         ]
-        if let disk { services.append(DiskMaintenance(tier: disk, ticker: ticker)) }
+        if let disk { services.append(DiskMaintenance(tier: disk)) }
         services.append(server)
         return UnicacheService(app: app, server: server, services: services, logger: logger)
     }
@@ -136,12 +137,11 @@ struct CacheLifecycle: Service {
     }
 }
 
-/// The disk tier's periodic sweep, as a service that stops with the others.
+/// The disk tier's periodic sweep, as a service that stops with the others (paced by the tier's ticker).
 struct DiskMaintenance: Service {
     let tier: DiskTier
-    let ticker: any Clock<Duration>
 
     func run() async throws {
-        await cancelWhenGracefulShutdown { await tier.run(on: ticker) }
+        await cancelWhenGracefulShutdown { await tier.run() }
     }
 }
