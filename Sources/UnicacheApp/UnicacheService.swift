@@ -41,7 +41,8 @@ public struct UnicacheService: Sendable {
             configuration: MemoryTierConfiguration(
                 maxBytes: configuration.cache.memoryLimitBytes, maxEntries: configuration.cache.memoryEntries,
                 eviction: configuration.cache.eviction),
-            secondTier: disk, sharedTier: shared, clock: clock, userKeys: ResourceTable.userKeys, logger: logger,
+            secondTier: disk, sharedTier: shared, clock: clock, ticker: ticker, userKeys: ResourceTable.userKeys,
+            logger: logger,
             refreshInterval: configuration.cache.refreshInterval)
         let upstreams = configuration.upstreams
         let upstream = UpstreamClient(
