@@ -49,7 +49,7 @@ public struct UnicacheService: Sendable {
             timeout: upstreams.timeout,
             connectionsPerUpstream: UpstreamDomain.allCases.map { upstreams.protection(for: $0).concurrency }.max()
                 ?? UpstreamProtection.defaultConcurrency,
-            clock: clock, logger: logger)
+            clock: clock, ticker: ticker, logger: logger)
         let fetchers: [UpstreamDomain: any Fetcher]
         let access: AccessControl
         do {
