@@ -27,8 +27,9 @@ public struct UnicacheService: Sendable {
 
     /// - Parameters:
     ///   - clock: the cache's and the fetchers' wall clock.
-    ///   - ticker: the process's monotonic clock: the upstream gates' budgets, pauses and circuits, and the pace of
-    ///     the memory reclaimer and the disk tier's sweeps.
+    ///   - ticker: the process's monotonic clock, for every span and deadline the service keeps itself: the upstream
+    ///     gates' budgets, pauses and circuits, fetch latencies, the pace of the memory reclaimer and the disk tier's
+    ///     sweeps, the shared tier's waits and its Redis link's breakers and Sentinel watch.
     public static func build(
         _ configuration: UnicacheConfiguration, logger: Logger, clock: any WallClock,
         ticker: any Clock<Duration>
