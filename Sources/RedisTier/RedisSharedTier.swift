@@ -69,6 +69,8 @@ public final class RedisSharedTier: SharedTier {
     let messageHead: String
     /// Seals every value written with a key ring's primary; reads both forms.
     let codec: EntryCodec
+    /// The wall clock an entry's remaining life in Redis is counted from.
+    let clock: any WallClock
     /// Readings of the process's monotonic clock: a fill's wait, a stop's wait for the log's last changes, a
     /// catch-up's length.
     let elapsed: Elapsed
@@ -84,13 +86,15 @@ public final class RedisSharedTier: SharedTier {
     /// On a cluster, the refusals met by the shards' subscriptions (on one node, its client's failures count them).
     let subscriptionFailures = RedisConnectFailures()
 
-    /// `ticker`: the process's monotonic clock, for the tier's waits and the Redis link's breakers and Sentinel watch.
+    /// `clock`: the process's wall clock, from which a stored entry's remaining life is counted; `ticker`: its
+    /// monotonic clock, for the tier's waits and the Redis link's breakers and Sentinel watch.
     public init(
-        configuration: RedisTierConfiguration, codec: EntryCodec = EntryCodec(), ticker: any Clock<Duration>,
-        logger: Logger
+        configuration: RedisTierConfiguration, codec: EntryCodec = EntryCodec(), clock: any WallClock,
+        ticker: any Clock<Duration>, logger: Logger
     ) {
         self.configuration = configuration
         self.codec = codec
+        self.clock = clock
         elapsed = Elapsed(ticker)
         waiters = FillWaiters(clock: ticker)
         commands = RedisCommands(configuration: configuration, clock: ticker, logger: logger)
@@ -207,7 +211,7 @@ public final class RedisSharedTier: SharedTier {
     {
         let value: [UInt8]
         do { value = try codec.encode(entry) } catch { throw SharedTierUnavailable(reason: "the value could not be sealed") }
-        let life = max(1, Int((entry.staleUntil.timeIntervalSinceNow * 1000).rounded(.up)))
+        let life = max(1, Int((entry.staleUntil.timeIntervalSince(clock.now()) * 1000).rounded(.up)))
         let shard = keys.shard(of: entry.key)
         let userIndex = entry.user.map { keys.userIndex($0, shard: shard) } ?? keys.entry(entry.key)
         let arguments: [[UInt8]] =

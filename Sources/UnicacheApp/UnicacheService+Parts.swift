@@ -15,7 +15,8 @@ extension UnicacheService {
     /// A fill lease lasts the upstream timeout and a second, then a waiting instance fetches itself. With a disk
     /// tier, the position applied from the fleet's log is kept in its folder, so a restart catches up (CONTRACT §6.6).
     static func sharedTier(
-        _ configuration: UnicacheConfiguration, codec: EntryCodec, ticker: any Clock<Duration>, logger: Logger
+        _ configuration: UnicacheConfiguration, codec: EntryCodec, clock: any WallClock, ticker: any Clock<Duration>,
+        logger: Logger
     ) -> RedisSharedTier? {
         guard let endpoint = configuration.shared.redis else { return nil }
         if let warning = sentinelTrustWarning(endpoint) { logger.warning("\(warning)") }
@@ -25,7 +26,7 @@ extension UnicacheService {
                 endpoint: endpoint, timeout: configuration.shared.timeout, prefix: configuration.shared.prefix,
                 leaseTime: configuration.upstreams.timeout + .seconds(1),
                 checkpointFile: cache.diskTierEnabled ? cache.dataDir + "/" + Self.checkpointFileName : nil),
-            codec: codec, ticker: ticker, logger: logger)
+            codec: codec, clock: clock, ticker: ticker, logger: logger)
     }
 
     /// Sentinels answer unauthenticated: over plain TCP to one that is not on loopback, whoever answers at its address

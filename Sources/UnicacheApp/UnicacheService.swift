@@ -26,7 +26,7 @@ public struct UnicacheService: Sendable {
     let logger: Logger
 
     /// - Parameters:
-    ///   - clock: the cache's and the fetchers' wall clock.
+    ///   - clock: the cache's, the tiers' and the fetchers' wall clock.
     ///   - ticker: the process's monotonic clock, for every span and deadline the service keeps itself: the upstream
     ///     gates' budgets, pauses and circuits, fetch latencies, the pace of the memory reclaimer and the disk tier's
     ///     sweeps, the shared tier's waits and its Redis link's breakers and Sentinel watch.
@@ -37,7 +37,7 @@ public struct UnicacheService: Sendable {
         let codec = try Self.entryCodec(configuration.encryption, logger: logger)
         let disk = try await Self.openDiskTier(
             configuration.cache, codec: codec, clock: clock, ticker: ticker, logger: logger)
-        let shared = Self.sharedTier(configuration, codec: codec, ticker: ticker, logger: logger)
+        let shared = Self.sharedTier(configuration, codec: codec, clock: clock, ticker: ticker, logger: logger)
         let cache = UnifiedCacheManager(
             configuration: MemoryTierConfiguration(
                 maxBytes: configuration.cache.memoryLimitBytes, maxEntries: configuration.cache.memoryEntries,
