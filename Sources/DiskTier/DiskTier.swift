@@ -40,8 +40,8 @@ public actor DiskTier: SecondTier {
 
     /// Validates the data dir (creating it if missing), sweeps crash leftovers and rebuilds the index in the
     /// background; the tier answers at once (a key not yet indexed is looked up by its path). `codec` seals
-    /// every write under its key ring's primary (CONTRACT §9); the default writes plaintext. `clock` dates the entries;
-    /// `ticker`, the process's monotonic clock, paces the sweeps (`run`) and times the start-up scan.
+    /// every write under its key ring's primary (CONTRACT §9); the default writes plaintext. `clock` dates the
+    /// entries; `ticker`, the process's monotonic clock, paces the sweeps (`run`) and times the start-up scan.
     public static func open(
         _ configuration: DiskTierConfiguration,
         codec: EntryCodec = EntryCodec(),

@@ -40,9 +40,9 @@ public final class RedisNodeClient: Sendable {
     public let connectFailures = RedisConnectFailures()
 
     /// The node at `address` (default: the endpoint's; with `redis-sentinel://`, the group's primary). `timeout` bounds
-    /// the connect (TLS, AUTH and SELECT included) and each command. `clock`: the process's monotonic clock, the breaker's
-    /// time and the Sentinel watch's (its back-off and its throttle of switches). `size` connections. Connects lazily, so creating
-    /// a node client never fails and never blocks. `dedicatedEventLoop`: the connections run on a thread of their own
+    /// the connect (TLS, AUTH and SELECT included) and each command. `clock`: the process's monotonic clock, the
+    /// breaker's time and the Sentinel watch's (its back-off and its throttle of switches). `size` connections.
+    /// Connects lazily, so creating a node client never fails and never blocks. `dedicatedEventLoop`: the connections run on a thread of their own
     /// instead of `eventLoopGroup`, so that a reply is never queued behind other work of a shared loop (a busy HTTP
     /// client, TLS handshakes) past the command's deadline; that thread is scheduled as a batch thread
     /// (`preferBatchScheduling`).

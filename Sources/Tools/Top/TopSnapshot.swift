@@ -1,8 +1,8 @@
 import Foundation
 
 /// One reading of a running service for `unicache top`: its `/stats` document, its `/metrics` exposition and when
-/// they were read (a reading of the command's monotonic clock: only the span between two readings matters). Fields are looked up by their dotted `/stats` names; one the service does not have (yet) is nil,
-/// and shown as `-`.
+/// they were read (a reading of the command's monotonic clock: only the span between two readings matters). Fields
+/// are looked up by their dotted `/stats` names; one the service does not have (yet) is nil, and shown as `-`.
 public struct TopSnapshot {
     public let stats: [String: Any]
     public let metrics: MetricsText

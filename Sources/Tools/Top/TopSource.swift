@@ -23,7 +23,8 @@ public struct TopSource: Sendable {
         let stats = try HealthcheckClient(host: host, port: port, path: "/stats", timeout: timeout)
             .get(accept: "application/json")
         guard stats.status == 200,
-              let parsed = TopSnapshot(statsJSON: stats.body, metricsText: "", at: elapsed.now()), parsed.isUnicacheStats
+              let parsed = TopSnapshot(statsJSON: stats.body, metricsText: "", at: elapsed.now()),
+              parsed.isUnicacheStats
         else {
             let answer = stats.status == 200 ? "a document that is not unicache's" : "status \(stats.status)"
             throw .io("GET /stats answered \(answer): is \(url) a unicache service?")
