@@ -70,7 +70,7 @@ extension RedisSharedTier {
         }
         return RedisSubscriber(
             endpoint: commands.link.endpoint, channel: channel, timeout: max(configuration.timeout, .seconds(1)),
-            failures: commands.link.node?.connectFailures ?? subscriptionFailures, logger: logger, subscribe: subscribe
+            clock: ticker, failures: commands.link.node?.connectFailures ?? subscriptionFailures, logger: logger, subscribe: subscribe
         ) { [weak self, shard] event in
             self?.handle(event, shard: shard)
         }

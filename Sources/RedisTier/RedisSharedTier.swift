@@ -71,8 +71,9 @@ public final class RedisSharedTier: SharedTier {
     let codec: EntryCodec
     /// The wall clock an entry's remaining life in Redis is counted from.
     let clock: any WallClock
-    /// Readings of the process's monotonic clock: a fill's wait, a stop's wait for the log's last changes, a
-    /// catch-up's length.
+    /// The process's monotonic clock, given to the subscribers the tier makes (their pings and back-off).
+    let ticker: any Clock<Duration>
+    /// Readings of it: a fill's wait, a stop's wait for the log's last changes, a catch-up's length.
     let elapsed: Elapsed
     let waiters: FillWaiters
     let logger: Logger
@@ -95,6 +96,7 @@ public final class RedisSharedTier: SharedTier {
         self.configuration = configuration
         self.codec = codec
         self.clock = clock
+        self.ticker = ticker
         elapsed = Elapsed(ticker)
         waiters = FillWaiters(clock: ticker)
         commands = RedisCommands(configuration: configuration, clock: ticker, logger: logger)

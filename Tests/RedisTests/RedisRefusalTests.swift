@@ -77,7 +77,7 @@ struct RedisRefusalTests {
             let events = AsyncEventQueue<RedisSubscriber.Event>()
             let subscriber = RedisSubscriber(
                 endpoint: RedisEndpoint(host: "127.0.0.1", port: server.port, user: "app", password: "pw"),
-                channel: "unicache:events", timeout: .seconds(5), failures: failures) { events.push($0) }
+                channel: "unicache:events", timeout: .seconds(5), clock: ContinuousClock(), failures: failures) { events.push($0) }
             subscriber.start()
             defer { subscriber.stop() }
             guard case .disconnected(let reason)? = await events.next(within: .seconds(30)) else {

@@ -46,7 +46,7 @@ struct RedisSentinelWatchTests {
 
     @Test func aSentinelThatGoesSilentEndsTheWatch() async throws {
         try await withService(try await fakeSentinel()) { peer in
-            let watcher = try await sentinel(peer).watch()
+            let watcher = try await sentinel(peer).watch(clock: ContinuousClock())
             for await change in watcher.switches { Issue.record("no switch was announced: \(change)") }
             #expect(watcher.endReason == "no reply to PING within 200 ms")
         }

@@ -13,7 +13,7 @@ import Testing
     ) -> (RedisSubscriber, AsyncEventQueue<Event>) {
         let events = AsyncEventQueue<Event>()
         let subscriber = RedisSubscriber(
-            endpoint: endpoint, channel: channel, timeout: timeout, pingInterval: pingInterval
+            endpoint: endpoint, channel: channel, timeout: timeout, clock: ContinuousClock(), pingInterval: pingInterval
         ) { event in
             events.push(event)
         }
@@ -213,7 +213,7 @@ import Testing
         try await withRedisServer { (server: RedisServerProcess) async throws in
             let events = AsyncEventQueue<Event>()
             let holder = NIOLockedValueBox<RedisSubscriber?>(nil)
-            let subscriber = RedisSubscriber(endpoint: server.endpoint, channel: "c", timeout: .seconds(2)) { event in
+            let subscriber = RedisSubscriber(endpoint: server.endpoint, channel: "c", timeout: .seconds(2), clock: ContinuousClock()) { event in
                 events.push(event)
                 if event == .subscribed { holder.withLockedValue { $0 }?.stop() }
             }

@@ -68,7 +68,7 @@ struct RedisTLSLinkTests {
             #expect(setup.verified.description == "rediss://127.0.0.1:\(setup.server.port)/0")
 
             let events = AsyncEventQueue<RedisSubscriber.Event>()
-            let subscriber = RedisSubscriber(endpoint: setup.verified, channel: "c", timeout: .seconds(5)) { events.push($0) }
+            let subscriber = RedisSubscriber(endpoint: setup.verified, channel: "c", timeout: .seconds(5), clock: ContinuousClock()) { events.push($0) }
             defer { subscriber.stop() }
             subscriber.start()
             #expect(await events.next() == .subscribed)
@@ -114,7 +114,7 @@ struct RedisTLSLinkTests {
             let failures = RedisConnectFailures()
             let events = AsyncEventQueue<RedisSubscriber.Event>()
             let subscriber = RedisSubscriber(
-                endpoint: wrongCA, channel: "c", timeout: .seconds(5), failures: failures) { events.push($0) }
+                endpoint: wrongCA, channel: "c", timeout: .seconds(5), clock: ContinuousClock(), failures: failures) { events.push($0) }
             defer { subscriber.stop() }
             subscriber.start()
             let event = await events.next()

@@ -7,9 +7,13 @@ extension RedisSentinel {
     /// subscription: `+promoted-slave` (the replica answers as the primary; from this moment the Sentinels name it)
     /// and `+switch-master` (the failover's end, once the other replicas are told; the same switch again, or the
     /// only one heard when the promotion was missed). The connection is PINGed every `watchPingInterval`; a PING
-    /// unanswered for twice that (a Sentinel gone silent) ends it. The stream finishes when the connection ends:
-    /// watch again (`follow` does).
-    public func watch() async throws(RedisError) -> RedisSentinelWatcher {
+    /// unanswered for twice that (a Sentinel gone silent) ends it; `clock` paces the PINGs. The stream finishes when
+    /// the connection ends: watch again (`follow` does).
+    public func watch(clock: any Clock<Duration>) async throws(RedisError) -> RedisSentinelWatcher {
+        try await watch(on: Elapsed(clock))
+    }
+
+    private func watch(on elapsed: Elapsed) async throws(RedisError) -> RedisSentinelWatcher {
         var lastError = RedisError.connectFailed("no Sentinel configured")
         for sentinel in order {
             do throws(RedisError) {
@@ -22,7 +26,7 @@ extension RedisSentinel {
                     await subscription.close()
                     throw error
                 }
-                return RedisSentinelWatcher(sentinel: sentinel, subscription: subscription, group: self)
+                return RedisSentinelWatcher(sentinel: sentinel, subscription: subscription, group: self, elapsed: elapsed)
             } catch {
                 lastError = error
             }
@@ -47,7 +51,7 @@ extension RedisSentinel {
         while !Task.isCancelled {
             let began = elapsed.now()
             do {
-                let watcher = try await watch()
+                let watcher = try await watch(on: elapsed)
                 await withTaskCancellationHandler {
                     for await change in watcher.switches { throttle.offer(change) }
                 } onCancel: {
