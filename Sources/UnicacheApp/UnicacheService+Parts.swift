@@ -88,8 +88,9 @@ extension UnicacheService {
 
     /// Each domain's fetcher: its upstream, the demo (`--demo`), or none (its routes answer 503, CONTRACT §11.1).
     static func makeFetchers(
-        _ settings: UpstreamSettings, client: UpstreamClient, clock: any WallClock
+        _ settings: UpstreamSettings, client: UpstreamClient, clock: any WallClock, ticker: any Clock<Duration>
     ) throws -> [UpstreamDomain: any Fetcher] {
+        let elapsed = Elapsed(ticker)
         var fetchers: [UpstreamDomain: any Fetcher] = [:]
         for domain in UpstreamDomain.allCases {
             switch settings.source(for: domain) {
@@ -101,7 +102,8 @@ extension UnicacheService {
                     throw ConfigurationError(message: "--upstream \(domain.rawValue)=URL: \"\(url)\" is not an http(s) URL")
                 }
             case .demo:
-                fetchers[domain] = DemoFetcher(latency: settings.demoLatency, clock: clock)
+                fetchers[domain] = DemoFetcher(
+                    latency: settings.demoLatency, clock: clock, sleeper: { try await elapsed.sleep(for: $0) })
             case .none:
                 break
             }

@@ -54,7 +54,7 @@ public struct UnicacheService: Sendable {
         let fetchers: [UpstreamDomain: any Fetcher]
         let access: AccessControl
         do {
-            fetchers = try Self.makeFetchers(upstreams, client: upstream, clock: clock)
+            fetchers = try Self.makeFetchers(upstreams, client: upstream, clock: clock, ticker: ticker)
             // Who may read what (CONTRACT §8): a JWKS that cannot be read stops start-up here, before listening.
             access = try await AccessStartup.accessControl(
                 configuration.access, adminToken: configuration.admin.token, client: upstream.httpClient,
