@@ -49,7 +49,7 @@ let package = Package(
         .target(
             name: "Redis",
             dependencies: [
-                "Breaker", .product(name: "Logging", package: "swift-log"),
+                "Breaker", "Clocks", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

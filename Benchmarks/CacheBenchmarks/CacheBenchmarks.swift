@@ -20,7 +20,8 @@ private struct InstantFetcher: Fetcher {
 private func makeCache(entries: Int = 100_000) -> UnifiedCacheManager {
     UnifiedCacheManager(
         configuration: MemoryTierConfiguration(maxBytes: 256 << 20, maxEntries: entries), secondTier: nil,
-        clock: SystemWallClock(), logger: Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() }))
+        clock: SystemWallClock(), ticker: ContinuousClock(),
+        logger: Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() }))
 }
 
 private func request(_ key: String) -> FetchRequest {

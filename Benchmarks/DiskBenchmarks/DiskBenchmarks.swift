@@ -31,7 +31,9 @@ let benchmarks: @Sendable () -> Void = {
         closure: { benchmark in
             let directory = await DiskFixture.shared.restartDirectory()
             benchmark.startMeasurement()
-            let tier = try? await DiskTier.open(DiskTierConfiguration(directory: directory, limitBytes: 1 << 30), clock: SystemWallClock())
+            let tier = try? await DiskTier.open(
+                DiskTierConfiguration(directory: directory, limitBytes: 1 << 30), clock: SystemWallClock(),
+                ticker: ContinuousClock())
             await tier?.waitUntilIndexed()
             benchmark.stopMeasurement()
             blackHole(tier?.statistics().entries)
@@ -57,7 +59,8 @@ actor DiskFixture {
         // benchmark cannot run at all.
         let codec = sealed ? EntryCodec(keyRing: try! KeyRing(keys: [("bench", Array(repeating: 9, count: 32))]), acceptPlaintext: false) : EntryCodec()
         let tier = try! await DiskTier.open(
-            DiskTierConfiguration(directory: newFolder(), limitBytes: 1 << 30), codec: codec, clock: SystemWallClock())
+            DiskTierConfiguration(directory: newFolder(), limitBytes: 1 << 30), codec: codec, clock: SystemWallClock(),
+            ticker: ContinuousClock())
         for i in 0..<Self.hitKeys { await tier.store(entry(Self.hitKey(i), bytes: 1024)) }
         hit[sealed] = tier
         return tier
@@ -67,7 +70,8 @@ actor DiskFixture {
         if let restart { return restart }
         let folder = newFolder()
         // Force unwrap as precondition: as above.
-        let tier = try! await DiskTier.open(DiskTierConfiguration(directory: folder, limitBytes: 1 << 30), clock: SystemWallClock())
+        let tier = try! await DiskTier.open(
+            DiskTierConfiguration(directory: folder, limitBytes: 1 << 30), clock: SystemWallClock(), ticker: ContinuousClock())
         for i in 0..<Self.restartEntries { await tier.store(entry("activities:user\(i):run:30", bytes: 512)) }
         restart = folder
         return folder

@@ -32,7 +32,7 @@ public struct DemoFetcher: Fetcher {
     public init(
         latency: Duration = .milliseconds(200),
         clock: any WallClock,
-        sleeper: @escaping DemoSleeper = { try await Task.sleep(for: $0) }
+        sleeper: @escaping DemoSleeper
     ) {
         self.latency = latency
         self.clock = clock

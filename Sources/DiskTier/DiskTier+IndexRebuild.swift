@@ -14,7 +14,7 @@ extension DiskTier {
     }
 
     private func rebuildIndex() async {
-        let started = ContinuousClock.now
+        let started = elapsed.now()
         let scanner = IndexScanner(fileSystem: fileSystem, layout: layout, ownTemporaryPrefix: temporaryPrefix)
         // The walk blocks on file I/O for a while: a queue of its own, neither the pool nor this actor's.
         let result = await Blocking.run(label: "unicache.disk-index-scan") { scanner.scan() }
@@ -24,14 +24,14 @@ extension DiskTier {
         makeRoom(keeping: nil)
         publishSize()
         for error in result.readErrors { counters.readFailed(error.description) }
-        let elapsed = ContinuousClock.now - started
+        let duration = elapsed.now() - started
         logger.info(
             "disk tier index rebuilt",
             metadata: [
                 "entries": "\(index.count)", "bytes": "\(index.totalBytes)", "corrupt": "\(corrupt)",
                 "undecryptable": "\(undecryptable)",
                 "temporaryFilesSwept": "\(result.temporaryFilesSwept)", "readErrors": "\(result.readErrors.count)",
-                "duration": "\(elapsed)",
+                "duration": "\(duration)",
             ])
     }
 

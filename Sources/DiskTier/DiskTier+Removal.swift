@@ -37,9 +37,9 @@ extension DiskTier {
     }
 
     /// Periodically sweeps expired entries and checks the data dir is writable (so `health()` tracks the
-    /// disk while no store happens), until the calling task is cancelled; `ticker` paces it.
-    public func run(every interval: Duration = .seconds(60), on ticker: any Clock<Duration>) async {
-        await Elapsed(ticker).repeating(every: interval) {
+    /// disk while no store happens), until the calling task is cancelled; the tier's ticker paces it.
+    public func run(every interval: Duration = .seconds(60)) async {
+        await elapsed.repeating(every: interval) {
             await sweepExpired(now: clock.now())
             probeWritable()
             return true

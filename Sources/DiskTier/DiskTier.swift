@@ -15,6 +15,8 @@ public actor DiskTier: SecondTier {
     let fileSystem: any DiskFileSystem
     let layout: DiskLayout
     let clock: any WallClock
+    /// Readings of the process's monotonic clock: the pace of the sweeps, the start-up scan's length.
+    let elapsed: Elapsed
     let logger: Logger
     /// Seals what the tier writes when there is a key ring; reads both forms.
     let codec: EntryCodec
@@ -38,23 +40,26 @@ public actor DiskTier: SecondTier {
 
     /// Validates the data dir (creating it if missing), sweeps crash leftovers and rebuilds the index in the
     /// background; the tier answers at once (a key not yet indexed is looked up by its path). `codec` seals
-    /// every write under its key ring's primary (CONTRACT §9); the default writes plaintext.
+    /// every write under its key ring's primary (CONTRACT §9); the default writes plaintext. `clock` dates the
+    /// entries; `ticker`, the process's monotonic clock, paces the sweeps (`run`) and times the start-up scan.
     public static func open(
         _ configuration: DiskTierConfiguration,
         codec: EntryCodec = EntryCodec(),
         fileSystem: any DiskFileSystem = POSIXFileSystem(),
         clock: any WallClock,
+        ticker: any Clock<Duration>,
         logger: Logger = Logger(label: "unicache.disk-tier")
     ) async throws(DiskTierError) -> DiskTier {
         let tier = try DiskTier(
-            configuration: configuration, codec: codec, fileSystem: fileSystem, clock: clock, logger: logger)
+            configuration: configuration, codec: codec, fileSystem: fileSystem, clock: clock, ticker: ticker,
+            logger: logger)
         await tier.startIndexRebuild()
         return tier
     }
 
     private init(
         configuration: DiskTierConfiguration, codec: EntryCodec, fileSystem: any DiskFileSystem, clock: any WallClock,
-        logger: Logger
+        ticker: any Clock<Duration>, logger: Logger
     ) throws(DiskTierError) {
         guard configuration.limitBytes > 0 else { throw .invalidLimit(configuration.limitBytes) }
         var configuration = configuration
@@ -65,6 +70,7 @@ public actor DiskTier: SecondTier {
         self.fileSystem = fileSystem
         self.layout = DiskLayout(root: configuration.directory)
         self.clock = clock
+        elapsed = Elapsed(ticker)
         self.logger = logger
         self.codec = codec
         self.counters = DiskTierCounters(limitBytes: configuration.limitBytes)

@@ -32,10 +32,6 @@ final class FillWaiters: Sendable {
         sleep = { try await clock.sleep(for: $0) }
     }
 
-    convenience init() {
-        self.init(clock: ContinuousClock())
-    }
-
     /// A ticket that every wake of `key` (or of all) from now on wakes: take it before looking, then `wait`.
     func arm(_ key: String) -> Ticket {
         state.withLockedValue { state in

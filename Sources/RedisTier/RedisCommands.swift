@@ -13,8 +13,8 @@ public final class RedisCommands: Sendable {
     let counters = SharedTierCounters()
     let logger: Logger
 
-    init(configuration: RedisTierConfiguration, logger: Logger) {
-        link = RedisLink(configuration: configuration, logger: logger)
+    init(configuration: RedisTierConfiguration, clock: any Clock<Duration>, logger: Logger) {
+        link = RedisLink(configuration: configuration, clock: clock, logger: logger)
         keys = RedisKeys(prefix: configuration.prefix, shards: link.isCluster ? configuration.clusterShards : 1)
         instanceID = Self.randomToken()
         self.logger = logger

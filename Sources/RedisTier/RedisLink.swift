@@ -7,17 +7,17 @@ enum RedisLink: Sendable {
     case node(RedisNodeClient)
     case cluster(RedisClusterClient)
 
-    init(configuration: RedisTierConfiguration, logger: Logger) {
+    init(configuration: RedisTierConfiguration, clock: any Clock<Duration>, logger: Logger) {
         if case .cluster = configuration.endpoint.target {
             self = .cluster(
                 RedisClusterClient(
-                    endpoint: configuration.endpoint, timeout: configuration.timeout,
+                    endpoint: configuration.endpoint, timeout: configuration.timeout, clock: clock,
                     connectionsPerNode: configuration.connections, logger: logger))
         } else {
             self = .node(
                 RedisNodeClient(
-                    endpoint: configuration.endpoint, timeout: configuration.timeout, size: configuration.connections,
-                    dedicatedEventLoop: true, logger: logger))
+                    endpoint: configuration.endpoint, timeout: configuration.timeout, clock: clock,
+                    size: configuration.connections, dedicatedEventLoop: true, logger: logger))
         }
     }
 

@@ -52,11 +52,11 @@ extension RedisSharedTier {
         guard let reply = try? await commands.run("log", .xrevrange(log, count: 1), key: log),
             let end = Self.logEntries(reply)?.first?.position
         else { return }
-        let deadline = ContinuousClock.now + configuration.timeout
+        let deadline = elapsed.now() + configuration.timeout
         while true {
             let ticket = waiters.arm(Self.appliedWaiters)
             let reached = shard.state.withLockedValue { ($0.applied?.position).map { $0 >= end } ?? false }
-            let left = deadline - ContinuousClock.now
+            let left = deadline - elapsed.now()
             guard !reached, shard.inStep, left > .zero else {
                 waiters.disarm(ticket)
                 if !reached { logger.debug("shared tier: stopping before the log's last change arrived", metadata: ["log": "\(log)"]) }

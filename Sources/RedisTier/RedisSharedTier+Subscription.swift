@@ -26,7 +26,10 @@ extension RedisSharedTier {
             if checkpointFile != nil {
                 let interval = configuration.checkpointInterval
                 group.addTask {
-                    while (try? await Task.sleep(for: interval)) != nil { await self.saveCheckpoint() }
+                    await self.elapsed.repeating(every: interval) {
+                        await self.saveCheckpoint()
+                        return true
+                    }
                 }
             }
         }
@@ -67,7 +70,7 @@ extension RedisSharedTier {
         }
         return RedisSubscriber(
             endpoint: commands.link.endpoint, channel: channel, timeout: max(configuration.timeout, .seconds(1)),
-            failures: commands.link.node?.connectFailures ?? subscriptionFailures, logger: logger, subscribe: subscribe
+            clock: ticker, failures: commands.link.node?.connectFailures ?? subscriptionFailures, logger: logger, subscribe: subscribe
         ) { [weak self, shard] event in
             self?.handle(event, shard: shard)
         }
@@ -148,7 +151,7 @@ extension RedisSharedTier {
                 await waiters.wait(for: "#position", atMost: .milliseconds(100))
                 continue
             }
-            let started = ContinuousClock.now
+            let started = elapsed.now()
             let from = sync.withLockedValue { $0.applied }
             var outcome = CatchUp.gap(reached: from)
             if let from, from.epoch == fleet.epoch {
@@ -174,7 +177,7 @@ extension RedisSharedTier {
                     "shared tier: subscribed; caught up from the fleet's log",
                     metadata: [
                         "replayed": "\(replayed)", "position": "\(end.position)",
-                        "duration": "\(ContinuousClock.now - started)",
+                        "duration": "\(elapsed.now() - started)",
                     ])
             case .gap(let reached):
                 guard

@@ -69,7 +69,13 @@ public final class RedisSharedTier: SharedTier {
     let messageHead: String
     /// Seals every value written with a key ring's primary; reads both forms.
     let codec: EntryCodec
-    let waiters = FillWaiters()
+    /// The wall clock an entry's remaining life in Redis is counted from.
+    let clock: any WallClock
+    /// The process's monotonic clock, given to the subscribers the tier makes (their pings and back-off).
+    let ticker: any Clock<Duration>
+    /// Readings of it: a fill's wait, a stop's wait for the log's last changes, a catch-up's length.
+    let elapsed: Elapsed
+    let waiters: FillWaiters
     let logger: Logger
     let hooks = NIOLockedValueBox(EventHooks())
     /// One on one Redis; a cluster's shards, each with its own log position and subscriber.
@@ -81,11 +87,20 @@ public final class RedisSharedTier: SharedTier {
     /// On a cluster, the refusals met by the shards' subscriptions (on one node, its client's failures count them).
     let subscriptionFailures = RedisConnectFailures()
 
-    public init(configuration: RedisTierConfiguration, codec: EntryCodec = EntryCodec(), logger: Logger) {
+    /// `clock`: the process's wall clock, from which a stored entry's remaining life is counted; `ticker`: its
+    /// monotonic clock, for the tier's waits and the Redis link's breakers and Sentinel watch.
+    public init(
+        configuration: RedisTierConfiguration, codec: EntryCodec = EntryCodec(), clock: any WallClock,
+        ticker: any Clock<Duration>, logger: Logger
+    ) {
         self.configuration = configuration
         self.codec = codec
-        commands = RedisCommands(configuration: configuration, logger: logger)
-        membership = FleetMembership(commands: commands)
+        self.clock = clock
+        self.ticker = ticker
+        elapsed = Elapsed(ticker)
+        waiters = FillWaiters(clock: ticker)
+        commands = RedisCommands(configuration: configuration, clock: ticker, logger: logger)
+        membership = FleetMembership(commands: commands, elapsed: elapsed)
         keys = commands.keys
         messageHead = InvalidationMessage.head(origin: commands.instanceID)
         self.logger = logger
@@ -198,7 +213,7 @@ public final class RedisSharedTier: SharedTier {
     {
         let value: [UInt8]
         do { value = try codec.encode(entry) } catch { throw SharedTierUnavailable(reason: "the value could not be sealed") }
-        let life = max(1, Int((entry.staleUntil.timeIntervalSinceNow * 1000).rounded(.up)))
+        let life = max(1, Int((entry.staleUntil.timeIntervalSince(clock.now()) * 1000).rounded(.up)))
         let shard = keys.shard(of: entry.key)
         let userIndex = entry.user.map { keys.userIndex($0, shard: shard) } ?? keys.entry(entry.key)
         let arguments: [[UInt8]] =
@@ -261,15 +276,15 @@ public final class RedisSharedTier: SharedTier {
     }
 
     public func awaitFill(_ key: String) async -> CacheEntry? {
-        let deadline = ContinuousClock.now + configuration.leaseTime
-        while ContinuousClock.now < deadline {
+        let deadline = elapsed.now() + configuration.leaseTime
+        while elapsed.now() < deadline {
             // Armed before looking: a fill announced while Redis is asked wakes the wait below at once.
             let ticket = waiters.arm(key)
             if case .over(let entry) = await lookForFill(key) {
                 waiters.disarm(ticket)
                 return entry
             }
-            await waiters.wait(ticket, atMost: min(configuration.fillPollInterval, deadline - .now))
+            await waiters.wait(ticket, atMost: min(configuration.fillPollInterval, deadline - elapsed.now()))
         }
         return nil
     }

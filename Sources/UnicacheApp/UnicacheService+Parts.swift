@@ -15,7 +15,8 @@ extension UnicacheService {
     /// A fill lease lasts the upstream timeout and a second, then a waiting instance fetches itself. With a disk
     /// tier, the position applied from the fleet's log is kept in its folder, so a restart catches up (CONTRACT §6.6).
     static func sharedTier(
-        _ configuration: UnicacheConfiguration, codec: EntryCodec, logger: Logger
+        _ configuration: UnicacheConfiguration, codec: EntryCodec, clock: any WallClock, ticker: any Clock<Duration>,
+        logger: Logger
     ) -> RedisSharedTier? {
         guard let endpoint = configuration.shared.redis else { return nil }
         if let warning = sentinelTrustWarning(endpoint) { logger.warning("\(warning)") }
@@ -25,7 +26,7 @@ extension UnicacheService {
                 endpoint: endpoint, timeout: configuration.shared.timeout, prefix: configuration.shared.prefix,
                 leaseTime: configuration.upstreams.timeout + .seconds(1),
                 checkpointFile: cache.diskTierEnabled ? cache.dataDir + "/" + Self.checkpointFileName : nil),
-            codec: codec, logger: logger)
+            codec: codec, clock: clock, ticker: ticker, logger: logger)
     }
 
     /// Sentinels answer unauthenticated: over plain TCP to one that is not on loopback, whoever answers at its address
@@ -69,15 +70,14 @@ extension UnicacheService {
 
     /// The disk tier, or `nil` with `--disk-limit 0`; an unusable data dir stops start-up with a one-line error.
     static func openDiskTier(
-        _ settings: CacheSettings, codec: EntryCodec, clock: any WallClock, logger: Logger
+        _ settings: CacheSettings, codec: EntryCodec, clock: any WallClock, ticker: any Clock<Duration>, logger: Logger
     ) async throws -> DiskTier? {
         guard settings.diskTierEnabled else { return nil }
         do {
             return try await DiskTier.open(
                 DiskTierConfiguration(
                     directory: settings.dataDir, limitBytes: settings.diskLimitBytes, eviction: settings.eviction),
-                codec: codec,
-                clock: clock, logger: logger)
+                codec: codec, clock: clock, ticker: ticker, logger: logger)
         } catch {
             if case .dataDirectoryUnusable(let path, let reason) = error {
                 throw ConfigurationError.dataDirectory(path, reason: reason)
@@ -88,8 +88,9 @@ extension UnicacheService {
 
     /// Each domain's fetcher: its upstream, the demo (`--demo`), or none (its routes answer 503, CONTRACT §11.1).
     static func makeFetchers(
-        _ settings: UpstreamSettings, client: UpstreamClient, clock: any WallClock
+        _ settings: UpstreamSettings, client: UpstreamClient, clock: any WallClock, ticker: any Clock<Duration>
     ) throws -> [UpstreamDomain: any Fetcher] {
+        let elapsed = Elapsed(ticker)
         var fetchers: [UpstreamDomain: any Fetcher] = [:]
         for domain in UpstreamDomain.allCases {
             switch settings.source(for: domain) {
@@ -101,7 +102,8 @@ extension UnicacheService {
                     throw ConfigurationError(message: "--upstream \(domain.rawValue)=URL: \"\(url)\" is not an http(s) URL")
                 }
             case .demo:
-                fetchers[domain] = DemoFetcher(latency: settings.demoLatency, clock: clock)
+                fetchers[domain] = DemoFetcher(
+                    latency: settings.demoLatency, clock: clock, sleeper: { try await elapsed.sleep(for: $0) })
             case .none:
                 break
             }

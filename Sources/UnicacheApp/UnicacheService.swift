@@ -26,32 +26,35 @@ public struct UnicacheService: Sendable {
     let logger: Logger
 
     /// - Parameters:
-    ///   - clock: the cache's and the fetchers' wall clock.
-    ///   - ticker: the process's monotonic clock: the upstream gates' budgets, pauses and circuits, and the pace of
-    ///     the memory reclaimer and the disk tier's sweeps.
+    ///   - clock: the cache's, the tiers' and the fetchers' wall clock.
+    ///   - ticker: the process's monotonic clock, for every span and deadline the service keeps itself: the upstream
+    ///     gates' budgets, pauses and circuits, fetch latencies, the pace of the memory reclaimer and the disk tier's
+    ///     sweeps, the shared tier's waits and its Redis link's breakers and Sentinel watch.
     public static func build(
         _ configuration: UnicacheConfiguration, logger: Logger, clock: any WallClock,
         ticker: any Clock<Duration>
     ) async throws -> UnicacheService {
         let codec = try Self.entryCodec(configuration.encryption, logger: logger)
-        let disk = try await Self.openDiskTier(configuration.cache, codec: codec, clock: clock, logger: logger)
-        let shared = Self.sharedTier(configuration, codec: codec, logger: logger)
+        let disk = try await Self.openDiskTier(
+            configuration.cache, codec: codec, clock: clock, ticker: ticker, logger: logger)
+        let shared = Self.sharedTier(configuration, codec: codec, clock: clock, ticker: ticker, logger: logger)
         let cache = UnifiedCacheManager(
             configuration: MemoryTierConfiguration(
                 maxBytes: configuration.cache.memoryLimitBytes, maxEntries: configuration.cache.memoryEntries,
                 eviction: configuration.cache.eviction),
-            secondTier: disk, sharedTier: shared, clock: clock, userKeys: ResourceTable.userKeys, logger: logger,
+            secondTier: disk, sharedTier: shared, clock: clock, ticker: ticker, userKeys: ResourceTable.userKeys,
+            logger: logger,
             refreshInterval: configuration.cache.refreshInterval)
         let upstreams = configuration.upstreams
         let upstream = UpstreamClient(
             timeout: upstreams.timeout,
             connectionsPerUpstream: UpstreamDomain.allCases.map { upstreams.protection(for: $0).concurrency }.max()
                 ?? UpstreamProtection.defaultConcurrency,
-            clock: clock, logger: logger)
+            clock: clock, ticker: ticker, logger: logger)
         let fetchers: [UpstreamDomain: any Fetcher]
         let access: AccessControl
         do {
-            fetchers = try Self.makeFetchers(upstreams, client: upstream, clock: clock)
+            fetchers = try Self.makeFetchers(upstreams, client: upstream, clock: clock, ticker: ticker)
             // Who may read what (CONTRACT §8): a JWKS that cannot be read stops start-up here, before listening.
             access = try await AccessStartup.accessControl(
                 configuration.access, adminToken: configuration.admin.token, client: upstream.httpClient,
@@ -84,7 +87,7 @@ public struct UnicacheService: Sendable {
                 cache: cache, memoryLimitBytes: configuration.cache.memoryLimitBytes, indexed: indexed, ticker: ticker,
                 logger: logger),
         ]
-        if let disk { services.append(DiskMaintenance(tier: disk, ticker: ticker)) }
+        if let disk { services.append(DiskMaintenance(tier: disk)) }
         services.append(server)
         return UnicacheService(app: app, server: server, services: services, logger: logger)
     }
@@ -136,12 +139,11 @@ struct CacheLifecycle: Service {
     }
 }
 
-/// The disk tier's periodic sweep, as a service that stops with the others.
+/// The disk tier's periodic sweep, as a service that stops with the others (paced by the tier's ticker).
 struct DiskMaintenance: Service {
     let tier: DiskTier
-    let ticker: any Clock<Duration>
 
     func run() async throws {
-        await cancelWhenGracefulShutdown { await tier.run(on: ticker) }
+        await cancelWhenGracefulShutdown { await tier.run() }
     }
 }

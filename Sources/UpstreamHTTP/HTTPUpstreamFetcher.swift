@@ -57,7 +57,7 @@ public struct HTTPUpstreamFetcher: Fetcher {
             traceparent: request.traceparent, tracestate: request.tracestate, requestID: request.requestID)
         outgoing.headers.add(name: TraceParent.headerName, value: trace.traceparent)
         if let state = trace.tracestate { outgoing.headers.add(name: TraceParent.stateHeaderName, value: state) }
-        let start = ContinuousClock.now
+        let start = client.elapsed.now()
         do {
             let response = try await client.httpClient.execute(
                 outgoing, timeout: .nanoseconds(client.timeout.wholeNanosecondsSaturating)
@@ -65,7 +65,7 @@ public struct HTTPUpstreamFetcher: Fetcher {
             let result = try await outcome(of: response)
             client.logger.debug("upstream answered", metadata: Self.metadata(request, trace.traceparent, [
                 "status": "\(response.status.code)",
-                "ms": "\((ContinuousClock.now - start).wholeNanosecondsSaturating / 1_000_000)",
+                "ms": "\((client.elapsed.now() - start).wholeNanosecondsSaturating / 1_000_000)",
             ]))
             return result
         } catch {

@@ -17,6 +17,8 @@ public final class UpstreamClient: Sendable {
     public let maxBodyBytes: Int
     package let httpClient: HTTPClient
     let clock: any WallClock
+    /// Readings of the process's monotonic clock: a fetch's time in its log line.
+    let elapsed: Elapsed
     let logger: Logger
 
     /// - Parameters:
@@ -25,16 +27,20 @@ public final class UpstreamClient: Sendable {
     ///   - connectionsPerUpstream: connections the pool opens to one upstream at once: the largest
     ///     `--upstream-concurrency`, so that the gate, not the pool, decides how many requests are in flight.
     ///   - clock: turns a `Retry-After` HTTP-date into seconds.
+    ///   - ticker: the process's monotonic clock, timing each fetch (the request's own time-out is the HTTP client's,
+    ///     on NIO's clock).
     public init(
         timeout: Duration = .seconds(5),
         maxBodyBytes: Int = 8 << 20,
         connectionsPerUpstream: Int = UpstreamProtection.defaultConcurrency,
         clock: any WallClock,
+        ticker: any Clock<Duration>,
         logger: Logger
     ) {
         self.timeout = timeout
         self.maxBodyBytes = maxBodyBytes
         self.clock = clock
+        elapsed = Elapsed(ticker)
         self.logger = logger
         let nanoseconds = timeout.wholeNanosecondsSaturating
         var configuration = HTTPClient.Configuration(

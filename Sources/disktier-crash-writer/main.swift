@@ -16,7 +16,7 @@ guard CommandLine.arguments.count == 3, let firstVersion = Int(CommandLine.argum
 var logger = Logger(label: "disktier-crash-writer")
 logger.logLevel = .error
 let configuration = DiskTierConfiguration(directory: CommandLine.arguments[1], limitBytes: 1 << 30)
-let tier = try await DiskTier.open(configuration, clock: SystemWallClock(), logger: logger)
+let tier = try await DiskTier.open(configuration, clock: SystemWallClock(), ticker: ContinuousClock(), logger: logger)
 let now = Date()
 let bodies = (0..<16).map(CrashWriterBody.make)
 var version = firstVersion

@@ -26,11 +26,13 @@ struct TopCommand: ParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         let source = try TopOptions.source(url: url ?? environment["UNICACHE_TOP_URL"] ?? "http://127.0.0.1:8080")
         let every = try TopOptions.interval(interval)
+        // The command's one monotonic clock: when each reading was taken, and the pace of the frames.
+        let elapsed = Elapsed(ContinuousClock())
         // The first reading decides: a URL that does not answer a unicache /stats ends top at once, saying so.
-        let first = try reading(source)
+        let first = try reading(source, on: elapsed)
         if once {
             Blocking.sleep(for: every)
-            let second = try reading(source)
+            let second = try reading(source, on: elapsed)
             write(frame: TopView(url: source.url, previous: first, current: second).lines(), terminal: false)
             return
         }
@@ -38,10 +40,10 @@ struct TopCommand: ParsableCommand {
         var previous: TopSnapshot?
         var next: TopSnapshot? = first
         while true {
-            let started = ContinuousClock.now
+            let started = elapsed.now()
             var lines: [String]
             do {
-                let current = try next ?? source.snapshot()
+                let current = try next ?? source.snapshot(on: elapsed)
                 next = nil
                 lines = TopView(url: source.url, previous: previous, current: current).lines()
                 previous = current
@@ -50,14 +52,14 @@ struct TopCommand: ParsableCommand {
                 lines = TopView.fit(["unicache top  \(source.url)", "", "cannot read the service: \(error) (retrying)"])
             }
             write(frame: lines, terminal: terminal)
-            Blocking.sleep(for: every - (ContinuousClock.now - started))
+            Blocking.sleep(for: every - (elapsed.now() - started))
         }
     }
 
     /// A reading, or exit 1 with one line saying why (the service is not there, or is not unicache).
-    private func reading(_ source: TopSource) throws -> TopSnapshot {
+    private func reading(_ source: TopSource, on elapsed: Elapsed) throws -> TopSnapshot {
         do {
-            return try source.snapshot()
+            return try source.snapshot(on: elapsed)
         } catch {
             StandardError.writeLine("unicache top: \(source.url): \(error)")
             throw ExitCode.failure

@@ -58,9 +58,9 @@ import UnifiedCache
     @Test func syncedWritesStoreAndReloadTheSame() async throws {
         try await withTemporaryFolder { dir in
             let configuration = DiskTierConfiguration(directory: dir, limitBytes: 1 << 20, syncWrites: true)
-            let tier = try await DiskTier.open(configuration, clock: ManualWallClock(epoch), logger: testLogger)
+            let tier = try await DiskTier.open(configuration, clock: ManualWallClock(epoch), ticker: ManualClock(), logger: testLogger)
             #expect(await tier.store(makeEntry("synced")))
-            let restarted = try await DiskTier.open(configuration, clock: ManualWallClock(epoch), logger: testLogger)
+            let restarted = try await DiskTier.open(configuration, clock: ManualWallClock(epoch), ticker: ManualClock(), logger: testLogger)
             #expect(await restarted.load("synced") == makeEntry("synced"))
         }
     }

@@ -65,7 +65,7 @@ public final class SentinelGroup: StoppableService {
     /// can a failover happen (polled, bounded).
     public func waitUntilReadyForFailover(within bound: Duration = .seconds(60)) async throws -> Bool {
         func ask(_ server: RedisServerProcess, _ commands: [RedisCommand]) async -> [RedisReply]? {
-            let node = RedisNodeClient(endpoint: RedisEndpoint(host: "127.0.0.1", port: server.port), timeout: .seconds(5), size: 1)
+            let node = RedisNodeClient(endpoint: RedisEndpoint(host: "127.0.0.1", port: server.port), timeout: .seconds(5), clock: ContinuousClock(), size: 1)
             defer { node.shutdown() }
             return try? await node.send(commands)
         }
@@ -88,7 +88,7 @@ public final class SentinelGroup: StoppableService {
     /// asynchronously, so a write acknowledged just before a failover may be lost on the promoted replica.
     public func replicated(within bound: Duration = .seconds(5)) async -> Bool {
         let node = RedisNodeClient(
-            endpoint: RedisEndpoint(host: "127.0.0.1", port: primary.port), timeout: bound + .seconds(1), size: 1)
+            endpoint: RedisEndpoint(host: "127.0.0.1", port: primary.port), timeout: bound + .seconds(1), clock: ContinuousClock(), size: 1)
         defer { node.shutdown() }
         let milliseconds = bound.components.seconds * 1000 + bound.components.attoseconds / 1_000_000_000_000_000
         guard case .integer(let replicas)? = try? await node.send(RedisCommand("WAIT", "1", "\(milliseconds)")) else { return false }

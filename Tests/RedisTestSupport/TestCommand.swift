@@ -5,7 +5,7 @@ import Redis
 public func redisCommand(
     _ redis: RedisServerProcess, _ command: RedisCommand, timeout: Duration = .seconds(30)
 ) async throws -> RedisReply {
-    let node = RedisNodeClient(endpoint: redis.endpoint, timeout: timeout, size: 1)
+    let node = RedisNodeClient(endpoint: redis.endpoint, timeout: timeout, clock: ContinuousClock(), size: 1)
     defer { node.shutdown() }
     return try await node.send(command)
 }

@@ -14,7 +14,7 @@ struct RedisClusterTests {
             defer { refusing.release() }
             let seeds = try RedisEndpoint(
                 url: "redis://127.0.0.1:\(refusing.port)?addr=127.0.0.1:\(cluster.nodes[4].port)", cluster: true)
-            let client = RedisClusterClient(endpoint: seeds, timeout: .seconds(5))
+            let client = RedisClusterClient(endpoint: seeds, timeout: .seconds(5), clock: ContinuousClock())
             defer { client.shutdown() }
             let map = try #require(await client.refreshMap())
             #expect(map.shards.count == 3)
@@ -46,7 +46,7 @@ struct RedisClusterTests {
 
     @Test func aMigratingSlotIsAskedAndAMovedSlotIsFollowed() async throws {
         try await withService(RedisTestCluster.start()) { cluster in
-            let client = RedisClusterClient(endpoint: cluster.seed, timeout: .seconds(5))
+            let client = RedisClusterClient(endpoint: cluster.seed, timeout: .seconds(5), clock: ContinuousClock())
             defer { client.shutdown() }
             let key = "moving-key"
             let slot = RedisHashSlot.of(key)
@@ -76,7 +76,7 @@ struct RedisClusterTests {
 
     @Test func aKilledPrimaryIsReplacedByItsReplicaAndOtherShardsGoOn() async throws {
         try await withService(RedisTestCluster.start()) { cluster in
-            let client = RedisClusterClient(endpoint: cluster.seed, timeout: .seconds(2))
+            let client = RedisClusterClient(endpoint: cluster.seed, timeout: .seconds(2), clock: ContinuousClock())
             defer { client.shutdown() }
             let key = "survivor"
             _ = try await client.send(.setIfAbsent(key, "1", expiringAfter: 600_000), key: key.utf8)
@@ -105,7 +105,7 @@ struct RedisClusterTests {
 
     @Test func aShardedChannelIsHeardOnItsSlotsPrimaryUntilTheSlotMoves() async throws {
         try await withService(RedisTestCluster.start()) { cluster in
-            let client = RedisClusterClient(endpoint: cluster.seed, timeout: .seconds(5))
+            let client = RedisClusterClient(endpoint: cluster.seed, timeout: .seconds(5), clock: ContinuousClock())
             defer { client.shutdown() }
             let channel = "{s7}inval"
             let slot = RedisHashSlot.of(channel)
@@ -143,7 +143,7 @@ struct RedisClusterACLTests {
             var app = cluster.seed
             app.user = "app"
             app.password = "pw"
-            let client = RedisClusterClient(endpoint: app, timeout: .seconds(5))
+            let client = RedisClusterClient(endpoint: app, timeout: .seconds(5), clock: ContinuousClock())
             defer { client.shutdown() }
             for index in 0..<30 {
                 let key = "unicache:\(index)"
@@ -156,7 +156,7 @@ struct RedisClusterACLTests {
 
             var wrong = app
             wrong.password = "not-pw"
-            let refused = RedisClusterClient(endpoint: wrong, timeout: .seconds(5))
+            let refused = RedisClusterClient(endpoint: wrong, timeout: .seconds(5), clock: ContinuousClock())
             defer { refused.shutdown() }
             let error = await #expect(throws: RedisError.self) {
                 try await refused.send(RedisCommand("GET", "unicache:1"), key: "unicache:1".utf8)
@@ -182,7 +182,7 @@ struct RedisClusterTLSTests {
             let tlsPort = try #require(try await redisCommand(cluster.nodes[0], "CONFIG", "GET", "tls-port").array?.last?.int)
             var seed = RedisEndpoint(host: "127.0.0.1", port: tlsPort)
             seed.tls = RedisTLSOptions(caFile: pki.caFile, serverName: "localhost")
-            let client = RedisClusterClient(endpoint: seed, timeout: .seconds(5))
+            let client = RedisClusterClient(endpoint: seed, timeout: .seconds(5), clock: ContinuousClock())
             defer { client.shutdown() }
             for index in 0..<30 {
                 let key = "tls-\(index)"
@@ -196,7 +196,7 @@ struct RedisClusterTLSTests {
             let otherCA = try TestCertificate.Authority(folder: temporary.url, name: "someone else's CA")
             var untrusted = seed
             untrusted.tls = RedisTLSOptions(caFile: otherCA.caFile, serverName: "localhost")
-            let refused = RedisClusterClient(endpoint: untrusted, timeout: .seconds(5))
+            let refused = RedisClusterClient(endpoint: untrusted, timeout: .seconds(5), clock: ContinuousClock())
             defer { refused.shutdown() }
             await #expect(throws: RedisError.self) { try await refused.send(.get("tls-1"), key: "tls-1".utf8) }
             #expect(refused.map == nil)

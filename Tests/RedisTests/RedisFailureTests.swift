@@ -14,10 +14,12 @@ import Testing
     @Test func deadRedisFailsFastAndTheBreakerStopsConnecting() async throws {
         let port = try await closedPort()
         let endpoint = RedisEndpoint(host: "127.0.0.1", port: port, password: "dead-pw")
-        // A back-off far longer than the test: no probe may run, so every connect is counted. A refused connect
-        // fails at once; the timeout is long so that a loaded machine cannot turn the refusal into a timeout.
+        // The breaker's time is the clock given: no probe runs until the test moves it, so every connect is counted.
+        // A refused connect fails at once; the timeout is long so that a loaded machine cannot turn the refusal into
+        // a timeout.
+        let clock = ManualClock()
         let node = RedisNodeClient(
-            endpoint: endpoint, timeout: .seconds(5),
+            endpoint: endpoint, timeout: .seconds(5), clock: clock,
             breaker: .init(threshold: 3, initialBackoff: .seconds(600), maximumBackoff: .seconds(600)))
         defer { node.shutdown() }
         // No wall-clock bounds here: under ThreadSanitizer, with redis-servers being spawned beside it, a task's
@@ -40,6 +42,10 @@ import Testing
             #expect(reason(error)?.contains("circuit breaker open") == true)
         }
         #expect(node.connectAttempts == 3)
+        // The back-off passed on the node client's clock: the next command is the one probe, and connects.
+        clock.advance(by: .seconds(600))
+        await #expect(throws: RedisError.self) { try await node.send(RedisCommand("PING")) }
+        #expect(node.connectAttempts == 4)
         let lastError = try #require(node.lastError)
         #expect(lastError.contains("refused (nothing accepts connections there)"))
         #expect(lastError.contains("redis://:***@127.0.0.1"))
@@ -52,7 +58,7 @@ import Testing
         let port = try await closedPort()
         let store = CapturingLogHandler.Store()
         let node = RedisNodeClient(
-            endpoint: RedisEndpoint(host: "127.0.0.1", port: port, user: "app", password: "dead-pw"), timeout: .seconds(5),
+            endpoint: RedisEndpoint(host: "127.0.0.1", port: port, user: "app", password: "dead-pw"), timeout: .seconds(5), clock: ContinuousClock(),
             breaker: .init(threshold: 3, initialBackoff: .seconds(600), maximumBackoff: .seconds(600)),
             logger: CapturingLogHandler.logger(store))
         defer { node.shutdown() }
@@ -75,7 +81,7 @@ import Testing
     @Test func concurrentCommandsToADeadRedisDoNotAllConnect() async throws {
         let port = try await closedPort()
         let node = RedisNodeClient(
-            endpoint: RedisEndpoint(host: "127.0.0.1", port: port), timeout: .milliseconds(50), size: 2,
+            endpoint: RedisEndpoint(host: "127.0.0.1", port: port), timeout: .milliseconds(50), clock: ContinuousClock(), size: 2,
             breaker: .init(threshold: 3, initialBackoff: .seconds(600), maximumBackoff: .seconds(600)))
         defer { node.shutdown() }
         let failures = await withTaskGroup(of: Bool.self) { group in
@@ -102,8 +108,8 @@ import Testing
         try await withRedisServer { (server: RedisServerProcess) async throws in
             // 2 s, not the default 50 ms: the PINGs around the timed-out command must not time out themselves on a
             // starved machine (the whole suite in parallel on 2 cores, other builds beside it, took a PING past 500 ms).
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(2), size: 1)
-            let patient = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(30), size: 1)
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(2), clock: ContinuousClock(), size: 1)
+            let patient = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(30), clock: ContinuousClock(), size: 1)
             defer {
                 node.shutdown()
                 patient.shutdown()
@@ -130,7 +136,7 @@ import Testing
 
     @Test func killAndRestartRecoverWithoutANewPool() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(1), size: 2)
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(1), clock: ContinuousClock(), size: 2)
             defer { node.shutdown() }
             #expect(try await node.send(RedisCommand("SET", "before", "1")) == .status("OK"))
 
@@ -170,7 +176,7 @@ import Testing
     @Test func aSuspendedServerTimesOutInsteadOfHanging() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
             // 2 s: the PING before the suspension must not time out on a starved machine (one took 500 ms).
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(2), size: 1)
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(2), clock: ContinuousClock(), size: 1)
             defer { node.shutdown() }
             #expect(try await node.send(RedisCommand("PING")) == .status("PONG"))
             server.suspend()

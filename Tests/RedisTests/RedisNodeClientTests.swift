@@ -9,7 +9,7 @@ import Testing
 @Suite(.timeLimit(.minutes(10))) struct RedisNodeClientTests {
     @Test func binaryValuesRoundTrip() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5))
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5), clock: ContinuousClock())
             defer { node.shutdown() }
             let key: [UInt8] = [0x6B, 0x00, 0xFF, 0x0D, 0x0A]
             let value: [UInt8] = [0x00, 0xFF, 0x00, 0x0D, 0x0A, 0x24] + (0...255).map { UInt8($0) }
@@ -24,7 +24,7 @@ import Testing
     @Test func replyKindsMapAndAnErrorReplyKeepsTheContext() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
             // One context: the error reply and the next command share it.
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5), size: 1)
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5), clock: ContinuousClock(), size: 1)
             defer { node.shutdown() }
             #expect(try await node.send(RedisCommand("PING")) == .status("PONG"))
             #expect(try await node.send(RedisCommand("INCRBY", "n", "-7")) == .integer(-7))
@@ -57,14 +57,14 @@ import Testing
     @Test func authenticatesWithThePassword() async throws {
         let password = "s3cret-Pw!"
         try await withRedisServer(password: password) { (server: RedisServerProcess) async throws in
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5))
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5), clock: ContinuousClock())
             defer { node.shutdown() }
             #expect(try await node.send(RedisCommand("SET", "k", "v")) == .status("OK"))
             #expect(try await node.send(RedisCommand("GET", "k")) == .string(Array("v")))
 
             var wrong = server.endpoint
             wrong.password = "not-the-pw"
-            let refused = RedisNodeClient(endpoint: wrong, timeout: .seconds(5))
+            let refused = RedisNodeClient(endpoint: wrong, timeout: .seconds(5), clock: ContinuousClock())
             defer { refused.shutdown() }
             let error = await #expect(throws: RedisError.self) { try await refused.send(RedisCommand("PING")) }
             let message = try #require(reason(error))
@@ -81,7 +81,7 @@ import Testing
             // authentication refusal (CONTRACT §10.2), not a reply to the caller's command.
             var none = server.endpoint
             none.password = nil
-            let anonymous = RedisNodeClient(endpoint: none, timeout: .seconds(5))
+            let anonymous = RedisNodeClient(endpoint: none, timeout: .seconds(5), clock: ContinuousClock())
             defer { anonymous.shutdown() }
             let noAuth = await #expect(throws: RedisError.self) { try await anonymous.send(RedisCommand("GET", "k")) }
             #expect(reason(noAuth)?.contains("NOAUTH") == true, "\(String(describing: noAuth))")
@@ -92,8 +92,8 @@ import Testing
     @Test func selectsTheDatabase() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
             let db1 = RedisNodeClient(
-                endpoint: try RedisEndpoint(url: "redis://127.0.0.1:\(server.port)/1"), timeout: .seconds(5))
-            let db0 = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5))
+                endpoint: try RedisEndpoint(url: "redis://127.0.0.1:\(server.port)/1"), timeout: .seconds(5), clock: ContinuousClock())
+            let db0 = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5), clock: ContinuousClock())
             defer {
                 db1.shutdown()
                 db0.shutdown()
@@ -106,7 +106,7 @@ import Testing
 
             var outOfRange = server.endpoint
             outOfRange.database = 99
-            let bad = RedisNodeClient(endpoint: outOfRange, timeout: .seconds(5))
+            let bad = RedisNodeClient(endpoint: outOfRange, timeout: .seconds(5), clock: ContinuousClock())
             defer { bad.shutdown() }
             let error = await #expect(throws: RedisError.self) { try await bad.send(RedisCommand("PING")) }
             #expect(reason(error)?.contains("SELECT 99") == true)
@@ -115,7 +115,7 @@ import Testing
 
     @Test func pipelineRepliesComeInOrder() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5))
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5), clock: ContinuousClock())
             defer { node.shutdown() }
             let commands: [[String]] = [
                 ["SET", "p", "1"], ["INCR", "p"], ["GET", "p"], ["BOGUS"], ["GET", "none"], ["INCRBY", "p", "40"],
@@ -140,7 +140,7 @@ import Testing
 
     @Test func concurrentCommandsAllCount() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(10), size: 4)
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(10), clock: ContinuousClock(), size: 4)
             defer { node.shutdown() }
             let failures = await withTaskGroup(of: Int.self) { group in
                 for _ in 0..<200 {
@@ -172,7 +172,7 @@ import Testing
     /// a pipeline's as a whole, an error reply only where its command failed.
     @Test func jobsSentTogetherGetTheirOwnReplies() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(10), size: 1)
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(10), clock: ContinuousClock(), size: 1)
             defer { node.shutdown() }
             let wrong = await withTaskGroup(of: Int.self) { group in
                 for caller in 0..<300 {
@@ -209,7 +209,7 @@ import Testing
     /// connection; while a command blocks it (BLPOP), the next goes to a second one and is answered at once.
     @Test func commandsShareOneConnectionUntilItIsBusy() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(30), size: 4)
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(30), clock: ContinuousClock(), size: 4)
             defer { node.shutdown() }
             for _ in 0..<20 { #expect(try await node.send(RedisCommand("PING")) == .status("PONG")) }
             #expect(node.connectAttempts == 1)
@@ -234,7 +234,7 @@ import Testing
         try await withRedisServer { (server: RedisServerProcess) async throws in
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
             defer { group.shutdownGracefully { _ in } }
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(30), size: 4, eventLoopGroup: group)
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(30), clock: ContinuousClock(), size: 4, eventLoopGroup: group)
             defer { node.shutdown() }
             #expect(try await node.send(RedisCommand("PING")) == .status("PONG"))
             let held = DispatchSemaphore(value: 0)
@@ -266,7 +266,7 @@ import Testing
     /// A reply to a callback is given on the node's loop: there, the dedicated loop's thread reports SCHED_BATCH (3).
     @Test func theDedicatedLoopRunsAsABatchThread() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(30), dedicatedEventLoop: true)
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(30), clock: ContinuousClock(), dedicatedEventLoop: true)
             defer { node.shutdown() }
             let policy = NIOLockedValueBox<Int32?>(nil)
             let answered = Latch()
@@ -283,7 +283,7 @@ import Testing
     /// The commands the service sends, typed, do what their names say against a real server.
     @Test func theServiceCommandsDoWhatTheySay() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5), size: 1)
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5), clock: ContinuousClock(), size: 1)
             defer { node.shutdown() }
             #expect(try await node.send(.setIfAbsent("lock", "a", expiringAfter: 60_000)) == .status("OK"))
             #expect(try await node.send(.setIfAbsent("lock", "b", expiringAfter: 60_000)) == .null)
@@ -307,7 +307,7 @@ import Testing
     /// by sending its text once, which Redis caches again.
     @Test func aScriptRedisForgotIsSentOnceWithItsText() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5), size: 1)
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5), clock: ContinuousClock(), size: 1)
             defer { node.shutdown() }
             let script = RedisScript("return {KEYS[1], ARGV[1]}")
             let expected = RedisReply.array([.string(Array("k")), .string(Array("v"))])
@@ -320,7 +320,7 @@ import Testing
 
     @Test func shutdownIsFinalAndIdempotent() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5))
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5), clock: ContinuousClock())
             #expect(try await node.send(RedisCommand("PING")) == .status("PONG"))
             node.shutdown()
             node.shutdown()
@@ -332,7 +332,7 @@ import Testing
 
     @Test func aNodeClientThatIsNeverUsedStartsNothing() {
         let node = RedisNodeClient(
-            endpoint: RedisEndpoint(host: "127.0.0.1", port: 1), timeout: .milliseconds(50))
+            endpoint: RedisEndpoint(host: "127.0.0.1", port: 1), timeout: .milliseconds(50), clock: ContinuousClock())
         #expect(node.isAvailable)
         #expect(node.lastError == nil)
         #expect(node.connectAttempts == 0)

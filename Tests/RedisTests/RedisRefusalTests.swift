@@ -33,7 +33,7 @@ struct RedisRefusalTests {
             let store = CapturingLogHandler.Store()
             let node = RedisNodeClient(
                 endpoint: RedisEndpoint(host: "127.0.0.1", port: server.port, user: "app", password: "not-pw-81b2"),
-                timeout: .seconds(5), breaker: Self.longBackoff, logger: CapturingLogHandler.logger(store))
+                timeout: .seconds(5), clock: ContinuousClock(), breaker: Self.longBackoff, logger: CapturingLogHandler.logger(store))
             defer { node.shutdown() }
             let failures = await errors(node, 20, .get("unicache:k"))
             #expect(failures.count == 20)
@@ -55,7 +55,7 @@ struct RedisRefusalTests {
             let store = CapturingLogHandler.Store()
             let node = RedisNodeClient(
                 endpoint: RedisEndpoint(host: "127.0.0.1", port: server.port, user: "app", password: "pw"),
-                timeout: .seconds(5), logger: CapturingLogHandler.logger(store))
+                timeout: .seconds(5), clock: ContinuousClock(), logger: CapturingLogHandler.logger(store))
             defer { node.shutdown() }
             for _ in 0..<10 {
                 let reply = try await node.send(RedisCommand("GET", "unicache:k"))
@@ -77,7 +77,7 @@ struct RedisRefusalTests {
             let events = AsyncEventQueue<RedisSubscriber.Event>()
             let subscriber = RedisSubscriber(
                 endpoint: RedisEndpoint(host: "127.0.0.1", port: server.port, user: "app", password: "pw"),
-                channel: "unicache:events", timeout: .seconds(5), failures: failures) { events.push($0) }
+                channel: "unicache:events", timeout: .seconds(5), clock: ContinuousClock(), failures: failures) { events.push($0) }
             subscriber.start()
             defer { subscriber.stop() }
             guard case .disconnected(let reason)? = await events.next(within: .seconds(30)) else {
@@ -99,7 +99,7 @@ struct RedisRefusalTests {
             let store = CapturingLogHandler.Store()
             let node = RedisNodeClient(
                 endpoint: RedisEndpoint(host: "127.0.0.1", port: peer.port, password: "s3cret-echo-5d"),
-                timeout: .seconds(5), breaker: Self.longBackoff, logger: CapturingLogHandler.logger(store))
+                timeout: .seconds(5), clock: ContinuousClock(), breaker: Self.longBackoff, logger: CapturingLogHandler.logger(store))
             defer { node.shutdown() }
             let failures = await errors(node, 3, .ping)
             #expect(failures.count == 3)

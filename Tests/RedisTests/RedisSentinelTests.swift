@@ -50,7 +50,7 @@ struct RedisSentinelTests {
         #expect(ready, "the Sentinel group never saw the replica in sync")
         guard ready else { return }
 
-        let watcher = try await sentinel.watch()
+        let watcher = try await sentinel.watch(clock: ContinuousClock())
         await primary.kill()
         var switches = watcher.switches.makeAsyncIterator()
         let announced = await switches.next()

@@ -46,7 +46,7 @@ struct RedisSentinelWatchTests {
 
     @Test func aSentinelThatGoesSilentEndsTheWatch() async throws {
         try await withService(try await fakeSentinel()) { peer in
-            let watcher = try await sentinel(peer).watch()
+            let watcher = try await sentinel(peer).watch(clock: ContinuousClock())
             for await change in watcher.switches { Issue.record("no switch was announced: \(change)") }
             #expect(watcher.endReason == "no reply to PING within 200 ms")
         }
@@ -56,14 +56,14 @@ struct RedisSentinelWatchTests {
         try await withService(try await fakeSentinel()) { silent in
             try await withService(try await fakeSentinel(answersAtAll: false)) { mute in
                 // Silent after subscribing: each watch ends at the PINGs' deadline and a new one subscribes.
-                let watchingSilent = Task { await sentinel(silent).follow { _ in } }
+                let watchingSilent = Task { await sentinel(silent).follow(clock: ContinuousClock()) { _ in } }
                 await waitUntil("the silent Sentinel is watched again, twice") {
                     silent.connections.filter { $0.received.contains { $0.first == "SUBSCRIBE" } }.count >= 3
                 }
                 watchingSilent.cancel()
                 await watchingSilent.value
                 // Accepting and never answering: each handshake times out, and the next connect follows.
-                let watchingMute = Task { await sentinel(mute, timeout: .seconds(1)).follow { _ in } }
+                let watchingMute = Task { await sentinel(mute, timeout: .seconds(1)).follow(clock: ContinuousClock()) { _ in } }
                 await waitUntil("the mute Sentinel is tried again, twice") { mute.connections.count >= 3 }
                 watchingMute.cancel()
                 await watchingMute.value
@@ -87,7 +87,7 @@ struct RedisSentinelWatchTests {
 
             // Its +switch-master naming a forged host is refused; the next one, naming a host, is followed.
             let handed = NIOLockedValueBox<[RedisSentinelSwitch]>([])
-            let following = Task { await sentinel.follow { change in handed.withLockedValue { $0.append(change) } } }
+            let following = Task { await sentinel.follow(clock: ContinuousClock()) { change in handed.withLockedValue { $0.append(change) } } }
             await waitUntil("the valid switch is handed on") { !handed.withLockedValue { $0 }.isEmpty }
             following.cancel()
             await following.value
@@ -103,7 +103,7 @@ struct RedisSentinelWatchTests {
         try await withService(try await fakeSentinel { $0.send(burst) }) { peer in
             let handed = NIOLockedValueBox<[RedisSentinelSwitch]>([])
             let sentinel = sentinel(peer)
-            let following = Task { await sentinel.follow { change in handed.withLockedValue { $0.append(change) } } }
+            let following = Task { await sentinel.follow(clock: ContinuousClock()) { change in handed.withLockedValue { $0.append(change) } } }
             await waitUntil("the latest switch is handed on") {
                 handed.withLockedValue { $0 }.last?.new.host == "10.0.1.60"
             }

@@ -13,7 +13,7 @@ import Testing
     ) -> (RedisSubscriber, AsyncEventQueue<Event>) {
         let events = AsyncEventQueue<Event>()
         let subscriber = RedisSubscriber(
-            endpoint: endpoint, channel: channel, timeout: timeout, pingInterval: pingInterval
+            endpoint: endpoint, channel: channel, timeout: timeout, clock: ContinuousClock(), pingInterval: pingInterval
         ) { event in
             events.push(event)
         }
@@ -34,7 +34,7 @@ import Testing
 
     @Test func deliversBinaryMessagesInOrderAndNothingAfterStop() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5))
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5), clock: ContinuousClock())
             defer { node.shutdown() }
             let (subscriber, events) = makeSubscriber(server.endpoint)
             subscriber.start()
@@ -65,7 +65,7 @@ import Testing
 
     @Test func authenticatesAndReportsAWrongPasswordWithoutShowingIt() async throws {
         try await withRedisServer(password: "sub-Secret") { (server: RedisServerProcess) async throws in
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5))
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5), clock: ContinuousClock())
             defer { node.shutdown() }
             let (subscriber, events) = makeSubscriber(server.endpoint, channel: "c")
             defer { subscriber.stop() }
@@ -93,7 +93,7 @@ import Testing
 
     @Test func reconnectsByItselfAfterTheServerWasKilledAndRestarted() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(2))
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(2), clock: ContinuousClock())
             defer { node.shutdown() }
             let (subscriber, events) = makeSubscriber(server.endpoint)
             defer { subscriber.stop() }
@@ -123,7 +123,7 @@ import Testing
 
     @Test func anIdleHealthyConnectionStaysUpThanksToPings() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5))
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5), clock: ContinuousClock())
             defer { node.shutdown() }
             // 1 s: a loaded 2-core machine (ThreadSanitizer, the whole suite and other builds beside it) held a PING's
             // reply past 600 ms (twice an interval of 300 ms, once the interval here), so the silence allowed is 2 s.
@@ -145,7 +145,7 @@ import Testing
 
     @Test func aPausedServerIsDetectedByPingsAndTheSubscriptionComesBack() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5))
+            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5), clock: ContinuousClock())
             defer { node.shutdown() }
             let (subscriber, events) = makeSubscriber(
                 server.endpoint, timeout: .milliseconds(500), pingInterval: .milliseconds(200))
@@ -213,7 +213,7 @@ import Testing
         try await withRedisServer { (server: RedisServerProcess) async throws in
             let events = AsyncEventQueue<Event>()
             let holder = NIOLockedValueBox<RedisSubscriber?>(nil)
-            let subscriber = RedisSubscriber(endpoint: server.endpoint, channel: "c", timeout: .seconds(2)) { event in
+            let subscriber = RedisSubscriber(endpoint: server.endpoint, channel: "c", timeout: .seconds(2), clock: ContinuousClock()) { event in
                 events.push(event)
                 if event == .subscribed { holder.withLockedValue { $0 }?.stop() }
             }

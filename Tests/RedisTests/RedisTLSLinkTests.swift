@@ -47,7 +47,7 @@ struct RedisTLSLinkTests {
 
     /// The reason the node gives for its first command, which must fail.
     func refusal(_ endpoint: RedisEndpoint) async -> (reason: String?, node: RedisNodeClient) {
-        let node = RedisNodeClient(endpoint: endpoint, timeout: .seconds(5), size: 1)
+        let node = RedisNodeClient(endpoint: endpoint, timeout: .seconds(5), clock: ContinuousClock(), size: 1)
         do {
             _ = try await node.send(RedisCommand("PING"))
             Issue.record("connected although the certificate should be refused")
@@ -60,7 +60,7 @@ struct RedisTLSLinkTests {
 
     @Test func verifiedCommandsAndSubscriptionsWorkWithAClientCertificate() async throws {
         try await withTLSServer { (setup: Setup) async throws in
-            let node = RedisNodeClient(endpoint: setup.verified, timeout: .seconds(5))
+            let node = RedisNodeClient(endpoint: setup.verified, timeout: .seconds(5), clock: ContinuousClock())
             defer { node.shutdown() }
             #expect(try await node.send([RedisCommand("SET", "k", "v"), .get("k")])
                 == [.status("OK"), .string(Array("v".utf8))])
@@ -68,7 +68,7 @@ struct RedisTLSLinkTests {
             #expect(setup.verified.description == "rediss://127.0.0.1:\(setup.server.port)/0")
 
             let events = AsyncEventQueue<RedisSubscriber.Event>()
-            let subscriber = RedisSubscriber(endpoint: setup.verified, channel: "c", timeout: .seconds(5)) { events.push($0) }
+            let subscriber = RedisSubscriber(endpoint: setup.verified, channel: "c", timeout: .seconds(5), clock: ContinuousClock()) { events.push($0) }
             defer { subscriber.stop() }
             subscriber.start()
             #expect(await events.next() == .subscribed)
@@ -114,7 +114,7 @@ struct RedisTLSLinkTests {
             let failures = RedisConnectFailures()
             let events = AsyncEventQueue<RedisSubscriber.Event>()
             let subscriber = RedisSubscriber(
-                endpoint: wrongCA, channel: "c", timeout: .seconds(5), failures: failures) { events.push($0) }
+                endpoint: wrongCA, channel: "c", timeout: .seconds(5), clock: ContinuousClock(), failures: failures) { events.push($0) }
             defer { subscriber.stop() }
             subscriber.start()
             let event = await events.next()

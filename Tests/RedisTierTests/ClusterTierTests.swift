@@ -91,7 +91,7 @@ import UpstreamGate
             try await other.tier.store(Self.entry(changed))
             let lostShard = SharedShard.index(of: lostKey, count: shards)
             let log = prefix + "{s\(lostShard)}#log"
-            let client = RedisClusterClient(endpoint: try Self.seed(cluster), timeout: .seconds(5))
+            let client = RedisClusterClient(endpoint: try Self.seed(cluster), timeout: .seconds(5), clock: ContinuousClock())
             defer { client.shutdown() }
             #expect(try await client.send(RedisCommand("DEL", log), key: Array(log.utf8)) == .integer(1))
 

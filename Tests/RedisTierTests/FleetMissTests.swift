@@ -33,7 +33,7 @@ import UnifiedCache
     private static func manager(_ instance: TierInstance) -> UnifiedCacheManager {
         UnifiedCacheManager(
             configuration: MemoryTierConfiguration(), secondTier: nil, sharedTier: instance.tier,
-            clock: SystemWallClock(), logger: Logger(label: "fleet-miss-test"))
+            clock: SystemWallClock(), ticker: ContinuousClock(), logger: Logger(label: "fleet-miss-test"))
     }
 
     @Test func aFleetMissIsOneRoundTripBeforeTheUpstreamAndOneAfter() async throws {
@@ -43,7 +43,7 @@ import UnifiedCache
         try await instance.startConnected()
         let cache = UnifiedCacheManager(
             configuration: MemoryTierConfiguration(), secondTier: nil, sharedTier: instance.tier,
-            clock: SystemWallClock(), logger: Logger(label: "fleet-miss-test"))
+            clock: SystemWallClock(), ticker: ContinuousClock(), logger: Logger(label: "fleet-miss-test"))
         let fetcher = SnapshotFetcher { Self.sent(instance) }
         // Redis learns the scripts on their first use (NOSCRIPT, then the text): a first miss teaches it.
         _ = try await cache.get(request("warm-up"), policy: .ttl(.seconds(60)), fetcher: fetcher)

@@ -14,7 +14,7 @@ import TestSupport
     ) -> UnifiedCacheManager {
         let cache = UnifiedCacheManager(
             configuration: MemoryTierConfiguration(), secondTier: secondTier, sharedTier: shared, clock: clock,
-            logger: quietLogger())
+            ticker: ManualClock(), logger: quietLogger())
         cache.startSharedTier()
         return cache
     }

@@ -15,7 +15,7 @@ import TestSupport
         shared.state.withLockedValue { $0.readsNow = true }
         let cache = UnifiedCacheManager(
             configuration: MemoryTierConfiguration(), secondTier: secondTier, sharedTier: shared, clock: clock,
-            logger: quietLogger())
+            ticker: ManualClock(), logger: quietLogger())
         cache.startSharedTier()
         return cache
     }

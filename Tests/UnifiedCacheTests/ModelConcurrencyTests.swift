@@ -54,7 +54,8 @@ private struct YieldingFetcher: Fetcher {
         for history in 0..<Self.histories {
             let cache = UnifiedCacheManager(
                 configuration: Self.configuration, secondTier: nil,
-                clock: ManualWallClock(Date(timeIntervalSince1970: 1_000_000)), logger: quietLogger())
+                clock: ManualWallClock(Date(timeIntervalSince1970: 1_000_000)), ticker: ManualClock(),
+                logger: quietLogger())
             var model = SequentialCacheModel(configuration: Self.configuration)
             // A sequential prefix builds an interesting starting state.
             for _ in 0..<Int.random(in: 0...4, using: &rng) {

@@ -20,7 +20,7 @@ import Testing
         ) {
             cache = UnifiedCacheManager(
                 configuration: MemoryTierConfiguration(maxBytes: 1 << 20, maxEntries: maxEntries), secondTier: secondTier,
-                clock: clock, logger: quietLogger(), refreshInterval: interval)
+                clock: clock, ticker: ManualClock(), logger: quietLogger(), refreshInterval: interval)
             self.fetcher = fetcher
             var policy = FreshnessPolicy.ttl(ttl)
             policy.negativeTTL = .seconds(60)

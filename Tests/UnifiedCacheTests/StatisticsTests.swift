@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 @testable import UnifiedCache
 
@@ -42,11 +43,32 @@ import Testing
         #expect(stats.requests.requests == 3 && stats.requests.hitRate == 1.0 / 3.0)
     }
 
+    /// A fetch's latency is read from the manager's ticker: a fetch during which it moves 250 ms records 250 ms.
+    @Test func aFetchsLatencyIsTheTickersTime() async throws {
+        let ticker = ManualClock()
+        let cache = makeManager(ticker: ticker)
+        _ = try await cache.get(request("a"), policy: .ttl(.seconds(60)), fetcher: TickingFetcher(ticker: ticker))
+        let upstream = cache.statistics().upstream
+        #expect(upstream.latencySumSeconds == 0.25)
+        #expect(upstream.latencyP50Ms == 250)
+    }
+
     @Test func etagIsQuotedAndDependsOnTheBytes() {
         let a = ETag.make(for: bytes("hello"))
         #expect(a.hasPrefix("\"") && a.hasSuffix("\""))
         #expect(a == ETag.make(for: bytes("hello")))
         #expect(a != ETag.make(for: bytes("hellp")))
         #expect(ETag.make(for: []) != ETag.make(for: [0]))
+    }
+}
+
+/// A fetch that takes `span` of its ticker's time.
+private struct TickingFetcher: Fetcher {
+    let ticker: ManualClock
+    var span = Duration.milliseconds(250)
+
+    func fetch(_ request: FetchRequest) async throws(FetchError) -> FetchedValue {
+        ticker.advance(by: span)
+        return FetchedValue(body: Array("v".utf8))
     }
 }

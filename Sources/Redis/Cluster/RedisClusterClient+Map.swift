@@ -8,7 +8,7 @@ extension RedisClusterClient {
             case recent(RedisClusterMap?)
             case join(Task<RedisClusterMap?, Never>)
         }
-        let now = ContinuousClock.now
+        let now = elapsed.now()
         let next = state.withLockedValue { state -> Next in
             if let refresh = state.refresh { return .join(refresh) }
             if state.isShutDown { return .recent(state.map) }
@@ -53,7 +53,7 @@ extension RedisClusterClient {
         let (map, retired) = state.withLockedValue { state -> (RedisClusterMap?, [RedisNodeClient]) in
             defer {
                 state.refresh = nil
-                state.lastRefresh = .now
+                state.lastRefresh = elapsed.now()
             }
             guard let found, !state.isShutDown else {
                 // A refusal of the credentials is what to fix: it is told rather than the other nodes' outcome.

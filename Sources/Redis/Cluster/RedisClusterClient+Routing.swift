@@ -32,7 +32,7 @@ extension RedisClusterClient {
                 (redirected, asking) = (to, true)
             case .tryAgain?:
                 // The keys are moving between nodes: a moment, then the same node again.
-                try? await Task.sleep(for: .milliseconds(10 * attempt))
+                try? await elapsed.sleep(for: .milliseconds(10 * attempt))
             }
         }
         throw .unavailable("slot \(slot) of \(endpoint): still redirected after \(Self.attempts) attempts")

@@ -1,3 +1,4 @@
+import Clocks
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -15,6 +16,10 @@ public final class RedisClusterClient: Sendable {
     /// The nodes asked for the map when no primary of the last one answers.
     public let seeds: [RedisEndpoint.Address]
     let timeout: Duration
+    /// The process's monotonic clock, given to every node client.
+    let clock: any Clock<Duration>
+    /// Readings of `clock`: when the map was last read.
+    let elapsed: Elapsed
     let connectionsPerNode: Int
     let eventLoopGroup: any EventLoopGroup
     let logger: Logger
@@ -26,9 +31,11 @@ public final class RedisClusterClient: Sendable {
     static let attempts = 8
 
     /// A client of the cluster `seeds` belong to (default: the endpoint's seeds, `Target.cluster`, or its node). Reads
-    /// nothing yet: the map is read by the first command (or `refreshMap()`).
+    /// nothing yet: the map is read by the first command (or `refreshMap()`). `clock`: the process's monotonic clock
+    /// (the pace of the map's reads, the node clients' breakers).
     public init(
-        endpoint: RedisEndpoint, seeds: [RedisEndpoint.Address]? = nil, timeout: Duration, connectionsPerNode: Int = 2,
+        endpoint: RedisEndpoint, seeds: [RedisEndpoint.Address]? = nil, timeout: Duration, clock: any Clock<Duration>,
+        connectionsPerNode: Int = 2,
         refreshInterval: Duration = .milliseconds(100),
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger = Logger(label: "unicache.redis")
@@ -40,6 +47,8 @@ public final class RedisClusterClient: Sendable {
             self.seeds = seeds ?? [endpoint.address]
         }
         self.timeout = timeout
+        self.clock = clock
+        elapsed = Elapsed(clock)
         self.connectionsPerNode = connectionsPerNode
         self.refreshInterval = refreshInterval
         self.eventLoopGroup = eventLoopGroup
@@ -127,7 +136,7 @@ public final class RedisClusterClient: Sendable {
         let (node, shutDown) = state.withLockedValue { state -> (RedisNodeClient, Bool) in
             if let node = state.nodes[address] { return (node, false) }
             let node = RedisNodeClient(
-                endpoint: endpoint(of: address), timeout: timeout, size: connectionsPerNode,
+                endpoint: endpoint(of: address), timeout: timeout, clock: clock, size: connectionsPerNode,
                 eventLoopGroup: eventLoopGroup, logger: logger)
             if !state.isShutDown { state.nodes[address] = node }
             return (node, state.isShutDown)
@@ -156,7 +165,8 @@ struct ClusterState: Sendable {
     var nodes: [RedisEndpoint.Address: RedisNodeClient] = [:]
     /// The read of the map under way, which callers meanwhile share.
     var refresh: Task<RedisClusterMap?, Never>?
-    var lastRefresh: ContinuousClock.Instant?
+    /// When the map was last read (a reading of the client's `elapsed`).
+    var lastRefresh: Duration?
     /// Why the last read of the map found none (a refusal of the credentials when there was one); nil after a success.
     var mapFailure: RedisError?
     var moved = 0

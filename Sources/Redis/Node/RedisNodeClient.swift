@@ -1,4 +1,5 @@
 import Breaker
+import Clocks
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -30,8 +31,8 @@ public final class RedisNodeClient: Sendable {
     let home: RedisEndpoint.Address
     /// With `redis-sentinel://`: asked for the primary on every new connection, and telling each failover.
     let sentinelPrimary: RedisSentinelPrimary?
-    /// The breaker's time origin.
-    private let origin = ContinuousClock.now
+    /// The breaker's time: readings of the clock the node client was given.
+    private let elapsed: Elapsed
 
     /// Refusals of its connects for their TLS and for their credentials (`WRONGPASS`, `NOAUTH`, `NOPERM`), and of its
     /// commands for the user's permissions, since the node client was made (CONTRACT §10.1, §10.2). A subscriber to
@@ -39,13 +40,15 @@ public final class RedisNodeClient: Sendable {
     public let connectFailures = RedisConnectFailures()
 
     /// The node at `address` (default: the endpoint's; with `redis-sentinel://`, the group's primary). `timeout` bounds
-    /// the connect (TLS, AUTH and SELECT included) and each command. `size` connections. Connects lazily, so creating
-    /// a node client never fails and never blocks. `dedicatedEventLoop`: the connections run on a thread of their own
+    /// the connect (TLS, AUTH and SELECT included) and each command. `clock`: the process's monotonic clock, the
+    /// breaker's time and the Sentinel watch's (its back-off and its throttle of switches). `size` connections.
+    /// Connects lazily, so creating a node client never fails and never blocks. `dedicatedEventLoop`: the connections run on a thread of their own
     /// instead of `eventLoopGroup`, so that a reply is never queued behind other work of a shared loop (a busy HTTP
     /// client, TLS handshakes) past the command's deadline; that thread is scheduled as a batch thread
     /// (`preferBatchScheduling`).
     public init(
-        endpoint: RedisEndpoint, address: RedisEndpoint.Address? = nil, timeout: Duration, size: Int = 4,
+        endpoint: RedisEndpoint, address: RedisEndpoint.Address? = nil, timeout: Duration, clock: any Clock<Duration>,
+        size: Int = 4,
         breaker: CircuitBreaker.Configuration = .redis,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, dedicatedEventLoop: Bool = false,
         logger: Logger = Logger(label: "unicache.redis")
@@ -58,6 +61,7 @@ public final class RedisNodeClient: Sendable {
         self.eventLoopGroup = owned ?? shared
         self.endpoint = endpoint
         self.timeout = timeout
+        elapsed = Elapsed(clock)
         self.size = max(size, 1)
         slots = (0..<max(size, 1)).map { _ in ConnectionSlot() }
         state = NIOLockedValueBox(NodeState(breaker: CircuitBreaker(breaker)))
@@ -67,7 +71,9 @@ public final class RedisNodeClient: Sendable {
         // loops.
         sentinelPrimary =
             address == nil
-            ? RedisSentinel(endpoint, timeout: timeout, eventLoopGroup: shared, logger: logger).map(RedisSentinelPrimary.init)
+            ? RedisSentinel(endpoint, timeout: timeout, eventLoopGroup: shared, logger: logger).map {
+                RedisSentinelPrimary($0, clock: clock)
+            }
             : nil
     }
 
@@ -179,7 +185,7 @@ public final class RedisNodeClient: Sendable {
         for slot in slots { slot.shutDown() }
     }
 
-    var now: Duration { origin.duration(to: .now) }
+    var now: Duration { elapsed.now() }
 
     /// Sends `commands` as one pipeline on the next connection, unless the breaker refuses them or the node client is
     /// shut down; settles the breaker with the outcome.

@@ -1,3 +1,4 @@
+import Clocks
 import NIOConcurrencyHelpers
 
 /// Tells a node client which address is its Sentinel group's primary (CONTRACT §10.3). Each new connection goes to the
@@ -6,6 +7,8 @@ import NIOConcurrencyHelpers
 /// back-off, at most one switch a second) and each new primary handed to the node client, until `stop()`.
 final class RedisSentinelPrimary: Sendable {
     let sentinel: RedisSentinel
+    /// The watch's clock (its back-off and its throttle of switches).
+    private let clock: any Clock<Duration>
     private let following = NIOLockedValueBox(Following.notYet)
 
     private enum Following {
@@ -14,8 +17,9 @@ final class RedisSentinelPrimary: Sendable {
         case stopped
     }
 
-    init(_ sentinel: RedisSentinel) {
+    init(_ sentinel: RedisSentinel, clock: any Clock<Duration>) {
         self.sentinel = sentinel
+        self.clock = clock
     }
 
     /// A connection to the primary the Sentinels name now, with `endpoint`'s credentials, TLS and database. The first
@@ -40,8 +44,8 @@ final class RedisSentinelPrimary: Sendable {
     private func follow(_ onSwitch: @escaping @Sendable (RedisEndpoint.Address) -> Void) {
         following.withLockedValue { following in
             guard case .notYet = following else { return }
-            let sentinel = self.sentinel
-            following = .running(Task { await sentinel.follow { onSwitch($0.new) } })
+            let (sentinel, clock) = (self.sentinel, self.clock)
+            following = .running(Task { await sentinel.follow(clock: clock) { onSwitch($0.new) } })
         }
     }
 }

@@ -1,3 +1,4 @@
+import Clocks
 import NIOConcurrencyHelpers
 
 /// One Sentinel's announcements of this group's failovers (`+promoted-slave`, `+switch-master`).
@@ -9,7 +10,8 @@ public final class RedisSentinelWatcher: Sendable {
     private let subscription: RedisSubscription
     private let ended = NIOLockedValueBox<String?>(nil)
 
-    init(sentinel: RedisEndpoint.Address, subscription: RedisSubscription, group: RedisSentinel) {
+    /// `elapsed` paces the PINGs.
+    init(sentinel: RedisEndpoint.Address, subscription: RedisSubscription, group: RedisSentinel, elapsed: Elapsed) {
         self.sentinel = sentinel
         self.subscription = subscription
         let (stream, continuation) = AsyncStream.makeStream(of: RedisSentinelSwitch.self)
@@ -33,7 +35,8 @@ public final class RedisSentinelWatcher: Sendable {
                     return nil
                 }
                 tasks.addTask {
-                    guard let failure = await subscription.keepAlive(every: interval, deadline: interval * 2) else {
+                    guard let failure = await subscription.keepAlive(every: interval, deadline: interval * 2, on: elapsed)
+                    else {
                         return nil
                     }
                     if case .timeout = failure {

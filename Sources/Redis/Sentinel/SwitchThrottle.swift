@@ -1,3 +1,4 @@
+import Clocks
 import NIOConcurrencyHelpers
 
 /// At most one switch handed on per `interval`: the first at once; those announced sooner are coalesced into the
@@ -5,23 +6,26 @@ import NIOConcurrencyHelpers
 /// switches, not sixty.
 final class SwitchThrottle: Sendable {
     private struct State {
-        var last: ContinuousClock.Instant?
+        /// When the last switch was handed on (a reading of `elapsed`).
+        var last: Duration?
         var pending: RedisSentinelSwitch?
         var timer: Task<Void, Never>?
         var closed = false
     }
 
     private let interval: Duration
+    private let elapsed: Elapsed
     private let handOn: @Sendable (RedisSentinelSwitch) -> Void
     private let state = NIOLockedValueBox(State())
 
-    init(interval: Duration, handOn: @escaping @Sendable (RedisSentinelSwitch) -> Void) {
+    init(interval: Duration, elapsed: Elapsed, handOn: @escaping @Sendable (RedisSentinelSwitch) -> Void) {
         self.interval = interval
+        self.elapsed = elapsed
         self.handOn = handOn
     }
 
     func offer(_ change: RedisSentinelSwitch) {
-        let now = ContinuousClock.now
+        let now = elapsed.now()
         let handNow = state.withLockedValue { state -> Bool in
             guard !state.closed else { return false }
             guard let last = state.last, now < last + interval else {
@@ -32,7 +36,7 @@ final class SwitchThrottle: Sendable {
             state.pending = change
             if state.timer == nil {
                 state.timer = Task { [self] in
-                    try? await Task.sleep(until: last + interval, clock: .continuous)
+                    try? await elapsed.sleep(until: last + interval)
                     flush()
                 }
             }
@@ -47,7 +51,7 @@ final class SwitchThrottle: Sendable {
             state.timer = nil
             guard !state.closed, let pending = state.pending else { return nil }
             state.pending = nil
-            state.last = .now
+            state.last = elapsed.now()
             return pending
         }
         if let change { handOn(change) }

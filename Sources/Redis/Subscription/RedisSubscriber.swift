@@ -1,3 +1,4 @@
+import Clocks
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -8,7 +9,8 @@ import NIOPosix
 /// One task owns the loop. When nothing arrived for `pingInterval` it sends PING; a PING unanswered for two
 /// intervals, EOF or an I/O error count as a lost connection: it reports `.disconnected` once, then reconnects by
 /// itself with a back-off from 100 ms doubling to 5 s, until `stop()`. Connect (TLS, AUTH) and SUBSCRIBE are each
-/// bounded by `timeout`; once subscribed, the pings bound how long a silent connection goes unnoticed.
+/// bounded by `timeout`; once subscribed, the pings bound how long a silent connection goes unnoticed. `clock` (the
+/// process's monotonic clock) paces the pings and the back-off.
 public final class RedisSubscriber: Sendable {
     public enum Event: Sendable, Equatable {
         /// After every successful SUBSCRIBE confirmation (first connect and each reconnect).
@@ -28,8 +30,8 @@ public final class RedisSubscriber: Sendable {
 
     /// Events are delivered by the subscriber's task, one at a time, in order.
     public init(
-        endpoint: RedisEndpoint, channel: String, timeout: Duration, pingInterval: Duration = .seconds(1),
-        failures: RedisConnectFailures? = nil,
+        endpoint: RedisEndpoint, channel: String, timeout: Duration, clock: any Clock<Duration>,
+        pingInterval: Duration = .seconds(1), failures: RedisConnectFailures? = nil,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         logger: Logger = Logger(label: "unicache.redis"),
         subscribe: Subscribe? = nil,
@@ -40,7 +42,7 @@ public final class RedisSubscriber: Sendable {
         self.timeout = timeout
         self.pingInterval = max(pingInterval, .milliseconds(10))
         core = SubscriberCore(
-            endpoint: endpoint, channel: channel, timeout: max(timeout, .milliseconds(1)),
+            endpoint: endpoint, channel: channel, timeout: max(timeout, .milliseconds(1)), elapsed: Elapsed(clock),
             pingInterval: self.pingInterval, failures: failures, eventLoopGroup: eventLoopGroup, logger: logger,
             subscribe: subscribe, onEvent: onEvent)
     }
@@ -96,6 +98,8 @@ final class SubscriberCore: Sendable {
     let endpoint: RedisEndpoint
     let channel: String
     let timeout: Duration
+    /// Paces the pings and the back-off.
+    let elapsed: Elapsed
     let pingInterval: Duration
     let failures: RedisConnectFailures?
     let eventLoopGroup: any EventLoopGroup
@@ -108,7 +112,7 @@ final class SubscriberCore: Sendable {
     static let maxBackoff = Duration.seconds(5)
 
     init(
-        endpoint: RedisEndpoint, channel: String, timeout: Duration, pingInterval: Duration,
+        endpoint: RedisEndpoint, channel: String, timeout: Duration, elapsed: Elapsed, pingInterval: Duration,
         failures: RedisConnectFailures?, eventLoopGroup: any EventLoopGroup, logger: Logger,
         subscribe: RedisSubscriber.Subscribe?, onEvent: @escaping @Sendable (RedisSubscriber.Event) -> Void
     ) {
@@ -116,6 +120,7 @@ final class SubscriberCore: Sendable {
         self.endpoint = endpoint
         self.channel = channel
         self.timeout = timeout
+        self.elapsed = elapsed
         self.pingInterval = pingInterval
         self.failures = failures
         self.eventLoopGroup = eventLoopGroup
@@ -174,7 +179,7 @@ final class SubscriberCore: Sendable {
                 emit(.disconnected(reason))
                 reportedDown = true
             }
-            do { try await Task.sleep(for: backoff) } catch { return }
+            do { try await elapsed.sleep(for: backoff) } catch { return }
             backoff = min(backoff * 2, Self.maxBackoff)
         }
     }
@@ -249,7 +254,7 @@ final class SubscriberCore: Sendable {
 
     /// Delivers messages while a second child task keeps the connection checked with PINGs; returns why it ended.
     private func receive(_ subscription: RedisSubscription) async -> String {
-        let (channel, endpoint, pingInterval) = (self.channel, self.endpoint, self.pingInterval)
+        let (channel, endpoint, pingInterval, elapsed) = (self.channel, self.endpoint, self.pingInterval, self.elapsed)
         return await withTaskGroup(of: String?.self) { group in
             group.addTask { [self] in
                 for await message in subscription.messages where message.channel == channel {
@@ -258,7 +263,7 @@ final class SubscriberCore: Sendable {
                 return nil
             }
             group.addTask {
-                let failure = await subscription.keepAlive(every: pingInterval, deadline: pingInterval * 2)
+                let failure = await subscription.keepAlive(every: pingInterval, deadline: pingInterval * 2, on: elapsed)
                 guard case .timeout? = failure else { return nil }
                 return "no reply from \(endpoint) to PING within \((pingInterval * 2).shortDescription)"
             }

@@ -1,3 +1,4 @@
+import Clocks
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -58,9 +59,10 @@ public final class RedisSubscription: Sendable {
     /// Keeps the connection checked until it ends or the calling task is cancelled: a `PING` every `interval`, each
     /// bounded by `deadline`. A PING not answered in time (its deadline closes the connection) or refused ends the
     /// watch and the connection: returns that failure. Nil when the task was cancelled or the connection closed.
-    public func keepAlive(every interval: Duration, deadline: Duration) async -> RedisError? {
+    /// `elapsed` paces the PINGs (their deadline is the connection's own, on NIO's clock).
+    public func keepAlive(every interval: Duration, deadline: Duration, on elapsed: Elapsed) async -> RedisError? {
         while true {
-            do { try await Task.sleep(for: interval) } catch { return nil }
+            do { try await elapsed.sleep(for: interval) } catch { return nil }
             do throws(RedisError) {
                 try await ping(timeout: deadline)
             } catch .connectionClosed {

@@ -1,21 +1,21 @@
 import Foundation
 
 /// One reading of a running service for `unicache top`: its `/stats` document, its `/metrics` exposition and when
-/// they were read. Fields are looked up by their dotted `/stats` names; one the service does not have (yet) is nil,
-/// and shown as `-`.
+/// they were read (a reading of the command's monotonic clock: only the span between two readings matters). Fields
+/// are looked up by their dotted `/stats` names; one the service does not have (yet) is nil, and shown as `-`.
 public struct TopSnapshot {
     public let stats: [String: Any]
     public let metrics: MetricsText
-    public let at: ContinuousClock.Instant
+    public let at: Duration
 
-    public init(stats: [String: Any], metrics: MetricsText, at: ContinuousClock.Instant) {
+    public init(stats: [String: Any], metrics: MetricsText, at: Duration) {
         self.stats = stats
         self.metrics = metrics
         self.at = at
     }
 
     /// Parses `/stats` JSON; nil when it is not a JSON object.
-    public init?(statsJSON: [UInt8], metricsText: String, at: ContinuousClock.Instant) {
+    public init?(statsJSON: [UInt8], metricsText: String, at: Duration) {
         guard let object = try? JSONSerialization.jsonObject(with: Data(statsJSON)) as? [String: Any] else { return nil }
         self.init(stats: object, metrics: MetricsText(metricsText), at: at)
     }

@@ -65,14 +65,14 @@ extension UnifiedCacheManager {
         let key = request.key
         var staleCopy = staleCopy
         let lookedUp = mode == .load
-        let started = ContinuousClock.now
+        let started = elapsed.now()
         let result: Result<FetchedValue, FetchError>
         do throws(FetchError) {
             result = .success(try await fetcher.fetch(request))
         } catch {
             result = .failure(error)
         }
-        let seconds = started.duration(to: .now).seconds
+        let seconds = (elapsed.now() - started).seconds
         // A fetch the upstream gate refused, or the HTTP client refused to send, never reached the upstream: not a
         // fetch (nor an upstream failure); one that could not reach it is a failure but not a fetch either.
         switch result {

@@ -19,6 +19,8 @@ public final class UnifiedCacheManager: Sendable {
     let writer: SecondTierWriter?
     let shared: (any SharedTier)?
     let clock: any WallClock
+    /// Readings of the process's monotonic clock: a fetch's latency.
+    let elapsed: Elapsed
     let logger: Logger
     /// `--refresh-interval` (CONTRACT §15.1): a forced refresh of a copy fetched less than this long ago is a hit of
     /// it; zero (the default) never throttles.
@@ -30,7 +32,7 @@ public final class UnifiedCacheManager: Sendable {
 
     public init(
         configuration: MemoryTierConfiguration, secondTier: (any SecondTier)?, sharedTier: (any SharedTier)? = nil,
-        clock: any WallClock, userKeys: UserKeys = UserKeys(), logger: Logger,
+        clock: any WallClock, ticker: any Clock<Duration>, userKeys: UserKeys = UserKeys(), logger: Logger,
         refreshInterval: Duration = .zero
     ) {
         memory = MemoryTier(configuration: configuration)
@@ -38,6 +40,7 @@ public final class UnifiedCacheManager: Sendable {
         writer = secondTier.map { SecondTierWriter(tier: $0) }
         shared = sharedTier
         self.clock = clock
+        elapsed = Elapsed(ticker)
         self.userKeys = userKeys
         self.logger = logger
         logger.info(

@@ -30,7 +30,7 @@ func openTier(
 ) async throws -> DiskTier {
     try await DiskTier.open(
         DiskTierConfiguration(directory: directory, limitBytes: limit), codec: codec, fileSystem: fileSystem,
-        clock: clock, logger: testLogger)
+        clock: clock, ticker: ManualClock(), logger: testLogger)
 }
 
 /// Every regular file under `directory`, recursively, with its size.

@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
@@ -34,16 +35,17 @@ final class TierInstance: Sendable {
             catchUpBatch: catchUpBatch)
     }
 
-    /// An instance of the fleet at `endpoint` (a cluster's seed with `Target.cluster`), its values sealed by `codec`.
+    /// An instance of the fleet at `endpoint` (a cluster's seed with `Target.cluster`), its values sealed by `codec`,
+    /// its wall clock `clock`.
     init(
         endpoint: RedisEndpoint, prefix: String, checkpointFile: String? = nil, logLength: Int = 100_000,
-        catchUpBatch: Int = 1_000, codec: EntryCodec = EntryCodec()
+        catchUpBatch: Int = 1_000, codec: EntryCodec = EntryCodec(), clock: any WallClock = SystemWallClock()
     ) {
         tier = RedisSharedTier(
             configuration: RedisTierConfiguration(
                 endpoint: endpoint, timeout: .seconds(1), prefix: prefix, logLength: logLength,
                 catchUpBatch: catchUpBatch, checkpointFile: checkpointFile, checkpointInterval: .seconds(3600)),
-            codec: codec, logger: Logger(label: "redis-tier-test"))
+            codec: codec, clock: clock, ticker: ContinuousClock(), logger: Logger(label: "redis-tier-test"))
     }
 
     var events: [SharedTierEvent] { recorded.withLockedValue { $0 } }

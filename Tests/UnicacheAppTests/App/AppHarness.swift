@@ -91,7 +91,7 @@ struct AppHarness {
     ) {
         fetcher = ScriptedFetcher(clock: clock)
         let cache = UnifiedCacheManager(
-            configuration: MemoryTierConfiguration(), secondTier: secondTier, clock: clock,
+            configuration: MemoryTierConfiguration(), secondTier: secondTier, clock: clock, ticker: ManualClock(),
             userKeys: ResourceTable.userKeys, logger: Logger(label: "test"))
         let fetcher = self.fetcher
         var dependencies = AppDependencies(

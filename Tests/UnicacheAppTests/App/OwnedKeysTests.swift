@@ -99,7 +99,8 @@ import UnifiedCache
         try await withTemporaryFolder("owned-keys") { folder in
             let configuration = DiskTierConfiguration(directory: folder, limitBytes: 1 << 20)
             func restarted() async throws -> AppHarness {
-                AppHarness(secondTier: try await DiskTier.open(configuration, clock: ManualWallClock(AppHarness.start)))
+                AppHarness(secondTier: try await DiskTier.open(
+                    configuration, clock: ManualWallClock(AppHarness.start), ticker: ManualClock()))
             }
             _ = try await restarted().app.cache.put(key: "progress:any:carol", body: Array("x".utf8), ttl: .seconds(600))
             #expect(try await restarted().send(.delete, "/v1/users/carol", admin: true).json["erased"] as? Int == 1)

@@ -1,3 +1,4 @@
+import Clocks
 import Foundation
 import Logging
 import Redis
@@ -98,7 +99,9 @@ struct RedisSecretOptionTests {
         let store = CapturingLogHandler.Store()
         var configuration = UnicacheConfiguration()
         configuration.shared.redis = try RedisEndpoint(url: "redis-sentinel://10.0.0.7?master=m")
-        let shared = UnicacheService.sharedTier(configuration, codec: EntryCodec(), logger: CapturingLogHandler.logger(store))
+        let shared = UnicacheService.sharedTier(
+            configuration, codec: EntryCodec(), clock: SystemWallClock(), ticker: ContinuousClock(),
+            logger: CapturingLogHandler.logger(store))
         #expect(shared != nil)
         #expect(store.messages.filter { $0.hasPrefix("Sentinels are trusted unauthenticated") }.count == 1)
     }

@@ -28,7 +28,7 @@ import UnifiedCache
         let upstream = TestUpstream()
         let port = try await upstream.start()
         try await withService(upstream) { upstream in
-            try await withHTTPClient(UpstreamClient(timeout: timeout, maxBodyBytes: maxBodyBytes, clock: clock, logger: Self.logger)) {
+            try await withHTTPClient(UpstreamClient(timeout: timeout, maxBodyBytes: maxBodyBytes, clock: clock, ticker: ManualClock(), logger: Self.logger)) {
                 client in
                 try await body(upstream, try client.fetcher(baseURL: TestUpstream.baseURL(port: port) + "/"))
             }
@@ -134,7 +134,7 @@ import UnifiedCache
         let reserved = try ReservedPort()
         defer { reserved.release() }
         let port = reserved.port
-        let result: Result<FetchedValue, FetchError> = try await withHTTPClient(UpstreamClient(timeout: .seconds(2), clock: SystemWallClock(), logger: Self.logger)) {
+        let result: Result<FetchedValue, FetchError> = try await withHTTPClient(UpstreamClient(timeout: .seconds(2), clock: SystemWallClock(), ticker: ManualClock(), logger: Self.logger)) {
             client in
             let fetcher = try client.fetcher(baseURL: TestUpstream.baseURL(port: port))
             do throws(FetchError) { return .success(try await fetcher.fetch(Self.request("/x"))) } catch { return .failure(error) }
@@ -199,7 +199,7 @@ import UnifiedCache
         let upstream = TestUpstream()
         let port = try await upstream.start()
         let error = try await withService(upstream) { _ in
-            try await withHTTPClient(UpstreamClient(clock: SystemWallClock(), logger: Self.logger)) { client in
+            try await withHTTPClient(UpstreamClient(clock: SystemWallClock(), ticker: ManualClock(), logger: Self.logger)) { client in
                 let fetcher = try client.fetcher(
                     baseURL: TestUpstream.baseURL(port: port), headers: [UpstreamHeader(name: "X-Key", value: "secret\u{7f}")])
                 return await #expect(throws: FetchError.self) { try await fetcher.fetch(Self.request("/users/alice/profile")) }
@@ -215,7 +215,7 @@ import UnifiedCache
 
     @Test(arguments: ["", "up:9000", "ftp://up", "http://", "http://up:9000?x=1", "not a url"])
     func invalidBaseURLsAreRejected(url: String) async throws {
-        try await withHTTPClient(UpstreamClient(clock: SystemWallClock(), logger: Self.logger)) { client in
+        try await withHTTPClient(UpstreamClient(clock: SystemWallClock(), ticker: ManualClock(), logger: Self.logger)) { client in
             #expect(throws: UpstreamClient.InvalidBaseURL.self) { try client.fetcher(baseURL: url) }
         }
     }

@@ -112,7 +112,7 @@ struct ClusterFleet: StoppableService {
 
     /// The primary node serving a shard's slot now (asked of a fresh client of the cluster).
     func primary(ofShard shard: Int) async throws -> RedisServerProcess {
-        let client = RedisClusterClient(endpoint: adminEndpoint, timeout: .seconds(5))
+        let client = RedisClusterClient(endpoint: adminEndpoint, timeout: .seconds(5), clock: ContinuousClock())
         defer { client.shutdown() }
         let map = try #require(await client.refreshMap())
         let address = try #require(map.primary(serving: RedisHashSlot.of("{s\(shard)}")))
@@ -121,14 +121,14 @@ struct ClusterFleet: StoppableService {
 
     /// `command` on the primary serving `key` (a Redis name), as a test's own look.
     func command(_ key: String, _ name: String, _ arguments: String...) async throws -> RedisReply {
-        let client = RedisClusterClient(endpoint: adminEndpoint, timeout: .seconds(5))
+        let client = RedisClusterClient(endpoint: adminEndpoint, timeout: .seconds(5), clock: ContinuousClock())
         defer { client.shutdown() }
         return try await client.send(RedisCommand(name, arguments: arguments.map { Array($0.utf8) }), key: Array(key.utf8))
     }
 
     /// The names under the fleet's prefix on every primary (`SCAN`).
     func namesInRedis() async throws -> [String] {
-        let client = RedisClusterClient(endpoint: adminEndpoint, timeout: .seconds(5))
+        let client = RedisClusterClient(endpoint: adminEndpoint, timeout: .seconds(5), clock: ContinuousClock())
         defer { client.shutdown() }
         var names: [String] = []
         for node in try await client.primaries() {

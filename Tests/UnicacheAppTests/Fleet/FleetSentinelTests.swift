@@ -36,7 +36,7 @@ struct FleetSentinelTests {
             let sentinel = RedisSentinel(
                 sentinels: group.sentinels.map { RedisEndpoint.Address(host: "127.0.0.1", port: $0.port) },
                 masterName: SentinelGroup.masterName, timeout: .seconds(5))
-            let watcher = try await sentinel.watch()
+            let watcher = try await sentinel.watch(clock: ContinuousClock())
 
             // Reads all through the failover: never a 5xx.
             let readStatuses = NIOLockedValueBox<[Int]>([])

@@ -173,7 +173,7 @@ import UpstreamGate
             let a = fleet.instances[0]
             let sleeper = Task { try? await redisCommand(fleet.redis, "DEBUG", "SLEEP", "15", timeout: .seconds(2)) }
             await waitUntil("Redis is asleep", within: .seconds(10)) {
-                let probe = RedisNodeClient(endpoint: fleet.redis.endpoint, timeout: .milliseconds(20), size: 1)
+                let probe = RedisNodeClient(endpoint: fleet.redis.endpoint, timeout: .milliseconds(20), clock: ContinuousClock(), size: 1)
                 defer { probe.shutdown() }
                 return (try? await probe.send(.ping)) == nil
             }

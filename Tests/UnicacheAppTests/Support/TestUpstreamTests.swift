@@ -51,7 +51,7 @@ import UnifiedCache
     @Test func shutdownEndsAHeldRequest() async throws {
         let upstream = TestUpstream()
         let port = try await upstream.start()
-        let error = try await withHTTPClient(UpstreamClient(timeout: .seconds(30), clock: SystemWallClock(), logger: HTTPUpstreamFetcherTests.logger)) {
+        let error = try await withHTTPClient(UpstreamClient(timeout: .seconds(30), clock: SystemWallClock(), ticker: ManualClock(), logger: HTTPUpstreamFetcherTests.logger)) {
             client in
             let fetcher = try client.fetcher(baseURL: TestUpstream.baseURL(port: port))
             upstream.set("/held", .gated(Latch(), .json("{}")))

@@ -18,7 +18,7 @@ import Testing
         unicache_http_request_duration_seconds_bucket{route="/stats",status="200",le="+Inf"} 1000
         """
 
-    static func snapshot(hits: Int, misses: Int, memoryHits: Int, metrics: String = metrics, at: ContinuousClock.Instant) -> TopSnapshot {
+    static func snapshot(hits: Int, misses: Int, memoryHits: Int, metrics: String = metrics, at: Duration) -> TopSnapshot {
         let stats: [String: Any] = [
             "uptimeSeconds": 61,
             "cache": [
@@ -34,7 +34,7 @@ import Testing
     }
 
     @Test func ratesComeFromTwoSnapshotsAndAbsentFieldsShowADash() {
-        let start = ContinuousClock.now
+        let start = Duration.seconds(100)
         let first = Self.snapshot(hits: 10, misses: 10, memoryHits: 10, at: start)
         let second = Self.snapshot(hits: 30, misses: 20, memoryHits: 25, at: start + .seconds(2))
         let lines = TopView(url: "http://x:1", previous: first, current: second).lines()
@@ -85,7 +85,7 @@ import Testing
                 "writeErrors": big, "undecryptable": big,
             ],
         ]
-        let start = ContinuousClock.now
+        let start = Duration.seconds(100)
         let first = TopSnapshot(stats: stats, metrics: MetricsText(Self.metrics), at: start)
         let second = TopSnapshot(stats: stats, metrics: MetricsText(Self.metrics), at: start + .milliseconds(1))
         let lines = TopView(url: "http://unicache-instance-7.internal:8080", previous: first, current: second).lines()
@@ -107,13 +107,13 @@ import Testing
 
     /// `unicache top` tells a unicache `/stats` from anything else that answers JSON.
     @Test func onlyAUnicacheStatsDocumentIsOne() {
-        #expect(Self.snapshot(hits: 1, misses: 1, memoryHits: 1, at: .now).isUnicacheStats)
-        #expect(TopSnapshot(statsJSON: Array(#"{"path":"/stats","request":1}"#.utf8), metricsText: "", at: .now)?.isUnicacheStats == false)
-        #expect(TopSnapshot(statsJSON: Array("<html></html>".utf8), metricsText: "", at: .now) == nil)
+        #expect(Self.snapshot(hits: 1, misses: 1, memoryHits: 1, at: .zero).isUnicacheStats)
+        #expect(TopSnapshot(statsJSON: Array(#"{"path":"/stats","request":1}"#.utf8), metricsText: "", at: .zero)?.isUnicacheStats == false)
+        #expect(TopSnapshot(statsJSON: Array("<html></html>".utf8), metricsText: "", at: .zero) == nil)
     }
 
     @Test func theFirstFrameHasNoRates() {
-        let lines = TopView(url: "u", previous: nil, current: Self.snapshot(hits: 1, misses: 1, memoryHits: 1, at: .now)).lines()
+        let lines = TopView(url: "u", previous: nil, current: Self.snapshot(hits: 1, misses: 1, memoryHits: 1, at: .zero)).lines()
         #expect(lines.first { $0.hasPrefix("read-through") }?.split(separator: " ").map(String.init) == ["read-through", "-", "2"])
     }
 

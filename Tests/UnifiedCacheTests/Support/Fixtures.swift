@@ -21,12 +21,12 @@ func request(_ key: String, namespace: String = "test", user: String? = "alice")
 }
 
 func makeManager(
-    clock: ManualWallClock = ManualWallClock(instant("2026-06-01T12:00:00Z")),
+    clock: ManualWallClock = ManualWallClock(instant("2026-06-01T12:00:00Z")), ticker: ManualClock = ManualClock(),
     maxBytes: Int = 1 << 20, maxEntries: Int = 1000, secondTier: (any SecondTier)? = nil
 ) -> UnifiedCacheManager {
     UnifiedCacheManager(
         configuration: MemoryTierConfiguration(maxBytes: maxBytes, maxEntries: maxEntries),
-        secondTier: secondTier, clock: clock, logger: quietLogger())
+        secondTier: secondTier, clock: clock, ticker: ticker, logger: quietLogger())
 }
 
 func entry(
