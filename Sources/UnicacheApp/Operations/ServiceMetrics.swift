@@ -173,11 +173,12 @@ final class ServiceMetrics: Sendable {
                 let counter = registry.makeCounter(descriptor: descriptor, labels: [("tier", tier)])
                 carry(total, into: counter, id: "\(family)\u{0}\(tier)", exported: &exported)
             }
-            let admissions = [
-                ("memory", "admitted", statistics.memory.admitted), ("memory", "rejected", statistics.memory.rejected),
-                ("disk", "admitted", statistics.secondTier?.admitted ?? 0),
-                ("disk", "rejected", statistics.secondTier?.rejected ?? 0),
+            let decisions = [
+                ("memory", statistics.memory.decisions), ("disk", statistics.secondTier?.decisions ?? EvictionStatistics()),
             ]
+            let admissions = decisions.flatMap { tier, decided in
+                [(tier, "admitted", decided.admitted), (tier, "rejected", decided.rejected)]
+            }
             for (tier, result, total) in admissions {
                 let counter = registry.makeCounter(descriptor: Self.admissions, labels: [("tier", tier), ("result", result)])
                 carry(total, into: counter, id: "admissions\u{0}\(tier)\u{0}\(result)", exported: &exported)

@@ -103,12 +103,10 @@ public final class MemoryTier: Sendable {
 
     public func statistics() -> MemoryTierStatistics {
         policy.withLockedValue { state in
-            let decisions = state.policy.statistics
-            return MemoryTierStatistics(
+            MemoryTierStatistics(
                 entries: state.policy.count, bytes: state.policy.weight, limitBytes: configuration.maxBytes,
-                limitEntries: configuration.maxEntries, evictions: decisions.evictions,
-                releasedBytes: state.releasedBytes, admitted: decisions.admitted, rejected: decisions.rejected,
-                window: decisions.window)
+                limitEntries: configuration.maxEntries, releasedBytes: state.releasedBytes,
+                decisions: state.policy.statistics)
         }
     }
 

@@ -20,27 +20,23 @@ public struct MemoryTierStatistics: Sendable, Equatable {
     public var bytes: Int
     public var limitBytes: Int
     public var limitEntries: Int
-    public var evictions: Int
     /// Cost of every entry that left the tier so far (evicted, replaced or removed): what the allocator got back.
     public var releasedBytes: Int
-    /// The policy's admissions (`EvictionStatistics`).
-    public var admitted: Int
-    public var rejected: Int
-    /// The window's share of the capacity (`tinylfu` only).
-    public var window: Double?
+    /// The policy's admissions, evictions and window.
+    public var decisions: EvictionStatistics
 
     public init(
-        entries: Int = 0, bytes: Int = 0, limitBytes: Int = 0, limitEntries: Int = 0, evictions: Int = 0,
-        releasedBytes: Int = 0, admitted: Int = 0, rejected: Int = 0, window: Double? = nil
+        entries: Int = 0, bytes: Int = 0, limitBytes: Int = 0, limitEntries: Int = 0, releasedBytes: Int = 0,
+        decisions: EvictionStatistics = EvictionStatistics()
     ) {
-        self.admitted = admitted
-        self.rejected = rejected
-        self.window = window
         self.entries = entries
         self.bytes = bytes
         self.limitBytes = limitBytes
         self.limitEntries = limitEntries
-        self.evictions = evictions
         self.releasedBytes = releasedBytes
+        self.decisions = decisions
     }
+
+    /// Entries removed to keep the budgets.
+    public var evictions: Int { decisions.evictions }
 }

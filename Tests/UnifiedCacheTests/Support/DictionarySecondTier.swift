@@ -70,7 +70,7 @@ final class DictionarySecondTier: SecondTier {
 
     func statistics() -> SecondTierStatistics {
         entries.withLockedValue { dict in
-            SecondTierStatistics(entries: dict.count, bytes: dict.values.reduce(0) { $0 + $1.body.count }, evictions: 2)
+            SecondTierStatistics(entries: dict.count, bytes: dict.values.reduce(0) { $0 + $1.body.count }, decisions: EvictionStatistics(evictions: 2))
         }
     }
 
