@@ -16,7 +16,9 @@ final class DiskTierCounters: Sendable {
     private let state: NIOLockedValueBox<State>
 
     init(limitBytes: Int) {
-        state = NIOLockedValueBox(State(statistics: SecondTierStatistics(limitBytes: limitBytes)))
+        var statistics = SecondTierStatistics()
+        statistics.limitBytes = limitBytes
+        state = NIOLockedValueBox(State(statistics: statistics))
     }
 
     var statistics: SecondTierStatistics { state.withLockedValue { $0.statistics } }

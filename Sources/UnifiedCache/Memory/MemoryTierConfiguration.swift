@@ -16,26 +16,12 @@ public struct MemoryTierConfiguration: Sendable, Equatable {
 
 /// Sizes and counters of the memory tier.
 public struct MemoryTierStatistics: Sendable, Equatable {
-    public var entries: Int
-    public var bytes: Int
-    public var limitBytes: Int
-    public var limitEntries: Int
+    public var entries = 0, bytes = 0
+    public var limitBytes = 0, limitEntries = 0
     /// Cost of every entry that left the tier so far (evicted, replaced or removed): what the allocator got back.
-    public var releasedBytes: Int
+    public var releasedBytes = 0
     /// The policy's admissions, evictions and window.
-    public var decisions: EvictionStatistics
-
-    public init(
-        entries: Int = 0, bytes: Int = 0, limitBytes: Int = 0, limitEntries: Int = 0, releasedBytes: Int = 0,
-        decisions: EvictionStatistics = EvictionStatistics()
-    ) {
-        self.entries = entries
-        self.bytes = bytes
-        self.limitBytes = limitBytes
-        self.limitEntries = limitEntries
-        self.releasedBytes = releasedBytes
-        self.decisions = decisions
-    }
+    public var decisions = EvictionStatistics()
 
     /// Entries removed to keep the budgets.
     public var evictions: Int { decisions.evictions }
