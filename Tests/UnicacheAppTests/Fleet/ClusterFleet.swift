@@ -13,15 +13,12 @@ import UnifiedCache
 
 /// Several whole services on 127.0.0.1 sharing a real Redis Cluster (six `redis-server` nodes: three primaries, three
 /// replicas, on free ports, stopped by PID) with `--redis-cluster`, and one test upstream (CONTRACT §13).
-@dynamicMemberLookup
-struct ClusterFleet: StoppableService {
+struct ClusterFleet: MembersFleet {
     let cluster: RedisTestCluster
     /// The upstream, the instances, their settings.
     let members: FleetMembers
     /// The seed the instances are given (`--redis redis://… --redis-cluster`).
     let endpoint: RedisEndpoint
-
-    subscript<Member>(dynamicMember member: KeyPath<FleetMembers, Member>) -> Member { members[keyPath: member] }
 
     /// The fleet's shard count (`RedisTierConfiguration.defaultClusterShards`).
     static let shards = RedisTierConfiguration.defaultClusterShards
@@ -65,17 +62,6 @@ struct ClusterFleet: StoppableService {
         endpoint.password = user?.password
         return endpoint
     }
-
-    /// One more instance (a restart); `dataDir`: its disk tier's folder, if any.
-    func startInstance(dataDir: String? = nil) async throws -> LiveService {
-        try await members.startInstance(logger: Logger(label: "cluster-fleet-test"), dataDir: dataDir)
-    }
-
-    func stop() async { await members.stop() }
-
-    static func shared(_ instance: LiveService) -> SharedTierStatistics { FleetMembers.shared(instance) }
-
-    func waitUntilConnected(_ instance: LiveService) async { await members.waitUntilConnected(instance) }
 
     /// The seed as the default user (the test's own look-ups).
     var adminEndpoint: RedisEndpoint {

@@ -13,15 +13,12 @@ import UnifiedCache
 /// Several whole services on 127.0.0.1 sharing one real `redis-server` (started on a free port, stopped by its
 /// PID) and one test upstream: a fleet as CONTRACT §6 describes it.
 /// Start it with `withService(Fleet.start(…))`, which stops it on every path.
-@dynamicMemberLookup
-struct Fleet: StoppableService {
+struct Fleet: MembersFleet {
     let redis: RedisServerProcess
     /// The upstream, the instances, their settings.
     let members: FleetMembers
     /// What the instances connect with: the server's endpoint, or an ACL user's (`aclUser`).
     let serviceEndpoint: RedisEndpoint
-
-    subscript<Member>(dynamicMember member: KeyPath<FleetMembers, Member>) -> Member { members[keyPath: member] }
 
     /// An ACL user the instances connect as (CONTRACT §10.2); `rules` are what follows `on >PASSWORD`.
     struct ACLUser: Sendable {
@@ -58,20 +55,6 @@ struct Fleet: StoppableService {
     static func tierConfiguration(_ endpoint: RedisEndpoint, timeout: Duration, prefix: String) -> SharedTierSettings {
         SharedTierSettings(redis: endpoint, timeout: timeout, prefix: prefix)
     }
-
-    /// One more instance of the fleet (a restart, a scale-up); `dataDir`: its disk tier's folder, if any.
-    func startInstance(
-        logger: Logger = Logger(label: "fleet-test"), upstreamTimeout: Duration = .seconds(10), dataDir: String? = nil
-    ) async throws -> LiveService {
-        try await members.startInstance(logger: logger, upstreamTimeout: upstreamTimeout, dataDir: dataDir)
-    }
-
-    func waitUntilConnected(_ instance: LiveService) async { await members.waitUntilConnected(instance) }
-
-    /// Stops the instances it started, the upstream and redis-server; later calls do nothing.
-    func stop() async { await members.stop() }
-
-    static func shared(_ instance: LiveService) -> SharedTierStatistics { FleetMembers.shared(instance) }
 
     /// `count` concurrent cold requests for one key spread over `instances` (one fleet), the upstream held until every
     /// one waits; their answers.

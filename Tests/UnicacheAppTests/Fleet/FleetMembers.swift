@@ -8,8 +8,7 @@ import UnifiedCache
 @testable import UnicacheApp
 
 /// What every fleet is, whatever its Redis (one server, a cluster): one test upstream and the instances started on
-/// it with one shared tier's settings, and how to stop its Redis. `Fleet` and `ClusterFleet` carry one and read its
-/// members as their own (`fleet.instances`, `fleet.prefix`).
+/// it with one shared tier's settings, and how to stop its Redis. `Fleet` and `ClusterFleet` carry one (`MembersFleet`).
 struct FleetMembers: Sendable {
     let upstream: TestUpstream
     let upstreamPort: Int
@@ -84,4 +83,29 @@ struct FleetMembers: Sendable {
     static func shared(_ instance: LiveService) -> SharedTierStatistics {
         instance.app.cache.statistics().shared ?? SharedTierStatistics()
     }
+}
+
+/// A fleet that carries its `FleetMembers`: it reads their members as its own (`fleet.instances`, `fleet.prefix`),
+/// starts more instances through them and stops with them.
+@dynamicMemberLookup
+protocol MembersFleet: StoppableService {
+    var members: FleetMembers { get }
+}
+
+extension MembersFleet {
+    subscript<Member>(dynamicMember member: KeyPath<FleetMembers, Member>) -> Member { members[keyPath: member] }
+
+    /// One more instance of the fleet (a restart, a scale-up); `dataDir`: its disk tier's folder, if any.
+    func startInstance(
+        logger: Logger = Logger(label: "fleet-test"), upstreamTimeout: Duration = .seconds(10), dataDir: String? = nil
+    ) async throws -> LiveService {
+        try await members.startInstance(logger: logger, upstreamTimeout: upstreamTimeout, dataDir: dataDir)
+    }
+
+    func waitUntilConnected(_ instance: LiveService) async { await members.waitUntilConnected(instance) }
+
+    /// Stops the instances it started, the upstream and Redis; later calls do nothing.
+    func stop() async { await members.stop() }
+
+    static func shared(_ instance: LiveService) -> SharedTierStatistics { FleetMembers.shared(instance) }
 }
