@@ -13,7 +13,7 @@ public final class RedisClusterClient: Sendable {
     /// The credentials, TLS and timeout of every node; its address is the first seed.
     public let endpoint: RedisEndpoint
     /// The nodes asked for the map when no primary of the last one answers.
-    public let seeds: [RedisEndpoint.Address]
+    package let seeds: [RedisEndpoint.Address]
     let timeout: Duration
     let connectionsPerNode: Int
     let eventLoopGroup: any EventLoopGroup

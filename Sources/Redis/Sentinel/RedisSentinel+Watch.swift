@@ -8,7 +8,7 @@ extension RedisSentinel {
     /// only one heard when the promotion was missed). The connection is PINGed every `watchPingInterval`; a PING
     /// unanswered for twice that (a Sentinel gone silent) ends it. The stream finishes when the connection ends:
     /// watch again (`follow` does).
-    public func watch() async throws(RedisError) -> RedisSentinelWatcher {
+    package func watch() async throws(RedisError) -> RedisSentinelWatcher {
         var lastError = RedisError.connectFailed("no Sentinel configured")
         for sentinel in order {
             do throws(RedisError) {
