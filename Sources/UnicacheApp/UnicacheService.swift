@@ -18,7 +18,7 @@ import UpstreamHTTP
 /// reclaimer stop, and last the cache flushes its pending disk writes and the shared tier disconnects.
 public struct UnicacheService: Sendable {
     /// The router and the cache behind it.
-    public let app: App
+    package let app: App
     /// The HTTP server (not started: `run` starts it, or a test calls `server.start()` first to learn its port).
     public let server: MicroHTTPServer
     /// In start order; the group stops them in reverse.
@@ -29,7 +29,7 @@ public struct UnicacheService: Sendable {
     ///   - clock: the cache's and the fetchers' wall clock.
     ///   - ticker: the process's monotonic clock: the upstream gates' budgets, pauses and circuits, and the pace of
     ///     the memory reclaimer and the disk tier's sweeps.
-    public static func build(
+    package static func build(
         _ configuration: UnicacheConfiguration, logger: Logger, clock: any WallClock,
         ticker: any Clock<Duration>
     ) async throws -> UnicacheService {
@@ -106,7 +106,7 @@ public struct UnicacheService: Sendable {
 
     /// The group that runs every service until a graceful shutdown: SIGTERM or SIGINT when `stopsOnSignals`
     /// (`unicache serve`), else the group's `triggerGracefulShutdown()` (tests).
-    public func serviceGroup(stopsOnSignals: Bool = false) -> ServiceGroup {
+    package func serviceGroup(stopsOnSignals: Bool = false) -> ServiceGroup {
         ServiceGroup(
             configuration: .init(
                 services: services, gracefulShutdownSignals: stopsOnSignals ? [.sigterm, .sigint] : [], logger: logger))
