@@ -3,13 +3,13 @@ import Logging
 import Redis
 import RedisTestSupport
 import RedisTier
-@testable import Settings
+import Settings
 import TestSupport
 import TLSTestSupport
 import Testing
 import UnifiedCache
 
-@testable import UnicacheApp
+import UnicacheApp
 
 /// Several whole services on 127.0.0.1 sharing a real Redis Cluster (six `redis-server` nodes: three primaries, three
 /// replicas, on free ports, stopped by PID) with `--redis-cluster`, and one test upstream (CONTRACT §13).

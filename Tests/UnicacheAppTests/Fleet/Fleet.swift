@@ -3,12 +3,12 @@ import Logging
 import Redis
 import RedisTestSupport
 import RedisTier
-@testable import Settings
+import Settings
 import TestSupport
 import Testing
 import UnifiedCache
 
-@testable import UnicacheApp
+import UnicacheApp
 
 /// Several whole services on 127.0.0.1 sharing one real `redis-server` (started on a free port, stopped by its
 /// PID) and one test upstream: a fleet as CONTRACT §6 describes it.

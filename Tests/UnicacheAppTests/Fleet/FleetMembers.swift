@@ -1,11 +1,11 @@
 import Logging
 import NIOConcurrencyHelpers
-@testable import Settings
+import Settings
 import TestSupport
 import Testing
 import UnifiedCache
 
-@testable import UnicacheApp
+import UnicacheApp
 
 /// What every fleet is, whatever its Redis (one server, a cluster): one test upstream and the instances started on
 /// it with one shared tier's settings, and how to stop its Redis. `Fleet` and `ClusterFleet` carry one (`MembersFleet`).

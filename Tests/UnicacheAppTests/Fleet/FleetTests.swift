@@ -4,13 +4,13 @@ import JSONLogging
 import Logging
 import Redis
 import RedisTestSupport
-@testable import Settings
+import Settings
 import TestSupport
 import Testing
 import UnifiedCache
 import UpstreamGate
 
-@testable import UnicacheApp
+import UnicacheApp
 
 /// CONTRACT §6 with a real Redis and several real instances: shared hits, fleet-wide coalescing and
 /// invalidation, verification of what Redis holds, and Redis dying, stalling and coming back empty.
