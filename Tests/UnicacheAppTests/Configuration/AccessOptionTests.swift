@@ -1,5 +1,5 @@
 import Access
-@testable import Settings
+import Settings
 import Testing
 @testable import UnicacheApp
 

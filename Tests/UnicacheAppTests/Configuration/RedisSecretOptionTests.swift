@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import Redis
-@testable import Settings
+import Settings
 import TestSupport
 import Testing
 import TLSTestSupport

@@ -1,5 +1,5 @@
 import Foundation
-@testable import Settings
+import Settings
 import TLSTestSupport
 import TestSupport
 import Testing
