@@ -14,10 +14,6 @@ struct SecretFileOptionTests {
         try secretFile(contents, mode: mode, name: name)
     }
 
-    func error(_ arguments: [String], _ environment: [String: String] = [:]) -> String {
-        configurationError(arguments, environment)
-    }
-
     @Test(arguments: [("s3cret\n", 0o600), ("s3cret", 0o400), ("s3cret\r\n", 0o600)])
     func theAdminTokenComesFromAFileWithoutItsNewline(contents: String, mode: Int) throws {
         let (folder, path) = try file(contents, mode: mode)
@@ -31,26 +27,26 @@ struct SecretFileOptionTests {
     @Test func aBadAdminTokenFileStopsStartUpNamingTheFlag() throws {
         let (folder, path) = try file("s3cret\n", mode: 0o644)
         defer { folder.remove() }
-        let open = error(["--admin-token-file", path])
+        let open = configurationError(["--admin-token-file", path])
         #expect(open.hasPrefix("--admin-token-file: "))
         #expect(open.contains("has mode 644"))
         #expect(open.contains("chmod 600"))
         #expect(!open.contains("s3cret"))
-        #expect(error(["--admin-token-file", folder.file("none")]).hasPrefix("--admin-token-file: "))
+        #expect(configurationError(["--admin-token-file", folder.file("none")]).hasPrefix("--admin-token-file: "))
         let (blankFolder, blank) = try file("\n", mode: 0o600, name: "blank")
         defer { blankFolder.remove() }
-        #expect(error(["--admin-token-file", blank]).hasPrefix("--admin-token-file: the token is empty"))
+        #expect(configurationError(["--admin-token-file", blank]).hasPrefix("--admin-token-file: the token is empty"))
         let (spacedFolder, spaced) = try file("two words\n", mode: 0o600, name: "spaced")
         defer { spacedFolder.remove() }
-        #expect(!error(["--admin-token-file", spaced]).contains("two words"))
+        #expect(!configurationError(["--admin-token-file", spaced]).contains("two words"))
     }
 
     @Test func aTokenAndATokenFileTogetherStopStartUp() throws {
         let (folder, path) = try file("s3cret\n", mode: 0o600)
         defer { folder.remove() }
-        let both = error(["--admin-token", "other", "--admin-token-file", path])
+        let both = configurationError(["--admin-token", "other", "--admin-token-file", path])
         #expect(both.hasPrefix("--admin-token-file: given with --admin-token"))
-        #expect(error([], ["UNICACHE_ADMIN_TOKEN": "other", "UNICACHE_ADMIN_TOKEN_FILE": path])
+        #expect(configurationError([], ["UNICACHE_ADMIN_TOKEN": "other", "UNICACHE_ADMIN_TOKEN_FILE": path])
             .hasPrefix("UNICACHE_ADMIN_TOKEN_FILE: given with UNICACHE_ADMIN_TOKEN"))
     }
 
@@ -58,14 +54,14 @@ struct SecretFileOptionTests {
     func aTLSKeyOthersMayReadStopsStartUp(mode: Int) throws {
         let pair = try TestCertificate().write()
         defer { pair.folder.remove() }
-        #expect(error(["--tls-cert", pair.certificate, "--tls-key", pair.key]) == "")
+        #expect(configurationError(["--tls-cert", pair.certificate, "--tls-key", pair.key]) == "")
         try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: pair.key)
-        let message = error(["--tls-cert", pair.certificate, "--tls-key", pair.key])
+        let message = configurationError(["--tls-cert", pair.certificate, "--tls-key", pair.key])
         #expect(message.hasPrefix("--tls-key: "))
         #expect(message.contains("has mode \(String(mode, radix: 8))"))
         #expect(message.contains("chmod 600"))
         #expect(!message.contains("PRIVATE KEY"))
         try FileManager.default.setAttributes([.posixPermissions: 0o400], ofItemAtPath: pair.key)
-        #expect(error(["--tls-cert", pair.certificate, "--tls-key", pair.key]) == "")
+        #expect(configurationError(["--tls-cert", pair.certificate, "--tls-key", pair.key]) == "")
     }
 }
