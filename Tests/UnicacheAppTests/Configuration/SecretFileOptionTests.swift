@@ -9,14 +9,9 @@ import UnicacheApp
 /// admin token file that its group or others may read stops start-up, as a key ring does.
 @Suite("Secret files", .timeLimit(.minutes(1)))
 struct SecretFileOptionTests {
-    /// A fresh folder with `name` holding `contents` at `mode`.
-    func file(_ contents: String, mode: Int, name: String = "admin-token") throws -> (folder: TemporaryFolder, path: String) {
-        try secretFile(contents, mode: mode, name: name)
-    }
-
     @Test(arguments: [("s3cret\n", 0o600), ("s3cret", 0o400), ("s3cret\r\n", 0o600)])
     func theAdminTokenComesFromAFileWithoutItsNewline(contents: String, mode: Int) throws {
-        let (folder, path) = try file(contents, mode: mode)
+        let (folder, path) = try secretFile(contents, mode: mode, name: "admin-token")
         defer { folder.remove() }
         let flag = try UnicacheConfiguration.parse(arguments: ["--admin-token-file", path], environment: [:])
         #expect(flag.admin.token == "s3cret")
@@ -25,7 +20,7 @@ struct SecretFileOptionTests {
     }
 
     @Test func aBadAdminTokenFileStopsStartUpNamingTheFlag() throws {
-        let (folder, path) = try file("s3cret\n", mode: 0o644)
+        let (folder, path) = try secretFile("s3cret\n", mode: 0o644, name: "admin-token")
         defer { folder.remove() }
         let open = configurationError(["--admin-token-file", path])
         #expect(open.hasPrefix("--admin-token-file: "))
@@ -33,16 +28,16 @@ struct SecretFileOptionTests {
         #expect(open.contains("chmod 600"))
         #expect(!open.contains("s3cret"))
         #expect(configurationError(["--admin-token-file", folder.file("none")]).hasPrefix("--admin-token-file: "))
-        let (blankFolder, blank) = try file("\n", mode: 0o600, name: "blank")
+        let (blankFolder, blank) = try secretFile("\n", mode: 0o600, name: "blank")
         defer { blankFolder.remove() }
         #expect(configurationError(["--admin-token-file", blank]).hasPrefix("--admin-token-file: the token is empty"))
-        let (spacedFolder, spaced) = try file("two words\n", mode: 0o600, name: "spaced")
+        let (spacedFolder, spaced) = try secretFile("two words\n", mode: 0o600, name: "spaced")
         defer { spacedFolder.remove() }
         #expect(!configurationError(["--admin-token-file", spaced]).contains("two words"))
     }
 
     @Test func aTokenAndATokenFileTogetherStopStartUp() throws {
-        let (folder, path) = try file("s3cret\n", mode: 0o600)
+        let (folder, path) = try secretFile("s3cret\n", mode: 0o600, name: "admin-token")
         defer { folder.remove() }
         let both = configurationError(["--admin-token", "other", "--admin-token-file", path])
         #expect(both.hasPrefix("--admin-token-file: given with --admin-token"))
