@@ -28,7 +28,7 @@ public struct AccessSettings: Sendable, Equatable {
     /// Everything `--auth jwt` needs, as a message that names the fix says it (CONTRACT §11.6: the whole fix).
     public static let jwtFlags = "--auth jwt --jwt-jwks FILE|URL --jwt-audience AUDIENCE"
     /// `jwtFlags` as environment variables.
-    public static let jwtVariables = "UNICACHE_AUTH=jwt, UNICACHE_JWT_JWKS, UNICACHE_JWT_AUDIENCE"
+    package static let jwtVariables = "UNICACHE_AUTH=jwt, UNICACHE_JWT_JWKS, UNICACHE_JWT_AUDIENCE"
     public static let defaultRefresh = Duration.seconds(600)
     public static let defaultLeeway = Duration.seconds(60)
 

@@ -46,11 +46,6 @@ extension DemoFetcher {
         let readinessScore: Int
     }
 
-    struct Wellness: Encodable {
-        let days: Int
-        let entries: [WellnessDay]
-    }
-
     struct Scores: Encodable {
         let date: String
         let readinessScore: Int
@@ -77,11 +72,13 @@ extension DemoFetcher {
     /// Active energy burnt in each hour of one day (not cumulative).
     static func hourlyEnergy(user: String, day: String) -> [Double] {
         var random = DemoRandom("energy-day", user, day)
-        let dayFactor = random.double(in: 0.6...1.4, places: 3)
-        let target = dailyTarget(user: user) * dayFactor
-        return hourWeights.map { weight in
-            (target * weight * random.double(in: 0.5...1.5, places: 3)).rounded(places: 1)
-        }
+        let target = dailyTarget(user: user) * random.double(in: 0.6...1.4, places: 3)
+        return hourlyPattern(of: target, spread: 0.5...1.5, random: &random)
+    }
+
+    /// `total` spread over the hours by `hourWeights`, each hour's share scaled by a factor drawn from `spread`.
+    static func hourlyPattern(of total: Double, spread: ClosedRange<Double>, random: inout DemoRandom) -> [Double] {
+        hourWeights.map { weight in (total * weight * random.double(in: spread, places: 3)).rounded(places: 1) }
     }
 
     static func healthToday(_ input: DemoInput) -> HealthToday {
@@ -111,9 +108,7 @@ extension DemoFetcher {
         let weekday = input.parameters["weekday"].flatMap { Int($0) } ?? 1
         var random = DemoRandom("averages", input.user, String(weekday))
         let target = dailyTarget(user: input.user) * random.double(in: 0.85...1.15, places: 3)
-        let pattern = hourWeights.map { weight in
-            (target * weight * random.double(in: 0.85...1.15, places: 3)).rounded(places: 1)
-        }
+        let pattern = hourlyPattern(of: target, spread: 0.85...1.15, random: &random)
         return HealthAverages(
             weekday: weekday,
             timeZone: input.dates.timeZoneName,
@@ -150,12 +145,12 @@ extension DemoFetcher {
         )
     }
 
-    static func wellness(_ input: DemoInput) -> Wellness {
+    static func wellness(_ input: DemoInput) -> DayWindow<WellnessDay> {
         let count = input.days(fallback: 30, range: 1...90)
         let entries = input.dates.days(endingAt: input.now, count: count).map {
             wellnessDay(user: input.user, date: $0)
         }
-        return Wellness(days: count, entries: entries)
+        return DayWindow(days: count, entries: entries)
     }
 
     static func scores(_ input: DemoInput) -> Scores {

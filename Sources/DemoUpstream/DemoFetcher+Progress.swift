@@ -32,9 +32,10 @@ extension DemoFetcher {
         let answered: Bool
     }
 
-    struct ProgressHistory: Encodable {
+    /// The last `days` days, oldest first (wellness, progress.history).
+    struct DayWindow<Entry: Encodable>: Encodable {
         let days: Int
-        let entries: [ProgressDay]
+        let entries: [Entry]
     }
 
     struct ProgressStreak: Encodable {
@@ -98,8 +99,8 @@ extension DemoFetcher {
         }
     }
 
-    static func progressHistory(_ input: DemoInput) -> ProgressHistory {
-        ProgressHistory(days: progressWindow, entries: progressDays(input))
+    static func progressHistory(_ input: DemoInput) -> DayWindow<ProgressDay> {
+        DayWindow(days: progressWindow, entries: progressDays(input))
     }
 
     /// `current` counts back from today, or from yesterday while today is still open.

@@ -28,7 +28,7 @@ extension DiskTier {
 
     /// Deletes every entry past its stale-until; returns how many.
     @discardableResult
-    public func sweepExpired(now: Date) async -> Int {
+    package func sweepExpired(now: Date) async -> Int {
         await waitUntilIndexed()
         let keys = index.filter { $0.metadata.staleUntil <= now }.map(\.metadata.key)
         for key in keys { delete(key) }

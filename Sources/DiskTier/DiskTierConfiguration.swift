@@ -9,7 +9,7 @@ public struct DiskTierConfiguration: Sendable, Equatable {
     /// `false` (default): a store returns once its file is renamed into place, which survives a crash of
     /// the process. `true`: also `fsync` the file and its folder, which survives power loss, at a few
     /// milliseconds per store on most disks.
-    public var syncWrites: Bool
+    package var syncWrites: Bool
     /// What the tier keeps when it is full (`--eviction`).
     public var eviction: EvictionKind
 

@@ -16,7 +16,9 @@ final class DiskTierCounters: Sendable {
     private let state: NIOLockedValueBox<State>
 
     init(limitBytes: Int) {
-        state = NIOLockedValueBox(State(statistics: SecondTierStatistics(limitBytes: limitBytes)))
+        var statistics = SecondTierStatistics()
+        statistics.limitBytes = limitBytes
+        state = NIOLockedValueBox(State(statistics: statistics))
     }
 
     var statistics: SecondTierStatistics { state.withLockedValue { $0.statistics } }
@@ -27,13 +29,14 @@ final class DiskTierCounters: Sendable {
         state.withLockedValue {
             $0.statistics.entries = entries
             $0.statistics.bytes = bytes
-            $0.statistics.admitted = decisions.admitted
-            $0.statistics.rejected = decisions.rejected
-            $0.statistics.window = decisions.window
+            // The tier counts its evictions itself: a rebuild starts a new index, and its policy's count, at 0.
+            let evictions = $0.statistics.decisions.evictions
+            $0.statistics.decisions = decisions
+            $0.statistics.decisions.evictions = evictions
         }
     }
 
-    func addEvictions(_ count: Int) { state.withLockedValue { $0.statistics.evictions += count } }
+    func addEvictions(_ count: Int) { state.withLockedValue { $0.statistics.decisions.evictions += count } }
     func addCorrupt(_ count: Int) { state.withLockedValue { $0.statistics.corrupt += count } }
     func addUndecryptable(_ count: Int) { state.withLockedValue { $0.statistics.undecryptable += count } }
 

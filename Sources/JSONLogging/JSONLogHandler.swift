@@ -5,10 +5,10 @@ import Logging
 /// A swift-log handler that writes every event as one JSON object on one line:
 /// `{"timestamp":"…Z","level":"info","label":"…","message":"…","metadata":{…}}` (plus `"requestId"` and
 /// `"traceId"` when the metadata has them, and `"error"` when the event has one).
-public struct JSONLogHandler: LogHandler {
+package struct JSONLogHandler: LogHandler {
     public var logLevel: Logger.Level
     public var metadata: Logger.Metadata = [:]
-    public var metadataProvider: Logger.MetadataProvider?
+    package var metadataProvider: Logger.MetadataProvider?
 
     private let label: String
     private let output: LogOutput

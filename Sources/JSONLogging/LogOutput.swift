@@ -9,7 +9,7 @@ import Darwin
 #endif
 
 /// Where log lines go: one call per complete line (without its newline).
-public struct LogOutput: Sendable {
+package struct LogOutput: Sendable {
     public let writeLine: @Sendable (String) -> Void
 
     public init(writeLine: @escaping @Sendable (String) -> Void) {

@@ -20,7 +20,7 @@ public enum LoggingBootstrap {
     }
 
     /// The handler factory `bootstrap` installs; `output` is used by the JSON format (text goes to stderr).
-    public static func handlerFactory(
+    package static func handlerFactory(
         for settings: LogSettings, output: LogOutput, clock: any WallClock
     ) -> @Sendable (String, Logger.MetadataProvider?) -> any LogHandler {
         switch settings.format {

@@ -25,13 +25,13 @@ public struct MicroHTTPServerConfiguration: Sendable, Equatable {
     /// Largest accepted request body; larger ones get 413.
     public var maxBodyBytes: Int
     /// Async requests queued or running at once; past it new ones get 503.
-    public var maxPendingRequests: Int
+    package var maxPendingRequests: Int
     /// MHD's per-connection memory pool: the request line and headers must fit, with the answer's status line and
     /// headers (`requestHeaderBudget`: 7 KiB of 8 KiB, where each header field counts 64 bytes; beyond it the shim
     /// answers 431, beyond the pool libmicrohttpd answers 414 or 431 itself). MHD zeroes the whole pool after
     /// every request and a fresh connection faults its pages in, so the size is CPU per request and per new
     /// connection: 8 KiB instead of MHD's 32 KiB default saves ~0.8 µs of ~10 µs per keep-alive request.
-    public var connectionMemoryLimit: Int
+    package var connectionMemoryLimit: Int
     /// libmicrohttpd polling threads (epoll each; a connection stays on the one that accepted it). By default one
     /// per CPU the process may use (`availableProcessors()`, like nginx's `worker_processes auto`): the polling
     /// threads send a stampede's resumed answers, ~15 µs each, and on 2 CPUs one thread answered 1,000 waiters
@@ -39,9 +39,9 @@ public struct MicroHTTPServerConfiguration: Sendable, Equatable {
     /// connections evenly between them). The cost shows when the load generator
     /// shares the CPUs: wrk beside an unpinned server saw a 4.5 ms p99, against 0.9 ms with the server pinned to
     /// one CPU (so one thread, as bench-http.sh runs it) and wrk on the other.
-    public var pollingThreads: Int
+    package var pollingThreads: Int
     /// How long a graceful shutdown waits for in-flight requests.
-    public var shutdownTimeout: Duration
+    package var shutdownTimeout: Duration
     /// Give every request an id (`X-Request-ID`: the client's when valid, else a generated one), pass it to the
     /// responder and echo it on every answer, the server's own (413, 503, 504) included.
     public var requestIDs: Bool
@@ -86,11 +86,11 @@ public struct MicroHTTPServerConfiguration: Sendable, Equatable {
 extension MicroHTTPServerConfiguration {
     /// The room of a connection's memory kept for an answer's status line and headers (libmicrohttpd builds them in
     /// the connection's pool): the largest the service sends, ~500 bytes with a 128-character request id, twice over.
-    public static let answerHeadRoom = 1024
+    package static let answerHeadRoom = 1024
 
     /// What a request's line and headers may hold of a `memoryLimit`-byte connection pool (their bytes and 64 per
     /// header field and cookie): the rest is kept for the answer's head. More is answered 431 by the shim.
-    public static func requestHeaderBudget(memoryLimit: Int) -> Int {
+    package static func requestHeaderBudget(memoryLimit: Int) -> Int {
         max(0, memoryLimit - answerHeadRoom)
     }
 }

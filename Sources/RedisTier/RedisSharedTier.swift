@@ -15,26 +15,26 @@ public struct RedisTierConfiguration: Sendable {
     /// How long a fill lease lasts: the upstream timeout and a margin (a waiter fetches itself after it).
     public var leaseTime: Duration
     /// How often a waiter asks Redis when no message came (a lost message costs this much, not a fetch).
-    public var fillPollInterval: Duration
+    package var fillPollInterval: Duration
     /// Connections of the node client.
     public var connections: Int
     /// About how many changes the fleet's invalidation log keeps (`XADD … MAXLEN ~`: at least this many), every
     /// invalidation and every newly stored value counted. An instance away for fewer changes than this catches up;
     /// one away longer drops its local entries.
-    public var logLength: Int
+    package var logLength: Int
     /// Log entries read and applied per step of a catch-up (its checkpoint advances after each step).
-    public var catchUpBatch: Int
+    package var catchUpBatch: Int
     /// Where this instance keeps its log checkpoint across restarts (in its disk tier's folder), `nil` without a
     /// disk tier: then a restart starts empty anyway, and reconnections still catch up from the checkpoint in memory.
     public var checkpointFile: String?
     /// How often the checkpoint is written while in step (and once more at stop).
-    public var checkpointInterval: Duration
+    package var checkpointInterval: Duration
     /// On a Redis Cluster (`RedisEndpoint.Target.cluster`): how many shards the fleet's keys are divided into, each
     /// under one hash tag with its own log, epoch and channel (CONTRACT §13). Fixed for a fleet: every instance of one
     /// must use the same. Ignored on one Redis (one shard).
     public var clusterShards: Int = RedisTierConfiguration.defaultClusterShards
 
-    public static let defaultClusterShards = 16
+    package static let defaultClusterShards = 16
 
     public init(
         endpoint: RedisEndpoint, timeout: Duration = .milliseconds(50), prefix: String = "unicache:",

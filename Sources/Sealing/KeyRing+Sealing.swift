@@ -8,9 +8,9 @@ import Crypto
 /// `context` (what binds the value to its place: the cache key and the entry's metadata), so a value that is
 /// edited, moved elsewhere or relabelled with another key ID does not open.
 extension KeyRing {
-    public static let envelopeFormat: UInt8 = 1
-    public static let nonceLength = 12
-    public static let tagLength = 16
+    package static let envelopeFormat: UInt8 = 1
+    package static let nonceLength = 12
+    package static let tagLength = 16
 
     /// Bytes an envelope sealed under the primary adds to its plaintext.
     public var overhead: Int { 2 + primary.idBytes.count + Self.nonceLength + Self.tagLength }

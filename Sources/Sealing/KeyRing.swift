@@ -56,10 +56,10 @@ public struct KeyRing: Sendable, CustomStringConvertible, CustomReflectable {
     public var customMirror: Mirror { Mirror(self, children: ["keys": keys.map(\.id)], displayStyle: .struct) }
 
     /// AES-256: 32 bytes.
-    public static let keyLength = 32
+    package static let keyLength = 32
 
     /// `[A-Za-z0-9_-]{1,32}`.
-    public static func isValidID(_ id: some StringProtocol) -> Bool {
+    package static func isValidID(_ id: some StringProtocol) -> Bool {
         (1...32).contains(id.utf8.count)
             && id.utf8.allSatisfy { byte in
                 (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)

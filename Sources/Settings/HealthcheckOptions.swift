@@ -13,7 +13,7 @@ public struct HealthcheckOptions: ParsableArguments, Sendable {
     public var timeout: String?
 
     @Option(name: .customLong("tls-cert"), help: "The service's --tls-cert: check over HTTPS, accepting only this certificate (env UNICACHE_TLS_CERT, default none: HTTP).")
-    public var tlsCert: String?
+    package var tlsCert: String?
 
     public init() {}
 

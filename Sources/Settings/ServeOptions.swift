@@ -19,7 +19,7 @@ public struct ServeOptions: ParsableArguments, Sendable {
     public var memoryEntries: String?
 
     @Option(name: .customLong("disk-limit"), help: ArgumentHelp("Disk tier byte budget; 0 disables the disk tier (env UNICACHE_DISK_LIMIT, default 1GiB).", valueName: "size"))
-    public var diskLimit: String?
+    package var diskLimit: String?
 
     @Option(name: .customLong("eviction"), help: ArgumentHelp("What the memory and disk tiers keep when full: tinylfu (admission by frequency, an adaptive window) or lru (env UNICACHE_EVICTION, default tinylfu).", valueName: "policy"))
     public var eviction: String?
@@ -36,28 +36,28 @@ public struct ServeOptions: ParsableArguments, Sendable {
         help: ArgumentHelp(
             "At most N requests to a domain's upstream in any window of DURATION, e.g. activities=200/15m; repeatable (env UNICACHE_UPSTREAM_RATE_<DOMAIN>, default none).",
             valueName: "domain=N/duration"))
-    public var upstreamRates: [String] = []
+    package var upstreamRates: [String] = []
 
     @Option(
         name: .customLong("upstream-concurrency"),
         help: ArgumentHelp(
             "At most N requests in flight to a domain's upstream; repeatable (env UNICACHE_UPSTREAM_CONCURRENCY_<DOMAIN>, default 64).",
             valueName: "domain=N"))
-    public var upstreamConcurrency: [String] = []
+    package var upstreamConcurrency: [String] = []
 
     @Option(
         name: .customLong("upstream-header"),
         help: ArgumentHelp(
             "A header sent with every request to a domain's upstream (a service credential, never logged); repeatable (env UNICACHE_UPSTREAM_HEADER_<DOMAIN>).",
             valueName: "domain=name:value"))
-    public var upstreamHeaders: [String] = []
+    package var upstreamHeaders: [String] = []
 
     @Option(
         name: .customLong("upstream-path"),
         help: ArgumentHelp(
             "The path and query a namespace's fetch asks its upstream for, with placeholders {user} {days} {types} {date} {metric} {weekday} {id} {tz}, e.g. activities=/api/v3/athletes/{user}/activities?days={days}&types={types}; it must name every placeholder of the namespace's cache key; repeatable (env UNICACHE_UPSTREAM_PATH_<NAMESPACE>, . as _).",
             valueName: "namespace=template"))
-    public var upstreamPaths: [String] = []
+    package var upstreamPaths: [String] = []
 
     @Option(
         name: .customLong("demo"),
@@ -71,7 +71,7 @@ public struct ServeOptions: ParsableArguments, Sendable {
         help: ArgumentHelp(
             "The most of each domain's --upstream-rate window and of its --upstream-concurrency that one user's fetches may take, 1–100 (env UNICACHE_UPSTREAM_USER_SHARE, default 10).",
             valueName: "percent"))
-    public var upstreamUserShare: String?
+    package var upstreamUserShare: String?
 
     @Option(
         name: .customLong("refresh-interval"),
@@ -81,7 +81,7 @@ public struct ServeOptions: ParsableArguments, Sendable {
     public var refreshInterval: String?
 
     @Option(name: .customLong("upstream-timeout"), help: ArgumentHelp("Per upstream request: ms, s, m, h, d (env UNICACHE_UPSTREAM_TIMEOUT, default 5s).", valueName: "duration"))
-    public var upstreamTimeout: String?
+    package var upstreamTimeout: String?
 
     @Option(name: .customLong("demo-latency"), help: ArgumentHelp("Simulated latency of the demo fetchers (env UNICACHE_DEMO_LATENCY, default 200ms).", valueName: "duration"))
     public var demoLatency: String?
@@ -90,7 +90,7 @@ public struct ServeOptions: ParsableArguments, Sendable {
     public var adminToken: String?
 
     @Option(name: .customLong("admin-token-file"), help: ArgumentHelp("A file holding the admin token (mode 600 or 400; one trailing newline is not part of it), so that it stays off the command line; not with --admin-token (env UNICACHE_ADMIN_TOKEN_FILE).", valueName: "file"))
-    public var adminTokenFile: String?
+    package var adminTokenFile: String?
 
     /// `--auth` and the `--jwt-*` flags (CONTRACT §8).
     @OptionGroup public var access: AccessOptions
@@ -98,7 +98,7 @@ public struct ServeOptions: ParsableArguments, Sendable {
     @Option(
         name: .customLong("ttl"),
         help: ArgumentHelp("Override a namespace's TTL, e.g. wellness=10m; repeatable.", valueName: "namespace=duration"))
-    public var ttls: [String] = []
+    package var ttls: [String] = []
 
     @Option(name: .customLong("max-connections"), help: ArgumentHelp("Open connections at once (env UNICACHE_MAX_CONNECTIONS, default 4096).", valueName: "count"))
     public var maxConnections: String?
@@ -119,10 +119,10 @@ public struct ServeOptions: ParsableArguments, Sendable {
     public var requestTimeout: String?
 
     @Option(name: .customLong("tls-cert"), help: ArgumentHelp("PEM certificate chain: the port speaks HTTPS only, TLS 1.2 and 1.3; needs --tls-key (env UNICACHE_TLS_CERT, default none: HTTP).", valueName: "file"))
-    public var tlsCert: String?
+    package var tlsCert: String?
 
     @Option(name: .customLong("tls-key"), help: ArgumentHelp("PEM private key of --tls-cert, unencrypted, never logged (env UNICACHE_TLS_KEY, default none).", valueName: "file"))
-    public var tlsKey: String?
+    package var tlsKey: String?
 
     @Option(name: .customLong("redis"), help: ArgumentHelp("Shared tier: redis://[[user]:password@]host[:port][/db], rediss://… for TLS, or redis-sentinel://HOST[:PORT][,…][/db]?master=NAME (a user: AUTH as that ACL user); instances naming the same Redis and prefix form one fleet (env UNICACHE_REDIS, default none).", valueName: "url"))
     public var redis: String?
@@ -131,47 +131,47 @@ public struct ServeOptions: ParsableArguments, Sendable {
         name: .customLong("redis-cluster"),
         help: ArgumentHelp(
             "--redis names a seed node of a Redis Cluster (redis:// or rediss://, more seeds as ?addr=HOST:PORT&addr=…); the instance reads the slot map and shards the fleet's keys over the cluster (env UNICACHE_REDIS_CLUSTER=true)."))
-    public var redisCluster = false
+    package var redisCluster = false
 
     @Option(name: .customLong("redis-password-file"), help: ArgumentHelp("A file holding the Redis password (mode 600 or 400; one trailing newline is not part of it), so that it stays off the command line; not with a password in --redis (env UNICACHE_REDIS_PASSWORD_FILE).", valueName: "file"))
-    public var redisPasswordFile: String?
+    package var redisPasswordFile: String?
 
     @Option(name: .customLong("redis-timeout"), help: ArgumentHelp("Bound of one Redis command (env UNICACHE_REDIS_TIMEOUT, default 50ms).", valueName: "duration"))
-    public var redisTimeout: String?
+    package var redisTimeout: String?
 
     @Option(name: .customLong("redis-prefix"), help: ArgumentHelp("Prefix of every Redis key and channel (env UNICACHE_REDIS_PREFIX, default unicache:).", valueName: "prefix"))
-    public var redisPrefix: String?
+    package var redisPrefix: String?
 
     @Option(name: .customLong("redis-tls-ca"), help: ArgumentHelp("With rediss://: PEM CA bundle verifying Redis's certificate (env UNICACHE_REDIS_TLS_CA, default the system's trust store).", valueName: "file"))
-    public var redisTLSCA: String?
+    package var redisTLSCA: String?
 
     @Option(name: .customLong("redis-tls-server-name"), help: ArgumentHelp("With rediss://: the name sent (SNI) and verified in Redis's certificate (env UNICACHE_REDIS_TLS_SERVER_NAME, default the URL's host).", valueName: "name"))
-    public var redisTLSServerName: String?
+    package var redisTLSServerName: String?
 
     @Option(name: .customLong("redis-tls-cert"), help: ArgumentHelp("With rediss://: PEM client certificate for Redis's tls-auth-clients; needs --redis-tls-key (env UNICACHE_REDIS_TLS_CERT, default none).", valueName: "file"))
-    public var redisTLSCert: String?
+    package var redisTLSCert: String?
 
     @Option(name: .customLong("redis-tls-key"), help: ArgumentHelp("PEM private key of --redis-tls-cert, mode 600 or 400, never logged (env UNICACHE_REDIS_TLS_KEY, default none).", valueName: "file"))
-    public var redisTLSKey: String?
+    package var redisTLSKey: String?
 
     @Option(name: .customLong("log-level"), help: ArgumentHelp("trace, debug, info, notice, warning, error, critical (env UNICACHE_LOG_LEVEL, default info).", valueName: "level"))
     public var logLevel: String?
 
     @Option(name: .customLong("log-format"), help: ArgumentHelp("text, or json: one JSON object per line (env UNICACHE_LOG_FORMAT, default text).", valueName: "format"))
-    public var logFormat: String?
+    package var logFormat: String?
 
     @Option(
         name: .customLong("encryption-keys"),
         help: ArgumentHelp(
             "Key ring sealing every value on disk and in Redis with AES-256-GCM: ID:BASE64 lines, the first the primary; mode 600 (env UNICACHE_ENCRYPTION_KEYS, default none).",
             valueName: "file"))
-    public var encryptionKeys: String?
+    package var encryptionKeys: String?
 
     @Flag(
         name: .customLong("encryption-migrate"),
         help: ArgumentHelp(
             "With --encryption-keys, still read values stored in the clear and let POST /v1/admin/rekey seal them; without it they are refused as forgeable (env UNICACHE_ENCRYPTION_MIGRATE=true)."))
-    public var encryptionMigrate = false
+    package var encryptionMigrate = false
 
     public init() {}
 }

@@ -8,7 +8,7 @@ public struct UpstreamPathTemplate: Sendable, Equatable, CustomStringConvertible
     }
 
     /// Every placeholder a template may name.
-    public static let allPlaceholders = ["user", "days", "types", "date", "metric", "weekday", "id", "tz"]
+    package static let allPlaceholders = ["user", "days", "types", "date", "metric", "weekday", "id", "tz"]
 
     public let text: String
     let parts: [Part]

@@ -3,7 +3,7 @@ import Clocks
 /// (e.g. the raw API's `?ttl=` duration).
 public enum ValueSyntax {
     /// A whole number of bytes with `B`, `KiB`, `MiB` or `GiB` (or no suffix: bytes), e.g. `64MiB`; `nil` otherwise or on overflow.
-    public static func byteSize(_ text: String) -> Int? {
+    package static func byteSize(_ text: String) -> Int? {
         let (digits, suffix) = split(text)
         guard let number = wholeNumber(digits) else { return nil }
         let factor: Int
@@ -36,7 +36,7 @@ public enum ValueSyntax {
     }
 
     /// Only ASCII digits (no sign, no spaces), fitting an `Int`.
-    public static func wholeNumber(_ text: some StringProtocol) -> Int? {
+    package static func wholeNumber(_ text: some StringProtocol) -> Int? {
         guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
             return nil
         }

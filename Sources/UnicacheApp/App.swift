@@ -9,7 +9,7 @@ import UpstreamGate
 
 /// The assembled application: the router with every route of the contract over one cache.
 /// Tests build it directly (`App.build` from an `AppDependencies`) and drive it in-process or behind a live server.
-public struct App: Sendable {
+package struct App: Sendable {
     public let router: Router
     public let cache: UnifiedCacheManager
     let metrics: ServiceMetrics
@@ -20,7 +20,7 @@ public struct App: Sendable {
 
 extension App {
     /// Every route of the contract over `dependencies.cache`.
-    public static func build(_ dependencies: AppDependencies) -> App {
+    package static func build(_ dependencies: AppDependencies) -> App {
         let (cache, clock, access, encryption) =
             (dependencies.cache, dependencies.clock, dependencies.access, dependencies.encryption)
         let metrics = ServiceMetrics()

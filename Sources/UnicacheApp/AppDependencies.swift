@@ -7,7 +7,7 @@ import UpstreamGate
 
 /// Everything the routes are built from, as one value (Hummingbird's `buildApplication` takes one too):
 /// `UnicacheService.build` fills it from the configuration; tests set what they script and keep the defaults.
-public struct AppDependencies: Sendable {
+package struct AppDependencies: Sendable {
     /// The one cache every route reads and writes.
     public var cache: UnifiedCacheManager
     /// Each domain's fetcher (demo or HTTP upstream), each timed into the fetch histogram. A domain without one
@@ -25,9 +25,9 @@ public struct AppDependencies: Sendable {
     /// How long a fetch waits for a slot under its domain's cap (the upstream timeout).
     public var slotWait: Duration = .seconds(5)
     /// The upstream gates' clock (monotonic: budgets' windows, pauses, the circuit's cool-down).
-    public var gateClock: any Clock<Duration>
+    package var gateClock: any Clock<Duration>
     /// Builds each budget's counter (fleet-wide with `--redis`); local sliding logs without.
-    public var rateCounter: RateCounterFactory?
+    package var rateCounter: RateCounterFactory?
     /// `--upstream-user-share` (CONTRACT §15.2); `.whole` (one user may spend everything) unless set.
     public var userShare = UserShare.whole
     /// Who may read what (CONTRACT §8), asked before anything else; `nil` admits every request.
@@ -35,7 +35,7 @@ public struct AppDependencies: Sendable {
     /// Whether the tiers below memory seal what they store, and the primary key's ID (CONTRACT §9).
     public var encryption = EncryptionStatus()
     /// The version and each domain's source, for `/stats`.
-    public var facts = ServiceFacts()
+    package var facts = ServiceFacts()
 
     /// `clock` and `gateClock` are the process's two clocks, made once by the executable (tests pass their own).
     public init(

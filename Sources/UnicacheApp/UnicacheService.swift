@@ -18,7 +18,7 @@ import UpstreamHTTP
 /// reclaimer stop, and last the cache flushes its pending disk writes and the shared tier disconnects.
 public struct UnicacheService: Sendable {
     /// The router and the cache behind it.
-    public let app: App
+    package let app: App
     /// The HTTP server (not started: `run` starts it, or a test calls `server.start()` first to learn its port).
     public let server: MicroHTTPServer
     /// In start order; the group stops them in reverse.
@@ -30,7 +30,7 @@ public struct UnicacheService: Sendable {
     ///   - ticker: the process's monotonic clock, for every span and deadline the service keeps itself: the upstream
     ///     gates' budgets, pauses and circuits, fetch latencies, the pace of the memory reclaimer and the disk tier's
     ///     sweeps, the shared tier's waits and its Redis link's breakers and Sentinel watch.
-    public static func build(
+    package static func build(
         _ configuration: UnicacheConfiguration, logger: Logger, clock: any WallClock,
         ticker: any Clock<Duration>
     ) async throws -> UnicacheService {
@@ -109,7 +109,7 @@ public struct UnicacheService: Sendable {
 
     /// The group that runs every service until a graceful shutdown: SIGTERM or SIGINT when `stopsOnSignals`
     /// (`unicache serve`), else the group's `triggerGracefulShutdown()` (tests).
-    public func serviceGroup(stopsOnSignals: Bool = false) -> ServiceGroup {
+    package func serviceGroup(stopsOnSignals: Bool = false) -> ServiceGroup {
         ServiceGroup(
             configuration: .init(
                 services: services, gracefulShutdownSignals: stopsOnSignals ? [.sigterm, .sigint] : [], logger: logger))

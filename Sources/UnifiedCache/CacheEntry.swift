@@ -42,8 +42,8 @@ public struct CacheEntry: Sendable, Equatable {
         self.staleUntil = max(staleUntil, expiresAt)
     }
 
-    public func isFresh(at now: Date) -> Bool { now < expiresAt }
-    public func isServableStale(at now: Date) -> Bool { now < staleUntil }
+    package func isFresh(at now: Date) -> Bool { now < expiresAt }
+    package func isServableStale(at now: Date) -> Bool { now < staleUntil }
     /// Whole seconds since the entry was stored.
     public func age(at now: Date) -> Int { max(0, Int(now.timeIntervalSince(storedAt))) }
 

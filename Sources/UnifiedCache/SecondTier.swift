@@ -39,36 +39,16 @@ extension SecondTier {
 }
 
 public struct SecondTierStatistics: Sendable, Equatable {
-    public var entries: Int
-    public var bytes: Int
-    public var limitBytes: Int
-    public var evictions: Int
-    public var corrupt: Int
-    public var writeErrors: Int
-    public var readErrors: Int
+    public var entries = 0, bytes = 0, limitBytes = 0
+    /// Files that did not verify (deleted), and the writes and reads that failed.
+    public var corrupt = 0, writeErrors = 0, readErrors = 0
     /// Sealed entries that did not open (CONTRACT §9.2): deleted, never served.
-    public var undecryptable: Int
-    /// The policy's admissions (`EvictionStatistics`).
-    public var admitted: Int
-    public var rejected: Int
-    /// The window's share of the capacity (`tinylfu` only).
-    public var window: Double?
+    public var undecryptable = 0
+    /// The policy's admissions and window; its `evictions` are the tier's own count (kept across an index rebuild).
+    public var decisions = EvictionStatistics()
 
-    public init(
-        entries: Int = 0, bytes: Int = 0, limitBytes: Int = 0, evictions: Int = 0,
-        corrupt: Int = 0, writeErrors: Int = 0, readErrors: Int = 0, undecryptable: Int = 0,
-        admitted: Int = 0, rejected: Int = 0, window: Double? = nil
-    ) {
-        self.admitted = admitted
-        self.rejected = rejected
-        self.window = window
-        self.entries = entries
-        self.bytes = bytes
-        self.limitBytes = limitBytes
-        self.evictions = evictions
-        self.corrupt = corrupt
-        self.writeErrors = writeErrors
-        self.readErrors = readErrors
-        self.undecryptable = undecryptable
-    }
+    public init() {}
+
+    /// Entries removed to keep the budget.
+    public var evictions: Int { decisions.evictions }
 }

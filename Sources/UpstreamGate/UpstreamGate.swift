@@ -16,8 +16,8 @@ public final class UpstreamGate: Sendable {
         /// The longest a request waits for a slot (the request's deadline); then it fails as a timeout.
         public var slotWait: Duration
         /// A 429 without `Retry-After` pauses the domain this long; none pauses it longer than `maximumPause`.
-        public var defaultPause: Duration = .seconds(60)
-        public var maximumPause: Duration = .seconds(3600)
+        package var defaultPause: Duration = .seconds(60)
+        package var maximumPause: Duration = .seconds(3600)
         public var breaker = CircuitBreaker(.upstream)
         /// `--upstream-user-share` (CONTRACT §15.2) of the cap; the budget's share is its counter's. `.whole` (the
         /// default here) counts nobody's fetches apart.

@@ -88,7 +88,7 @@ import Testing
         }
         let statistics = tier.statistics()
         #expect(statistics.evictions > 0)
-        #expect((statistics.window != nil) == (eviction == .tinyLFU))
+        #expect((statistics.decisions.window != nil) == (eviction == .tinyLFU))
     }
 
     /// Hits go through the read buffer, never the policy's lock, and still reach the policy: under `tinylfu` an entry
@@ -101,7 +101,7 @@ import Testing
         #expect((tier.peek("hot") != nil) == (eviction == .tinyLFU))
         let statistics = tier.statistics()
         #expect(statistics.entries == 50 && statistics.evictions == 451)
-        if eviction == .tinyLFU { #expect(statistics.rejected > 0 && statistics.admitted > 0) }
+        if eviction == .tinyLFU { #expect(statistics.decisions.rejected > 0 && statistics.decisions.admitted > 0) }
     }
 
     /// Many readers and writers at once: every read sees a whole entry and the budgets hold at the end (the read

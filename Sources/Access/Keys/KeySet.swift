@@ -2,7 +2,7 @@ import JWTKit
 
 /// The usable verification keys of one JWK Set, each bound to the algorithms its type and curve fit.
 /// Immutable: a changed JWKS makes a new set with the next generation.
-public final class KeySet: Sendable {
+package final class KeySet: Sendable {
     /// One JWK (or several under one `kid`): the algorithms it verifies, each a jwt-kit algorithm built for it.
     struct Key: Sendable {
         let id: String?

@@ -73,10 +73,10 @@ public struct FileSystemError: Error, Sendable, Equatable, CustomStringConvertib
         self.code = code
     }
 
-    public var isNotFound: Bool { code == ENOENT || code == ENOTDIR }
+    package var isNotFound: Bool { code == ENOENT || code == ENOTDIR }
 
     /// A symbolic link, FIFO, socket, device or folder where an entry file should be: never read, treated as corrupt.
     public static let notRegularFile = FileSystemError("open: not a regular file", code: ELOOP)
-    public var isNotRegularFile: Bool { code == ELOOP }
+    package var isNotRegularFile: Bool { code == ELOOP }
     public var description: String { "\(operation): \(String(cString: strerror(code))) (errno \(code))" }
 }

@@ -161,8 +161,8 @@ public struct POSIXFileSystem: DiskFileSystem {
     }
 
     /// What the tier's files and folders allow (CONTRACT §8.9): their owner only.
-    public static let fileMode: mode_t = 0o600
-    public static let folderMode: mode_t = 0o700
+    package static let fileMode: mode_t = 0o600
+    package static let folderMode: mode_t = 0o700
 
     public func syncDirectory(_ path: String) throws(FileSystemError) {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

@@ -82,7 +82,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     }
 
     /// Replaces the first field of that name (dropping the others) or appends it.
-    public mutating func replaceOrAdd(name: String, value: String) {
+    package mutating func replaceOrAdd(name: String, value: String) {
         guard mayContain(name), let first = fields.firstIndex(where: { $0.name.equalsIgnoringASCIICase(name) }) else {
             add(name: name, value: value)
             return

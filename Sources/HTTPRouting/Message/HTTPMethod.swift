@@ -42,6 +42,6 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let post = HTTPMethod("POST")
     public static let put = HTTPMethod("PUT")
     public static let delete = HTTPMethod("DELETE")
-    public static let patch = HTTPMethod("PATCH")
+    package static let patch = HTTPMethod("PATCH")
     public static let options = HTTPMethod("OPTIONS")
 }

@@ -1,5 +1,5 @@
 /// Reason phrases of the status codes this service uses (problem titles).
-public enum HTTPStatus {
+package enum HTTPStatus {
     public static func reasonPhrase(_ status: Int) -> String {
         switch status {
         case 200: "OK"

@@ -7,7 +7,7 @@ public struct QueryParameters: Sendable, Equatable, Sequence {
 
     /// The most parameters a request may carry: more is 414 (no route takes more than a few; libmicrohttpd, which
     /// would spend a record of its connection memory on each, never sees them: the shim hides the query from it).
-    public static let maximumCount = 64
+    package static let maximumCount = 64
 
     public init(_ items: [Item] = []) {
         self.items = items

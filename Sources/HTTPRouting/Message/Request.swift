@@ -37,7 +37,7 @@ public struct Request: Sendable {
     }
 
     /// The client's IP literal, or empty when unknown.
-    public var remoteAddress: String { clientAddress.description }
+    package var remoteAddress: String { clientAddress.description }
 
     /// The raw (undecoded) path part of the target.
     public var path: Substring {

@@ -6,17 +6,17 @@
 /// and ignored), each `key=value`, where a key is `[a-z0-9][_0-9a-z-*/]{0,255}` or `tenant@system` (tenant
 /// `[a-z0-9][_0-9a-z-*/]{0,240}`, system `[a-z][_0-9a-z-*/]{0,13}`) and a value is 1–256 characters of printable
 /// ASCII (0x20–0x7E) other than `,` and `=`, not ending in a space; at most 32 members and 512 characters in all.
-public enum TraceState {
-    public static let maximumMembers = 32
+package enum TraceState {
+    package static let maximumMembers = 32
     public static let maximumLength = 512
 
     /// `value` when it is a valid `tracestate` with at least one member, else nil.
-    public static func validated(_ value: String) -> String? {
+    package static func validated(_ value: String) -> String? {
         isValid(value) ? value : nil
     }
 
     /// Whether `value` is a valid `tracestate` with at least one member.
-    public static func isValid(_ value: String) -> Bool {
+    package static func isValid(_ value: String) -> Bool {
         guard value.utf8.count <= maximumLength else { return false }
         var members = 0
         for member in Array(value.utf8).split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {

@@ -21,7 +21,7 @@ extension Problem {
     }
 
     /// 405 with `Allow` listing the accepted methods.
-    public static func methodNotAllowed(allowed: [HTTPMethod], detail: String? = nil) -> Problem {
+    package static func methodNotAllowed(allowed: [HTTPMethod], detail: String? = nil) -> Problem {
         let allow = allowed.map(\.rawValue).joined(separator: ", ")
         return Problem(
             status: 405,
@@ -54,7 +54,7 @@ extension Problem {
         )
     }
 
-    public static func internalError(detail: String = "The server could not handle this request.") -> Problem {
+    package static func internalError(detail: String = "The server could not handle this request.") -> Problem {
         Problem(status: 500, detail: detail)
     }
 

@@ -38,7 +38,7 @@ public struct Problem: Error, Sendable, Equatable {
     }
 
     /// The base of our problem type URIs.
-    public static let typeBase = "https://unicache.dev/problems/"
+    package static let typeBase = "https://unicache.dev/problems/"
 
     /// `https://unicache.dev/problems/<slug>`.
     public static func typeURI(_ slug: String) -> String {

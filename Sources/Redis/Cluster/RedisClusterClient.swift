@@ -14,7 +14,7 @@ public final class RedisClusterClient: Sendable {
     /// The credentials, TLS and timeout of every node; its address is the first seed.
     public let endpoint: RedisEndpoint
     /// The nodes asked for the map when no primary of the last one answers.
-    public let seeds: [RedisEndpoint.Address]
+    package let seeds: [RedisEndpoint.Address]
     let timeout: Duration
     /// The process's monotonic clock, given to every node client.
     let clock: any Clock<Duration>

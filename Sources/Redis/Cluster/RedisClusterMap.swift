@@ -40,7 +40,7 @@ public struct RedisClusterMap: Sendable, Hashable {
     public var primaries: [RedisEndpoint.Address] { shards.map(\.primary) }
 
     /// Every node the map names: primaries and replicas.
-    public var nodeCount: Int { shards.reduce(0) { $0 + 1 + $1.replicas.count } }
+    package var nodeCount: Int { shards.reduce(0) { $0 + 1 + $1.replicas.count } }
 
     /// How many slots have a primary (16384 when the cluster is whole).
     public var slotsCovered: Int { owners.reduce(0) { $0 + ($1 < 0 ? 0 : 1) } }

@@ -10,7 +10,7 @@ import NIOPosix
 
 /// One connection to a Redis node: commands pipelined, replies matched in order. Once closed (by `close()`, a
 /// deadline, a protocol violation or the server) it fails what was pending and refuses new commands: make a new one.
-public final class RedisConnection: Sendable {
+package final class RedisConnection: Sendable {
     /// What this connection was made with: the endpoint, the node's address, its bounds.
     let settings: Settings
     let channel: any Channel
@@ -113,14 +113,14 @@ public final class RedisConnection: Sendable {
     }
 
     /// False once the connection is closed (then every command fails).
-    public var isActive: Bool { channel.isActive }
+    package var isActive: Bool { channel.isActive }
 
     /// Whether commands sent from other threads wait in the outbox for the loop: a command sent now joins their
     /// write (and, Redis answering a pipeline together, their read).
     var isCollecting: Bool { outbox.withLockedValue { $0.scheduled } }
 
     /// Completes when the connection has closed, for whatever reason.
-    public var closeFuture: EventLoopFuture<Void> { channel.closeFuture }
+    package var closeFuture: EventLoopFuture<Void> { channel.closeFuture }
 
     /// Closes the connection; pending commands fail with `.connectionClosed`.
     public func close() async {
@@ -128,7 +128,7 @@ public final class RedisConnection: Sendable {
     }
 
     /// `close()` for a caller that is not async: starts closing, returns at once.
-    public func closeSoon() {
+    package func closeSoon() {
         channel.close(promise: nil)
     }
 }

@@ -141,7 +141,7 @@ public final class RedisNodeClient: Sendable {
     }
 
     /// The breaker's state now.
-    public var breakerState: CircuitBreaker.State {
+    package var breakerState: CircuitBreaker.State {
         let now = self.now
         return state.withLockedValue { $0.breaker.state(at: now) }
     }
@@ -152,7 +152,7 @@ public final class RedisNodeClient: Sendable {
     }
 
     /// How many times a connection was attempted (successful or not) since the node client was made.
-    public var connectAttempts: Int {
+    package var connectAttempts: Int {
         state.withLockedValue { $0.connectAttempts }
     }
 

@@ -1,15 +1,15 @@
 /// Bounds on what one reply may hold: a reply over a limit is a protocol violation, never unbounded memory. The
 /// bounds are the whole reply's, nested arrays included: a peer that streams `*1000000` elements of 64 MiB each is
 /// refused once the reply's bytes (or elements) so far pass the bound, not after a million elements each within one.
-public struct RESPLimits: Sendable, Hashable {
+package struct RESPLimits: Sendable, Hashable {
     /// Most bytes one whole reply may take on the wire, every nested element and framing byte counted.
-    public var maxReplyBytes: Int
+    package var maxReplyBytes: Int
     /// Most elements one whole reply may hold: the counts of all its arrays, nested ones included, added up.
-    public var maxElements: Int
+    package var maxElements: Int
     /// Deepest nesting of arrays.
     public var maxDepth: Int
     /// Longest `+`, `-` or `:` line (bytes, without CRLF).
-    public var maxLineLength: Int
+    package var maxLineLength: Int
 
     public init(
         maxReplyBytes: Int = 64 << 20, maxElements: Int = 1 << 20, maxDepth: Int = 16, maxLineLength: Int = 64 << 10

@@ -2,7 +2,7 @@ import NIOCore
 
 /// An incremental RESP2 parser: `next(from:)` takes one whole reply off the buffer, or nothing when the bytes so far
 /// are a prefix of one (call again when more arrive).
-public struct RESPParser: Sendable {
+package struct RESPParser: Sendable {
     public let limits: RESPLimits
 
     public init(limits: RESPLimits = RESPLimits()) { self.limits = limits }

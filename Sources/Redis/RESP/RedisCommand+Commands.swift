@@ -37,31 +37,31 @@ extension RedisCommand {
     }
 
     /// `EVALSHA digest numkeys key… argument…`.
-    public static func evalSHA(_ digest: [UInt8], keys: [[UInt8]], arguments: [[UInt8]]) -> RedisCommand {
+    package static func evalSHA(_ digest: [UInt8], keys: [[UInt8]], arguments: [[UInt8]]) -> RedisCommand {
         RedisCommand("EVALSHA", arguments: [digest, Array(String(keys.count).utf8)] + keys + arguments)
     }
 
     /// `EVAL script numkeys key… argument…`.
-    public static func eval(_ source: [UInt8], keys: [[UInt8]], arguments: [[UInt8]]) -> RedisCommand {
+    package static func eval(_ source: [UInt8], keys: [[UInt8]], arguments: [[UInt8]]) -> RedisCommand {
         RedisCommand("EVAL", arguments: [source, Array(String(keys.count).utf8)] + keys + arguments)
     }
 
-    public static let ping = RedisCommand("PING")
+    package static let ping = RedisCommand("PING")
 
     /// `ROLE`: whether a node is a primary (`master`) or a replica.
-    public static let role = RedisCommand("ROLE")
+    package static let role = RedisCommand("ROLE")
 
     /// `AUTH user password` for an ACL user, `AUTH password` for the default one.
     public static func auth(user: String?, password: String) -> RedisCommand {
         user.map { RedisCommand("AUTH", $0, password) } ?? RedisCommand("AUTH", password)
     }
 
-    public static func select(_ database: Int) -> RedisCommand {
+    package static func select(_ database: Int) -> RedisCommand {
         RedisCommand("SELECT", String(database))
     }
 
     /// `SENTINEL get-master-addr-by-name NAME`: a Sentinel's answer, the group's primary as `[host, port]`.
-    public static func sentinelPrimaryAddress(of masterName: String) -> RedisCommand {
+    package static func sentinelPrimaryAddress(of masterName: String) -> RedisCommand {
         RedisCommand("SENTINEL", "get-master-addr-by-name", masterName)
     }
 
@@ -70,7 +70,7 @@ extension RedisCommand {
     }
 
     /// `SSUBSCRIBE`: Redis 7's sharded channels (a channel lives on the node owning its slot).
-    public static func ssubscribe(_ channels: [String]) -> RedisCommand {
+    package static func ssubscribe(_ channels: [String]) -> RedisCommand {
         RedisCommand("SSUBSCRIBE", arguments: channels.map { Array($0.utf8) })
     }
 
@@ -78,8 +78,8 @@ extension RedisCommand {
     public static let clusterShards = RedisCommand("CLUSTER", "SHARDS")
 
     /// `CLUSTER SLOTS`: the slot map as Redis before 7 gives it.
-    public static let clusterSlots = RedisCommand("CLUSTER", "SLOTS")
+    package static let clusterSlots = RedisCommand("CLUSTER", "SLOTS")
 
     /// `ASKING`: the next command on the connection may touch a slot that is migrating to this node (after `-ASK`).
-    public static let asking = RedisCommand("ASKING")
+    package static let asking = RedisCommand("ASKING")
 }

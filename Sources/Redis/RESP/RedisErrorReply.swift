@@ -21,7 +21,7 @@ public struct RedisErrorReply: Sendable, Hashable, CustomStringConvertible {
     static let secretBearing: Set<String> = ["AUTH", "HELLO"]
 
     /// This error as the reply to `command`; cut to its prefix when the command carries a secret.
-    public func answering(_ command: String) -> RedisErrorReply {
+    package func answering(_ command: String) -> RedisErrorReply {
         let name = command.uppercased()
         return RedisErrorReply(message: Self.secretBearing.contains(name) ? prefix : message, command: name)
     }
@@ -91,7 +91,7 @@ public struct RedisErrorReply: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// An authentication refusal (`WRONGPASS`, `NOAUTH`, `NOPERM`).
-    public var isAuthenticationError: Bool {
+    package var isAuthenticationError: Bool {
         [.wrongPass, .noAuth, .noPerm].contains(kind)
     }
 }

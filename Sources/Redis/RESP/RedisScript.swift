@@ -6,7 +6,7 @@ import Crypto
 public struct RedisScript: Sendable {
     public let source: [UInt8]
     /// Lower-case hex SHA-1 of the source, as `SCRIPT LOAD` answers it.
-    public let sha1: [UInt8]
+    package let sha1: [UInt8]
 
     public init(_ source: String) {
         self.source = Array(source.utf8)

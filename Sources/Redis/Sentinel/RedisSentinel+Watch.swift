@@ -9,7 +9,7 @@ extension RedisSentinel {
     /// only one heard when the promotion was missed). The connection is PINGed every `watchPingInterval`; a PING
     /// unanswered for twice that (a Sentinel gone silent) ends it; `clock` paces the PINGs. The stream finishes when
     /// the connection ends: watch again (`follow` does).
-    public func watch(clock: any Clock<Duration>) async throws(RedisError) -> RedisSentinelWatcher {
+    package func watch(clock: any Clock<Duration>) async throws(RedisError) -> RedisSentinelWatcher {
         try await watch(on: Elapsed(clock))
     }
 

@@ -10,17 +10,17 @@ import NIOPosix
 /// Sentinels answer without authenticating themselves (over plain TCP whoever answers at a Sentinel's address can
 /// name any primary): a host they name must be a host name or an address, and `follow` hands on at most one switch
 /// per `minimumSwitchInterval`.
-public final class RedisSentinel: Sendable {
-    public let masterName: String
+package final class RedisSentinel: Sendable {
+    package let masterName: String
     /// The Sentinels' own password (`sentinel-password=`), and the TLS of the group (Sentinels and data nodes alike).
     let password: String?
     let tls: RedisTLSOptions?
     /// The bound of each connect (its handshake included) and command, to Sentinels and to the primary.
     public let timeout: Duration
     /// How often the watch connection is PINGed; silence past twice this is a lost watch.
-    public let watchPingInterval: Duration
+    package let watchPingInterval: Duration
     /// The least time between two switches `follow` hands on (announcements meanwhile are coalesced).
-    public let minimumSwitchInterval: Duration
+    package let minimumSwitchInterval: Duration
     private let sentinels: NIOLockedValueBox<[RedisEndpoint.Address]>
     let eventLoopGroup: any EventLoopGroup
     let logger: Logger
@@ -58,7 +58,7 @@ public final class RedisSentinel: Sendable {
     public var order: [RedisEndpoint.Address] { sentinels.withLockedValue { $0 } }
 
     /// The primary's address as the first Sentinel that answers names it.
-    public func primaryAddress() async throws(RedisError) -> RedisEndpoint.Address {
+    package func primaryAddress() async throws(RedisError) -> RedisEndpoint.Address {
         var reasons: [String] = []
         for sentinel in order {
             do throws(RedisError) {
@@ -76,7 +76,7 @@ public final class RedisSentinel: Sendable {
 
     /// A command connection to the primary: discovered, connected with `endpoint`'s credentials, TLS and database,
     /// checked with `ROLE`. Throws when the node is not a master.
-    public func connectToPrimary(_ endpoint: RedisEndpoint) async throws(RedisError) -> RedisConnection {
+    package func connectToPrimary(_ endpoint: RedisEndpoint) async throws(RedisError) -> RedisConnection {
         let address = try await primaryAddress()
         let connection = try await RedisConnection.connect(
             endpoint, at: address, timeout: timeout, connectTimeout: timeout, eventLoopGroup: eventLoopGroup, logger: logger)

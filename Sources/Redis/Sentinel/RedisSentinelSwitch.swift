@@ -1,6 +1,6 @@
 /// A failover Sentinel announced: the group's primary moved from `old` to `new`.
-public struct RedisSentinelSwitch: Sendable, Hashable {
-    public var masterName: String
+package struct RedisSentinelSwitch: Sendable, Hashable {
+    package var masterName: String
     public var old: RedisEndpoint.Address
     public var new: RedisEndpoint.Address
 

@@ -2,7 +2,7 @@ import Clocks
 import NIOConcurrencyHelpers
 
 /// One Sentinel's announcements of this group's failovers (`+promoted-slave`, `+switch-master`).
-public final class RedisSentinelWatcher: Sendable {
+package final class RedisSentinelWatcher: Sendable {
     /// The Sentinel watched.
     public let sentinel: RedisEndpoint.Address
     /// Finishes when the Sentinel's connection ends (closed, or silent past the PINGs' deadline).
@@ -57,14 +57,14 @@ public final class RedisSentinelWatcher: Sendable {
     }
 
     /// Why the watch ended, once `switches` has finished: the Sentinel's silence, or nil when its connection closed.
-    public var endReason: String? { ended.withLockedValue { $0 } }
+    package var endReason: String? { ended.withLockedValue { $0 } }
 
     public func close() async {
         await subscription.close()
     }
 
     /// `close()` for a caller that is not async.
-    public func closeSoon() {
+    package func closeSoon() {
         subscription.closeSoon()
     }
 }

@@ -3,7 +3,7 @@ public struct RedisPubSubMessage: Sendable, Equatable {
     public var channel: String
     public var payload: [UInt8]
     /// True for a sharded channel's message (`SSUBSCRIBE`).
-    public var isSharded: Bool
+    package var isSharded: Bool
 
     public init(channel: String, payload: [UInt8], isSharded: Bool = false) {
         self.channel = channel

@@ -25,7 +25,7 @@ public final class RedisSubscriber: Sendable {
     public let endpoint: RedisEndpoint
     public let channel: String
     public let timeout: Duration
-    public let pingInterval: Duration
+    package let pingInterval: Duration
     private let core: SubscriberCore
 
     /// Events are delivered by the subscriber's task, one at a time, in order.
@@ -74,7 +74,7 @@ public final class RedisSubscriber: Sendable {
     }
 
     /// Returns once the loop has ended after `stop()` (its connection closed).
-    public func waitUntilStopped() async {
+    package func waitUntilStopped() async {
         await core.loop?.value
     }
 

@@ -8,7 +8,7 @@ import NIOPosix
 /// connection drops (pub/sub is at-most-once: a consumer treats the end as "messages may have been lost").
 /// `PING` is allowed, as in RESP2's subscribe mode.
 public final class RedisSubscription: Sendable {
-    public let messages: AsyncStream<RedisPubSubMessage>
+    package let messages: AsyncStream<RedisPubSubMessage>
     private let connection: RedisConnection
 
     private init(messages: AsyncStream<RedisPubSubMessage>, connection: RedisConnection) {
@@ -46,12 +46,12 @@ public final class RedisSubscription: Sendable {
     }
 
     /// `SSUBSCRIBE` (Redis 7 sharded channels); returns once Redis confirmed each.
-    public func ssubscribe(_ channels: [String]) async throws(RedisError) {
+    package func ssubscribe(_ channels: [String]) async throws(RedisError) {
         try await confirm(.ssubscribe(channels), count: channels.count)
     }
 
     /// `PING`: the connection is alive when this returns (a bound: the configuration's command timeout).
-    public func ping(timeout: Duration? = nil) async throws(RedisError) {
+    package func ping(timeout: Duration? = nil) async throws(RedisError) {
         let reply = try await connection.send(.ping, timeout: timeout)
         if let error = reply.errorReply { throw .errorReply(error.answering("PING")) }
     }
@@ -60,7 +60,7 @@ public final class RedisSubscription: Sendable {
     /// bounded by `deadline`. A PING not answered in time (its deadline closes the connection) or refused ends the
     /// watch and the connection: returns that failure. Nil when the task was cancelled or the connection closed.
     /// `elapsed` paces the PINGs (their deadline is the connection's own, on NIO's clock).
-    public func keepAlive(every interval: Duration, deadline: Duration, on elapsed: Elapsed) async -> RedisError? {
+    package func keepAlive(every interval: Duration, deadline: Duration, on elapsed: Elapsed) async -> RedisError? {
         while true {
             do { try await elapsed.sleep(for: interval) } catch { return nil }
             do throws(RedisError) {
@@ -74,7 +74,7 @@ public final class RedisSubscription: Sendable {
         }
     }
 
-    public var isActive: Bool { connection.isActive }
+    package var isActive: Bool { connection.isActive }
 
     /// Closes the connection; `messages` finishes.
     public func close() async {
@@ -82,7 +82,7 @@ public final class RedisSubscription: Sendable {
     }
 
     /// `close()` for a caller that is not async: starts closing, returns at once.
-    public func closeSoon() {
+    package func closeSoon() {
         connection.closeSoon()
     }
 

@@ -53,7 +53,7 @@ public struct HealthcheckClient: Sendable {
     }
 
     /// Where to connect for a service bound to `host`: a wildcard bind address (`0.0.0.0`, `::`) means loopback.
-    public static func connectHost(forBindAddress host: String) -> String {
+    package static func connectHost(forBindAddress host: String) -> String {
         switch host {
         case "", "0.0.0.0": "127.0.0.1"
         case "::", "[::]": "::1"

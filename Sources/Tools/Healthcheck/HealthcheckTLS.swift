@@ -12,7 +12,7 @@ import NIOSSL
 /// whatever its dates (an expired certificate is an operator's alarm, not a dead process).
 public struct HealthcheckTLS: Sendable, Equatable {
     /// DER of the one certificate accepted.
-    public let pinnedCertificateDER: [UInt8]
+    package let pinnedCertificateDER: [UInt8]
 
     /// The leaf (first certificate) of a PEM chain; `nil` when the text holds no certificate.
     public init?(certificateChainPEM: String) {

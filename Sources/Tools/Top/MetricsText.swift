@@ -45,7 +45,7 @@ public struct MetricsText: Sendable {
 
     /// The `q` quantile of the observations between two scrapes' buckets (`since` nil: all of them), interpolated
     /// within its bucket as PromQL's `histogram_quantile` does; nil without observations.
-    public static func quantile(
+    package static func quantile(
         _ q: Double, of now: [(bound: Double, count: Double)], since then: [(bound: Double, count: Double)]?
     ) -> Double? {
         let before = Dictionary(then?.map { ($0.bound, $0.count) } ?? [], uniquingKeysWith: +)

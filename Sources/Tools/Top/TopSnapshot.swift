@@ -21,7 +21,7 @@ public struct TopSnapshot {
     }
 
     /// Whether `stats` is a unicache `/stats` document: its `cache` counters and its uptime (every release has them).
-    public var isUnicacheStats: Bool {
+    package var isUnicacheStats: Bool {
         number("cache.hits") != nil && number("cache.misses") != nil && number("uptimeSeconds") != nil
     }
 

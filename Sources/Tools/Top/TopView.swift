@@ -25,7 +25,7 @@ public struct TopView {
 
     /// The terminal a frame fits: every line at most `width` columns, at most `height` lines.
     public static let width = 80
-    public static let height = 24
+    package static let height = 24
 
     /// The frame: at most `height` lines of at most `width` columns (anything longer is cut, with `…`).
     public func lines() -> [String] {

@@ -13,6 +13,16 @@ struct AdminAuth: Sendable {
         self.access = access
     }
 
+    /// Adds admin routes, each behind `check`: no admin handler sees a request that did not pass it.
+    func register(_ routes: [(HTTPMethod, String, AsyncHandler)], in router: inout Router) {
+        for (method, pattern, handler) in routes {
+            router.on(method, pattern) { request in
+                try check(request)
+                return try await handler(request)
+            }
+        }
+    }
+
     func check(_ request: Request) throws(Problem) {
         if let access, access.grantsAdmin(request.headers) { return }
         guard let token else {

@@ -14,14 +14,14 @@ struct AdminRoutes: Sendable {
     let servesHealth: Bool
 
     func register(in router: inout Router) {
-        router.post("/v1/users/{user}/events") { request in try await events(request) }
-        router.delete("/v1/users/{user}") { request in try await erase(request) }
-        router.post("/v1/users/{user}/health/averages/warm") { request in try await warm(request) }
-        router.post("/v1/admin/rekey") { request in try await rekey(request) }
+        auth.register(
+            [
+                (.post, "/v1/users/{user}/events", events), (.delete, "/v1/users/{user}", erase),
+                (.post, "/v1/users/{user}/health/averages/warm", warm), (.post, "/v1/admin/rekey", rekey),
+            ], in: &router)
     }
 
     func events(_ request: Request) async throws(Problem) -> Response {
-        try auth.check(request)
         let user = try Self.user(request)
         guard let object = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any],
             let type = object["type"] as? String
@@ -41,7 +41,6 @@ struct AdminRoutes: Sendable {
     }
 
     func erase(_ request: Request) async throws(Problem) -> Response {
-        try auth.check(request)
         let user = try Self.user(request)
         let count = try await FleetProblem.map { () throws(SharedTierUnavailable) in try await cache.erase(user: user) }
         return .json(#"{"erased":\#(count)}"#)
@@ -50,7 +49,6 @@ struct AdminRoutes: Sendable {
     /// Fetches and stores the seven weekday averages (deduplicated with any fetch in flight), as background work:
     /// it yields to requests at the upstream gate and never spends the last tenth of a budget (CONTRACT §7.1).
     func warm(_ request: Request) async throws(Problem) -> Response {
-        try auth.check(request)
         guard servesHealth else { throw NoUpstream.problem(.health) }
         let resolved = try readThrough.resolve(request) { c throws(InputError) in
             try (1...7).map { weekday throws(InputError) in
@@ -83,7 +81,6 @@ struct AdminRoutes: Sendable {
     /// §6.5's: 503 problem+json with `Retry-After`, whose detail says what the disk part did; retrying is safe (entries
     /// already under the primary count as current).
     func rekey(_ request: Request) async throws(Problem) -> Response {
-        try auth.check(request)
         guard encryption.enabled else {
             throw Problem(
                 type: Problem.typeURI("encryption-disabled"), status: 409,

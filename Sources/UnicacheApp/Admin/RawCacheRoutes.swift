@@ -15,15 +15,14 @@ struct RawCacheRoutes: Sendable {
     static let maximumTTL: Duration = .seconds(100 * 365 * 24 * 3600)
 
     func register(in router: inout Router) {
-        router.put("/v1/cache/{key}") { request in try await put(request) }
-        router.get("/v1/cache/{key}") { request in try await get(request) }
-        router.delete("/v1/cache/{key}") { request in try await delete(request) }
-        router.get("/v1/cache") { request in try await list(request) }
-        router.delete("/v1/cache") { request in try await deleteMany(request) }
+        auth.register(
+            [
+                (.put, "/v1/cache/{key}", put), (.get, "/v1/cache/{key}", get), (.delete, "/v1/cache/{key}", delete),
+                (.get, "/v1/cache", list), (.delete, "/v1/cache", deleteMany),
+            ], in: &router)
     }
 
     func put(_ request: Request) async throws(Problem) -> Response {
-        try auth.check(request)
         let key = try Self.key(request)
         try Self.refuseOwned(key)
         let ttl = try Self.ttl(request)
@@ -50,7 +49,6 @@ struct RawCacheRoutes: Sendable {
 
     /// GET and HEAD (the server drops the body of a HEAD answer).
     func get(_ request: Request) async throws(Problem) -> Response {
-        try auth.check(request)
         let key = try Self.key(request)
         guard let entry = await cache.peek(key) else { throw Self.notStored(key) }
         let now = clock.now()
@@ -66,7 +64,6 @@ struct RawCacheRoutes: Sendable {
     }
 
     func delete(_ request: Request) async throws(Problem) -> Response {
-        try auth.check(request)
         let key = try Self.key(request)
         let removed = try await FleetProblem.map { () throws(SharedTierUnavailable) in try await cache.remove(key) }
         guard removed else { throw Self.notStored(key) }
@@ -74,7 +71,6 @@ struct RawCacheRoutes: Sendable {
     }
 
     func list(_ request: Request) async throws(Problem) -> Response {
-        try auth.check(request)
         let prefix = try Self.prefix(request) ?? ""
         let limit = try Self.input { () throws(InputError) in
             try InputValidation.integer(request.query.first("limit"), name: "limit", range: 1...100_000, default: 1000)
@@ -86,7 +82,6 @@ struct RawCacheRoutes: Sendable {
     }
 
     func deleteMany(_ request: Request) async throws(Problem) -> Response {
-        try auth.check(request)
         let all = try Self.input { () throws(InputError) in try InputValidation.boolean(request.query.first("all"), name: "all") }
         if all {
             let count = try await FleetProblem.map { () throws(SharedTierUnavailable) in try await cache.removeAll() }

@@ -5,7 +5,7 @@ import UpstreamGate
 /// One upstream gate per domain (CONTRACT §7), built from each domain's protection settings; demo fetchers
 /// stand behind theirs too, so `make run` shows budgets and the circuit at work.
 /// Builds a domain's budget counter from its windows and one user's share of them.
-public typealias RateCounterFactory = @Sendable (UpstreamDomain, [RateWindow], UserShare) -> any UpstreamRateCounter
+package typealias RateCounterFactory = @Sendable (UpstreamDomain, [RateWindow], UserShare) -> any UpstreamRateCounter
 
 struct UpstreamGates: Sendable {
     private let gates: PerDomain<UpstreamGate>

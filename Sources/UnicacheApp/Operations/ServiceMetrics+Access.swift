@@ -3,9 +3,7 @@ import Prometheus
 
 extension ServiceMetrics {
     static var authRequests: MetricNameDescriptor {
-        MetricNameDescriptor(
-            metricName: "unicache_auth_requests_total", unitName: "",
-            helpText: "User-data and admin requests by access decision: allowed, or the denial reason (missing, invalid, expired, forbidden, protected).")
+        family("unicache_auth_requests_total", "User-data and admin requests by access decision: allowed, or the denial reason (missing, invalid, expired, forbidden, protected).")
     }
 
     /// Brings `unicache_auth_requests_total{result}` up to the access counters (every result present).

@@ -9,42 +9,28 @@ import UpstreamGate
 /// others, brought up to date at each scrape from the exact statistics.
 extension ServiceMetrics {
     static var diskWriteErrors: MetricNameDescriptor {
-        MetricNameDescriptor(
-            metricName: "unicache_disk_write_errors_total", unitName: "",
-            helpText: "Disk tier writes that failed (full, read-only or I/O error); /stats disk.writeErrors.")
+        family("unicache_disk_write_errors_total", "Disk tier writes that failed (full, read-only or I/O error); /stats disk.writeErrors.")
     }
     static var authKeyErrors: MetricNameDescriptor {
-        MetricNameDescriptor(
-            metricName: "unicache_auth_key_errors_total", unitName: "",
-            helpText: "JWKS fetches or reads that failed (the last good keys were kept); /stats auth.keyErrors.")
+        family("unicache_auth_key_errors_total", "JWKS fetches or reads that failed (the last good keys were kept); /stats auth.keyErrors.")
     }
     static var authKeyRefreshes: MetricNameDescriptor {
-        MetricNameDescriptor(
-            metricName: "unicache_auth_key_refreshes_total", unitName: "",
-            helpText: "JWKS fetches or reads that succeeded; /stats auth.keyRefreshes.")
+        family("unicache_auth_key_refreshes_total", "JWKS fetches or reads that succeeded; /stats auth.keyRefreshes.")
     }
     static var authKeys: MetricNameDescriptor {
-        MetricNameDescriptor(
-            metricName: "unicache_auth_keys", unitName: "", helpText: "Usable JWT verification keys held; /stats auth.keys.")
+        family("unicache_auth_keys", "Usable JWT verification keys held; /stats auth.keys.")
     }
     static var budgetRemaining: MetricNameDescriptor {
-        MetricNameDescriptor(
-            metricName: "unicache_upstream_budget_remaining", unitName: "",
-            helpText: "Requests a domain's --upstream-rate budget still allows now (the fewest over its windows); only domains with a budget.")
+        family("unicache_upstream_budget_remaining", "Requests a domain's --upstream-rate budget still allows now (the fewest over its windows); only domains with a budget.")
     }
     static var budgetLimit: MetricNameDescriptor {
-        MetricNameDescriptor(
-            metricName: "unicache_upstream_budget_limit", unitName: "",
-            helpText: "Requests a domain's --upstream-rate budget allows per window (its first window's); only domains with a budget.")
+        family("unicache_upstream_budget_limit", "Requests a domain's --upstream-rate budget allows per window (its first window's); only domains with a budget.")
     }
     static var tierHits: MetricNameDescriptor {
-        MetricNameDescriptor(
-            metricName: "unicache_cache_tier_hits_total", unitName: "",
-            helpText: "Read-through hits by the tier that answered them (memory, disk, shared); their sum is the hit result of unicache_cache_requests_total.")
+        family("unicache_cache_tier_hits_total", "Read-through hits by the tier that answered them (memory, disk, shared); their sum is the hit result of unicache_cache_requests_total.")
     }
     static var limitBytes: MetricNameDescriptor {
-        MetricNameDescriptor(
-            metricName: "unicache_cache_limit_bytes", unitName: "", helpText: "Byte budget of a tier (memory, disk).")
+        family("unicache_cache_limit_bytes", "Byte budget of a tier (memory, disk).")
     }
 
     /// The JWKS's families (every mode shows them: zeros without `--auth jwt`).

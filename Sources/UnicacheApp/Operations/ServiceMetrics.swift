@@ -36,69 +36,72 @@ final class ServiceMetrics: Sendable {
     /// (the exposition is the same text, `le="0.001"` … `le="10.0"`).
     static let durationBuckets: [Double] = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
+    /// A family's name and help (the exposition's `# HELP`); no family here has a unit suffix of its own.
+    static func family(_ name: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(metricName: name, unitName: "", helpText: help)
+    }
+
     static var httpRequests: MetricNameDescriptor {
-        MetricNameDescriptor(metricName: "unicache_http_requests_total", unitName: "", helpText: "HTTP requests answered, by route template and status.")
+        family("unicache_http_requests_total", "HTTP requests answered, by route template and status.")
     }
     static var httpDuration: MetricNameDescriptor {
-        MetricNameDescriptor(metricName: "unicache_http_request_duration_seconds", unitName: "", helpText: "Time from a complete request to its response, by route template and status.")
+        family("unicache_http_request_duration_seconds", "Time from a complete request to its response, by route template and status.")
     }
     static var cacheRequests: MetricNameDescriptor {
-        MetricNameDescriptor(metricName: "unicache_cache_requests_total", unitName: "", helpText: "Read-through requests by namespace and how they were served (hit, miss, coalesced, stale, refresh).")
+        family("unicache_cache_requests_total", "Read-through requests by namespace and how they were served (hit, miss, coalesced, stale, refresh).")
     }
     static var admissions: MetricNameDescriptor {
-        MetricNameDescriptor(
-            metricName: "unicache_tier_admissions_total", unitName: "",
-            helpText: "Entries a tier's eviction policy let into its main region (admitted) or its frequency sketch turned away (rejected).")
+        family("unicache_tier_admissions_total", "Entries a tier's eviction policy let into its main region (admitted) or its frequency sketch turned away (rejected).")
     }
 
     static var evictions: MetricNameDescriptor {
-        MetricNameDescriptor(metricName: "unicache_cache_evictions_total", unitName: "", helpText: "Entries removed from a tier to keep its budget.")
+        family("unicache_cache_evictions_total", "Entries removed from a tier to keep its budget.")
     }
     static var entries: MetricNameDescriptor {
-        MetricNameDescriptor(metricName: "unicache_cache_entries", unitName: "", helpText: "Entries stored, by tier.")
+        family("unicache_cache_entries", "Entries stored, by tier.")
     }
     static var bytes: MetricNameDescriptor {
-        MetricNameDescriptor(metricName: "unicache_cache_bytes", unitName: "", helpText: "Bytes stored, by tier.")
+        family("unicache_cache_bytes", "Bytes stored, by tier.")
     }
     static var upstreamRejected: MetricNameDescriptor {
-        MetricNameDescriptor(metricName: "unicache_upstream_rejected_total", unitName: "", helpText: "Fetches the upstream gate kept from an upstream, by domain and reason (rate, paused, circuit, user).")
+        family("unicache_upstream_rejected_total", "Fetches the upstream gate kept from an upstream, by domain and reason (rate, paused, circuit, user).")
     }
     static var refreshThrottled: MetricNameDescriptor {
-        MetricNameDescriptor(metricName: "unicache_upstream_refresh_throttled_total", unitName: "", helpText: "Forced refreshes answered from a copy fetched within --refresh-interval instead of the upstream, by domain.")
+        family("unicache_upstream_refresh_throttled_total", "Forced refreshes answered from a copy fetched within --refresh-interval instead of the upstream, by domain.")
     }
     static var circuitOpen: MetricNameDescriptor {
-        MetricNameDescriptor(metricName: "unicache_upstream_circuit_open", unitName: "", helpText: "1 while a domain's circuit is open or half-open, else 0.")
+        family("unicache_upstream_circuit_open", "1 while a domain's circuit is open or half-open, else 0.")
     }
     static var fetchSeconds: MetricNameDescriptor {
-        MetricNameDescriptor(metricName: "unicache_upstream_fetch_seconds", unitName: "", helpText: "Duration of upstream fetches, by domain.")
+        family("unicache_upstream_fetch_seconds", "Duration of upstream fetches, by domain.")
     }
 
     static var sharedConnected: MetricNameDescriptor {
-        MetricNameDescriptor(metricName: "unicache_shared_connected", unitName: "", helpText: "1 while the shared Redis tier is reachable and its invalidation channel subscribed, else 0.")
+        family("unicache_shared_connected", "1 while the shared Redis tier is reachable and its invalidation channel subscribed, else 0.")
     }
 
     static var sharedOperations: MetricNameDescriptor {
-        MetricNameDescriptor(metricName: "unicache_shared_operations_total", unitName: "", helpText: "Commands sent to the shared Redis tier, by operation and result.")
+        family("unicache_shared_operations_total", "Commands sent to the shared Redis tier, by operation and result.")
     }
 
     static var sharedReplayed: MetricNameDescriptor {
-        MetricNameDescriptor(metricName: "unicache_shared_replayed_total", unitName: "", helpText: "Other instances' changes applied from the fleet's invalidation log after a lost connection or a restart.")
+        family("unicache_shared_replayed_total", "Other instances' changes applied from the fleet's invalidation log after a lost connection or a restart.")
     }
 
     static var sharedFailovers: MetricNameDescriptor {
-        MetricNameDescriptor(metricName: "unicache_shared_failovers_total", unitName: "", helpText: "Primary switches of the shared Redis tier followed (Sentinel failovers).")
+        family("unicache_shared_failovers_total", "Primary switches of the shared Redis tier followed (Sentinel failovers).")
     }
 
     static var sharedRedirects: MetricNameDescriptor {
-        MetricNameDescriptor(metricName: "unicache_shared_redirects_total", unitName: "", helpText: "Redis Cluster redirections followed (--redis-cluster), by kind: moved (the slot map updated) or ask (a slot being migrated).")
+        family("unicache_shared_redirects_total", "Redis Cluster redirections followed (--redis-cluster), by kind: moved (the slot map updated) or ask (a slot being migrated).")
     }
 
     static var sharedResets: MetricNameDescriptor {
-        MetricNameDescriptor(metricName: "unicache_shared_resets_total", unitName: "", helpText: "Times the local tiers were dropped because the fleet's invalidation log could not vouch for what was missed.")
+        family("unicache_shared_resets_total", "Times the local tiers were dropped because the fleet's invalidation log could not vouch for what was missed.")
     }
 
     static var undecryptable: MetricNameDescriptor {
-        MetricNameDescriptor(metricName: "unicache_undecryptable_total", unitName: "", helpText: "Sealed entries that did not open (removed key, edited, moved, another fleet's key) and were deleted, by tier.")
+        family("unicache_undecryptable_total", "Sealed entries that did not open (removed key, edited, moved, another fleet's key) and were deleted, by tier.")
     }
 
     init() {}
@@ -173,11 +176,12 @@ final class ServiceMetrics: Sendable {
                 let counter = registry.makeCounter(descriptor: descriptor, labels: [("tier", tier)])
                 carry(total, into: counter, id: "\(family)\u{0}\(tier)", exported: &exported)
             }
-            let admissions = [
-                ("memory", "admitted", statistics.memory.admitted), ("memory", "rejected", statistics.memory.rejected),
-                ("disk", "admitted", statistics.secondTier?.admitted ?? 0),
-                ("disk", "rejected", statistics.secondTier?.rejected ?? 0),
+            let decisions = [
+                ("memory", statistics.memory.decisions), ("disk", statistics.secondTier?.decisions ?? EvictionStatistics()),
             ]
+            let admissions = decisions.flatMap { tier, decided in
+                [(tier, "admitted", decided.admitted), (tier, "rejected", decided.rejected)]
+            }
             for (tier, result, total) in admissions {
                 let counter = registry.makeCounter(descriptor: Self.admissions, labels: [("tier", tier), ("result", result)])
                 carry(total, into: counter, id: "admissions\u{0}\(tier)\u{0}\(result)", exported: &exported)

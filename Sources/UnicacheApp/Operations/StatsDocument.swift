@@ -27,11 +27,9 @@ struct StatsDocument: Encodable {
         var memory, disk, shared: Int
     }
 
+    /// The memory tier's sizes and its eviction policy's decisions (CONTRACT §12.6; `window` is null under `lru`).
     struct Memory: Encodable {
-        var entries, bytes, limitBytes, limitEntries, evictions: Int
-        /// The eviction policy's decisions (CONTRACT §12.6); `window` is null under `lru`.
-        var admitted, rejected: Int
-        var window: Double?
+        var statistics: MemoryTierStatistics
 
         enum CodingKeys: String, CodingKey {
             case entries, bytes, limitBytes, limitEntries, evictions, admitted, rejected, window
@@ -40,24 +38,20 @@ struct StatsDocument: Encodable {
         func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             for (key, value) in [
-                (CodingKeys.entries, entries), (.bytes, bytes), (.limitBytes, limitBytes), (.limitEntries, limitEntries),
-                (.evictions, evictions), (.admitted, admitted), (.rejected, rejected),
+                (CodingKeys.entries, statistics.entries), (.bytes, statistics.bytes), (.limitBytes, statistics.limitBytes),
+                (.limitEntries, statistics.limitEntries), (.evictions, statistics.evictions),
+                (.admitted, statistics.decisions.admitted), (.rejected, statistics.decisions.rejected),
             ] {
                 try container.encode(value, forKey: key)
             }
-            try container.encode(window, forKey: .window)
+            try container.encode(statistics.decisions.window, forKey: .window)
         }
     }
 
+    /// The disk tier's sizes, errors and its eviction policy's decisions; zeros (and a null `window`) without one.
     struct Disk: Encodable {
         var enabled: Bool
-        var entries, bytes, limitBytes, evictions, corrupt, writeErrors, readErrors: Int
-        /// Sealed files that did not open (CONTRACT §9.2).
-        var undecryptable = 0
-        /// The eviction policy's decisions (CONTRACT §12.6); `window` is null under `lru` or without a disk tier.
-        var admitted = 0
-        var rejected = 0
-        var window: Double?
+        var statistics: SecondTierStatistics
 
         enum CodingKeys: String, CodingKey {
             case enabled, entries, bytes, limitBytes, evictions, corrupt, writeErrors, readErrors, undecryptable
@@ -68,13 +62,14 @@ struct StatsDocument: Encodable {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(enabled, forKey: .enabled)
             for (key, value) in [
-                (CodingKeys.entries, entries), (.bytes, bytes), (.limitBytes, limitBytes), (.evictions, evictions),
-                (.corrupt, corrupt), (.writeErrors, writeErrors), (.readErrors, readErrors), (.undecryptable, undecryptable),
-                (.admitted, admitted), (.rejected, rejected),
+                (CodingKeys.entries, statistics.entries), (.bytes, statistics.bytes), (.limitBytes, statistics.limitBytes),
+                (.evictions, statistics.evictions), (.corrupt, statistics.corrupt), (.writeErrors, statistics.writeErrors),
+                (.readErrors, statistics.readErrors), (.undecryptable, statistics.undecryptable),
+                (.admitted, statistics.decisions.admitted), (.rejected, statistics.decisions.rejected),
             ] {
                 try container.encode(value, forKey: key)
             }
-            try container.encode(window, forKey: .window)
+            try container.encode(statistics.decisions.window, forKey: .window)
         }
     }
 
@@ -231,16 +226,8 @@ struct StatsDocument: Encodable {
         cache = Counters(statistics.requests, evictions: statistics.evictions)
         let tiers = statistics.hitsByTier
         cache.hitsByTier = HitsByTier(memory: tiers.memory, disk: tiers.disk, shared: tiers.shared)
-        let memory = statistics.memory
-        self.memory = Memory(
-            entries: memory.entries, bytes: memory.bytes, limitBytes: memory.limitBytes,
-            limitEntries: memory.limitEntries, evictions: memory.evictions, admitted: memory.admitted,
-            rejected: memory.rejected, window: memory.window)
-        let disk = statistics.secondTier ?? SecondTierStatistics()
-        self.disk = Disk(
-            enabled: statistics.secondTier != nil, entries: disk.entries, bytes: disk.bytes, limitBytes: disk.limitBytes,
-            evictions: disk.evictions, corrupt: disk.corrupt, writeErrors: disk.writeErrors, readErrors: disk.readErrors,
-            undecryptable: disk.undecryptable, admitted: disk.admitted, rejected: disk.rejected, window: disk.window)
+        memory = Memory(statistics: statistics.memory)
+        disk = Disk(enabled: statistics.secondTier != nil, statistics: statistics.secondTier ?? SecondTierStatistics())
         shared = Shared(statistics.shared)
         self.encryption = Encryption(enabled: encryption.enabled, primaryKey: encryption.primaryKey)
         let up = statistics.upstream

@@ -24,7 +24,7 @@ enum NoUpstream {
 }
 
 /// What the service says about itself in `/stats` beside the counters: its version and each domain's source.
-public struct ServiceFacts: Sendable, Equatable {
+package struct ServiceFacts: Sendable, Equatable {
     public var version: String
     public var sources: [UpstreamDomain: UpstreamSource]
 

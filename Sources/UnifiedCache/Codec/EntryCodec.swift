@@ -9,7 +9,7 @@ import Sealing
 public struct EntryCodec: Sendable {
     public let keyRing: KeyRing?
     /// Whether plaintext (version 1) values are read; always `true` without a key ring.
-    public let acceptsPlaintext: Bool
+    package let acceptsPlaintext: Bool
 
     /// Without a key ring: plaintext written and read, a sealed value undecryptable.
     public init() {

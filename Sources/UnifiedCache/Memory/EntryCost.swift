@@ -17,7 +17,7 @@
 /// quoted ETag cost 1,231 bytes each against the model's 1,616 then; 64-byte bodies with 40-byte keys 566 against
 /// 752 (the node array and dictionary were then 262 bytes per entry, the model allowed 384 for their worst case just
 /// after they doubled; it allows 368 now). The model stays on the upper side of what was measured, as a budget must.
-public enum EntryCost {
+package enum EntryCost {
     /// Entry and node arrays with their slack, dictionary slot and sketch, on top of the heap objects.
     public static let fixed = 2 * (MemoryLayout<CacheEntry?>.stride + RegionLists.nodeStride) + 64 + 16
 
@@ -27,7 +27,7 @@ public enum EntryCost {
     }
 
     /// `body` without spare capacity (a copy only when it has some).
-    public static func compacted(_ body: [UInt8]) -> [UInt8] {
+    package static func compacted(_ body: [UInt8]) -> [UInt8] {
         body.capacity > body.count ? Array(body[...]) : body
     }
 

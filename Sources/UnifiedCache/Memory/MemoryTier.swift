@@ -6,7 +6,7 @@ import NIOConcurrencyHelpers
 /// the policy's lock is free). Both budgets of `MemoryTierConfiguration` hold after every call.
 ///
 /// Lock order: `policy`, then `map` (a reader takes `map` alone, and tries `policy` only once it let `map` go).
-public final class MemoryTier: Sendable {
+package final class MemoryTier: Sendable {
     public let configuration: MemoryTierConfiguration
     private let map = NIOLockedValueBox(MemoryMap())
     private let policy: TryLockedBox<PolicyState>
@@ -19,7 +19,7 @@ public final class MemoryTier: Sendable {
     }
 
     /// What an entry costs against the byte budget: its whole footprint in memory (`EntryCost`).
-    public static func cost(of entry: CacheEntry) -> Int { EntryCost.of(entry) }
+    package static func cost(of entry: CacheEntry) -> Int { EntryCost.of(entry) }
 
     /// The entry for `key`, its access recorded for the policy.
     public func entry(for key: String) -> CacheEntry? {
@@ -103,12 +103,10 @@ public final class MemoryTier: Sendable {
 
     public func statistics() -> MemoryTierStatistics {
         policy.withLockedValue { state in
-            let decisions = state.policy.statistics
-            return MemoryTierStatistics(
+            MemoryTierStatistics(
                 entries: state.policy.count, bytes: state.policy.weight, limitBytes: configuration.maxBytes,
-                limitEntries: configuration.maxEntries, evictions: decisions.evictions,
-                releasedBytes: state.releasedBytes, admitted: decisions.admitted, rejected: decisions.rejected,
-                window: decisions.window)
+                limitEntries: configuration.maxEntries, releasedBytes: state.releasedBytes,
+                decisions: state.policy.statistics)
         }
     }
 

@@ -16,31 +16,13 @@ public struct MemoryTierConfiguration: Sendable, Equatable {
 
 /// Sizes and counters of the memory tier.
 public struct MemoryTierStatistics: Sendable, Equatable {
-    public var entries: Int
-    public var bytes: Int
-    public var limitBytes: Int
-    public var limitEntries: Int
-    public var evictions: Int
+    public var entries = 0, bytes = 0
+    public var limitBytes = 0, limitEntries = 0
     /// Cost of every entry that left the tier so far (evicted, replaced or removed): what the allocator got back.
-    public var releasedBytes: Int
-    /// The policy's admissions (`EvictionStatistics`).
-    public var admitted: Int
-    public var rejected: Int
-    /// The window's share of the capacity (`tinylfu` only).
-    public var window: Double?
+    public var releasedBytes = 0
+    /// The policy's admissions, evictions and window.
+    public var decisions = EvictionStatistics()
 
-    public init(
-        entries: Int = 0, bytes: Int = 0, limitBytes: Int = 0, limitEntries: Int = 0, evictions: Int = 0,
-        releasedBytes: Int = 0, admitted: Int = 0, rejected: Int = 0, window: Double? = nil
-    ) {
-        self.admitted = admitted
-        self.rejected = rejected
-        self.window = window
-        self.entries = entries
-        self.bytes = bytes
-        self.limitBytes = limitBytes
-        self.limitEntries = limitEntries
-        self.evictions = evictions
-        self.releasedBytes = releasedBytes
-    }
+    /// Entries removed to keep the budgets.
+    public var evictions: Int { decisions.evictions }
 }

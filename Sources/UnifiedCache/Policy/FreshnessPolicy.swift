@@ -22,9 +22,9 @@ public struct FreshnessPolicy: Sendable {
     /// How long past expiry a stored copy may be served when the upstream fails.
     public var staleIfError: Duration
     /// How long an upstream "not found" is remembered.
-    public var negativeTTL: Duration
+    package var negativeTTL: Duration
     /// A read-time rule that serves the cached value stale and refreshes it in the background.
-    public var refreshAhead: RefreshAheadRule?
+    package var refreshAhead: RefreshAheadRule?
 
     public static let defaultStaleIfError: Duration = .seconds(24 * 3600)
     public static let defaultNegativeTTL: Duration = .seconds(60)
@@ -71,7 +71,7 @@ public struct FreshnessPolicy: Sendable {
     }
 
     /// The lifetimes of a remembered "not found" stored at `storedAt` (never served stale).
-    public func negativeLifetimes(storedAt: Date) -> (expiresAt: Date, staleUntil: Date) {
+    package func negativeLifetimes(storedAt: Date) -> (expiresAt: Date, staleUntil: Date) {
         let expires = storedAt + negativeTTL
         return (expires, expires)
     }

@@ -26,7 +26,7 @@ public struct RefreshAheadRule: Sendable {
     }
 
     /// Whether a read at `now` of an entry stored at `storedAt` should refresh it in the background.
-    public func shouldRefresh(storedAt: Date, now: Date) -> Bool {
+    package func shouldRefresh(storedAt: Date, now: Date) -> Bool {
         guard now.duration(since: storedAt) > minimumAge else { return false }
         let parts = LocalTime.calendar(timeZone).dateComponents([.hour, .weekday], from: now)
         guard let hour = parts.hour, hour >= startHour, hour < endHour else { return false }

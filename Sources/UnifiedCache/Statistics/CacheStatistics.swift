@@ -14,7 +14,7 @@ public struct RequestCounters: Sendable, Equatable {
     public var refreshes = 0
     /// Fetches this namespace ran (background refreshes included) and how many failed.
     public var fetches = 0
-    public var fetchFailures = 0
+    package var fetchFailures = 0
 
     public init() {}
 
@@ -44,9 +44,9 @@ public struct UpstreamStatistics: Sendable, Equatable {
     public var latencyP90Ms = 0.0
     public var latencyP99Ms = 0.0
     /// A Prometheus-style histogram of every fetch: upper bounds in seconds and cumulative counts (last = +Inf).
-    public var latencyBucketBounds: [Double] = LatencyRecorder.bucketBounds
-    public var latencyBucketCounts: [Int] = []
-    public var latencySumSeconds = 0.0
+    package var latencyBucketBounds: [Double] = LatencyRecorder.bucketBounds
+    package var latencyBucketCounts: [Int] = []
+    package var latencySumSeconds = 0.0
 
     public init() {}
 }

@@ -1,5 +1,5 @@
 import Access
-@testable import Settings
+import Settings
 import Testing
 @testable import UnicacheApp
 
@@ -8,10 +8,6 @@ import Testing
 struct AccessOptionTests {
     func parse(_ arguments: [String], _ environment: [String: String] = [:]) throws -> AccessSettings {
         try UnicacheConfiguration.parse(arguments: arguments, environment: environment).access
-    }
-
-    func error(_ arguments: [String], _ environment: [String: String] = [:]) -> String {
-        configurationError(arguments, environment)
     }
 
     @Test func protectedModeByDefault() throws {
@@ -41,23 +37,23 @@ struct AccessOptionTests {
     }
 
     @Test func invalidValuesNameTheFlag() {
-        #expect(error(["--auth", "protected"]).hasPrefix("--auth: \"protected\" is not an auth mode"))
-        #expect(error(["--auth", "basic"]).contains("use none or jwt"))
-        #expect(error([], ["UNICACHE_AUTH": "oauth"]).hasPrefix("UNICACHE_AUTH: "))
-        #expect(error(["--auth", "jwt"]).hasPrefix("--jwt-jwks: "))
-        #expect(error(["--auth", "jwt", "--jwt-jwks", "/k.json"]).hasPrefix("--jwt-audience: "))
-        #expect(error(["--jwt-jwks", "/k.json"]).hasPrefix("--jwt-jwks: "))
-        #expect(error(["--auth", "jwt", "--jwt-jwks", "/k.json", "--jwt-leeway", "1minute"]).hasPrefix("--jwt-leeway: "))
-        #expect(error(["--auth", "jwt", "--jwt-jwks", "/k.json", "--jwt-jwks-refresh", "0s"]).hasPrefix("--jwt-jwks-refresh: "))
+        #expect(configurationError(["--auth", "protected"]).hasPrefix("--auth: \"protected\" is not an auth mode"))
+        #expect(configurationError(["--auth", "basic"]).contains("use none or jwt"))
+        #expect(configurationError([], ["UNICACHE_AUTH": "oauth"]).hasPrefix("UNICACHE_AUTH: "))
+        #expect(configurationError(["--auth", "jwt"]).hasPrefix("--jwt-jwks: "))
+        #expect(configurationError(["--auth", "jwt", "--jwt-jwks", "/k.json"]).hasPrefix("--jwt-audience: "))
+        #expect(configurationError(["--jwt-jwks", "/k.json"]).hasPrefix("--jwt-jwks: "))
+        #expect(configurationError(["--auth", "jwt", "--jwt-jwks", "/k.json", "--jwt-leeway", "1minute"]).hasPrefix("--jwt-leeway: "))
+        #expect(configurationError(["--auth", "jwt", "--jwt-jwks", "/k.json", "--jwt-jwks-refresh", "0s"]).hasPrefix("--jwt-jwks-refresh: "))
     }
 
     /// CONTRACT §8.9: without an audience a token minted for any other API of the issuer would be accepted, so
     /// `--auth jwt` needs one, or `any` said out loud (with a start-up warning).
     @Test func jwtNeedsAnAudienceOrAnExplicitAny() throws {
-        let message = error(["--auth", "jwt", "--jwt-jwks", "/k.json"])
+        let message = configurationError(["--auth", "jwt", "--jwt-jwks", "/k.json"])
         #expect(message.hasPrefix("--jwt-audience: --auth jwt needs the audience"))
         #expect(message.contains("--jwt-audience any"))
-        #expect(error([], ["UNICACHE_AUTH": "jwt", "UNICACHE_JWT_JWKS": "/k.json"]).hasPrefix("--jwt-audience: "))
+        #expect(configurationError([], ["UNICACHE_AUTH": "jwt", "UNICACHE_JWT_JWKS": "/k.json"]).hasPrefix("--jwt-audience: "))
         let any = try parse(["--auth", "jwt", "--jwt-jwks", "/k.json", "--jwt-audience", "any"])
         #expect(any.audience == nil)
         #expect(AccessStartup.warnings(any).contains { $0.hasPrefix("--jwt-audience any: ") })

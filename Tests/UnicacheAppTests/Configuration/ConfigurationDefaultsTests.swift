@@ -1,5 +1,5 @@
 import Logging
-@testable import Settings
+import Settings
 import Testing
 import UnicacheApp
 

@@ -1,4 +1,4 @@
-@testable import Settings
+import Settings
 import UnicacheApp
 
 /// The one-line message of the configuration error that `arguments` and `environment` make; "" when they make none.

@@ -1,6 +1,6 @@
 import JSONLogging
 import Logging
-@testable import Settings
+import Settings
 import Testing
 import UnicacheApp
 

@@ -1,4 +1,4 @@
-@testable import Settings
+import Settings
 import Testing
 import UnicacheApp
 

@@ -1,7 +1,7 @@
-@testable import Settings
+import Settings
 import Testing
 import UpstreamGate
-@testable import UnicacheApp
+import UnicacheApp
 
 /// `--upstream-user-share` and `--refresh-interval` (CONTRACT §15) and their variables: defaults, forms, and the
 /// one-line errors naming the flag.

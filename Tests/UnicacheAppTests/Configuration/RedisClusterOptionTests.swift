@@ -1,10 +1,10 @@
 import Foundation
 import Redis
-@testable import Settings
+import Settings
 import TestSupport
 import Testing
 
-@testable import UnicacheApp
+import UnicacheApp
 
 /// `--redis-cluster` (CONTRACT §13): `--redis` names a seed of a Redis Cluster, more seeds as `?addr=`; combinations
 /// that name no cluster stop start-up naming the flags.

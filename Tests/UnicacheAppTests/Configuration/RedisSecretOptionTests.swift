@@ -2,7 +2,7 @@ import Clocks
 import Foundation
 import Logging
 import Redis
-@testable import Settings
+import Settings
 import TestSupport
 import Testing
 import TLSTestSupport
@@ -14,14 +14,9 @@ import UnifiedCache
 /// any Redis secret is held, a server name that is a name, and a warning when Sentinels are trusted unauthenticated.
 @Suite("Redis secrets and trust at start-up", .timeLimit(.minutes(1)))
 struct RedisSecretOptionTests {
-    /// A fresh folder with `name` holding `contents` at `mode`.
-    func file(_ contents: String, mode: Int, name: String = "redis-password") throws -> (folder: TemporaryFolder, path: String) {
-        try secretFile(contents, mode: mode, name: name)
-    }
-
     @Test(arguments: [("pa55 word\n", 0o600), ("pa55 word", 0o400), ("pa55 word\r\n", 0o600)])
     func theRedisPasswordComesFromAFileWithoutItsNewline(contents: String, mode: Int) throws {
-        let (folder, path) = try file(contents, mode: mode)
+        let (folder, path) = try secretFile(contents, mode: mode, name: "redis-password")
         defer { folder.remove() }
         let flag = try UnicacheConfiguration.parse(
             arguments: ["--redis", "redis://app@10.0.0.5:6380/2", "--redis-password-file", path], environment: [:])
@@ -35,7 +30,7 @@ struct RedisSecretOptionTests {
     }
 
     @Test func aBadOrConflictingPasswordFileStopsStartUpNamingTheFlags() throws {
-        let (folder, path) = try file("pa55word\n", mode: 0o644)
+        let (folder, path) = try secretFile("pa55word\n", mode: 0o644, name: "redis-password")
         defer { folder.remove() }
         let open = configurationError(["--redis", "redis://10.0.0.5", "--redis-password-file", path])
         #expect(open.hasPrefix("--redis-password-file: ") && open.contains("has mode 644") && open.contains("chmod 600"), "\(open)")
@@ -49,7 +44,7 @@ struct RedisSecretOptionTests {
         #expect(configurationError(["--redis-password-file", path]).hasPrefix("--redis-password-file: given without a --redis URL"))
         // Without the file, a user still needs a password in the URL.
         #expect(configurationError(["--redis", "redis://app@h"]).contains("names a user without a password"))
-        let (blankFolder, blank) = try file("\n", mode: 0o600, name: "blank")
+        let (blankFolder, blank) = try secretFile("\n", mode: 0o600, name: "blank")
         defer { blankFolder.remove() }
         #expect(configurationError(["--redis", "redis://h", "--redis-password-file", blank]).contains("is empty"))
     }
@@ -57,7 +52,7 @@ struct RedisSecretOptionTests {
     /// No core dump may carry a Redis secret out: a password (in the URL or from a file), a TLS client key, a
     /// Sentinel password; nothing of Redis's without one.
     @Test func everyRedisSecretForbidsCoreDumps() throws {
-        let (folder, path) = try file("pa55word\n", mode: 0o600)
+        let (folder, path) = try secretFile("pa55word\n", mode: 0o600, name: "redis-password")
         defer { folder.remove() }
         let pki = try TestCertificate.Authority(folder: folder.url)
         let client = try pki.issue(commonName: "unicache", dnsNames: [], client: true)

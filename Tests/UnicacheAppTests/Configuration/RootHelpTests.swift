@@ -1,5 +1,5 @@
 import Foundation
-@testable import Settings
+import Settings
 import Testing
 import UnicacheApp
 

@@ -1,5 +1,5 @@
 import Foundation
-@testable import Settings
+import Settings
 import TLSTestSupport
 import TestSupport
 import Testing
@@ -9,18 +9,9 @@ import UnicacheApp
 /// admin token file that its group or others may read stops start-up, as a key ring does.
 @Suite("Secret files", .timeLimit(.minutes(1)))
 struct SecretFileOptionTests {
-    /// A fresh folder with `name` holding `contents` at `mode`.
-    func file(_ contents: String, mode: Int, name: String = "admin-token") throws -> (folder: TemporaryFolder, path: String) {
-        try secretFile(contents, mode: mode, name: name)
-    }
-
-    func error(_ arguments: [String], _ environment: [String: String] = [:]) -> String {
-        configurationError(arguments, environment)
-    }
-
     @Test(arguments: [("s3cret\n", 0o600), ("s3cret", 0o400), ("s3cret\r\n", 0o600)])
     func theAdminTokenComesFromAFileWithoutItsNewline(contents: String, mode: Int) throws {
-        let (folder, path) = try file(contents, mode: mode)
+        let (folder, path) = try secretFile(contents, mode: mode, name: "admin-token")
         defer { folder.remove() }
         let flag = try UnicacheConfiguration.parse(arguments: ["--admin-token-file", path], environment: [:])
         #expect(flag.admin.token == "s3cret")
@@ -29,28 +20,28 @@ struct SecretFileOptionTests {
     }
 
     @Test func aBadAdminTokenFileStopsStartUpNamingTheFlag() throws {
-        let (folder, path) = try file("s3cret\n", mode: 0o644)
+        let (folder, path) = try secretFile("s3cret\n", mode: 0o644, name: "admin-token")
         defer { folder.remove() }
-        let open = error(["--admin-token-file", path])
+        let open = configurationError(["--admin-token-file", path])
         #expect(open.hasPrefix("--admin-token-file: "))
         #expect(open.contains("has mode 644"))
         #expect(open.contains("chmod 600"))
         #expect(!open.contains("s3cret"))
-        #expect(error(["--admin-token-file", folder.file("none")]).hasPrefix("--admin-token-file: "))
-        let (blankFolder, blank) = try file("\n", mode: 0o600, name: "blank")
+        #expect(configurationError(["--admin-token-file", folder.file("none")]).hasPrefix("--admin-token-file: "))
+        let (blankFolder, blank) = try secretFile("\n", mode: 0o600, name: "blank")
         defer { blankFolder.remove() }
-        #expect(error(["--admin-token-file", blank]).hasPrefix("--admin-token-file: the token is empty"))
-        let (spacedFolder, spaced) = try file("two words\n", mode: 0o600, name: "spaced")
+        #expect(configurationError(["--admin-token-file", blank]).hasPrefix("--admin-token-file: the token is empty"))
+        let (spacedFolder, spaced) = try secretFile("two words\n", mode: 0o600, name: "spaced")
         defer { spacedFolder.remove() }
-        #expect(!error(["--admin-token-file", spaced]).contains("two words"))
+        #expect(!configurationError(["--admin-token-file", spaced]).contains("two words"))
     }
 
     @Test func aTokenAndATokenFileTogetherStopStartUp() throws {
-        let (folder, path) = try file("s3cret\n", mode: 0o600)
+        let (folder, path) = try secretFile("s3cret\n", mode: 0o600, name: "admin-token")
         defer { folder.remove() }
-        let both = error(["--admin-token", "other", "--admin-token-file", path])
+        let both = configurationError(["--admin-token", "other", "--admin-token-file", path])
         #expect(both.hasPrefix("--admin-token-file: given with --admin-token"))
-        #expect(error([], ["UNICACHE_ADMIN_TOKEN": "other", "UNICACHE_ADMIN_TOKEN_FILE": path])
+        #expect(configurationError([], ["UNICACHE_ADMIN_TOKEN": "other", "UNICACHE_ADMIN_TOKEN_FILE": path])
             .hasPrefix("UNICACHE_ADMIN_TOKEN_FILE: given with UNICACHE_ADMIN_TOKEN"))
     }
 
@@ -58,14 +49,14 @@ struct SecretFileOptionTests {
     func aTLSKeyOthersMayReadStopsStartUp(mode: Int) throws {
         let pair = try TestCertificate().write()
         defer { pair.folder.remove() }
-        #expect(error(["--tls-cert", pair.certificate, "--tls-key", pair.key]) == "")
+        #expect(configurationError(["--tls-cert", pair.certificate, "--tls-key", pair.key]) == "")
         try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: pair.key)
-        let message = error(["--tls-cert", pair.certificate, "--tls-key", pair.key])
+        let message = configurationError(["--tls-cert", pair.certificate, "--tls-key", pair.key])
         #expect(message.hasPrefix("--tls-key: "))
         #expect(message.contains("has mode \(String(mode, radix: 8))"))
         #expect(message.contains("chmod 600"))
         #expect(!message.contains("PRIVATE KEY"))
         try FileManager.default.setAttributes([.posixPermissions: 0o400], ofItemAtPath: pair.key)
-        #expect(error(["--tls-cert", pair.certificate, "--tls-key", pair.key]) == "")
+        #expect(configurationError(["--tls-cert", pair.certificate, "--tls-key", pair.key]) == "")
     }
 }

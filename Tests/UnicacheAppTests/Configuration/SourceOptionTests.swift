@@ -1,4 +1,4 @@
-@testable import Settings
+import Settings
 import Testing
 import UnicacheApp
 
@@ -7,10 +7,6 @@ import UnicacheApp
 struct SourceOptionTests {
     func upstreams(_ arguments: [String], _ environment: [String: String] = [:]) throws -> UpstreamSettings {
         try UnicacheConfiguration.parse(arguments: arguments, environment: environment).upstreams
-    }
-
-    func error(_ arguments: [String], _ environment: [String: String] = [:]) -> String {
-        configurationError(arguments, environment)
     }
 
     func sources(_ settings: UpstreamSettings) -> [String] {
@@ -32,9 +28,9 @@ struct SourceOptionTests {
     }
 
     @Test func badDemoValuesNameTheFlag() {
-        #expect(error(["--demo", "heath"]).hasPrefix("--demo: \"heath\" is not a list of demo domains"))
-        #expect(error([], ["UNICACHE_DEMO": "all,health"]).hasPrefix("UNICACHE_DEMO: "))
-        #expect(error(["--upstream", "health=http://up:9000", "--demo", "health"])
+        #expect(configurationError(["--demo", "heath"]).hasPrefix("--demo: \"heath\" is not a list of demo domains"))
+        #expect(configurationError([], ["UNICACHE_DEMO": "all,health"]).hasPrefix("UNICACHE_DEMO: "))
+        #expect(configurationError(["--upstream", "health=http://up:9000", "--demo", "health"])
             .hasPrefix("--demo: domain health has an --upstream too"))
     }
 
@@ -58,7 +54,7 @@ struct SourceOptionTests {
     ])
     func aBadTemplateStopsStartUpNamingTheFlag(values: [String], prefix: String) {
         let arguments = ["--upstream", "activities=http://up:9000"] + values.flatMap { ["--upstream-path", $0] }
-        #expect(error(arguments).hasPrefix(prefix), "\(error(arguments))")
+        #expect(configurationError(arguments).hasPrefix(prefix), "\(configurationError(arguments))")
     }
 
     /// CONTRACT §11.6: a template that leaves out a placeholder of its namespace's key would store under that key
@@ -77,7 +73,7 @@ struct SourceOptionTests {
     ])
     func aTemplateLeavingOutAKeyPlaceholderStopsStartUp(value: String, expected: String) {
         let arguments = UpstreamDomain.allCases.flatMap { ["--upstream", "\($0.rawValue)=http://up:9000"] } + ["--upstream-path", value]
-        #expect(error(arguments).hasPrefix("--upstream-path: the template of \(expected)"), "\(error(arguments))")
+        #expect(configurationError(arguments).hasPrefix("--upstream-path: the template of \(expected)"), "\(configurationError(arguments))")
     }
 
     @Test func aTemplateWithEveryKeyPlaceholderIsAccepted() throws {
@@ -89,12 +85,12 @@ struct SourceOptionTests {
                 "--upstream-path", "subscription=/s?u={user}",
             ])
         #expect(settings.paths.count == 4)
-        let variable = error(
+        let variable = configurationError(
             ["--upstream", "health=http://up:9000"], ["UNICACHE_UPSTREAM_PATH_WELLNESS": "/w/{user}"])
         #expect(variable.hasPrefix("UNICACHE_UPSTREAM_PATH_WELLNESS: the template of wellness leaves out {days}"))
     }
 
     @Test func anUnknownPathVariableIsAnError() {
-        #expect(error([], ["UNICACHE_UPSTREAM_PATH_NOTHING": "/x"]).hasPrefix("UNICACHE_UPSTREAM_PATH_NOTHING: unknown upstream variable"))
+        #expect(configurationError([], ["UNICACHE_UPSTREAM_PATH_NOTHING": "/x"]).hasPrefix("UNICACHE_UPSTREAM_PATH_NOTHING: unknown upstream variable"))
     }
 }

@@ -1,7 +1,7 @@
-@testable import Settings
+import Settings
 import Testing
 import UpstreamGate
-@testable import UnicacheApp
+import UnicacheApp
 
 /// `--upstream-rate`, `--upstream-concurrency`, `--upstream-header` and their variables (CONTRACT §7), whose
 /// names are told apart from `UNICACHE_UPSTREAM_<DOMAIN>` exactly.

@@ -1,7 +1,7 @@
 import Access
 import Foundation
 import HTTPRouting
-@testable import Settings
+import Settings
 import Testing
 
 @testable import UnicacheApp

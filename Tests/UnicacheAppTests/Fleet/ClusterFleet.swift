@@ -1,28 +1,24 @@
 import Foundation
 import Logging
-import NIOConcurrencyHelpers
 import Redis
 import RedisTestSupport
 import RedisTier
-@testable import Settings
+import Settings
 import TestSupport
 import TLSTestSupport
 import Testing
 import UnifiedCache
 
-@testable import UnicacheApp
+import UnicacheApp
 
 /// Several whole services on 127.0.0.1 sharing a real Redis Cluster (six `redis-server` nodes: three primaries, three
 /// replicas, on free ports, stopped by PID) with `--redis-cluster`, and one test upstream (CONTRACT §13).
-struct ClusterFleet: StoppableService {
+struct ClusterFleet: MembersFleet {
     let cluster: RedisTestCluster
-    let upstream: TestUpstream
-    let upstreamPort: Int
-    let instances: [LiveService]
-    let prefix: String
+    /// The upstream, the instances, their settings.
+    let members: FleetMembers
     /// The seed the instances are given (`--redis redis://… --redis-cluster`).
     let endpoint: RedisEndpoint
-    private let stopped = NIOLockedValueBox(false)
 
     /// The fleet's shard count (`RedisTierConfiguration.defaultClusterShards`).
     static let shards = RedisTierConfiguration.defaultClusterShards
@@ -36,60 +32,35 @@ struct ClusterFleet: StoppableService {
         let user = aclUser.map { ["--user", $0.name, "on", ">\($0.password)"] + $0.rules } ?? []
         let nodeCertificates = try tls.map { ($0, try $0.issue(), try $0.issue(commonName: "node", dnsNames: [], client: true)) }
         let cluster = try await RedisTestCluster.start(extraArguments: user, tls: nodeCertificates)
-        let upstream = TestUpstream()
         let prefix = prefix ?? "c\(UInt32.random(in: 0...UInt32.max)):"
-        var instances: [LiveService] = []
+        let endpoint: RedisEndpoint
         do {
-            var endpoint = try RedisEndpoint(url: "redis://127.0.0.1:\(cluster.nodes[0].port)", cluster: true)
-            if let tls {
-                // The seed's TLS port; the map then names every node's (`tls-cluster yes`).
-                let port = try #require(try await redisCommand(cluster.nodes[0], "CONFIG", "GET", "tls-port").array?.last?.int)
-                endpoint = try RedisEndpoint(url: "rediss://127.0.0.1:\(port)", cluster: true)
-                endpoint.tls = RedisTLSOptions(caFile: tls.caFile, serverName: "localhost")
-            }
-            endpoint.user = aclUser?.name
-            endpoint.password = aclUser?.password
-            let upstreamPort = try await upstream.start()
-            for _ in 0..<count {
-                instances.append(
-                    try await LiveService.start(
-                        upstreamTimeout: .seconds(10), logger: logger, upstream: (upstream, upstreamPort),
-                        redis: SharedTierSettings(redis: endpoint, timeout: .seconds(2), prefix: prefix)))
-            }
-            let fleet = ClusterFleet(
-                cluster: cluster, upstream: upstream, upstreamPort: upstreamPort, instances: instances, prefix: prefix,
-                endpoint: endpoint)
-            for instance in instances { await fleet.waitUntilConnected(instance) }
-            return fleet
+            endpoint = try await seed(of: cluster, tls: tls, user: aclUser)
         } catch {
-            for instance in instances { await instance.stop() }
-            await upstream.shutdown()
             await cluster.stop()
             throw error
         }
+        // Every shard's connection and log check: more than one server's.
+        let members = try await FleetMembers.start(
+            instances: count, settings: SharedTierSettings(redis: endpoint, timeout: .seconds(2), prefix: prefix),
+            connectBound: .seconds(30), logger: logger, stopRedis: { await cluster.stop() })
+        return ClusterFleet(cluster: cluster, members: members, endpoint: endpoint)
     }
 
-    /// One more instance (a restart); `dataDir`: its disk tier's folder, if any.
-    func startInstance(dataDir: String? = nil) async throws -> LiveService {
-        let instance = try await LiveService.start(
-            dataDir: dataDir, upstreamTimeout: .seconds(10), logger: Logger(label: "cluster-fleet-test"),
-            upstream: (upstream, upstreamPort), redis: SharedTierSettings(redis: endpoint, timeout: .seconds(2), prefix: prefix))
-        await waitUntilConnected(instance)
-        return instance
-    }
-
-    func stop() async {
-        guard stopped.withLockedValue({ stopped in defer { stopped = true }; return !stopped }) else { return }
-        for instance in instances { await instance.stop() }
-        await upstream.shutdown()
-        await cluster.stop()
-    }
-
-    static func shared(_ instance: LiveService) -> SharedTierStatistics { Fleet.shared(instance) }
-
-    /// In step with every shard (subscribed, and each shard's log caught up or its entries reset).
-    func waitUntilConnected(_ instance: LiveService) async {
-        await waitUntil("the shared tier is connected", within: .seconds(30)) { Self.shared(instance).connected }
+    /// The first node as the instances' seed: its TLS port with `tls` (the map then names every node's,
+    /// `tls-cluster yes`), as `user` if any.
+    private static func seed(
+        of cluster: RedisTestCluster, tls: TestCertificate.Authority?, user: Fleet.ACLUser?
+    ) async throws -> RedisEndpoint {
+        var endpoint = try RedisEndpoint(url: "redis://127.0.0.1:\(cluster.nodes[0].port)", cluster: true)
+        if let tls {
+            let port = try #require(try await redisCommand(cluster.nodes[0], "CONFIG", "GET", "tls-port").array?.last?.int)
+            endpoint = try RedisEndpoint(url: "rediss://127.0.0.1:\(port)", cluster: true)
+            endpoint.tls = RedisTLSOptions(caFile: tls.caFile, serverName: "localhost")
+        }
+        endpoint.user = user?.name
+        endpoint.password = user?.password
+        return endpoint
     }
 
     /// The seed as the default user (the test's own look-ups).
@@ -108,7 +79,7 @@ struct ClusterFleet: StoppableService {
     static func shard(of key: String) -> Int { SharedShard.index(of: key, count: shards) }
 
     /// The Redis name of a cache key's entry.
-    func entryName(_ key: String) -> String { prefix + "{s\(Self.shard(of: key))}" + key }
+    func entryName(_ key: String) -> String { members.prefix + "{s\(Self.shard(of: key))}" + key }
 
     /// The primary node serving a shard's slot now (asked of a fresh client of the cluster).
     func primary(ofShard shard: Int) async throws -> RedisServerProcess {
@@ -134,7 +105,7 @@ struct ClusterFleet: StoppableService {
         for node in try await client.primaries() {
             var cursor = "0"
             repeat {
-                let reply = try await node.send(.scan(cursor: cursor, match: prefix + "*", count: 1000))
+                let reply = try await node.send(.scan(cursor: cursor, match: members.prefix + "*", count: 1000))
                 let parts = reply.array ?? []
                 cursor = parts.first?.text ?? "0"
                 names += (parts.count == 2 ? parts[1].array ?? [] : []).compactMap(\.text)

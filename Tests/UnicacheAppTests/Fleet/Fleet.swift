@@ -1,30 +1,24 @@
 import Foundation
 import Logging
-import NIOConcurrencyHelpers
 import Redis
 import RedisTestSupport
 import RedisTier
-@testable import Settings
+import Settings
 import TestSupport
 import Testing
 import UnifiedCache
 
-@testable import UnicacheApp
+import UnicacheApp
 
 /// Several whole services on 127.0.0.1 sharing one real `redis-server` (started on a free port, stopped by its
 /// PID) and one test upstream: a fleet as CONTRACT §6 describes it.
 /// Start it with `withService(Fleet.start(…))`, which stops it on every path.
-struct Fleet: StoppableService {
+struct Fleet: MembersFleet {
     let redis: RedisServerProcess
-    let upstream: TestUpstream
-    let upstreamPort: Int
-    let instances: [LiveService]
-    let prefix: String
+    /// The upstream, the instances, their settings.
+    let members: FleetMembers
     /// What the instances connect with: the server's endpoint, or an ACL user's (`aclUser`).
     let serviceEndpoint: RedisEndpoint
-    /// Each instance's `--redis-timeout`.
-    let timeout: Duration
-    private let stopped = NIOLockedValueBox(false)
 
     /// An ACL user the instances connect as (CONTRACT §10.2); `rules` are what follows `on >PASSWORD`.
     struct ACLUser: Sendable {
@@ -48,65 +42,18 @@ struct Fleet: StoppableService {
         let endpoint = aclUser.map {
             RedisEndpoint(host: "127.0.0.1", port: redis.port, user: $0.name, password: $0.password)
         } ?? redis.endpoint
-        let upstream = TestUpstream()
         let prefix = prefix ?? "t\(UInt32.random(in: 0...UInt32.max)):"
-        var instances: [LiveService] = []
-        let upstreamPort: Int
-        do {
-            upstreamPort = try await upstream.start()
-            for _ in 0..<count {
-                instances.append(
-                    try await LiveService.start(
-                        upstreamTimeout: upstreamTimeout, protection: protection, logger: logger,
-                        upstream: (upstream, upstreamPort), redis: Self.tierConfiguration(endpoint, timeout: timeout, prefix: prefix),
-                        memory: memory))
-            }
-        } catch {
-            // What started before the failure is stopped here: the caller never gets a fleet to stop.
-            for instance in instances { await instance.stop() }
-            await upstream.shutdown()
-            await redis.stop()
-            throw error
-        }
-        let fleet = Fleet(
-            redis: redis, upstream: upstream, upstreamPort: upstreamPort, instances: instances, prefix: prefix,
-            serviceEndpoint: endpoint, timeout: timeout)
-        for instance in instances { try await fleet.waitUntilConnected(instance) }
-        return fleet
+        let members = try await FleetMembers.start(
+            instances: count, settings: tierConfiguration(endpoint, timeout: timeout, prefix: prefix),
+            upstreamTimeout: upstreamTimeout, protection: protection, memory: memory, logger: logger,
+            stopRedis: { await redis.stop() })
+        return Fleet(redis: redis, members: members, serviceEndpoint: endpoint)
     }
 
     /// `--redis`, `--redis-timeout` and `--redis-prefix` of one instance (its fill lease follows from its upstream
     /// timeout, as `UnicacheService.build` derives it).
     static func tierConfiguration(_ endpoint: RedisEndpoint, timeout: Duration, prefix: String) -> SharedTierSettings {
         SharedTierSettings(redis: endpoint, timeout: timeout, prefix: prefix)
-    }
-
-    /// One more instance of the fleet (a restart, a scale-up); `dataDir`: its disk tier's folder, if any.
-    func startInstance(
-        logger: Logger = Logger(label: "fleet-test"), upstreamTimeout: Duration = .seconds(10), dataDir: String? = nil
-    ) async throws -> LiveService {
-        let instance = try await LiveService.start(
-            dataDir: dataDir, upstreamTimeout: upstreamTimeout, logger: logger, upstream: (upstream, upstreamPort),
-            redis: Self.tierConfiguration(serviceEndpoint, timeout: timeout, prefix: prefix))
-        try await waitUntilConnected(instance)
-        return instance
-    }
-
-    /// Stops the instances it started, the upstream and redis-server; later calls do nothing.
-    func stop() async {
-        guard stopped.withLockedValue({ stopped in defer { stopped = true }; return !stopped }) else { return }
-        for instance in instances { await instance.stop() }
-        await upstream.shutdown()
-        await redis.stop()
-    }
-
-    static func shared(_ instance: LiveService) -> SharedTierStatistics {
-        instance.app.cache.statistics().shared ?? SharedTierStatistics()
-    }
-
-    /// Connected and subscribed, and the first position check done (its reset, if any, is behind us).
-    func waitUntilConnected(_ instance: LiveService) async throws {
-        await waitUntil("the shared tier is connected") { Self.shared(instance).connected }
     }
 
     /// `count` concurrent cold requests for one key spread over `instances` (one fleet), the upstream held until every

@@ -1,13 +1,13 @@
 import Foundation
 import Redis
 import RedisTestSupport
-@testable import Settings
+import Settings
 import Testing
 import TestSupport
 import UnifiedCache
 import UpstreamGate
 
-@testable import UnicacheApp
+import UnicacheApp
 
 /// CONTRACT §10.2: the fleet runs as an ACL user restricted by exactly the rules the project ships
 /// (deploy/redis-acl.rules), with the default user's password kept for the test's own look-ups: every fleet operation

@@ -2,12 +2,12 @@ import Foundation
 import NIOConcurrencyHelpers
 import Redis
 import RedisTestSupport
-@testable import Settings
+import Settings
 import TestSupport
 import Testing
 import UnifiedCache
 
-@testable import UnicacheApp
+import UnicacheApp
 
 /// CONTRACT §13.2–3 through the real service on a six-node cluster: a restart replays each shard's own log (a shard
 /// whose log cannot vouch resets its entries only), a killed primary, a slot moved under traffic.

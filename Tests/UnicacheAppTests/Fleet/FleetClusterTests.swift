@@ -1,13 +1,13 @@
 import Foundation
 import Redis
 import RedisTestSupport
-@testable import Settings
+import Settings
 import TestSupport
 import TLSTestSupport
 import Testing
 import UnifiedCache
 
-@testable import UnicacheApp
+import UnicacheApp
 
 /// CONTRACT §13 through the real service: two instances with `--redis-cluster` on a six-node Redis Cluster.
 @Suite(.serialized, .timeLimit(.minutes(3))) struct FleetClusterTests {

@@ -2,7 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import RedisTestSupport
-@testable import Settings
+import Settings
 import Testing
 import TestSupport
 

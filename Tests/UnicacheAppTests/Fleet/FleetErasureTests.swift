@@ -1,12 +1,12 @@
 import Foundation
 import Redis
 import RedisTestSupport
-@testable import Settings
+import Settings
 import TestSupport
 import Testing
 import UnifiedCache
 
-@testable import UnicacheApp
+import UnicacheApp
 
 /// CONTRACT §14.3 across a fleet: a raw entry stored under a key naming a user before such puts were refused has no
 /// user in Redis (no user index finds it); erasing the user on another instance removes it from Redis and from the

@@ -1,10 +1,10 @@
 import Foundation
-@testable import Settings
+import Settings
 import TestSupport
 import Testing
 import UpstreamGate
 
-@testable import UnicacheApp
+import UnicacheApp
 
 /// CONTRACT §15.2 with §6.3: one user's share of a budget is counted for the whole fleet, so spreading requests over
 /// the instances buys no more of it, and another user's request is still fetched.

@@ -1,10 +1,10 @@
 import Foundation
 import RedisTestSupport
-@testable import Settings
+import Settings
 import TestSupport
 import Testing
 
-@testable import UnicacheApp
+import UnicacheApp
 
 /// CONTRACT §14.2 over two whole instances: an event and an erasure for `auth0|abc` on one instance remove
 /// `auth0|abc`'s entries on the other, and nothing of user `auth0`'s.

@@ -1,9 +1,9 @@
 import Foundation
-@testable import Settings
+import Settings
 import Testing
 import TestSupport
 
-@testable import UnicacheApp
+import UnicacheApp
 
 /// CONTRACT §6.6 end to end: a restarted instance with a disk tier catches up from the fleet's log instead of
 /// clearing its disk, and still resets when the log cannot vouch (Redis restarted empty).

@@ -1,12 +1,12 @@
 import Foundation
 import Redis
 import RedisTestSupport
-@testable import Settings
+import Settings
 import Testing
 import TestSupport
 import UnifiedCache
 
-@testable import UnicacheApp
+import UnicacheApp
 
 /// The shared tier's Lua scripts go to Redis by digest (`EVALSHA`), not as text with every command, and a Redis
 /// that lost its script cache (restarted, `SCRIPT FLUSH`) costs one `EVAL` that caches the script again.

@@ -2,12 +2,12 @@ import Foundation
 import NIOConcurrencyHelpers
 import Redis
 import RedisTestSupport
-@testable import Settings
+import Settings
 import TestSupport
 import Testing
 import UnifiedCache
 
-@testable import UnicacheApp
+import UnicacheApp
 
 /// CONTRACT §10.3: an instance on `redis-sentinel://` (a primary, a replica, three Sentinels) whose primary is
 /// killed mid-traffic. It follows the promotion without a restart: fleet writes succeed again within 2 s of it,

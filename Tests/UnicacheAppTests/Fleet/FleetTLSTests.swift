@@ -1,13 +1,13 @@
 import Foundation
 import Redis
 import RedisTestSupport
-@testable import Settings
+import Settings
 import Testing
 import TestSupport
 import TLSTestSupport
 import UnifiedCache
 
-@testable import UnicacheApp
+import UnicacheApp
 
 /// CONTRACT §10.1 and §10.6 through the whole service: a Redis with only a TLS port, `tls-auth-clients yes` and a
 /// test CA. With the right CA, name and client certificate the instance is connected over TLS and says so in

@@ -4,13 +4,13 @@ import JSONLogging
 import Logging
 import Redis
 import RedisTestSupport
-@testable import Settings
+import Settings
 import TestSupport
 import Testing
 import UnifiedCache
 import UpstreamGate
 
-@testable import UnicacheApp
+import UnicacheApp
 
 /// CONTRACT §6 with a real Redis and several real instances: shared hits, fleet-wide coalescing and
 /// invalidation, verification of what Redis holds, and Redis dying, stalling and coming back empty.
@@ -157,7 +157,7 @@ import UpstreamGate
             #expect(a.app.cache.statistics().memory.entries > 0)
 
             try await fleet.redis.restart()
-            for instance in [a, b] { try await fleet.waitUntilConnected(instance) }
+            for instance in [a, b] { await fleet.waitUntilConnected(instance) }
             #expect(a.app.cache.statistics().memory.entries == 0)
             #expect(b.app.cache.statistics().memory.entries == 0)
             #expect(try await a.request(.PUT, "/v1/cache/after", body: "y", admin: true).status == 201)

@@ -1,7 +1,7 @@
 import Foundation
 import Redis
 import RedisTestSupport
-@testable import Settings
+import Settings
 import Testing
 import TestSupport
 import TLSTestSupport

@@ -69,9 +69,12 @@ final class DictionarySecondTier: SecondTier {
     }
 
     func statistics() -> SecondTierStatistics {
-        entries.withLockedValue { dict in
-            SecondTierStatistics(entries: dict.count, bytes: dict.values.reduce(0) { $0 + $1.body.count }, evictions: 2)
+        var statistics = SecondTierStatistics()
+        statistics.decisions.evictions = 2
+        (statistics.entries, statistics.bytes) = entries.withLockedValue { dict in
+            (dict.count, dict.values.reduce(0) { $0 + $1.body.count })
         }
+        return statistics
     }
 
     func health() -> String? { refusesWrites.withLockedValue { $0 } ? "no space left on device" : nil }
