@@ -47,6 +47,10 @@ final class RenderedAnswers: Sendable {
             self.policy = policy
             self.rendered = rendered
         }
+
+        /// `lookup` asked for this target's key: from a method, so that the request is lent from the memo's field
+        /// (read from outside, the caller copied it first: ~250 instructions with its strings' retains).
+        func look(_ lookup: Lookup) -> CacheResult? { lookup(fetch, policy) }
     }
 
     private struct Table {
@@ -92,8 +96,7 @@ final class RenderedAnswers: Sendable {
     ) -> (response: Response, route: String)? {
         guard Self.isPlain(method, headers) else { return nil }
         let second = Self.second(now)
-        guard let memo = remembered(target, second: second), let result = lookup(memo.fetch, memo.policy)
-        else { return nil }
+        guard let memo = remembered(target, second: second), let result = memo.look(lookup) else { return nil }
         // The hit is counted now: answer it here, never by routing again.
         return (answer(result, memo: memo, target: target, second: second), memo.route)
     }
