@@ -53,17 +53,16 @@ extension RedisSharedTier {
             let end = Self.logEntries(reply)?.first?.position
         else { return }
         let deadline = elapsed.now() + configuration.timeout
-        while true {
+        while elapsed.now() < deadline, shard.inStep {
+            // Armed before looking, as `awaitFill` does: a message applied meanwhile wakes the wait below at once.
             let ticket = waiters.arm(Self.appliedWaiters)
-            let reached = shard.state.withLockedValue { ($0.applied?.position).map { $0 >= end } ?? false }
-            let left = deadline - elapsed.now()
-            guard !reached, shard.inStep, left > .zero else {
+            if shard.state.withLockedValue({ $0.applied.map { $0.position >= end } ?? false }) {
                 waiters.disarm(ticket)
-                if !reached { logger.debug("shared tier: stopping before the log's last change arrived", metadata: ["log": "\(log)"]) }
                 return
             }
-            await waiters.wait(ticket, atMost: left)
+            await waiters.wait(ticket, atMost: deadline - elapsed.now())
         }
+        logger.debug("shared tier: stopping before the log's last change arrived", metadata: ["log": "\(log)"])
     }
 
     func settle() async {
