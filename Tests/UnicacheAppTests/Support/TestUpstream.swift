@@ -25,6 +25,15 @@ final class TestUpstream: Sendable {
     }
 
     private let state = NIOLockedValueBox(State())
+    /// Connections accepted and not yet served, by channel, and whether the server has stopped serving. Held until
+    /// served or closed: a wrapper dropped unserved (accepted while the server stops) would be deinited with its writer
+    /// unfinished once its channel turns active, which NIO traps.
+    private struct Unserved {
+        var connections: [ObjectIdentifier: Connection] = [:]
+        var stopped = false
+    }
+
+    private let unserved = NIOLockedValueBox(Unserved())
 
     init() {}
 
@@ -32,10 +41,17 @@ final class TestUpstream: Sendable {
     func start() async throws -> Int {
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .bind(host: "127.0.0.1", port: 0) { channel in
+            .bind(host: "127.0.0.1", port: 0) { [unserved] channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                    return try Connection(wrappingChannelSynchronously: channel)
+                    let connection = try Connection(wrappingChannelSynchronously: channel)
+                    let late = unserved.withLockedValue { unserved in
+                        if !unserved.stopped { unserved.connections[ObjectIdentifier(channel)] = connection }
+                        return unserved.stopped
+                    }
+                    // Accepted after the server stopped serving: nobody will serve it.
+                    if late { Task { try? await connection.executeThenClose { _, _ in } } }
+                    return connection
                 }
             }
         let port = server.channel.localAddress?.port ?? 0
@@ -52,6 +68,12 @@ final class TestUpstream: Sendable {
         }
         task?.cancel()
         await task?.value
+        // Accepted while stopping and never served: finished and closed here (later ones as they come).
+        let leftovers = unserved.withLockedValue { unserved in
+            defer { unserved = Unserved(stopped: true) }
+            return Array(unserved.connections.values)
+        }
+        for connection in leftovers { try? await connection.executeThenClose { _, _ in } }
     }
 
     /// `http://127.0.0.1:PORT`
@@ -106,6 +128,7 @@ final class TestUpstream: Sendable {
     }
 
     private func handle(_ connection: Connection) async {
+        unserved.withLockedValue { $0.connections[ObjectIdentifier(connection.channel)] = nil }
         try? await connection.executeThenClose { inbound, outbound in
             var head: HTTPRequestHead?
             for try await part in inbound {
