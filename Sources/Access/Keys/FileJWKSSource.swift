@@ -12,10 +12,9 @@ public final class FileJWKSSource: JWKSSource {
     struct Stamp: Equatable {
         let inode: UInt64
         let size: Int64
-        let modified: Int
-        let modifiedNanoseconds: Int
-        let changed: Int
-        let changedNanoseconds: Int
+        /// The modification and change times, to the nanosecond.
+        let modified: Duration
+        let changed: Duration
     }
 
     public let path: String
@@ -33,12 +32,18 @@ public final class FileJWKSSource: JWKSSource {
             throw KeySetError("cannot read the JWKS file \(path): \(String(cString: strerror(errno)))")
         }
         let stamp = Stamp(
-            inode: UInt64(info.st_ino), size: Int64(info.st_size), modified: info.st_mtim.tv_sec,
-            modifiedNanoseconds: info.st_mtim.tv_nsec, changed: info.st_ctim.tv_sec,
-            changedNanoseconds: info.st_ctim.tv_nsec)
+            inode: UInt64(info.st_ino), size: Int64(info.st_size), modified: Duration(info.st_mtim),
+            changed: Duration(info.st_ctim))
         if lastStamp.withLockedValue({ $0 == stamp }) { return nil }
         guard let data = FileManager.default.contents(atPath: path) else { throw KeySetError("cannot read the JWKS file \(path)") }
         lastStamp.withLockedValue { $0 = stamp }
         return Array(data)
+    }
+}
+
+extension Duration {
+    /// A `stat` time (seconds and nanoseconds since the epoch) as one value.
+    fileprivate init(_ time: timespec) {
+        self = .seconds(time.tv_sec) + .nanoseconds(time.tv_nsec)
     }
 }
