@@ -272,8 +272,12 @@ warm "$NGINX_PORT"
 sed "s/:$((BASE_PORT + 1))\//:$NGINX_PORT\//; s|^output = .*|output = \"/dev/null\"|" "$WORK/bodies.txt" >"$WORK/hits.txt"
 NGINX_HITS=$(curl -sS --no-progress-meter -K "$WORK/hits.txt" -w '%header{x-cache-status}\n' | grep -c '^HIT$' || true)
 [[ $NGINX_HITS == "$KEYS" ]] || fail "nginx answered $NGINX_HITS of $KEYS keys from its cache after warming"
-# Its CPU: the master's and its children's (the worker and the cache manager).
-NGINX_PIDS=$NGINX_MASTER$(sed 's/\([0-9][0-9]*\)/,\1/g; s/ //g' "/proc/$NGINX_MASTER/task/$NGINX_MASTER/children")
+# Its CPU: the master's and its children's, the worker and the cache manager (not the cache loader, which indexes
+# the cache folder once, a minute after the start, and exits).
+NGINX_PIDS=$NGINX_MASTER
+for pid in $(cat "/proc/$NGINX_MASTER/task/$NGINX_MASTER/children"); do
+  grep -qa 'cache loader' "/proc/$pid/cmdline" || NGINX_PIDS+=",$pid"
+done
 ORIGIN_LOG_LINES=$(wc -l <"$WORK/nginx/origin.log")
 # The shared tier over TLS.
 start shared-hit-tls $((BASE_PORT + 9)) --disk-limit 0 --memory-entries 1 --demo-latency 0ms \
