@@ -10,7 +10,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # same wherever the service runs.
 RELEASE_FLAGS := -c release --static-swift-stdlib --product unicache --scratch-path .build-release
 
-.PHONY: deps run test build release check tsan openapi alerts ops-check conformance docker-check docs-check fleet fleet-check bench-http bench-cache bench-instructions bench-shared bench-efficiency
+.PHONY: deps run test build release check tsan openapi alerts ops-check conformance docker-check docs-check fleet fleet-check bench-http bench-cache bench-instructions bench-shared bench-stampede bench-efficiency
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -103,7 +103,13 @@ bench-efficiency:
 bench-instructions:
 	bash scripts/bench-instructions.sh
 
-# The shared Redis tier (needs redis-server, which `deps` installs): L1 misses from Redis vs disk, a fleet
-# stampede, a dead Redis.
+# The shared Redis tier (needs redis-server, which `deps` installs): L1 misses from Redis vs disk and nginx's
+# proxy_cache hit (nginx-light, installed when missing), a fleet stampede, one instance's against raw libmicrohttpd,
+# a dead Redis.
 bench-shared: deps
 	bash scripts/bench-shared.sh
+
+# One instance's stampede of 1,000 cold requests against raw libmicrohttpd answering 1,000 requests held as long
+# (Benchmarks/mhd-baseline's hold mode), in RUNS interleaved rounds (default 5); `make bench-shared` runs it too.
+bench-stampede: release
+	python3 scripts/bench-stampede.py --bin "$$(swift build $(RELEASE_FLAGS) --show-bin-path)/unicache" --raw --runs $${RUNS:-5}

@@ -2,8 +2,15 @@
 
 CLK_TCK=$(getconf CLK_TCK)
 
-# A process's CPU time so far, in clock ticks (utime + stime from /proc/PID/stat).
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# The CPU time so far of a process, or of several (PIDs separated by commas: a server's master and workers), in clock
+# ticks (utime + stime from /proc/PID/stat); a process that has ended counts nothing.
+cpu_ticks() {
+  local pid total=0
+  for pid in ${1//,/ }; do
+    [[ -r /proc/$pid/stat ]] && total=$((total + $(awk '{print $14 + $15}' "/proc/$pid/stat")))
+  done
+  echo "$total"
+}
 
 # wrk latency like 612.00us / 1.23ms / 1.01s -> microseconds
 to_us() {

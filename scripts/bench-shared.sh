@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Shared-tier benchmark (CONTRACT §6) against the release build and a real redis-server on loopback:
 #   1. an L1 miss answered from Redis (the memory tier holds 1 entry, the key set is 1,000 keys), against an L1
-#      miss answered from the disk tier in the same run: req/s, p50, p99 and server CPU per request (wrk);
+#      miss answered from the disk tier in the same run: req/s, p50, p99 and server CPU per request (wrk); beside them
+#      nginx's proxy_cache hit (`nginx-cache-hit`, Debian's nginx-light, installed when missing): one worker pinned as
+#      the server is, access_log off, the cache on the disk tier's filesystem, in front of an origin (a second server
+#      block) serving the very bodies the disk-hit instance answers, at the same URLs; every measured request a HIT (the
+#      origin's log does not grow); its CPU is its master's and children's (the worker, the cache manager);
 #   2. a fleet stampede: 1,000 cold requests over 2 instances sharing a Redis (scripts/bench-stampede.py --fleet 2: a
 #      C client, an upstream holding its answer STAMPEDE_HOLD seconds): the upstream's requests, and the last client's
-#      delay after the upstream's answer, on a fresh process and on a warmed one;
+#      delay after the upstream's answer, on a fresh process and on a warmed one; then the same on one instance
+#      against raw libmicrohttpd answering 1,000 requests it held as long (bench-stampede.py --raw), in the same rounds;
 #   1b. the same L1 misses with a key ring (--encryption-keys, CONTRACT §9), measured next to the ones without:
 #      what sealing costs a disk hit and a shared hit;
 #   1c. the same L1 misses answered from a second Redis that speaks TLS only (`rediss://`, a CA and a certificate
@@ -19,7 +24,8 @@
 # Targets: one-client shared hit p50 <= 250 us (also measured with Redis moved onto the server's CPU: its hops then
 # cost what a disk hit's do); 16-client shared hit <= 35 us CPU, TLS adding <= 15 us; stampede
 # <= upstream + 20 ms with 1 fetch; dead Redis <= 2 ms added; a key ring adds <= 10 us to a disk hit's and a shared
-# hit's p50.
+# hit's p50; issue 46: a disk hit's CPU <= 1.0x nginx's proxy_cache hit's, a single instance's stampede <= 1.7x raw
+# libmicrohttpd's (the medians of the per-round ratios).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -33,9 +39,13 @@ BASE_PORT=${BASE_PORT:-19080}
 STAMPEDE_HOLD=${STAMPEDE_HOLD:-0.3}
 KEYS=1000
 
+fail() { echo "bench-shared: $*" >&2; exit 1; }
 for tool in wrk taskset curl redis-server redis-cli openssl; do
-  command -v "$tool" >/dev/null || { echo "bench-shared: missing $tool" >&2; exit 1; }
+  command -v "$tool" >/dev/null || fail "missing $tool"
 done
+# shellcheck source=scripts/ops-tools.sh
+source "$ROOT/scripts/ops-tools.sh"
+ensure_nginx
 
 echo "== build"
 # The Makefile's release build (`make release`), shared with conformance and Docker.
@@ -157,8 +167,11 @@ warm() {
 # shellcheck source=scripts/bench-common.sh
 source "$ROOT/scripts/bench-common.sh"
 
-# diff_median RUNS_A RUNS_B: the median of the per-round differences A - B (the runs of one `measure` call, in order).
-diff_median() { paste -d' ' <(tr ' ' '\n' <<<"$1" | grep .) <(tr ' ' '\n' <<<"$2" | grep .) | awk '{print $1 - $2}' | median; }
+# round_median EXPRESSION RUNS_A RUNS_B: the median over the rounds of an awk EXPRESSION of A ($1) and B ($2), the
+# runs of one `measure` call, in order; diff_median: of A - B, ratio_median: of A / B.
+round_median() { paste -d' ' <(tr ' ' '\n' <<<"$2" | grep .) <(tr ' ' '\n' <<<"$3" | grep .) | awk "{print $1}" | median; }
+diff_median() { round_median '$1 - $2' "$@"; }
+ratio_median() { round_median '$1 / $2' "$@"; }
 
 # measure CONNECTIONS TARGET...: RUNS interleaved rounds, each one wrk run per target in turn (a target is
 # "NAME PID PORT", or "NAME PID PORT near" for a run with Redis moved onto the server's CPU for its duration): the
@@ -205,6 +218,67 @@ SHARED_PID=$PID
 wait_connected $((BASE_PORT + 2))
 warm $((BASE_PORT + 1))
 warm $((BASE_PORT + 2))
+# nginx's proxy_cache hit, the disk hit's baseline. Its origin (a second server block) serves as static files the
+# bodies the disk-hit instance answers, at the same URLs; its cache is on the disk tier's filesystem ($WORK).
+NGINX_PORT=$((BASE_PORT + 11)) ORIGIN_PORT=$((BASE_PORT + 12))
+mkdir -p "$WORK/nginx" "$WORK/nginx-origin" "$WORK/nginx-cache"
+for i in $(seq 0 $((KEYS - 1))); do
+  printf 'url = "http://127.0.0.1:%s/v1/users/u%s/subscription"\noutput = "%s/nginx-origin/v1/users/u%s/subscription"\n' \
+    $((BASE_PORT + 1)) "$i" "$WORK" "$i"
+done >"$WORK/bodies.txt"
+curl -sS --no-progress-meter --fail --create-dirs -Z --parallel-max 32 -K "$WORK/bodies.txt"
+# One worker (as root when we are root: it reads the run's folder, mode 700); nginx's defaults otherwise, but for a
+# connection's requests: wrk keeps its connections for the whole run, which nginx closes after 1,000 requests.
+cat >"$WORK/nginx/nginx.conf" <<CONF
+$([[ $(id -u) == 0 ]] && echo 'user root;')
+worker_processes 1;
+pid $WORK/nginx/nginx.pid;
+error_log $WORK/nginx/error.log error;
+events {}
+http {
+  access_log off;
+  default_type application/json;
+  client_body_temp_path $WORK/nginx/body;
+  proxy_temp_path $WORK/nginx/proxy;
+  keepalive_requests 100000000;
+  proxy_cache_path $WORK/nginx-cache levels=1:2 keys_zone=bench:10m inactive=1d use_temp_path=off;
+  server {
+    listen 127.0.0.1:$NGINX_PORT;
+    location / {
+      proxy_pass http://127.0.0.1:$ORIGIN_PORT;
+      proxy_cache bench;
+      proxy_cache_valid 200 1h;
+      add_header X-Cache-Status \$upstream_cache_status;
+    }
+  }
+  server {
+    listen 127.0.0.1:$ORIGIN_PORT;
+    access_log $WORK/nginx/origin.log;
+    root $WORK/nginx-origin;
+  }
+}
+CONF
+taskset -c "$SERVER_CPU" /usr/sbin/nginx -p "$WORK/nginx/" -c "$WORK/nginx/nginx.conf" -e "$WORK/nginx/error.log" \
+  -g 'daemon off;' >"$WORK/nginx.log" 2>&1 &
+NGINX_MASTER=$!
+PIDS+=("$NGINX_MASTER")
+for _ in $(seq 1 100); do
+  [[ $(curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$NGINX_PORT/v1/users/u0/subscription" 2>/dev/null) == 200 ]] && break
+  sleep 0.05
+done
+warm "$NGINX_PORT"
+# Every key a HIT now: asked once more, each answers X-Cache-Status: HIT (and the measurement checks that the origin
+# is not asked again).
+sed "s/:$((BASE_PORT + 1))\//:$NGINX_PORT\//; s|^output = .*|output = \"/dev/null\"|" "$WORK/bodies.txt" >"$WORK/hits.txt"
+NGINX_HITS=$(curl -sS --no-progress-meter -K "$WORK/hits.txt" -w '%header{x-cache-status}\n' | grep -c '^HIT$' || true)
+[[ $NGINX_HITS == "$KEYS" ]] || fail "nginx answered $NGINX_HITS of $KEYS keys from its cache after warming"
+# Its CPU: the master's and its children's, the worker and the cache manager (not the cache loader, which indexes
+# the cache folder once, a minute after the start, and exits).
+NGINX_PIDS=$NGINX_MASTER
+for pid in $(cat "/proc/$NGINX_MASTER/task/$NGINX_MASTER/children"); do
+  grep -qa 'cache loader' "/proc/$pid/cmdline" || NGINX_PIDS+=",$pid"
+done
+ORIGIN_LOG_LINES=$(wc -l <"$WORK/nginx/origin.log")
 # The shared tier over TLS.
 start shared-hit-tls $((BASE_PORT + 9)) --disk-limit 0 --memory-entries 1 --demo-latency 0ms \
   --redis "rediss://127.0.0.1:$TLS_PORT" --redis-tls-ca "$WORK/ca.pem" --redis-prefix b4:
@@ -227,9 +301,17 @@ wait_connected $((BASE_PORT + 8))
 warm $((BASE_PORT + 7))
 warm $((BASE_PORT + 8))
 # Interleaved rounds: each target beside the ones it is compared with.
-measure "$CONNECTIONS" "disk-hit $DISK_PID $((BASE_PORT + 1))" "disk-hit-sealed $DISK_SEALED_PID $((BASE_PORT + 7))" \
+measure "$CONNECTIONS" "disk-hit $DISK_PID $((BASE_PORT + 1))" "nginx-cache-hit $NGINX_PIDS $NGINX_PORT" \
+  "disk-hit-sealed $DISK_SEALED_PID $((BASE_PORT + 7))" \
   "shared-hit $SHARED_PID $((BASE_PORT + 2))" "shared-hit-cluster $SHARED_CLUSTER_PID $((BASE_PORT + 10))" \
   "shared-hit-tls $SHARED_TLS_PID $((BASE_PORT + 9))" "shared-hit-sealed $SHARED_SEALED_PID $((BASE_PORT + 8))"
+ORIGIN_FETCHES=$(($(wc -l <"$WORK/nginx/origin.log") - ORIGIN_LOG_LINES))
+[[ $ORIGIN_FETCHES == 0 ]] || fail "nginx asked its origin $ORIGIN_FETCHES times while measured: not every request a HIT"
+# What each answers for one key, headers + body: the bodies are the same bytes, the headers differ.
+ANSWER_BYTES=()
+for port in $((BASE_PORT + 1)) "$NGINX_PORT"; do
+  ANSWER_BYTES+=("$(curl -sS -o /dev/null -w '%{size_header} + %{size_download}' "http://127.0.0.1:$port/v1/users/u1/subscription")")
+done
 # One client: the latency of one L1 miss, without queueing behind the others. `shared-hit-c1-near` is the same
 # instance with Redis moved onto the server's CPU for its runs: every hop of a shared hit (the polling thread to the
 # event loop, to Redis, back) is then a hand-off on one CPU, as a disk hit's hops (to the tier's thread and back)
@@ -259,10 +341,13 @@ source "$ROOT/scripts/python-env.sh"
 STAMPEDE=$(python3 "$ROOT/scripts/bench-stampede.py" --bin "$BIN" --fleet 2 --runs "$RUNS" --hold "$STAMPEDE_HOLD")
 sed 's/^/   /' <<<"$STAMPEDE"
 STAMPEDE_MS=$(awk '$1 == "warmed:" {print $5}' <<<"$STAMPEDE")
+echo "== 2b. one instance's stampede against raw libmicrohttpd holding the same 1,000 requests $STAMPEDE_HOLD s (x$RUNS)"
+STAMPEDE_RAW=$(python3 "$ROOT/scripts/bench-stampede.py" --bin "$BIN" --raw --runs "$RUNS" --hold "$STAMPEDE_HOLD")
+sed 's/^/   /' <<<"$STAMPEDE_RAW"
 
 echo
 printf '%-22s %10s %9s %9s %12s\n' target "req/s" "p50(us)" "p99(us)" "cpu us/req"
-for name in disk-hit disk-hit-sealed shared-hit shared-hit-cluster shared-hit-tls shared-hit-sealed disk-hit-c1 disk-hit-sealed-c1 shared-hit-c1 shared-hit-c1-near shared-hit-cluster-c1 shared-hit-tls-c1 shared-hit-sealed-c1 miss-local miss-dead-redis; do
+for name in disk-hit nginx-cache-hit disk-hit-sealed shared-hit shared-hit-cluster shared-hit-tls shared-hit-sealed disk-hit-c1 disk-hit-sealed-c1 shared-hit-c1 shared-hit-c1-near shared-hit-cluster-c1 shared-hit-tls-c1 shared-hit-sealed-c1 miss-local miss-dead-redis; do
   printf '%-22s %10.0f %9.0f %9.0f %12.2f\n' "$name" "${RPS[$name]}" "${P50[$name]}" "${P99[$name]}" "${CPU[$name]}"
 done
 # The differences below are medians of per-round differences (each round measures both side by side).
@@ -278,6 +363,12 @@ printf 'TLS adds %.1f us of CPU to a shared hit (16 clients) and %.0f us to its 
 printf 'a Redis Cluster adds %.1f us of CPU to a shared hit (16 clients) and %.0f us to its p50 (one client); per shared hit %s on one Redis, %s on the cluster\n' \
   "$(diff_median "${RUNS_CPU[shared-hit-cluster]}" "${RUNS_CPU[shared-hit]}")" \
   "$(diff_median "${RUNS_P50[shared-hit-cluster-c1]}" "${RUNS_P50[shared-hit-c1]}")" "$PER_HIT_SINGLE" "$PER_HIT_CLUSTER"
+printf 'disk hit / nginx hit CPU %.2fx (median of the per-round ratios; answers of %s and %s bytes, headers + body)\n' \
+  "$(ratio_median "${RUNS_CPU[disk-hit]}" "${RUNS_CPU[nginx-cache-hit]}")" "${ANSWER_BYTES[0]}" "${ANSWER_BYTES[1]}"
 printf 'fleet stampede: 1 upstream request each; the last client answered %s ms after the upstream (median, warmed) and %s ms (first after start-up)\n' \
   "$STAMPEDE_MS" "$(awk '$1 == "first" && $2 == ":" {print $6}' <<<"$STAMPEDE")"
-echo "targets: shared-hit <= 35 us CPU, TLS adding <= 15 us; shared-hit-c1 p50 <= 250 us (shared-hit-c1-near: Redis on the server's CPU); stampede last after the upstream answer <= 20 ms with 1 fetch; a key ring adds <= 10 us at p50; dead Redis <= 2 ms added"
+# raw_ratio KIND: the median unicache/raw ratio bench-stampede.py --raw printed for the stampedes of KIND.
+raw_ratio() { awk -v kind="$1" '$1 == kind && $2 == "raw:" { for (i = 3; i < NF; i++) if ($i == "unicache/raw") print $(i + 1) }' <<<"$STAMPEDE_RAW"; }
+printf "one instance's stampede / raw libmicrohttpd's (the last client after the upstream's answer / after the release): %s warmed, %s first after start-up (medians of the per-round ratios)\n" \
+  "$(raw_ratio warmed)" "$(raw_ratio first)"
+echo "targets: shared-hit <= 35 us CPU, TLS adding <= 15 us; shared-hit-c1 p50 <= 250 us (shared-hit-c1-near: Redis on the server's CPU); stampede last after the upstream answer <= 20 ms with 1 fetch; a key ring adds <= 10 us at p50; dead Redis <= 2 ms added; disk hit / nginx hit CPU <= 1.0x; one instance's stampede (warmed) / raw libmicrohttpd's <= 1.7x"

@@ -18,6 +18,12 @@ Prints every run, then the median and the worst of each kind.
 
 With --fleet N (CONTRACT §6, §10.4): a redis-server on a free loopback port and N instances sharing it (one
 --redis-prefix), the clients spread over them in turn; the upstream must still see one request per stampede.
+
+With --raw (one instance only): raw libmicrohttpd's time for the same 1,000 requests, measured in the same rounds
+(after unicache in each): Benchmarks/mhd-baseline with MHD_BASELINE_HOLD suspends every request until --hold seconds
+after the first, then resumes them all and answers its 1 KB body, printing the moment it released them (as the
+upstream records the moment it answered); as many polling threads as unicache's default (one per CPU). The same
+client, the same figures, then the median of the per-round ratios unicache/raw, the target being <= 1.7x (issue 46).
 """
 import argparse, http.server, json, os, re, signal, socket, statistics, subprocess, sys, tempfile, threading, time
 import urllib.error, urllib.request
@@ -50,11 +56,34 @@ def upstream_server(hold):
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLIENT_SOURCE = os.path.join(ROOT, "Benchmarks", "stampede-client", "stampede-client.c")
+BASELINE_SOURCE = os.path.join(ROOT, "Benchmarks", "mhd-baseline", "mhd-baseline.c")
 
 def build_client():
     binary = os.path.join(tempfile.mkdtemp(prefix="stampede-client-"), "stampede-client")
     subprocess.run(["cc", "-O2", "-D_GNU_SOURCE", "-o", binary, CLIENT_SOURCE], check=True)
     return binary
+
+def build_baseline():
+    """Benchmarks/mhd-baseline, built as scripts/bench-http.sh builds it."""
+    binary = os.path.join(tempfile.mkdtemp(prefix="mhd-baseline-"), "mhd-baseline")
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libmicrohttpd"],
+                           capture_output=True, text=True, check=True).stdout.split()
+    subprocess.run(["cc", "-O2", "-Wall", "-Wextra", "-o", binary, BASELINE_SOURCE] + flags, check=True)
+    return binary
+
+def start_baseline(binary, hold, threads):
+    """Raw libmicrohttpd holding every request `hold` seconds after a batch's first; returned once it listens."""
+    port = free_port()
+    proc = subprocess.Popen([binary, str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, MHD_BASELINE_HOLD=str(hold), MHD_BASELINE_THREADS=str(threads)))
+    if "listening on" not in proc.stderr.readline():
+        sys.exit("mhd-baseline did not start")
+    for _ in range(100):
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return proc, port
+        time.sleep(0.05)
+    sys.exit("mhd-baseline did not listen")
 
 def free_port():
     with socket.socket() as probe:
@@ -100,25 +129,46 @@ def readyz(port):
     except urllib.error.HTTPError as error:
         return error.read().decode()
 
-def stampede(client_binary, ports, user, clients, close, state):
-    """One stampede on a fresh key, the clients spread over the ports in turn; returns ms from the upstream's answer
-    to the first and to the last client's answer, and the outcomes."""
-    target = f"/v1/users/{user}/progress/streak"
+def fire(client_binary, ports, target, clients, close):
+    """The clients' GETs of target, spread over the ports in turn; returns when each answer ended, the outcomes
+    (status, X-Cache) counted, and the answers' sizes (headers and body) seen."""
     client = subprocess.run(
         [client_binary, ",".join(map(str, ports)), target, str(clients)] + (["close"] if close else []),
         capture_output=True, text=True, check=True)
-    ended, outcomes = [], {}
+    ended, outcomes, sizes = [], {}, set()
     for line in client.stdout.splitlines():
-        at, status, cache = line.split()
+        at, status, cache, size = line.split()
         ended.append(float(at))
         outcomes[(status, cache)] = outcomes.get((status, cache), 0) + 1
+        sizes.add(int(size))
+    return ended, outcomes, sizes
+
+def stampede(client_binary, ports, user, clients, close, state):
+    """One stampede on a fresh key; returns ms from the upstream's answer to the first and to the last client's
+    answer, the outcomes and the answers' sizes."""
+    target = f"/v1/users/{user}/progress/streak"
+    ended, outcomes, sizes = fire(client_binary, ports, target, clients, close)
     upstream_path = f"/users/{user}/progress/streak"
     with state["lock"]:
         count = state["count"].get(upstream_path, 0)
         answered_at = state["answered_at"][upstream_path]
     if count != 1 or any(status != "200" for status, _ in outcomes):
         sys.exit(f"stampede on {target}: {count} upstream requests, answers {outcomes}")
-    return 1000 * (min(ended) - answered_at), 1000 * (max(ended) - answered_at), outcomes
+    return 1000 * (min(ended) - answered_at), 1000 * (max(ended) - answered_at), outcomes, sizes
+
+def raw_stampede(client_binary, baseline, user, clients, close):
+    """The same against raw libmicrohttpd: ms from the hold's release to the first and to the last client's answer."""
+    proc, port = baseline
+    ended, outcomes, sizes = fire(client_binary, [port], f"/v1/users/{user}/progress/streak", clients, close)
+    released = proc.stdout.readline().split()  # "released COUNT AT"
+    if released[:2] != ["released", str(clients)] or any(status != "200" for status, _ in outcomes):
+        sys.exit(f"raw stampede: {' '.join(released)}, answers {outcomes}")
+    released_at = float(released[2])
+    return 1000 * (min(ended) - released_at), 1000 * (max(ended) - released_at), outcomes, sizes
+
+def describe(outcomes, sizes):
+    return (", ".join(f"{n} × {s} {c}" for (s, c), n in sorted(outcomes.items()))
+            + f" ({'/'.join(map(str, sorted(sizes)))} bytes)")
 
 def main():
     parser = argparse.ArgumentParser()
@@ -129,30 +179,49 @@ def main():
     parser.add_argument("--close", action="store_true", help="clients send Connection: close (default keep-alive)")
     parser.add_argument("--fleet", type=int, default=0, metavar="N",
                         help="N instances sharing a redis-server started here (default: one instance, no Redis)")
+    parser.add_argument("--raw", action="store_true",
+                        help="also raw libmicrohttpd answering the same stampede, in the same rounds (one instance only)")
     args = parser.parse_args()
+    if args.raw and args.fleet:
+        parser.error("--raw compares one instance with raw libmicrohttpd: without --fleet")
 
     client_binary = build_client()
+    baseline_binary = build_baseline() if args.raw else None
+    threads = len(os.sched_getaffinity(0))  # unicache's default --polling-threads
     upstream, state = upstream_server(args.hold)
     figures = {"first": [], "warmed": []}
     serial = {"first": [], "warmed": []}
+    raw_figures = {"first": [], "warmed": []}
     redis = start_redis() if args.fleet else None
     for run in range(args.runs):
         instances = [start_unicache(args.bin, upstream.server_address[1], (redis[1], f"st{run}:") if redis else None)
                      for _ in range(max(args.fleet, 1))]
         try:
             for kind in ("first", "warmed"):
-                first_ms, ms, outcomes = stampede(
+                first_ms, ms, outcomes, sizes = stampede(
                     client_binary, [port for _, port in instances], f"{kind}-{run}", args.clients, args.close, state)
                 figures[kind].append(ms)
                 serial[kind].append(first_ms)
-                print(f"run {run + 1} {kind:6}: 1 upstream request; "
-                      + ", ".join(f"{n} × {s} {c}" for (s, c), n in sorted(outcomes.items()))
-                      + f"; first client {first_ms:.1f} ms, last client {ms:.1f} ms after the upstream's answer")
+                print(f"run {run + 1} {kind:6}: 1 upstream request; {describe(outcomes, sizes)}"
+                      f"; first client {first_ms:.1f} ms, last client {ms:.1f} ms after the upstream's answer")
         finally:
             for proc, _ in instances:
                 proc.send_signal(signal.SIGTERM)
             for proc, _ in instances:
                 proc.wait(timeout=20)
+        if not args.raw:
+            continue
+        baseline = start_baseline(baseline_binary, args.hold, threads)
+        try:
+            for kind in ("first", "warmed"):
+                first_ms, ms, outcomes, sizes = raw_stampede(client_binary, baseline, f"raw-{kind}-{run}",
+                                                             args.clients, args.close)
+                raw_figures[kind].append(ms)
+                print(f"run {run + 1} {kind:6} raw libmicrohttpd ({threads} polling threads): {describe(outcomes, sizes)}"
+                      f"; first client {first_ms:.1f} ms, last client {ms:.1f} ms after the release")
+        finally:
+            baseline[0].send_signal(signal.SIGTERM)
+            baseline[0].wait(timeout=20)
     if redis:
         redis[0].terminate()
         redis[0].wait(timeout=20)
@@ -160,6 +229,15 @@ def main():
         print(f"{kind:6}: last client answered {statistics.median(values):.1f} ms (median of {len(values)}), "
               f"worst {max(values):.1f} ms, after the upstream's answer; the first client "
               f"{statistics.median(serial[kind]):.1f} ms (median)")
+    for kind, values in raw_figures.items():
+        if not values:
+            continue
+        ratios = [ours / raw for ours, raw in zip(figures[kind], values)]
+        print(f"{kind:6} raw: last client answered {statistics.median(values):.1f} ms (median of {len(values)}) after "
+              f"the release; unicache/raw {statistics.median(ratios):.2f}× (median of the per-round ratios "
+              + ", ".join(f"{ratio:.2f}" for ratio in ratios) + ")")
+    if args.raw:
+        print("target: the warmed stampede's last client within 1.7× raw libmicrohttpd's (unicache/raw ≤ 1.7×)")
 
 if __name__ == "__main__":
     main()

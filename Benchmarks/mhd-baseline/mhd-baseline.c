@@ -4,13 +4,20 @@
  * the response queued on the second access-handler call, as a well-written C server would.
  * With CERT and KEY (PEM files) it serves HTTPS with unicache's TLS settings: MHD_USE_TLS, the PEM in memory,
  * and the same GnuTLS priority string (TLS 1.3 and 1.2 only; see unicache_mhd_tls_priorities in the shim).
+ * MHD_BASELINE_HOLD=SECONDS (scripts/bench-stampede.py --raw): the stampede's baseline. Every request is suspended
+ * (MHD_suspend_connection, as unicache parks the requests of a key being loaded) until SECONDS after the first one of
+ * a batch; then the hold ends and all are resumed and answered. At that moment it prints `released COUNT AT` on
+ * standard output (AT: CLOCK_MONOTONIC seconds, the clock the stampede client and the script's upstream read).
+ * MHD_BASELINE_THREADS=N: a pool of N polling threads (unicache's --polling-threads; default one).
  * Usage: mhd-baseline PORT [CERT KEY]
  */
 #include <microhttpd.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The same as unicache_mhd_tls_priorities (Sources/CMicroHTTPDShim/tls.c). */
@@ -48,6 +55,68 @@ static int first_call_marker;
    references), the stack's limit; otherwise a response is made and destroyed per request. */
 static struct MHD_Response *shared_response;
 
+/* MHD_BASELINE_HOLD: the connections of the batch being held, resumed together by hold_loop. */
+#define HOLD_LIMIT 65536
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t started;
+    double seconds;
+    double first_at; /* CLOCK_MONOTONIC of the batch's first request; 0 while no batch is held */
+    size_t count;
+    struct MHD_Connection *held[HOLD_LIMIT];
+} hold = {.lock = PTHREAD_MUTEX_INITIALIZER, .started = PTHREAD_COND_INITIALIZER};
+static int resumed_marker;
+
+static double monotonic_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Parks a request of the current batch (starting one if none is held); returns 0 when the batch is full. */
+static int hold_connection(struct MHD_Connection *connection) {
+    pthread_mutex_lock(&hold.lock);
+    int parked = hold.count < HOLD_LIMIT;
+    if (parked) {
+        if (hold.first_at == 0) {
+            hold.first_at = monotonic_now();
+            pthread_cond_signal(&hold.started);
+        }
+        hold.held[hold.count++] = connection;
+        MHD_suspend_connection(connection);
+    }
+    pthread_mutex_unlock(&hold.lock);
+    return parked;
+}
+
+/* Waits for a batch, lets it wait hold.seconds from its first request, then resumes every connection in it. */
+static void *hold_loop(void *unused) {
+    (void)unused;
+    static struct MHD_Connection *releasing[HOLD_LIMIT];
+    for (;;) {
+        pthread_mutex_lock(&hold.lock);
+        while (hold.first_at == 0) pthread_cond_wait(&hold.started, &hold.lock);
+        double end = hold.first_at + hold.seconds;
+        pthread_mutex_unlock(&hold.lock);
+        double left = end - monotonic_now();
+        if (left > 0) {
+            struct timespec pause = {.tv_sec = (time_t)left, .tv_nsec = (long)((left - (double)(time_t)left) * 1e9)};
+            nanosleep(&pause, NULL);
+        }
+        pthread_mutex_lock(&hold.lock);
+        size_t count = hold.count;
+        memcpy(releasing, hold.held, count * sizeof *releasing);
+        hold.count = 0;
+        hold.first_at = 0;
+        double released_at = monotonic_now();
+        pthread_mutex_unlock(&hold.lock);
+        for (size_t i = 0; i < count; i++) MHD_resume_connection(releasing[i]);
+        printf("released %zu %.6f\n", count, released_at);
+        fflush(stdout);
+    }
+    return NULL;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *connection, const char *url, const char *method,
                               const char *version, const char *upload_data, size_t *upload_data_size,
                               void **con_cls) {
@@ -59,6 +128,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *connection, cons
     if (*upload_data_size != 0) {      /* discard any body */
         *upload_data_size = 0;
         return MHD_YES;
+    }
+    if (hold.seconds > 0 && *con_cls != &resumed_marker) {
+        *con_cls = &resumed_marker; /* called again once resumed: answered then */
+        if (hold_connection(connection)) return MHD_YES;
     }
     if (shared_response != NULL) return MHD_queue_response(connection, MHD_HTTP_OK, shared_response);
     struct MHD_Response *response =
@@ -82,6 +155,16 @@ int main(int argc, char **argv) {
         MHD_add_response_header(shared_response, "Content-Type", "application/json");
     }
 
+    const char *hold_seconds = getenv("MHD_BASELINE_HOLD");
+    hold.seconds = hold_seconds != NULL ? atof(hold_seconds) : 0;
+    const char *threads_text = getenv("MHD_BASELINE_THREADS");
+    unsigned threads = threads_text != NULL ? (unsigned)atoi(threads_text) : 1;
+    pthread_t hold_thread;
+    if (hold.seconds > 0 && pthread_create(&hold_thread, NULL, hold_loop, NULL) != 0) {
+        fprintf(stderr, "mhd-baseline: cannot start the hold thread\n");
+        return 1;
+    }
+
     int tls = argc > 3;
     struct MHD_OptionItem tls_options[] = {
         {MHD_OPTION_HTTPS_MEM_CERT, 0, tls ? read_file(argv[2]) : NULL},
@@ -90,9 +173,12 @@ int main(int argc, char **argv) {
         {MHD_OPTION_END, 0, NULL},
     };
     struct MHD_Daemon *daemon = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | (tls ? MHD_USE_TLS : 0), (uint16_t)port,
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | (tls ? MHD_USE_TLS : 0)
+            | (hold.seconds > 0 ? MHD_ALLOW_SUSPEND_RESUME : 0), (uint16_t)port,
         NULL, NULL, handle, NULL,
         MHD_OPTION_CONNECTION_LIMIT, 4096u,
+        /* 0 and 1 both mean the one internal polling thread. */
+        MHD_OPTION_THREAD_POOL_SIZE, threads > 1 ? threads : 0u,
         MHD_OPTION_CONNECTION_TIMEOUT, 30u,
         MHD_OPTION_ARRAY, tls ? tls_options : &tls_options[3],
         MHD_OPTION_END);

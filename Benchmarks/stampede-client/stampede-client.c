@@ -3,7 +3,7 @@
  * `GET PATH` on each (keep-alive, as HTTP clients and gateways do; `close` as 4th argument sends
  * `Connection: close`), then polls epoll every 100 us until every answer is complete (headers and
  * Content-Length bytes of body) and prints, per connection, the CLOCK_MONOTONIC time its answer was
- * complete (seconds), its status code and X-Cache value. One thread, no per-request work beyond read():
+ * complete (seconds), its status code, X-Cache value and size in bytes (headers and body). One thread, no per-request work beyond read():
  * the figures are the server's, not the client's.
  * PORT may be a comma-separated list (a fleet): connection i goes to the (i mod count)th port.
  * Usage: stampede-client PORT[,PORT...] PATH N [close]
@@ -144,7 +144,7 @@ int main(int argc, char **argv) {
         char cache[32] = "-";
         const char *header = strcasestr(answers[i].head, "\r\nX-Cache:");
         if (header != NULL) sscanf(header + 10, " %31[A-Z]", cache);
-        printf("%.6f %d %s\n", answers[i].ended, status, cache);
+        printf("%.6f %d %s %zu\n", answers[i].ended, status, cache, answers[i].length);
         close(answers[i].fd);
     }
     return 0;
