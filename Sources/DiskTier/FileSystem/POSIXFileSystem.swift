@@ -22,13 +22,13 @@ public struct POSIXFileSystem: DiskFileSystem {
         let asked = min(limit, Self.wholeReadBytes) + 1
         guard let fd = try? Self.openEntry(path) else { return nil }
         defer { close(fd) }
-        var whole = false
-        let bytes = [UInt8](unsafeUninitializedCapacity: asked) { buffer, count in
+        // Read into scratch space on the stack, then keep only the bytes read: an array of `asked` bytes was a
+        // 16 KiB allocation per disk hit for a file of about one.
+        let (bytes, whole) = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: asked) { buffer -> ([UInt8], Bool) in
             // Force unwrap: the buffer holds `asked` ≥ 1 bytes, so its base address exists.
             let n = Glibc.read(fd, buffer.baseAddress!, asked)
-            guard n >= 0 else { return }
-            count = n
-            whole = n < asked
+            guard n >= 0 else { return ([], false) }
+            return (Array(UnsafeBufferPointer(rebasing: buffer[..<n])), n < asked)
         }
         if whole { return bytes }
         // The file filled the buffer: it may be longer (`limit` allows it), or exactly `limit` bytes plus more.

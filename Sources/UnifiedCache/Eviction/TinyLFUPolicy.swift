@@ -35,12 +35,13 @@ public struct TinyLFUPolicy<Key: Hashable>: EvictionPolicy {
 
     /// - Parameters:
     ///   - window: the window's share of the capacity, 0 to 1, when `adaptive` is `false` (else it starts at 1 %).
-    ///   - adaptive: whether the window's share adapts to the workload.
+    ///   - adaptive: whether the window's share adapts to the workload (never below
+    ///     `WindowClimber.minimumEntries` entries).
     ///   - seed: the random admissions' seed (against hash flooding); `nil` seeds from the system.
     public init(capacity: EvictionCapacity, window: Double = initialWindow, adaptive: Bool = true, seed: UInt64? = nil) {
         self.capacity = capacity
         countsFrequencies = true
-        climber = adaptive ? WindowClimber(capacity: capacity) : nil
+        climber = adaptive && capacity.count >= WindowClimber.minimumEntries ? WindowClimber(capacity: capacity) : nil
         random = seed.map(PolicyRandom.init(seed:)) ?? PolicyRandom()
         windowShare = climber?.share ?? min(max(window, 0), 1)
         updateLimits()

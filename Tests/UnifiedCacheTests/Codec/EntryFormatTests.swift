@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Testing
 
@@ -51,5 +52,26 @@ import Testing
         future[4] = 4
         #expect(decode(future) == .unsupportedVersion(4))
         #expect(decode(good, key: "another:key") == .keyMismatch)
+    }
+
+    /// A header whose digest verifies but whose strings are not UTF-8 (an older or foreign writer) is malformed, not
+    /// read with its bytes repaired: every byte of the namespace and the ETag is tried as 0xFF, 0xC3 (a lead byte cut
+    /// short) and 0x80 (a lone continuation).
+    @Test(arguments: [UInt8(0xFF), 0xC3, 0x80]) func rejectsStringsThatAreNotUTF8(byte: UInt8) {
+        let good = EntryFormat.encode(entry)
+        let headerLength = good.count - entry.body.count
+        let strings = EntryFormat.fixedLength..<(headerLength - EntryFormat.digestLength)
+        let namespace = Array("activities".utf8)
+        // Force unwrap: the namespace is in the header the entry was encoded into.
+        let at = good[strings].firstRange(of: namespace)!.lowerBound
+        for offset in 0..<namespace.count {
+            var bad = good
+            bad[at + offset] = byte
+            let digest = SHA256.hash(data: bad[0..<strings.upperBound])
+            bad.replaceSubrange(strings.upperBound..<headerLength, with: Array(digest))
+            #expect(throws: EntryFormatError.malformedHeader) {
+                _ = try EntryCodec().decode(bad, fileSize: bad.count, key: entry.key)
+            }
+        }
     }
 }

@@ -77,6 +77,16 @@ import Testing
         #expect(policy.weight <= 100)
     }
 
+    /// A cache too small for the ladder's lowest rung to hold an entry keeps its window: no miniatures replay its
+    /// requests (five of them cost a one-entry memory tier more than its own policy did).
+    @Test func aSmallCacheKeepsItsWindow() {
+        let small = Policy(capacity: EvictionCapacity(weight: .max, count: WindowClimber.minimumEntries - 1), seed: 1)
+        let large = Policy(capacity: EvictionCapacity(weight: .max, count: WindowClimber.minimumEntries), seed: 1)
+        let unbounded = Policy(capacity: EvictionCapacity(weight: 1 << 20), seed: 1)
+        #expect(small.climber == nil && small.statistics.window == Policy.initialWindow)
+        #expect(large.climber != nil && unbounded.climber != nil)
+    }
+
     /// The window's share follows the workload both ways: up where recency is what matters, down again on a loop.
     @Test func windowGrowsForRecencyAndShrinksForALoop() {
         var replay = PolicyReplay(Policy(capacity: EvictionCapacity(weight: .max, count: 500), seed: 1))
