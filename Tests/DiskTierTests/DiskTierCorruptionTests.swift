@@ -51,10 +51,8 @@ import UnifiedCache
             await tier.waitUntilIndexed()  // the start-up scan must not meet the planted file first
             await tier.store(makeEntry("raw:a"))
             // Simulate a hash collision: key b's path holds key a's file.
-            let target = entryPath(dir, "raw:b")
-            try FileManager.default.createDirectory(
-                atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            try FileManager.default.copyItem(atPath: entryPath(dir, "raw:a"), toPath: target)
+            let copy = try Data(contentsOf: URL(fileURLWithPath: entryPath(dir, "raw:a")))
+            let target = try plant(Array(copy), as: "raw:b", in: dir)
 
             #expect(await tier.load("raw:b") == nil)
             #expect(tier.statistics().corrupt == 1)

@@ -13,10 +13,7 @@ import UnifiedCache
 
     /// Writes `entry` in the clear where the tier keeps `entry.key`'s file, as a forger with write access would.
     func forge(_ entry: CacheEntry, in dir: String) throws {
-        let path = entryPath(dir, entry.key)
-        try FileManager.default.createDirectory(
-            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        try Data(EntryFormat.encode(entry)).write(to: URL(fileURLWithPath: path))
+        try plant(EntryFormat.encode(entry), as: entry.key, in: dir)
     }
 
     @Test func aForgedPlaintextFileIsNotServedUnderAKeyRing() async throws {

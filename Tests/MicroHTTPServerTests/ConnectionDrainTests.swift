@@ -15,23 +15,22 @@ import Testing
 
     /// Connects and sends the start of a request (its line, not all of its headers).
     static func requestUnderWay(port: Int) async throws -> Int32 {
-        let socket = try await RawHTTPClient.connected(port: port)
-        try RawHTTPClient.send(socket, Array("GET /now HTTP/1.1\r\nHost: 127".utf8))
-        return socket
+        try await RawHTTPClient.connected(port: port, sending: Array("GET /now HTTP/1.1\r\nHost: 127".utf8))
     }
 
     static func finish(_ socket: Int32) async throws -> RawResponse {
         try await RawHTTPClient.response(socket, after: ".0.0.1\r\n\r\n")
     }
 
-    /// A new connection's request is answered within a second, not left in the backlog until an idle connection
-    /// times out (30 s here). Timed on the client's own thread: the ThreadSanitizer run once measured 5.75 s
-    /// across the awaits, with two loaded CPUs and a cooperative pool held by other tests' blocking calls.
+    /// A new connection's request is answered at once, not left in the backlog until an idle connection times out
+    /// (30 s here): within 10 s, a bound far from both that a loaded machine does not reach. Timed on the client's own
+    /// thread: the ThreadSanitizer run once measured 5.75 s across the awaits, with two loaded CPUs and a cooperative
+    /// pool held by other tests' blocking calls.
     static func expectAdmitted(port: Int) async throws {
         let (admitted, took) = try await RawHTTPClient.timedExchange(
             port: port, "GET /now HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         #expect(admitted.status == 200)
-        #expect(took < .seconds(1))
+        #expect(took < .seconds(10))
     }
 
     @Test(arguments: [1, 2])

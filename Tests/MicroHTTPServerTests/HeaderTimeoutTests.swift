@@ -35,9 +35,10 @@ import Testing
 
     @Test(arguments: [1, 2])
     func headersThatArriveWithinTheTimeoutAreServed(pollingThreads: Int) async throws {
-        let configuration = MicroHTTPServerConfiguration.test(pollingThreads: pollingThreads, headerTimeout: .seconds(5))
+        // 10 s: the timeout must not fire, and a loaded machine slows the client's pace.
+        let configuration = MicroHTTPServerConfiguration.test(pollingThreads: pollingThreads, headerTimeout: .seconds(10))
         try await withLiveServer(configuration, router: Self.router) { port, _ in
-            // About 1.8 s of trickling, within the 5 s.
+            // About 1.8 s of trickling, within the 10 s.
             let seen = try await RawHTTPClient.trickle(
                 port: port, "GET /now HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", pace: .milliseconds(50))
             #expect(seen.closedAfter == nil)
@@ -49,17 +50,18 @@ import Testing
     /// the clock starts when the server takes the connection up, as nginx starts its header timer at accept.
     @Test(arguments: [1, 2])
     func timeInTheListenBacklogDoesNotCount(pollingThreads: Int) async throws {
+        // The rest comes half a timeout after the holder's is closed: a full second of margin either way (the old clock,
+        // counting the backlog, closes it; the new one does not), which a slow client thread does not use up.
         let configuration = MicroHTTPServerConfiguration.test(
-            pollingThreads: pollingThreads, maxConnections: 1, headerTimeout: .seconds(1))
+            pollingThreads: pollingThreads, maxConnections: 1, headerTimeout: .seconds(2))
         try await withLiveServer(configuration, router: Self.router) { port, _ in
-            // Holds the only slot with a request under way until the header timeout closes it, after a second.
-            let holder = try await RawHTTPClient.connected(port: port)
+            // Holds the only slot with a request under way until the header timeout closes it, after 2 s.
+            let holder = try await RawHTTPClient.connected(port: port, sending: Array("GET /now HTTP/1.1\r\nHost: 127".utf8))
             defer { close(holder) }
-            try RawHTTPClient.send(holder, Array("GET /now HTTP/1.1\r\nHost: 127".utf8))
-            // Its first bytes (not yet a request line) wait in the backlog for that second; the rest comes half a
-            // second after it.
+            // Its first bytes (not yet a request line) wait in the backlog for those 2 s; the rest comes a second
+            // after.
             let waited = try await RawHTTPClient.exchange(
-                port: port, first: "GET /n", answered: false, pause: .milliseconds(1500),
+                port: port, first: "GET /n", answered: false, pause: .seconds(3),
                 then: "ow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             #expect(waited.status == 200)
         }

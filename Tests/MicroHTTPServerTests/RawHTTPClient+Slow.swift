@@ -19,7 +19,7 @@ extension RawHTTPClient {
     /// Sends `request` one byte every `pace` until the server closes the connection or answers. The pace is the
     /// client's own, not a synchronisation: the outcome is whatever the server does meanwhile.
     static func trickle(port: Int, _ request: String, pace: Duration) async throws -> Trickle {
-        try await trickle(on: try connect(port: port), request, pace: pace)
+        try await trickle(on: try await connected(port: port), request, pace: pace)
     }
 
     /// The same on a socket already connected (so that the server takes it up before connections made after it);

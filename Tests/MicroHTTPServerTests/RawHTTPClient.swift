@@ -55,9 +55,20 @@ enum RawHTTPClient {
             port: port, "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", expectBody: method != "HEAD")
     }
 
-    /// `connect` on a thread of its own (a connection the server leaves in its backlog can block it).
-    static func connected(port: Int) async throws(RawClientError) -> Int32 {
-        try await onThread { () throws(RawClientError) -> Int32 in try connect(port: port) }
+    /// `connect` on a thread of its own (a connection the server leaves in its backlog can block it), then `send` of
+    /// `bytes` there too, when given (the start of a request the test leaves under way).
+    static func connected(port: Int, sending bytes: [UInt8]? = nil) async throws(RawClientError) -> Int32 {
+        try await onThread { () throws(RawClientError) -> Int32 in
+            let socket = try connect(port: port)
+            guard let bytes else { return socket }
+            do throws(RawClientError) {
+                try send(socket, bytes)
+            } catch {
+                close(socket)
+                throw error
+            }
+            return socket
+        }
     }
 
     /// `send`, then `readResponse`, on a thread of their own: a response the server is slow to send (or never

@@ -78,12 +78,11 @@ import Testing
     }
 
     @Test func identicalDuplicateContentLengthIsAccepted() async throws {
-        try await withLiveServer(router: Self.router()) { port, _ in
-            let response = try await RawHTTPClient.exchange(
-                port: port, "POST /upload HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello")
-            #expect(response.status == 200)
-            #expect(response.text == "got 5")
-        }
+        let response = try await answer(
+            to: "POST /upload HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello",
+            router: Self.router())
+        #expect(response.status == 200)
+        #expect(response.text == "got 5")
     }
 
     @Test func headersUpToSixKiBFitTheConnectionMemoryAndLargerAre431() async throws {

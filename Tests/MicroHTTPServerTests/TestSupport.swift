@@ -2,6 +2,7 @@ import HTTPRouting
 import Logging
 import ServiceLifecycle
 import TestSupport
+import Testing
 @testable import MicroHTTPServer
 
 let quietLogger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
@@ -41,6 +42,17 @@ func withLiveServer(
         await group.triggerGracefulShutdown()
         try await tasks.waitForAll()
     }
+}
+
+/// The answer of a live server with `router` (and `configuration`) to `request`, sent on a connection of its own.
+func answer(
+    to request: String, router: Router, _ configuration: MicroHTTPServerConfiguration = .test()
+) async throws -> RawResponse {
+    var response: RawResponse?
+    try await withLiveServer(configuration, router: router) { port, _ in
+        response = try await RawHTTPClient.exchange(port: port, request)
+    }
+    return try #require(response)
 }
 
 extension Router {

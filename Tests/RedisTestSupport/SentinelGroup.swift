@@ -9,13 +9,17 @@ public final class SentinelGroup: StoppableService {
     public let primary: RedisServerProcess
     public let replica: RedisServerProcess
     public let sentinels: [RedisServerProcess]
-    public let folder: URL
+    /// Where the servers keep their files (removed by `stop()`).
+    public var folder: URL { temporary.url }
+    private let temporary: TemporaryFolder
 
-    private init(primary: RedisServerProcess, replica: RedisServerProcess, sentinels: [RedisServerProcess], folder: URL) {
+    private init(
+        primary: RedisServerProcess, replica: RedisServerProcess, sentinels: [RedisServerProcess], folder: TemporaryFolder
+    ) {
         self.primary = primary
         self.replica = replica
         self.sentinels = sentinels
-        self.folder = folder
+        temporary = folder
     }
 
     /// `redis-sentinel://` for this group (database 0, no password).
@@ -24,8 +28,7 @@ public final class SentinelGroup: StoppableService {
     }
 
     public static func start() async throws -> SentinelGroup {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("unicache-sentinel-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let temporary = try TemporaryFolder("unicache-sentinel"), folder = temporary.url
         var started: [RedisServerProcess] = []
         do {
             // Their own folder: a full resynchronisation writes dump.rdb into the working directory.
@@ -53,10 +56,10 @@ public final class SentinelGroup: StoppableService {
                 started.append(sentinel)
                 sentinels.append(sentinel)
             }
-            return SentinelGroup(primary: primary, replica: replica, sentinels: sentinels, folder: folder)
+            return SentinelGroup(primary: primary, replica: replica, sentinels: sentinels, folder: temporary)
         } catch {
             for server in started { await server.stop() }
-            try? FileManager.default.removeItem(at: folder)
+            temporary.remove()
             throw error
         }
     }
@@ -97,6 +100,6 @@ public final class SentinelGroup: StoppableService {
 
     public func stop() async {
         for server in sentinels + [replica, primary] { await server.stop() }
-        try? FileManager.default.removeItem(at: folder)
+        temporary.remove()
     }
 }

@@ -1,21 +1,16 @@
 import Redis
 import RedisTestSupport
+import TestSupport
 import Testing
 
 @Suite("AUTH with ACL users and passwords")
 struct RedisACLTests {
-    /// The error reply `body` throws (`RedisError.errorReply`); nil when it throws nothing or something else.
-    private func refusal(_ body: () async throws(RedisError) -> Void) async -> RedisErrorReply? {
-        do throws(RedisError) {
-            try await body()
-            Issue.record("not refused")
-            return nil
-        } catch .errorReply(let reply) {
-            return reply
-        } catch {
-            Issue.record("not an error reply: \(error)")
-            return nil
-        }
+    /// The error reply `body` throws (`RedisError.errorReply`); nil, with an issue, when it throws nothing or something
+    /// else.
+    private func refusal(
+        sourceLocation: SourceLocation = #_sourceLocation, _ body: () async throws(RedisError) -> Void
+    ) async -> RedisErrorReply? {
+        await caught(\.errorReplyValue, sourceLocation: sourceLocation, in: body)
     }
 
     @Test func anACLUserConnectsAndAWrongPasswordIsToldApart() async throws {

@@ -45,9 +45,7 @@ struct RedisClusterTests {
     }
 
     @Test func aMigratingSlotIsAskedAndAMovedSlotIsFollowed() async throws {
-        try await withService(RedisTestCluster.start()) { cluster in
-            let client = RedisClusterClient(endpoint: cluster.seed, timeout: .seconds(5), clock: ContinuousClock())
-            defer { client.shutdown() }
+        try await withClusterClient { cluster, client async throws in
             let key = "moving-key"
             let slot = RedisHashSlot.of(key)
             _ = try await client.send(.setIfAbsent(key, "value", expiringAfter: 600_000), key: key.utf8)
@@ -75,9 +73,7 @@ struct RedisClusterTests {
     }
 
     @Test func aKilledPrimaryIsReplacedByItsReplicaAndOtherShardsGoOn() async throws {
-        try await withService(RedisTestCluster.start()) { cluster in
-            let client = RedisClusterClient(endpoint: cluster.seed, timeout: .seconds(2), clock: ContinuousClock())
-            defer { client.shutdown() }
+        try await withClusterClient(timeout: .seconds(2)) { cluster, client async throws in
             let key = "survivor"
             _ = try await client.send(.setIfAbsent(key, "1", expiringAfter: 600_000), key: key.utf8)
             let map = try #require(client.map)
@@ -104,9 +100,7 @@ struct RedisClusterTests {
     }
 
     @Test func aShardedChannelIsHeardOnItsSlotsPrimaryUntilTheSlotMoves() async throws {
-        try await withService(RedisTestCluster.start()) { cluster in
-            let client = RedisClusterClient(endpoint: cluster.seed, timeout: .seconds(5), clock: ContinuousClock())
-            defer { client.shutdown() }
+        try await withClusterClient { cluster, client async throws in
             let channel = "{s7}inval"
             let slot = RedisHashSlot.of(channel)
             let subscription = try await client.shardedSubscription(to: [channel])

@@ -48,8 +48,10 @@ struct RedisConnectionTests {
             _ = try await admin.send([RedisCommand("SET", "unicache:a", "A"), RedisCommand("SET", "unicache:b", "B")])
             let slow = try await connect(server, timeout: .milliseconds(200))
 
-            // Every client's commands wait until the pause ends (the OK comes back first).
-            #expect(try await admin.send(RedisCommand("CLIENT", "PAUSE", "1500", "ALL")) == .status("OK"))
+            // Every client's commands wait until the pause ends (the OK comes back first). The 200 ms timeout is
+            // meant to fire; 3 s of pause leave a loaded machine time to send the command inside it, and `fresh`'s
+            // handshake below (held until the pause ends) stays within its 5 s connect timeout.
+            #expect(try await admin.send(RedisCommand("CLIENT", "PAUSE", "3000", "ALL")) == .status("OK"))
             async let second = outcome { () async throws(RedisError) in
                 try await slow.send(.get("unicache:b"), timeout: .seconds(30))
             }

@@ -81,7 +81,7 @@ import Testing
     @Test func concurrentCommandsToADeadRedisDoNotAllConnect() async throws {
         let port = try await closedPort()
         let node = RedisNodeClient(
-            endpoint: RedisEndpoint(host: "127.0.0.1", port: port), timeout: .milliseconds(50), clock: ContinuousClock(), size: 2,
+            endpoint: RedisEndpoint(host: "127.0.0.1", port: port), timeout: .seconds(2), clock: ContinuousClock(), size: 2,
             breaker: .init(threshold: 3, initialBackoff: .seconds(600), maximumBackoff: .seconds(600)))
         defer { node.shutdown() }
         let failures = await withTaskGroup(of: Bool.self) { group in
@@ -135,9 +135,7 @@ import Testing
     }
 
     @Test func killAndRestartRecoverWithoutANewPool() async throws {
-        try await withRedisServer { (server: RedisServerProcess) async throws in
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(1), clock: ContinuousClock(), size: 2)
-            defer { node.shutdown() }
+        try await withRedisNode(timeout: .seconds(1), size: 2) { server, node async throws in
             #expect(try await node.send(RedisCommand("SET", "before", "1")) == .status("OK"))
 
             await server.kill()
@@ -155,11 +153,10 @@ import Testing
             try await server.restart()
             // The breaker lets a probe through once its back-off (100 ms, then doubling) passed:
             // retry until it does, bounded (the back-off is inherent, this is not a synchronisation).
-            let deadline = ContinuousClock.now.advanced(by: .seconds(15))
             var reply: RedisReply?
-            while reply == nil && ContinuousClock.now < deadline {
+            _ = await poll(within: .seconds(15)) {
                 reply = try? await node.send(RedisCommand("PING"))
-                if reply == nil { try await Task.sleep(for: .milliseconds(20)) }
+                return reply != nil
             }
             #expect(reply == .status("PONG"))
             #expect(node.isAvailable)
@@ -174,10 +171,8 @@ import Testing
     }
 
     @Test func aSuspendedServerTimesOutInsteadOfHanging() async throws {
-        try await withRedisServer { (server: RedisServerProcess) async throws in
+        try await withRedisNode(timeout: .seconds(2), size: 1) { server, node async throws in
             // 2 s: the PING before the suspension must not time out on a starved machine (one took 500 ms).
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(2), clock: ContinuousClock(), size: 1)
-            defer { node.shutdown() }
             #expect(try await node.send(RedisCommand("PING")) == .status("PONG"))
             server.suspend()
             let clock = ContinuousClock()

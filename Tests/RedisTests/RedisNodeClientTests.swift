@@ -8,9 +8,7 @@ import Testing
 
 @Suite(.timeLimit(.minutes(10))) struct RedisNodeClientTests {
     @Test func binaryValuesRoundTrip() async throws {
-        try await withRedisServer { (server: RedisServerProcess) async throws in
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5), clock: ContinuousClock())
-            defer { node.shutdown() }
+        try await withRedisNode { server, node async throws in
             let key: [UInt8] = [0x6B, 0x00, 0xFF, 0x0D, 0x0A]
             let value: [UInt8] = [0x00, 0xFF, 0x00, 0x0D, 0x0A, 0x24] + (0...255).map { UInt8($0) }
             #expect(try await node.send(RedisCommand("SET", arguments: [key, value])) == .status("OK"))
@@ -22,10 +20,8 @@ import Testing
     }
 
     @Test func replyKindsMapAndAnErrorReplyKeepsTheContext() async throws {
-        try await withRedisServer { (server: RedisServerProcess) async throws in
+        try await withRedisNode(size: 1) { server, node async throws in
             // One context: the error reply and the next command share it.
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5), clock: ContinuousClock(), size: 1)
-            defer { node.shutdown() }
             #expect(try await node.send(RedisCommand("PING")) == .status("PONG"))
             #expect(try await node.send(RedisCommand("INCRBY", "n", "-7")) == .integer(-7))
             #expect(try await node.send(RedisCommand("GET", "missing")) == .null)
@@ -56,9 +52,7 @@ import Testing
 
     @Test func authenticatesWithThePassword() async throws {
         let password = "s3cret-Pw!"
-        try await withRedisServer(password: password) { (server: RedisServerProcess) async throws in
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5), clock: ContinuousClock())
-            defer { node.shutdown() }
+        try await withRedisNode(password: password) { server, node async throws in
             #expect(try await node.send(RedisCommand("SET", "k", "v")) == .status("OK"))
             #expect(try await node.send(RedisCommand("GET", "k")) == .string(Array("v")))
 
@@ -114,9 +108,7 @@ import Testing
     }
 
     @Test func pipelineRepliesComeInOrder() async throws {
-        try await withRedisServer { (server: RedisServerProcess) async throws in
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5), clock: ContinuousClock())
-            defer { node.shutdown() }
+        try await withRedisNode { server, node async throws in
             let commands: [[String]] = [
                 ["SET", "p", "1"], ["INCR", "p"], ["GET", "p"], ["BOGUS"], ["GET", "none"], ["INCRBY", "p", "40"],
             ]
@@ -139,9 +131,7 @@ import Testing
     }
 
     @Test func concurrentCommandsAllCount() async throws {
-        try await withRedisServer { (server: RedisServerProcess) async throws in
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(10), clock: ContinuousClock(), size: 4)
-            defer { node.shutdown() }
+        try await withRedisNode(timeout: .seconds(10)) { server, node async throws in
             let failures = await withTaskGroup(of: Int.self) { group in
                 for _ in 0..<200 {
                     group.addTask {
@@ -171,9 +161,7 @@ import Testing
     /// One worker sends the jobs waiting for it as one pipeline: each caller still gets its own replies, in order,
     /// a pipeline's as a whole, an error reply only where its command failed.
     @Test func jobsSentTogetherGetTheirOwnReplies() async throws {
-        try await withRedisServer { (server: RedisServerProcess) async throws in
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(10), clock: ContinuousClock(), size: 1)
-            defer { node.shutdown() }
+        try await withRedisNode(timeout: .seconds(10), size: 1) { server, node async throws in
             let wrong = await withTaskGroup(of: Int.self) { group in
                 for caller in 0..<300 {
                     group.addTask {
@@ -208,9 +196,7 @@ import Testing
     /// Commands go to the first connection with the fewest in flight: one after another they all share the first
     /// connection; while a command blocks it (BLPOP), the next goes to a second one and is answered at once.
     @Test func commandsShareOneConnectionUntilItIsBusy() async throws {
-        try await withRedisServer { (server: RedisServerProcess) async throws in
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(30), clock: ContinuousClock(), size: 4)
-            defer { node.shutdown() }
+        try await withRedisNode(timeout: .seconds(30)) { server, node async throws in
             for _ in 0..<20 { #expect(try await node.send(RedisCommand("PING")) == .status("PONG")) }
             #expect(node.connectAttempts == 1)
             let blocked = Task { try await node.send(RedisCommand("BLPOP", "never-pushed", "0")) }
@@ -237,10 +223,10 @@ import Testing
             let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(30), clock: ContinuousClock(), size: 4, eventLoopGroup: group)
             defer { node.shutdown() }
             #expect(try await node.send(RedisCommand("PING")) == .status("PONG"))
-            let held = DispatchSemaphore(value: 0)
-            group.next().execute { held.wait() }
-            defer { held.signal() }  // a second signal is harmless; a missing one would hold the loop for good
-            try await body(node) { held.signal() }
+            let held = Latch()
+            group.next().execute { held.blockingWait() }
+            defer { held.open() }  // a second open is harmless; a missing one would hold the loop for good
+            try await body(node) { held.open() }
         }
     }
 
@@ -282,9 +268,7 @@ import Testing
 
     /// The commands the service sends, typed, do what their names say against a real server.
     @Test func theServiceCommandsDoWhatTheySay() async throws {
-        try await withRedisServer { (server: RedisServerProcess) async throws in
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5), clock: ContinuousClock(), size: 1)
-            defer { node.shutdown() }
+        try await withRedisNode(size: 1) { server, node async throws in
             #expect(try await node.send(.setIfAbsent("lock", "a", expiringAfter: 60_000)) == .status("OK"))
             #expect(try await node.send(.setIfAbsent("lock", "b", expiringAfter: 60_000)) == .null)
             #expect(try await node.send(.get("lock")) == .string(Array("a")))
@@ -306,9 +290,7 @@ import Testing
     /// A script goes by its digest; once Redis has forgotten it (`SCRIPT FLUSH`, a restart), `NOSCRIPT` is answered
     /// by sending its text once, which Redis caches again.
     @Test func aScriptRedisForgotIsSentOnceWithItsText() async throws {
-        try await withRedisServer { (server: RedisServerProcess) async throws in
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5), clock: ContinuousClock(), size: 1)
-            defer { node.shutdown() }
+        try await withRedisNode(size: 1) { server, node async throws in
             let script = RedisScript("return {KEYS[1], ARGV[1]}")
             let expected = RedisReply.array([.string(Array("k")), .string(Array("v"))])
             #expect(try await node.evaluate(script, keys: [Array("k")], arguments: [Array("v")]) == expected)

@@ -30,13 +30,17 @@ struct RedisSentinelWatchTests {
     }
 
     /// The group as `peer` answers for it. `timeout` bounds each connect and command: generous (a starved machine took
-    /// a fake Sentinel's answer past 1 s), except where the handshake's timing out is what a test watches.
+    /// a fake Sentinel's answer past 1 s), except where the handshake's timing out is what a test watches. A watch
+    /// PINGs every `pingInterval` and ends after twice that unanswered (the fake never answers a PING): the default
+    /// second, so that a loaded machine does not end a watch before it reads what the fake sent; 100 ms where the
+    /// end is what a test watches.
     private func sentinel(
-        _ peer: FakeRedisPeer, timeout: Duration = .seconds(5), logger: Logger = Logger(label: "test")
+        _ peer: FakeRedisPeer, timeout: Duration = .seconds(5), pingInterval: Duration = .seconds(1),
+        logger: Logger = Logger(label: "test")
     ) -> RedisSentinel {
         RedisSentinel(
             sentinels: [RedisEndpoint.Address(host: "127.0.0.1", port: peer.port)], masterName: "unicache", timeout: timeout,
-            watchPingInterval: .milliseconds(100), logger: logger)
+            watchPingInterval: pingInterval, logger: logger)
     }
 
     /// `+switch-master` for the group, from 10.0.0.1:6379 to `host`:`port`, as a pub/sub message.
@@ -46,7 +50,7 @@ struct RedisSentinelWatchTests {
 
     @Test func aSentinelThatGoesSilentEndsTheWatch() async throws {
         try await withService(try await fakeSentinel()) { peer in
-            let watcher = try await sentinel(peer).watch(clock: ContinuousClock())
+            let watcher = try await sentinel(peer, pingInterval: .milliseconds(100)).watch(clock: ContinuousClock())
             for await change in watcher.switches { Issue.record("no switch was announced: \(change)") }
             #expect(watcher.endReason == "no reply to PING within 200 ms")
         }
@@ -56,7 +60,9 @@ struct RedisSentinelWatchTests {
         try await withService(try await fakeSentinel()) { silent in
             try await withService(try await fakeSentinel(answersAtAll: false)) { mute in
                 // Silent after subscribing: each watch ends at the PINGs' deadline and a new one subscribes.
-                let watchingSilent = Task { await sentinel(silent).follow(clock: ContinuousClock()) { _ in } }
+                let watchingSilent = Task {
+                    await sentinel(silent, pingInterval: .milliseconds(100)).follow(clock: ContinuousClock()) { _ in }
+                }
                 await waitUntil("the silent Sentinel is watched again, twice") {
                     silent.connections.filter { $0.received.contains { $0.first == "SUBSCRIBE" } }.count >= 3
                 }

@@ -1,6 +1,7 @@
 import NIOConcurrencyHelpers
 import Redis
 import RedisTestSupport
+import TestSupport
 import Testing
 
 @Suite(.timeLimit(.minutes(10))) struct RedisSubscriberTests {
@@ -33,9 +34,7 @@ import Testing
     }
 
     @Test func deliversBinaryMessagesInOrderAndNothingAfterStop() async throws {
-        try await withRedisServer { (server: RedisServerProcess) async throws in
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5), clock: ContinuousClock())
-            defer { node.shutdown() }
+        try await withRedisNode { server, node async throws in
             let (subscriber, events) = makeSubscriber(server.endpoint)
             subscriber.start()
             subscriber.start()
@@ -64,9 +63,7 @@ import Testing
     }
 
     @Test func authenticatesAndReportsAWrongPasswordWithoutShowingIt() async throws {
-        try await withRedisServer(password: "sub-Secret") { (server: RedisServerProcess) async throws in
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5), clock: ContinuousClock())
-            defer { node.shutdown() }
+        try await withRedisNode(password: "sub-Secret") { server, node async throws in
             let (subscriber, events) = makeSubscriber(server.endpoint, channel: "c")
             defer { subscriber.stop() }
             subscriber.start()
@@ -79,11 +76,7 @@ import Testing
             let (refused, refusedEvents) = makeSubscriber(wrong, channel: "c")
             defer { refused.stop() }
             refused.start()
-            let event = await refusedEvents.next()
-            guard case .disconnected(let reason)? = event else {
-                Issue.record("expected .disconnected, got \(String(describing: event))")
-                return
-            }
+            guard let reason = await disconnectReason(refusedEvents) else { return }
             #expect(reason.contains("WRONGPASS"))
             #expect(!reason.contains("wrong-Secret"))
             #expect(!reason.contains("sub-Secret"))
@@ -92,9 +85,7 @@ import Testing
     }
 
     @Test func reconnectsByItselfAfterTheServerWasKilledAndRestarted() async throws {
-        try await withRedisServer { (server: RedisServerProcess) async throws in
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(2), clock: ContinuousClock())
-            defer { node.shutdown() }
+        try await withRedisNode(timeout: .seconds(2)) { server, node async throws in
             let (subscriber, events) = makeSubscriber(server.endpoint)
             defer { subscriber.stop() }
             subscriber.start()
@@ -110,11 +101,10 @@ import Testing
             #expect(await events.next(within: .seconds(20)) == .subscribed)
             #expect(subscriber.isConnected)
             // The node reconnects too (retrying until its breaker lets a probe through).
-            let deadline = ContinuousClock.now.advanced(by: .seconds(15))
             var published: RedisReply?
-            while published == nil && ContinuousClock.now < deadline {
+            _ = await poll(within: .seconds(15)) {
                 published = try? await node.send(RedisCommand("PUBLISH", "invalidations", "again"))
-                if published == nil { try await Task.sleep(for: .milliseconds(20)) }
+                return published != nil
             }
             #expect(published == .integer(1))
             #expect(await events.next() == .message(Array("again")))
@@ -122,9 +112,7 @@ import Testing
     }
 
     @Test func anIdleHealthyConnectionStaysUpThanksToPings() async throws {
-        try await withRedisServer { (server: RedisServerProcess) async throws in
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5), clock: ContinuousClock())
-            defer { node.shutdown() }
+        try await withRedisNode { server, node async throws in
             // 1 s: a loaded 2-core machine (ThreadSanitizer, the whole suite and other builds beside it) held a PING's
             // reply past 600 ms (twice an interval of 300 ms, once the interval here), so the silence allowed is 2 s.
             let (subscriber, events) = makeSubscriber(server.endpoint, pingInterval: .seconds(1))
@@ -144,11 +132,10 @@ import Testing
     }
 
     @Test func aPausedServerIsDetectedByPingsAndTheSubscriptionComesBack() async throws {
-        try await withRedisServer { (server: RedisServerProcess) async throws in
-            let node = RedisNodeClient(endpoint: server.endpoint, timeout: .seconds(5), clock: ContinuousClock())
-            defer { node.shutdown() }
-            let (subscriber, events) = makeSubscriber(
-                server.endpoint, timeout: .milliseconds(500), pingInterval: .milliseconds(200))
+        try await withRedisNode { server, node async throws in
+            // The subscriber's defaults (2 s, a ping a second): its SUBSCRIBE and pings before the pause must not time
+            // out on a loaded machine.
+            let (subscriber, events) = makeSubscriber(server.endpoint)
             defer { subscriber.stop() }
             subscriber.start()
             #expect(await subscribed(events))
@@ -156,7 +143,7 @@ import Testing
             let clock = ContinuousClock()
             let paused = clock.now
             #expect(try await node.send(RedisCommand("CLIENT", "PAUSE", "15000")) == .status("OK"))
-            // Silence for three ping intervals (600 ms) counts as lost, well before the pause ends.
+            // Silence for three ping intervals (3 s) counts as lost, well before the pause ends.
             let lost = await events.next(within: .seconds(12))
             #expect(lost.map(isDisconnected) == true, "\(String(describing: lost))")
             if case .disconnected(let reason)? = lost {
@@ -172,8 +159,8 @@ import Testing
 
     @Test func aStoppedServerProcessIsDetectedAndReconnectsTimeOut() async throws {
         try await withRedisServer { (server: RedisServerProcess) async throws in
-            let (subscriber, events) = makeSubscriber(
-                server.endpoint, timeout: .milliseconds(300), pingInterval: .milliseconds(200))
+            // The defaults (2 s, a ping a second): the first SUBSCRIBE must not time out on a loaded machine.
+            let (subscriber, events) = makeSubscriber(server.endpoint)
             defer { subscriber.stop() }
             subscriber.start()
             #expect(await subscribed(events))
@@ -195,9 +182,7 @@ import Testing
         let (subscriber, events) = makeSubscriber(
             RedisEndpoint(host: "127.0.0.1", port: reserved.port), timeout: .milliseconds(200))
         subscriber.start()
-        let event = await events.next()
-        guard case .disconnected(let reason)? = event else {
-            Issue.record("expected .disconnected, got \(String(describing: event))")
+        guard let reason = await disconnectReason(events) else {
             subscriber.stop()
             return
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Redis
 import RedisTestSupport
+import TestSupport
 import Testing
 import TLSTestSupport
 
@@ -29,9 +30,9 @@ struct RedisTLSLinkTests {
         certificate: ((TestCertificate.Authority) throws -> (certificate: String, key: String))? = nil,
         _ body: (Setup) async throws -> Void
     ) async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("unicache-redis-tls-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let temporary = try TemporaryFolder("unicache-redis-tls")
+        defer { temporary.remove() }
+        let folder = temporary.url
         let pki = try TestCertificate.Authority(folder: folder)
         let client = try pki.issue(commonName: "unicache", dnsNames: [], client: true)
         let server = try await RedisServerProcess.startTLS(
@@ -117,11 +118,7 @@ struct RedisTLSLinkTests {
                 endpoint: wrongCA, channel: "c", timeout: .seconds(5), clock: ContinuousClock(), failures: failures) { events.push($0) }
             defer { subscriber.stop() }
             subscriber.start()
-            let event = await events.next()
-            guard case .disconnected(let reason)? = event else {
-                Issue.record("expected .disconnected, got \(String(describing: event))")
-                return
-            }
+            guard let reason = await disconnectReason(events) else { return }
             #expect(reason.contains("not issued by a trusted CA"), "\(reason)")
             #expect(failures.tls >= 1)
         }

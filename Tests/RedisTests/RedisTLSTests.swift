@@ -26,17 +26,10 @@ struct RedisTLSTests {
         return result
     }
 
-    private func tlsReason(_ endpoint: RedisEndpoint) async -> String? {
-        do throws(RedisError) {
-            let connection = try await connect(endpoint)
-            await connection.close()
-            Issue.record("connected although the certificate should be refused")
-            return nil
-        } catch .tls(let reason) {
-            return reason
-        } catch {
-            Issue.record("not a TLS error: \(error)")
-            return nil
+    /// Why a connect to `endpoint` fails TLS; nil, with an issue, when it connects or fails otherwise.
+    private func tlsReason(_ endpoint: RedisEndpoint, sourceLocation: SourceLocation = #_sourceLocation) async -> String? {
+        await caught(\.tlsReason, sourceLocation: sourceLocation) { () async throws(RedisError) in
+            try await connect(endpoint).close()
         }
     }
 

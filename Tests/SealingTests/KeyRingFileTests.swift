@@ -38,8 +38,9 @@ import Testing
         #expect(throws: KeyRingError.unreadable(path: missing, reason: "No such file or directory")) {
             try KeyRing.load(path: missing)
         }
-        let folder = FileManager.default.temporaryDirectory.path
-        #expect(throws: KeyRingError.notRegularFile(path: folder)) { try KeyRing.load(path: folder) }
+        try withTemporaryFolder("ring-folder") { folder in
+            #expect(throws: KeyRingError.notRegularFile(path: folder)) { try KeyRing.load(path: folder) }
+        }
     }
 
     @Test func aMalformedFileNamesTheLineNotTheKey() throws {

@@ -18,6 +18,7 @@ public struct TemporaryFolder: Sendable {
 }
 
 /// Runs `body` with the path of a fresh temporary folder, removed afterwards.
+@discardableResult
 public func withTemporaryFolder<T>(_ prefix: String = "unicache", _ body: (String) async throws -> T) async throws -> T {
     let folder = try TemporaryFolder(prefix)
     defer { folder.remove() }
@@ -25,6 +26,7 @@ public func withTemporaryFolder<T>(_ prefix: String = "unicache", _ body: (Strin
 }
 
 /// Runs `body` with the path of a fresh temporary folder, removed afterwards.
+@discardableResult
 public func withTemporaryFolder<T>(_ prefix: String = "unicache", _ body: (String) throws -> T) throws -> T {
     let folder = try TemporaryFolder(prefix)
     defer { folder.remove() }

@@ -57,11 +57,11 @@ func waitForWaiters(_ cache: UnifiedCacheManager, key: String, count: Int) async
             }
         }
         await fetcher.waitForStarts(1)
-        let told = await withCheckedContinuation { (told: CheckedContinuation<Result<CacheResult, CacheError>, Never>) in
-            let joined = cache.join(request("k")) { told.resume(returning: $0 ?? .failure(.notCached)) }
-            #expect(joined && cache.coalescedWaiters(for: "k") == 1)
-            fetcher.open()
-        }
+        let answers = Signals<Result<CacheResult, CacheError>>()
+        let joined = cache.join(request("k")) { answers.signal($0 ?? .failure(.notCached)) }
+        #expect(joined && cache.coalescedWaiters(for: "k") == 1)
+        fetcher.open()
+        let told = try #require(await answers.next())
         let led = await leader.value
         let stats = cache.statistics()
         if fails {

@@ -96,12 +96,11 @@ import TestSupport
         let fetcher = HeldFetcher(body: "fetched")
         let load = Task { try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher) }
         await fetcher.waitForStarts(1)
-        let told = AsyncStream.makeStream(of: CacheOutcome?.self)
-        #expect(cache.join(request("k")) { told.continuation.yield(try? $0?.get().outcome) })
+        let told = Signals<CacheOutcome?>()
+        #expect(cache.join(request("k")) { told.signal(try? $0?.get().outcome) })
         #expect(shared.state.withLockedValue { $0.pendingReads.isEmpty })
         fetcher.open()
         _ = try await load.value
-        var outcomes = told.stream.makeAsyncIterator()
-        #expect(await outcomes.next() == .coalesced)
+        #expect(await told.next() == .some(.coalesced))
     }
 }

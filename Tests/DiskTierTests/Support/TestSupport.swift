@@ -50,3 +50,14 @@ func filesOnDisk(_ directory: String) -> [(path: String, size: Int)] {
 func entryPath(_ directory: String, _ key: String) -> String {
     DiskLayout(root: directory).path(for: key)
 }
+
+/// Puts `bytes` where the tier in `directory` keeps `key`'s file (its folder made first), as someone with write access
+/// to the folder would; returns the path.
+@discardableResult
+func plant(_ bytes: [UInt8], as key: String, in directory: String) throws -> String {
+    let path = entryPath(directory, key)
+    try FileManager.default.createDirectory(
+        atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
+    return path
+}

@@ -120,7 +120,5 @@ func logPositions(_ redis: RedisServerProcess, prefix: String) async throws -> [
 
 /// A fresh folder for a checkpoint file, and the file's path in it.
 func checkpointPath() throws -> String {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("redis-tier-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-    return folder + "/fleet-log-position"
+    try TemporaryFolder("redis-tier").file("fleet-log-position")
 }

@@ -16,17 +16,17 @@ import UnifiedCache
 struct RedisSecretOptionTests {
     @Test(arguments: [("pa55 word\n", 0o600), ("pa55 word", 0o400), ("pa55 word\r\n", 0o600)])
     func theRedisPasswordComesFromAFileWithoutItsNewline(contents: String, mode: Int) throws {
-        let (folder, path) = try secretFile(contents, mode: mode, name: "redis-password")
-        defer { folder.remove() }
-        let flag = try UnicacheConfiguration.parse(
-            arguments: ["--redis", "redis://app@10.0.0.5:6380/2", "--redis-password-file", path], environment: [:])
-        #expect(flag.shared.redis?.password == "pa55 word")
-        #expect(flag.shared.redis?.user == "app")
-        #expect(flag.shared.redis?.description == "redis://app:***@10.0.0.5:6380/2")
-        let variable = try UnicacheConfiguration.parse(
-            arguments: [], environment: ["UNICACHE_REDIS": "redis-sentinel://s1,s2?master=m", "UNICACHE_REDIS_PASSWORD_FILE": path])
-        #expect(variable.shared.redis?.password == "pa55 word")
-        #expect(ProcessHardening.holdsSecrets(variable))
+        try withSecretFile(contents, mode: mode, name: "redis-password") { path in
+            let flag = try UnicacheConfiguration.parse(
+                arguments: ["--redis", "redis://app@10.0.0.5:6380/2", "--redis-password-file", path], environment: [:])
+            #expect(flag.shared.redis?.password == "pa55 word")
+            #expect(flag.shared.redis?.user == "app")
+            #expect(flag.shared.redis?.description == "redis://app:***@10.0.0.5:6380/2")
+            let variable = try UnicacheConfiguration.parse(
+                arguments: [], environment: ["UNICACHE_REDIS": "redis-sentinel://s1,s2?master=m", "UNICACHE_REDIS_PASSWORD_FILE": path])
+            #expect(variable.shared.redis?.password == "pa55 word")
+            #expect(ProcessHardening.holdsSecrets(variable))
+        }
     }
 
     @Test func aBadOrConflictingPasswordFileStopsStartUpNamingTheFlags() throws {
@@ -44,9 +44,9 @@ struct RedisSecretOptionTests {
         #expect(configurationError(["--redis-password-file", path]).hasPrefix("--redis-password-file: given without a --redis URL"))
         // Without the file, a user still needs a password in the URL.
         #expect(configurationError(["--redis", "redis://app@h"]).contains("names a user without a password"))
-        let (blankFolder, blank) = try secretFile("\n", mode: 0o600, name: "blank")
-        defer { blankFolder.remove() }
-        #expect(configurationError(["--redis", "redis://h", "--redis-password-file", blank]).contains("is empty"))
+        try withSecretFile("\n", mode: 0o600, name: "blank") { blank in
+            #expect(configurationError(["--redis", "redis://h", "--redis-password-file", blank]).contains("is empty"))
+        }
     }
 
     /// No core dump may carry a Redis secret out: a password (in the URL or from a file), a TLS client key, a

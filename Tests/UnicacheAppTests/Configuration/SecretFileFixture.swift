@@ -10,3 +10,10 @@ func secretFile(_ contents: String, mode: Int, name: String) throws -> (folder: 
     try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
     return (folder, path)
 }
+
+/// Runs `body` with the path of a secret file as `secretFile` makes it, its folder removed afterwards.
+func withSecretFile<T>(_ contents: String, mode: Int, name: String, _ body: (String) throws -> T) throws -> T {
+    let (folder, path) = try secretFile(contents, mode: mode, name: name)
+    defer { folder.remove() }
+    return try body(path)
+}

@@ -11,12 +11,12 @@ import UnicacheApp
 struct SecretFileOptionTests {
     @Test(arguments: [("s3cret\n", 0o600), ("s3cret", 0o400), ("s3cret\r\n", 0o600)])
     func theAdminTokenComesFromAFileWithoutItsNewline(contents: String, mode: Int) throws {
-        let (folder, path) = try secretFile(contents, mode: mode, name: "admin-token")
-        defer { folder.remove() }
-        let flag = try UnicacheConfiguration.parse(arguments: ["--admin-token-file", path], environment: [:])
-        #expect(flag.admin.token == "s3cret")
-        let variable = try UnicacheConfiguration.parse(arguments: [], environment: ["UNICACHE_ADMIN_TOKEN_FILE": path])
-        #expect(variable.admin.token == "s3cret")
+        try withSecretFile(contents, mode: mode, name: "admin-token") { path in
+            let flag = try UnicacheConfiguration.parse(arguments: ["--admin-token-file", path], environment: [:])
+            #expect(flag.admin.token == "s3cret")
+            let variable = try UnicacheConfiguration.parse(arguments: [], environment: ["UNICACHE_ADMIN_TOKEN_FILE": path])
+            #expect(variable.admin.token == "s3cret")
+        }
     }
 
     @Test func aBadAdminTokenFileStopsStartUpNamingTheFlag() throws {
@@ -28,21 +28,21 @@ struct SecretFileOptionTests {
         #expect(open.contains("chmod 600"))
         #expect(!open.contains("s3cret"))
         #expect(configurationError(["--admin-token-file", folder.file("none")]).hasPrefix("--admin-token-file: "))
-        let (blankFolder, blank) = try secretFile("\n", mode: 0o600, name: "blank")
-        defer { blankFolder.remove() }
-        #expect(configurationError(["--admin-token-file", blank]).hasPrefix("--admin-token-file: the token is empty"))
-        let (spacedFolder, spaced) = try secretFile("two words\n", mode: 0o600, name: "spaced")
-        defer { spacedFolder.remove() }
-        #expect(!configurationError(["--admin-token-file", spaced]).contains("two words"))
+        try withSecretFile("\n", mode: 0o600, name: "blank") { blank in
+            #expect(configurationError(["--admin-token-file", blank]).hasPrefix("--admin-token-file: the token is empty"))
+        }
+        try withSecretFile("two words\n", mode: 0o600, name: "spaced") { spaced in
+            #expect(!configurationError(["--admin-token-file", spaced]).contains("two words"))
+        }
     }
 
     @Test func aTokenAndATokenFileTogetherStopStartUp() throws {
-        let (folder, path) = try secretFile("s3cret\n", mode: 0o600, name: "admin-token")
-        defer { folder.remove() }
-        let both = configurationError(["--admin-token", "other", "--admin-token-file", path])
-        #expect(both.hasPrefix("--admin-token-file: given with --admin-token"))
-        #expect(configurationError([], ["UNICACHE_ADMIN_TOKEN": "other", "UNICACHE_ADMIN_TOKEN_FILE": path])
-            .hasPrefix("UNICACHE_ADMIN_TOKEN_FILE: given with UNICACHE_ADMIN_TOKEN"))
+        try withSecretFile("s3cret\n", mode: 0o600, name: "admin-token") { path in
+            let both = configurationError(["--admin-token", "other", "--admin-token-file", path])
+            #expect(both.hasPrefix("--admin-token-file: given with --admin-token"))
+            #expect(configurationError([], ["UNICACHE_ADMIN_TOKEN": "other", "UNICACHE_ADMIN_TOKEN_FILE": path])
+                .hasPrefix("UNICACHE_ADMIN_TOKEN_FILE: given with UNICACHE_ADMIN_TOKEN"))
+        }
     }
 
     @Test(arguments: [0o644, 0o640, 0o604, 0o660])

@@ -7,7 +7,8 @@ import Testing
 
 /// CONTRACT §4: nothing placed in the data folder can hang the service. A raw entry's file is swapped for a FIFO
 /// while the service is stopped; after the restart (whose index rebuild meets the FIFO) a GET of that key answers
-/// 404 within a second, another key is still served, and SIGTERM still stops the process.
+/// 404 at once (within 5 s, far from the 30 s request timeout a blocked open would run into, and a bound a loaded
+/// machine does not reach), another key is still served, and SIGTERM still stops the process.
 @Suite(.serialized, .timeLimit(.minutes(1)), .executableBuilt)
 struct DataFolderFIFOTests {
     static let token = "fifo-token"
@@ -38,7 +39,7 @@ struct DataFolderFIFOTests {
         return files
     }
 
-    @Test func aFIFOInPlaceOfAnEntryFileIsAnsweredWithinASecond() async throws {
+    @Test func aFIFOInPlaceOfAnEntryFileIsAnsweredAtOnce() async throws {
         let folder = try TemporaryFolder("unicache-fifo"), dir = folder.url.appendingPathComponent("data")
         defer { folder.remove() }
         let arguments = ["--data-dir", dir.path, "--disk-limit", "64MiB", "--admin-token", Self.token]
@@ -58,7 +59,7 @@ struct DataFolderFIFOTests {
         let newPort = try #require(restarted.port, "no start-up line in: \(restarted.log)")
         let fifo = try await Self.timedGet(newPort, "fifo")
         #expect(fifo.status == 404)
-        #expect(fifo.took < .seconds(1))
+        #expect(fifo.took < .seconds(5))
         #expect(try await FullDiskTests.send(port: newPort, .GET, key: "kept", token: Self.token).status == 200)
         #expect(await restarted.stop() == 0)
     }

@@ -95,7 +95,7 @@ struct FleetACLTests {
             wrong.password = "wrong-password-7f3a"
             try await withService(LiveService.start(
                 upstream: (fleet.upstream, fleet.upstreamPort),
-                redis: Fleet.tierConfiguration(wrong, timeout: .milliseconds(200), prefix: prefix))) { live in
+                redis: Fleet.tierConfiguration(wrong, timeout: .seconds(2), prefix: prefix))) { live in
                 let read = try await live.request(.GET, "/v1/users/dave/subscription")
                 let write = try await live.request(.PUT, "/v1/cache/w1", body: "x", admin: true)
                 let ready = try await live.request(.GET, "/readyz")

@@ -18,43 +18,43 @@ import UnicacheApp
     @Test func aRestartReplaysEachShardAndResetsOnlyTheOneThatCannotVouch() async throws {
         try await withService(ClusterFleet.start(instances: 1)) { fleet in
             let other = fleet.instances[0]
-            let folder = try TemporaryFolder("cluster-at-rest"), dataDir = folder.path
-            defer { folder.remove() }
-            let users = (0..<12).map { "w\($0)" }
-            let shardOf = { (user: String) in ClusterFleet.shard(of: "subscription:\(user)") }
-            let changed = users[0]
-            let lost = try #require(users.first { shardOf($0) != shardOf(changed) })
-            let kept = users.filter { shardOf($0) != shardOf(changed) && shardOf($0) != shardOf(lost) }
-            #expect(kept.count >= 3)
-            try await withService(fleet.startInstance(dataDir: dataDir)) { first in
-                for user in users {
-                    #expect(try await first.request(.GET, "/v1/users/\(user)/subscription").header("X-Cache") == "MISS")
-                }
-                await first.stop()
+            try await withTemporaryFolder("cluster-at-rest") { dataDir in
+                let users = (0..<12).map { "w\($0)" }
+                let shardOf = { (user: String) in ClusterFleet.shard(of: "subscription:\(user)") }
+                let changed = users[0]
+                let lost = try #require(users.first { shardOf($0) != shardOf(changed) })
+                let kept = users.filter { shardOf($0) != shardOf(changed) && shardOf($0) != shardOf(lost) }
+                #expect(kept.count >= 3)
+                try await withService(fleet.startInstance(dataDir: dataDir)) { first in
+                    for user in users {
+                        #expect(try await first.request(.GET, "/v1/users/\(user)/subscription").header("X-Cache") == "MISS")
+                    }
+                    await first.stop()
 
-                let event = try await other.request(
-                    .POST, "/v1/users/\(changed)/events", body: #"{"type":"subscription.updated"}"#, admin: true)
-                #expect(event.status == 200)
-                let log = fleet.prefix + "{s\(shardOf(lost))}#log"
-                #expect(try await fleet.command(log, "DEL", log) == .integer(1))
+                    let event = try await other.request(
+                        .POST, "/v1/users/\(changed)/events", body: #"{"type":"subscription.updated"}"#, admin: true)
+                    #expect(event.status == 200)
+                    let log = fleet.prefix + "{s\(shardOf(lost))}#log"
+                    #expect(try await fleet.command(log, "DEL", log) == .integer(1))
 
-                try await withService(fleet.startInstance(dataDir: dataDir)) { back in
-                    let changedAnswer = try await back.request(.GET, "/v1/users/\(changed)/subscription")
-                    let lostAnswer = try await back.request(.GET, "/v1/users/\(lost)/subscription")
-                    var keptTiers: [String?] = []
-                    for user in kept { keptTiers.append(try await back.request(.GET, "/v1/users/\(user)/subscription").header("X-Cache-Tier")) }
-                    let shared = ClusterFleet.shared(back)
-                    await back.stop()
-                    await fleet.stop()
+                    try await withService(fleet.startInstance(dataDir: dataDir)) { back in
+                        let changedAnswer = try await back.request(.GET, "/v1/users/\(changed)/subscription")
+                        let lostAnswer = try await back.request(.GET, "/v1/users/\(lost)/subscription")
+                        var keptTiers: [String?] = []
+                        for user in kept { keptTiers.append(try await back.request(.GET, "/v1/users/\(user)/subscription").header("X-Cache-Tier")) }
+                        let shared = ClusterFleet.shared(back)
+                        await back.stop()
+                        await fleet.stop()
 
-                    #expect(changedAnswer.header("X-Cache") == "MISS")
-                    // Its shard was reset: not from disk, but still stored in the cluster.
-                    #expect(lostAnswer.header("X-Cache-Tier") == "shared")
-                    #expect(keptTiers.allSatisfy { $0 == "disk" }, "\(keptTiers)")
-                    #expect(shared.resets == 1)
-                    // The event only, announced on every shard but the lost one: the first run's own stores are in its
-                    // checkpoint, not replayed.
-                    #expect(shared.replayed == ClusterFleet.shards - 1)
+                        #expect(changedAnswer.header("X-Cache") == "MISS")
+                        // Its shard was reset: not from disk, but still stored in the cluster.
+                        #expect(lostAnswer.header("X-Cache-Tier") == "shared")
+                        #expect(keptTiers.allSatisfy { $0 == "disk" }, "\(keptTiers)")
+                        #expect(shared.resets == 1)
+                        // The event only, announced on every shard but the lost one: the first run's own stores are in its
+                        // checkpoint, not replayed.
+                        #expect(shared.replayed == ClusterFleet.shards - 1)
+                    }
                 }
             }
         }

@@ -136,7 +136,8 @@ import UnicacheApp
             wrong.password = "wrong-password-7f3a"
             try await withService(LiveService.start(
                 upstream: (fleet.upstream, fleet.upstreamPort),
-                redis: SharedTierSettings(redis: wrong, timeout: .milliseconds(500), prefix: prefix))) { live in
+                // 2 s: the refusal must come back as WRONGPASS (counted in authErrors), not as a timeout on a loaded machine.
+                redis: SharedTierSettings(redis: wrong, timeout: .seconds(2), prefix: prefix))) { live in
                 #expect(try await live.request(.GET, "/v1/users/dave/subscription").status == 200)
                 #expect(try await live.request(.PUT, "/v1/cache/w1", body: "x", admin: true).status == 503)
                 await waitUntil("the refusals are counted") { ClusterFleet.shared(live).authErrors > 0 }

@@ -24,7 +24,9 @@ struct FleetSentinelTests {
         let endpoint = try RedisEndpoint(url: group.url)
         try await withService(LiveService.start(
             upstreamTimeout: .seconds(5),
-            redis: SharedTierSettings(redis: endpoint, timeout: .milliseconds(500), prefix: "sentinel:"))) { live in
+            // Fleet.start's 2 s: the commands before the kill and after the promotion must not time out on a loaded
+            // machine (the kill itself resets the primary's connections at once, no timeout is waited for).
+            redis: SharedTierSettings(redis: endpoint, timeout: .seconds(2), prefix: "sentinel:"))) { live in
             await waitUntil("the shared tier is connected") { Fleet.shared(live).connected }
             #expect(Fleet.shared(live).endpoint == "127.0.0.1:\(group.primary.port)")
             #expect(try await live.request(.PUT, "/v1/cache/before", body: "1", admin: true).status < 300)

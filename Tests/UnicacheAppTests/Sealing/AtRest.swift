@@ -11,18 +11,16 @@ import Testing
 
 /// What the data-at-rest tests need: key rings, a folder, and every byte the service left on disk and in Redis.
 enum AtRest {
-    /// A key file (mode 600) of `ids`, the first the primary; each key derived from its ID, so two rings with one
-    /// ID agree. Read once, at start-up: remove it once the service has started (`LiveService.starting`).
+    /// A key file (mode 600) of `ids`, alone in a fresh temporary folder, the first the primary; each key derived from
+    /// its ID, so two rings with one ID agree. Read once, at start-up: remove its folder once the service has started
+    /// (`LiveService.starting` does).
     static func keyFile(_ ids: String...) throws -> String {
         try keyFile(ids.map { ($0, Array(SHA256.hash(data: Array("key of \($0)".utf8)))) })
     }
 
     static func keyFile(_ keys: [(id: String, secret: [UInt8])]) throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("keys-\(UUID().uuidString)").path
         let text = keys.map { "\($0.id):\(Data($0.secret).base64EncodedString())\n" }.joined()
-        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
-        return path
+        return try secretFile(text, mode: 0o600, name: "keys").path
     }
 
     /// The contents of every regular file under `directory`.
@@ -82,13 +80,13 @@ extension Array where Element == UInt8 {
 }
 
 extension LiveService {
-    /// A service sealing with the key ring `keyFile` (removed once read), or in the clear without one; `migrate`:
-    /// plaintext values still read under the ring (`--encryption-migrate`).
+    /// A service sealing with the key ring `keyFile` (an `AtRest.keyFile`, removed with its folder once read), or in
+    /// the clear without one; `migrate`: plaintext values still read under the ring (`--encryption-migrate`).
     static func starting(
         dataDir: String? = nil, redis: RedisServerProcess? = nil, prefix: String, keyFile: String?,
         upstream: (TestUpstream, port: Int)? = nil, migrate: Bool = false
     ) async throws -> LiveService {
-        defer { if let keyFile { try? FileManager.default.removeItem(atPath: keyFile) } }
+        defer { if let keyFile { try? FileManager.default.removeItem(atPath: (keyFile as NSString).deletingLastPathComponent) } }
         let service = try await LiveService.start(
             dataDir: dataDir, upstream: upstream,
             redis: redis.map { SharedTierSettings(redis: $0.endpoint, timeout: .seconds(1), prefix: prefix) },
