@@ -1,4 +1,4 @@
-# Helpers the wrk benchmarks share (sourced by bench-http.sh and bench-shared.sh).
+# Helpers the wrk benchmarks share (sourced by bench-http.sh, bench-shared.sh and bench-instructions.sh).
 
 CLK_TCK=$(getconf CLK_TCK)
 
@@ -24,3 +24,15 @@ median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 
 # CPU microseconds per request from a tick difference and a request count.
 cpu_us_per_request() { awk -v t="$1" -v hz="$CLK_TCK" -v n="$2" 'BEGIN {printf "%.2f", t / hz / n * 1e6}'; }
+
+# keys_script FILE KEYS: writes a wrk script that asks for the KEYS users' subscriptions in turn, one per request (the
+# L1-miss benchmarks' key set: /v1/users/u0 to u<KEYS-1>).
+keys_script() {
+  cat >"$1" <<EOF
+local n = 0
+request = function()
+  n = n + 1
+  return wrk.format("GET", "/v1/users/u" .. (n % $2) .. "/subscription")
+end
+EOF
+}

@@ -37,15 +37,11 @@ objcopy --strip-debug "$ROOT/.build-release/release/unicache" "$WORK/unicache"
 python3 "$ROOT/scripts/dev-token.py" keygen "$WORK/keys" >/dev/null
 JWT=$(python3 "$ROOT/scripts/dev-token.py" mint "$WORK/keys" --sub alice --ttl 86400)
 
+# shellcheck source=scripts/bench-common.sh
+source "$ROOT/scripts/bench-common.sh"
 # The L1 misses' requests: 20 keys in turn (the wrk script), each warmed first.
 KEYS=20
-cat >"$WORK/keys.lua" <<EOF
-local n = 0
-request = function()
-  n = n + 1
-  return wrk.format("GET", "/v1/users/u" .. (n % $KEYS) .. "/subscription")
-end
-EOF
+keys_script "$WORK/keys.lua" "$KEYS"
 
 # measure NAME PATH HEADER COMMAND...: prints NAME, requests, instructions per request (all, memset, SHA-256, the
 # rest). With LUA set: wrk runs that script over 16 connections, after each of the KEYS keys is asked twice.

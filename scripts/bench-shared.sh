@@ -150,14 +150,6 @@ wait_connected() {
   exit 1
 }
 
-# The wrk script: cycles through the key set, one key per request.
-cat >"$WORK/keys.lua" <<EOF
-local n = 0
-request = function()
-  n = n + 1
-  return wrk.format("GET", "/v1/users/u" .. (n % $KEYS) .. "/subscription")
-end
-EOF
 
 warm() {
   for i in $(seq 0 $((KEYS - 1))); do printf 'url = "http://127.0.0.1:%s/v1/users/u%s/subscription"\noutput = "/dev/null"\n' "$1" "$i"; done >"$WORK/warm.txt"
@@ -166,6 +158,8 @@ warm() {
 
 # shellcheck source=scripts/bench-common.sh
 source "$ROOT/scripts/bench-common.sh"
+# The wrk script: cycles through the key set, one key per request.
+keys_script "$WORK/keys.lua" "$KEYS"
 
 # round_median EXPRESSION RUNS_A RUNS_B: the median over the rounds of an awk EXPRESSION of A ($1) and B ($2), the
 # runs of one `measure` call, in order; diff_median: of A - B, ratio_median: of A / B.
