@@ -12,6 +12,8 @@ public struct TinyLFUPolicy<Key: Hashable>: EvictionPolicy {
 
     /// The window's share at the start (Caffeine's 1 %).
     public static var initialWindow: Double { WindowClimber.shares[0] }
+    /// The fewest entries whose window adapts.
+    static var climbingEntries: Int { 100 }
     /// The protected part's share of the main region.
     static var protectedShare: Double { 0.8 }
 
@@ -35,13 +37,14 @@ public struct TinyLFUPolicy<Key: Hashable>: EvictionPolicy {
 
     /// - Parameters:
     ///   - window: the window's share of the capacity, 0 to 1, when `adaptive` is `false` (else it starts at 1 %).
-    ///   - adaptive: whether the window's share adapts to the workload (never below
-    ///     `WindowClimber.minimumEntries` entries).
+    ///   - adaptive: whether the window's share adapts to the workload (from `climbingEntries` entries).
     ///   - seed: the random admissions' seed (against hash flooding); `nil` seeds from the system.
     public init(capacity: EvictionCapacity, window: Double = initialWindow, adaptive: Bool = true, seed: UInt64? = nil) {
         self.capacity = capacity
         countsFrequencies = true
-        climber = adaptive && capacity.count >= WindowClimber.minimumEntries ? WindowClimber(capacity: capacity) : nil
+        // Below 100 entries the ladder's lowest rung (1 %) holds no entry, and five miniatures of the whole cache
+        // replaying every request cost a small cache more than its own policy did: the window keeps its share.
+        climber = adaptive && capacity.count >= Self.climbingEntries ? WindowClimber(capacity: capacity) : nil
         random = seed.map(PolicyRandom.init(seed:)) ?? PolicyRandom()
         windowShare = climber?.share ?? min(max(window, 0), 1)
         updateLimits()

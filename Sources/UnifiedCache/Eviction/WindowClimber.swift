@@ -15,9 +15,6 @@
 struct WindowClimber: Sendable {
     /// The shares the miniatures run at; the first is the initial window (Caffeine's 1 %), the last is LRU.
     static let shares: [Double] = [0.01, 0.05, 0.2, 0.5, 1]
-    /// The fewest entries a cache climbs for: below it the ladder's lowest rung (1 %) holds no entry, and replaying
-    /// every request in five miniatures of the whole cache cost a small cache more than its own policy did.
-    static let minimumEntries = 100
     /// Entries a miniature holds at most, about.
     static let miniatureEntries = 1_000
     /// Requests in a sample: one per eight entries, at least this many.

@@ -80,8 +80,8 @@ import Testing
     /// A cache too small for the ladder's lowest rung to hold an entry keeps its window: no miniatures replay its
     /// requests (five of them cost a one-entry memory tier more than its own policy did).
     @Test func aSmallCacheKeepsItsWindow() {
-        let small = Policy(capacity: EvictionCapacity(weight: .max, count: WindowClimber.minimumEntries - 1), seed: 1)
-        let large = Policy(capacity: EvictionCapacity(weight: .max, count: WindowClimber.minimumEntries), seed: 1)
+        let small = Policy(capacity: EvictionCapacity(weight: .max, count: Policy.climbingEntries - 1), seed: 1)
+        let large = Policy(capacity: EvictionCapacity(weight: .max, count: Policy.climbingEntries), seed: 1)
         let unbounded = Policy(capacity: EvictionCapacity(weight: 1 << 20), seed: 1)
         #expect(small.climber == nil && small.statistics.window == Policy.initialWindow)
         #expect(large.climber != nil && unbounded.climber != nil)
