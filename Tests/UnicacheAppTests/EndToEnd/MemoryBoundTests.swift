@@ -11,7 +11,7 @@ import Testing
 /// their bodies alone and glibc kept its arenas untrimmed. (The contract's bound, the limit plus 32 MiB over the
 /// whole process, is measured on the release build by scripts/pressure.sh.)
 @Suite(
-    .serialized, .timeLimit(.minutes(5)), .executableBuilt,
+    .serialized, .timeLimit(.minutes(10)), .executableBuilt,
     .disabled(if: BuiltExecutable.underThreadSanitizer, "ThreadSanitizer's allocator is not glibc's"))
 struct MemoryBoundTests {
     static let token = "memory-token"
