@@ -82,7 +82,7 @@ package final class RedisConnection: Sendable {
             commands: commands, expectedReplies: expectedReplies, endsOnError: endsOnError,
             deadline: .now() + TimeAmount(timeout), completion: completion)
         if channel.eventLoop.inEventLoop {
-            write(batch)
+            write([batch])
             channel.flush()
             return
         }
@@ -100,16 +100,19 @@ package final class RedisConnection: Sendable {
             defer { outbox = Outbox() }
             return outbox.batches
         }
-        for batch in batches { write(batch) }
+        write(batches)
         channel.flush()
     }
 
-    /// On the loop: to the command handler, unless the channel is closed (then its handlers may be gone).
-    private func write(_ batch: RedisCommandBatch) {
+    /// On the loop: to the command handler in one write, unless the channel is closed (then its handlers may be
+    /// gone).
+    private func write(_ batches: [RedisCommandBatch]) {
         guard channel.isActive else {
-            return batch.completion(.failure(closeReason.withLockedValue { $0 } ?? .connectionClosed))
+            let reason = closeReason.withLockedValue { $0 } ?? .connectionClosed
+            for batch in batches { batch.completion(.failure(reason)) }
+            return
         }
-        channel.write(batch, promise: nil)
+        channel.write(batches, promise: nil)
     }
 
     /// False once the connection is closed (then every command fails).
