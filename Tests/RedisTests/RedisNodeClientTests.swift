@@ -232,19 +232,20 @@ import Testing
 
     /// The commands sent while the loop is held wait in the first connection's outbox, each with one more in flight
     /// there than on the idle connections, and all join it (fewest-in-flight alone would spread them over the four,
-    /// one connect each).
+    /// one connect each); written together, each still gets its own reply.
     @Test func commandsSentWhileTheLoopIsBusyShareOneWrite() async throws {
         try await withHeldLoop { (node: RedisNodeClient, release: () -> Void) async throws in
-            let replies = NIOLockedValueBox<[Result<RedisReply, RedisError>]>([])
+            let replies = NIOLockedValueBox<[Int: Result<RedisReply, RedisError>]>([:])
             let answered = Latch()
-            for _ in 0..<8 {
-                node.send(.ping) { reply in
-                    if replies.withLockedValue({ $0.append(reply); return $0.count }) == 8 { answered.open() }
+            for index in 0..<8 {
+                node.send(RedisCommand("ECHO", "m\(index)")) { reply in
+                    if replies.withLockedValue({ $0[index] = reply; return $0.count }) == 8 { answered.open() }
                 }
             }
             release()
             await answered.wait()
-            #expect(replies.withLockedValue { $0 }.allSatisfy { (try? $0.get()) == .status("PONG") })
+            let got = replies.withLockedValue { $0 }
+            #expect((0..<8).allSatisfy { index in (try? got[index]?.get()) == .string(Array("m\(index)".utf8)) })
             #expect(node.connectAttempts == 1)
         }
     }
