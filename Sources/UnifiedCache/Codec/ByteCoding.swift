@@ -48,9 +48,9 @@ struct ByteReader {
     mutating func string() throws(EntryFormatError) -> String {
         let length = Int(try integer() as UInt32)
         let slice = try take(length, orThrow: .malformedHeader)
-        // `String(decoding:)` is the stdlib's specialised UTF-8 path (`String(validating:as:)` is generic, and its
-        // metadata look-ups were ~2,000 instructions of every disk and shared hit); a repair means the bytes were
-        // not valid UTF-8, seen as a difference from them.
+        // `String(decoding:)` is the stdlib's specialised UTF-8 path (`String(validating:as:)` is generic: its
+        // metadata look-ups made a header's five strings ~3,700 instructions dearer per disk and shared hit); a
+        // repair means the bytes were not valid UTF-8, seen as a difference from them.
         var string = String(decoding: slice, as: UTF8.self)
         let same = string.withUTF8 { decoded in
             slice.withUnsafeBufferPointer { raw in
