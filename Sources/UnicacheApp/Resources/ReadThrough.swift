@@ -57,17 +57,42 @@ struct ReadThrough: Sendable {
             return .now(plain ? answer(result, to: request, on: resource, resolved: resolved)
                 : CacheHeaders.response(for: result, request: request))
         case .pending(let read):
-            return .later(Later { reply in
-                read.whenDone { result in
-                    switch result {
-                    case .success(let result)?: reply(answer(result, to: request, on: resource, resolved: resolved))
-                    case .failure(let error)?: reply(Self.problem(for: error).response)
-                    case nil: work().start(reply)
-                    }
-                }
-            })
+            let joined = Joined(self, resource, request, resolved)
+            return .later(Later { reply in read.whenDone { result in joined.answer(result, reply) } })
         case .absent:
             return .later(work())
+        }
+    }
+
+    /// A request that joined a load or the shared tier, answered when the read is done. One object, so that the
+    /// closures that carry it to the thread the read ends on retain one reference: capturing the request, the
+    /// resource and the resolution themselves copied them field by field at every closure (~60 retains and as many
+    /// releases per shared hit).
+    private final class Joined: Sendable {
+        let readThrough: ReadThrough
+        let resource: Resource
+        let request: Request
+        let resolved: ResolvedResource
+
+        init(_ readThrough: ReadThrough, _ resource: Resource, _ request: Request, _ resolved: ResolvedResource) {
+            self.readThrough = readThrough
+            self.resource = resource
+            self.request = request
+            self.resolved = resolved
+        }
+
+        /// The read's result as the reply: its answer, its problem, or (nothing ready) the request as a task.
+        func answer(_ result: Result<CacheResult, CacheError>?, _ reply: any Reply) {
+            switch result {
+            case .success(let result)?:
+                reply(readThrough.answer(result, to: request, on: resource, resolved: resolved))
+            case .failure(let error)?:
+                reply(ReadThrough.problem(for: error).response)
+            case nil:
+                Later.task(id: request.id) { [self] in
+                    try await readThrough.handle(resource, request, resolved: .success(resolved))
+                }.start(reply)
+            }
         }
     }
 
