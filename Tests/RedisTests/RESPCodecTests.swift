@@ -10,6 +10,18 @@ struct RESPCodecTests {
         #expect(Array(buffer.readableBytesView) == Array("*3\r\n$3\r\nSET\r\n$4\r\n".utf8) + [0, 13, 10, 255] + Array("\r\n$2\r\n42\r\n".utf8))
     }
 
+    /// Counts and lengths of every width: the headers' digits are written in place, lowest first.
+    @Test func encodesCountsAndLengthsOfEveryWidth() {
+        let lengths = [0, 9, 10, 99, 100, 12_345]
+        var arguments = lengths.map { [UInt8](repeating: 120, count: $0) }
+        arguments += (0..<4).map { [UInt8(48 + $0)] }  // eleven arguments: a two-digit array count
+        var buffer = ByteBuffer()
+        buffer.writeRESPCommand(RedisCommand("RPUSH", arguments: arguments))
+        var wire = Array("*11\r\n$5\r\nRPUSH\r\n".utf8)
+        for argument in arguments { wire += Array("$\(argument.count)\r\n".utf8) + argument + Array("\r\n".utf8) }
+        #expect(Array(buffer.readableBytesView) == wire)
+    }
+
     @Test func decodesEveryTypeWithNestingAndNulls() throws {
         let wire = "+OK\r\n-WRONGPASS invalid username-password pair\r\n:-7\r\n$5\r\nhe\r\no\r\n$0\r\n\r\n$-1\r\n*-1\r\n*0\r\n"
             + "*3\r\n:1\r\n*2\r\n$1\r\na\r\n*1\r\n$-1\r\n-ERR x\r\n"

@@ -5,8 +5,9 @@ import Settings
 import UnifiedCache
 import UpstreamGate
 
-/// Serves the read-through resources: validation → key and policy → cache (→ fetcher) → headers.
-struct ReadThrough: Sendable {
+/// Serves the read-through resources: validation → key and policy → cache (→ fetcher) → headers. A class: the
+/// closures that answer later hold it by one reference.
+final class ReadThrough: Sendable {
     let cache: UnifiedCacheManager
     let fetchers: FetcherSet
     let clock: any WallClock
@@ -48,7 +49,7 @@ struct ReadThrough: Sendable {
         let now = clock.now()
         let resolution = self.resolution(resource, request)
         // Made only on the ways that need it: a ready answer pays for no closure.
-        @Sendable func work() -> Later { .task(id: request.id) { try await handle(resource, request, resolved: resolution) } }
+        @Sendable func work() -> Later { .task(id: request.id) { [self] in try await handle(resource, request, resolved: resolution) } }
         guard case .success(let resolved) = resolution, request.headers["Cache-Control"] == nil,
             !request.query.contains("refresh")
         else { return .later(work()) }
