@@ -24,8 +24,8 @@
 # Targets: one-client shared hit p50 <= 250 us (also measured with Redis moved onto the server's CPU: its hops then
 # cost what a disk hit's do); 16-client shared hit <= 35 us CPU, TLS adding <= 15 us; stampede
 # <= upstream + 20 ms with 1 fetch; dead Redis <= 2 ms added; a key ring adds <= 10 us to a disk hit's and a shared
-# hit's p50; issue 46: a disk hit's CPU <= 1.0x nginx's proxy_cache hit's, a single instance's stampede <= 1.7x raw
-# libmicrohttpd's (the medians of the per-round ratios).
+# hit's p50; issue 46: a shared hit's CPU <= 1.4x a disk hit's, a disk hit's <= 1.0x nginx's proxy_cache hit's, a
+# single instance's stampede <= 1.7x raw libmicrohttpd's (the medians of the per-round ratios).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -357,6 +357,8 @@ printf 'TLS adds %.1f us of CPU to a shared hit (16 clients) and %.0f us to its 
 printf 'a Redis Cluster adds %.1f us of CPU to a shared hit (16 clients) and %.0f us to its p50 (one client); per shared hit %s on one Redis, %s on the cluster\n' \
   "$(diff_median "${RUNS_CPU[shared-hit-cluster]}" "${RUNS_CPU[shared-hit]}")" \
   "$(diff_median "${RUNS_P50[shared-hit-cluster-c1]}" "${RUNS_P50[shared-hit-c1]}")" "$PER_HIT_SINGLE" "$PER_HIT_CLUSTER"
+printf 'shared hit / disk hit CPU %.2fx (16 clients; median of the per-round ratios)\n' \
+  "$(ratio_median "${RUNS_CPU[shared-hit]}" "${RUNS_CPU[disk-hit]}")"
 printf 'disk hit / nginx hit CPU %.2fx (median of the per-round ratios; answers of %s and %s bytes, headers + body)\n' \
   "$(ratio_median "${RUNS_CPU[disk-hit]}" "${RUNS_CPU[nginx-cache-hit]}")" "${ANSWER_BYTES[0]}" "${ANSWER_BYTES[1]}"
 printf 'fleet stampede: 1 upstream request each; the last client answered %s ms after the upstream (median, warmed) and %s ms (first after start-up)\n' \
@@ -365,4 +367,4 @@ printf 'fleet stampede: 1 upstream request each; the last client answered %s ms 
 raw_ratio() { awk -v kind="$1" '$1 == kind && $2 == "raw:" { for (i = 3; i < NF; i++) if ($i == "unicache/raw") print $(i + 1) }' <<<"$STAMPEDE_RAW"; }
 printf "one instance's stampede / raw libmicrohttpd's (the last client after the upstream's answer / after the release): %s warmed, %s first after start-up (medians of the per-round ratios)\n" \
   "$(raw_ratio warmed)" "$(raw_ratio first)"
-echo "targets: shared-hit <= 35 us CPU, TLS adding <= 15 us; shared-hit-c1 p50 <= 250 us (shared-hit-c1-near: Redis on the server's CPU); stampede last after the upstream answer <= 20 ms with 1 fetch; a key ring adds <= 10 us at p50; dead Redis <= 2 ms added; disk hit / nginx hit CPU <= 1.0x; one instance's stampede (warmed) / raw libmicrohttpd's <= 1.7x"
+echo "targets: shared-hit <= 35 us CPU and <= 1.4x the disk hit, TLS adding <= 15 us; shared-hit-c1 p50 <= 250 us (shared-hit-c1-near: Redis on the server's CPU); stampede last after the upstream answer <= 20 ms with 1 fetch; a key ring adds <= 10 us at p50; dead Redis <= 2 ms added; disk hit / nginx hit CPU <= 1.0x; one instance's stampede (warmed) / raw libmicrohttpd's <= 1.7x"
