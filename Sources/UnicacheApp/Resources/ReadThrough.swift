@@ -67,8 +67,8 @@ final class ReadThrough: Sendable {
 
     /// A request that joined a load or the shared tier, answered when the read is done. One object, so that the
     /// closures that carry it to the thread the read ends on retain one reference: capturing the request, the
-    /// resource and the resolution themselves copied them field by field at every closure (~60 retains and as many
-    /// releases per shared hit).
+    /// resource and the resolution themselves copied them field by field into every closure's context (~60 retains
+    /// and as many releases per shared hit).
     private final class Joined: Sendable {
         let readThrough: ReadThrough
         let resource: Resource
