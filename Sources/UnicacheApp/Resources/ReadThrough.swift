@@ -48,11 +48,9 @@ final class ReadThrough: Sendable {
         let plain = RenderedAnswers.isPlain(request)
         let now = clock.now()
         let resolution = self.resolution(resource, request)
-        // Made only on the ways that need it: a ready answer pays for no closure.
-        @Sendable func work() -> Later { .task(id: request.id) { [self] in try await handle(resource, request, resolved: resolution) } }
         guard case .success(let resolved) = resolution, request.headers["Cache-Control"] == nil,
             !request.query.contains("refresh")
-        else { return .later(work()) }
+        else { return .later(task(resource, request, resolution)) }
         switch cache.look(resolved.fetch, policy: resolved.policy, now: now, refusal: refusal, joining: plain) {
         case .ready(let result):
             return .now(plain ? answer(result, to: request, on: resource, resolved: resolved)
@@ -61,7 +59,7 @@ final class ReadThrough: Sendable {
             let joined = Joined(self, resource, request, resolved)
             return .later(Later { reply in read.whenDone { result in joined.answer(result, reply) } })
         case .absent:
-            return .later(work())
+            return .later(task(resource, request, resolution))
         }
     }
 
@@ -90,11 +88,17 @@ final class ReadThrough: Sendable {
             case .failure(let error)?:
                 reply(ReadThrough.problem(for: error).response)
             case nil:
-                Later.task(id: request.id) { [self] in
-                    try await readThrough.handle(resource, request, resolved: .success(resolved))
-                }.start(reply)
+                readThrough.task(resource, request, .success(resolved)).start(reply)
             }
         }
+    }
+
+    /// The request answered later by a task of its own (`handle`), with its resolution made already. Made only on the
+    /// ways that need it: a ready answer pays for no closure.
+    private func task(_ resource: Resource, _ request: Request, _ resolution: Result<ResolvedResource, Problem>)
+        -> Later
+    {
+        .task(id: request.id) { [self] in try await handle(resource, request, resolved: resolution) }
     }
 
     /// A plain read's answer, remembered for the rest of the second.
