@@ -1,11 +1,13 @@
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
 @testable import DiskTier
 
-/// `POSIXFileSystem.readWhole`, the disk hit's read on the HTTP thread (one `read`, no `fstat`): the whole file or
-/// nil, never a part of one, and nothing but a regular file ever reads as one.
+/// `POSIXFileSystem.readWhole`, the disk hit's read on the HTTP thread (`fstat` and `pread` of a file it keeps
+/// open): the whole file or nil, never a part of one, nothing but a regular file ever reads as one, and never a file
+/// the path no longer names.
 @Suite(.timeLimit(.minutes(1)))
 struct POSIXReadWholeTests {
     private let fileSystem = POSIXFileSystem()
@@ -16,17 +18,17 @@ struct POSIXReadWholeTests {
 
     private func bytes(_ count: Int) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) } }
 
-    @Test(arguments: [0, 1, 1_200, POSIXFileSystem.wholeReadBytes - 1, POSIXFileSystem.wholeReadBytes,
-                      POSIXFileSystem.wholeReadBytes + 1, 3 * POSIXFileSystem.wholeReadBytes + 5])
+    @Test(arguments: [0, 1, 1_200, 16_383, 16_384, 16_385, 3 * 16_384 + 5])
     func aFileWithinTheLimitIsReadWhole(size: Int) throws {
         try withTemporaryFolder { dir in
             let path = "\(dir)/f"
             try write(bytes(size), to: path)
-            #expect(fileSystem.readWhole(path, upTo: 1 << 20) == bytes(size))
+            // The first read opens the file, the next ones read it from the descriptor kept open.
+            for _ in 0..<3 { #expect(fileSystem.readWhole(path, upTo: 1 << 20) == bytes(size)) }
         }
     }
 
-    @Test(arguments: [10, POSIXFileSystem.wholeReadBytes, POSIXFileSystem.wholeReadBytes + 100])
+    @Test(arguments: [10, 16_384, 16_484])
     func aFileLongerThanTheLimitIsNil(limit: Int) throws {
         try withTemporaryFolder { dir in
             let path = "\(dir)/f"
@@ -34,6 +36,9 @@ struct POSIXReadWholeTests {
             #expect(fileSystem.readWhole(path, upTo: limit) == nil)
             try write(bytes(limit), to: path)
             #expect(fileSystem.readWhole(path, upTo: limit) == bytes(limit))
+            // Grown in place: the kept descriptor reads it as longer than the limit.
+            try write(bytes(limit + 1), to: path)
+            #expect(fileSystem.readWhole(path, upTo: limit) == nil)
         }
     }
 
@@ -48,6 +53,129 @@ struct POSIXReadWholeTests {
             // A FIFO without a writer opens at once (O_NONBLOCK) and reads as empty: bytes no entry verifies.
             #expect(mkfifo("\(dir)/fifo", 0o644) == 0)
             #expect(fileSystem.readWhole("\(dir)/fifo", upTo: 1 << 20) ?? [] == [])
+        }
+    }
+
+    @Test func aFileReadIsKeptOpenAndReadAgainFromItsDescriptor() throws {
+        try withTemporaryFolder { dir in
+            let path = "\(dir)/f"
+            try write(bytes(900), to: path)
+            #expect(fileSystem.readWhole(path, upTo: 1 << 20) == bytes(900))
+            #expect(fileSystem.openFiles.count == 1)
+            // Written in place (the same file): the kept descriptor reads the new bytes.
+            try write(bytes(700), to: path)
+            #expect(fileSystem.readWhole(path, upTo: 1 << 20) == bytes(700))
+            #expect(fileSystem.openFiles.count == 1)
+        }
+    }
+
+    @Test func theTiersRenameAndUnlinkLetGoOfTheFileKeptAtThePath() throws {
+        try withTemporaryFolder { dir in
+            let path = "\(dir)/f"
+            try write(bytes(900), to: path)
+            #expect(fileSystem.readWhole(path, upTo: 1 << 20) == bytes(900))
+            try write(Array(bytes(500).reversed()), to: "\(dir)/t")
+            try fileSystem.rename("\(dir)/t", to: path)
+            #expect(fileSystem.openFiles.count == 0)
+            #expect(fileSystem.readWhole(path, upTo: 1 << 20) == Array(bytes(500).reversed()))
+            try fileSystem.unlink(path)
+            #expect(fileSystem.openFiles.count == 0)
+            #expect(fileSystem.readWhole(path, upTo: 1 << 20) == nil)
+        }
+    }
+
+    @Test func aFileRenamedOverOrDeletedBySomeoneElseIsLetGoByItsSixteenthRead() throws {
+        try withTemporaryFolder { dir in
+            let path = "\(dir)/f"
+            try write(bytes(900), to: path)
+            #expect(fileSystem.readWhole(path, upTo: 1 << 20) == bytes(900))
+            // Another process replaces it (a new file renamed over the path, not through this file system).
+            try write(bytes(300), to: "\(dir)/t")
+            #expect(rename("\(dir)/t", path) == 0)
+            let reads = (0..<16).map { _ in fileSystem.readWhole(path, upTo: 1 << 20) }
+            #expect(reads.allSatisfy { $0 == bytes(900) || $0 == bytes(300) })
+            #expect(reads.last == bytes(300))
+            #expect(fileSystem.readWhole(path, upTo: 1 << 20) == bytes(300))
+            #expect(fileSystem.openFiles.count == 1)
+            #expect(unlink(path) == 0)
+            let afterUnlink = (0..<16).map { _ in fileSystem.readWhole(path, upTo: 1 << 20) }
+            #expect(afterUnlink.last == .some(nil))
+            #expect(fileSystem.openFiles.count == 0)
+        }
+    }
+
+    @Test func aFileOpenedBeforeARenameOntoItsPathIsNotKept() throws {
+        try withTemporaryFolder { dir in
+            let files = OpenFiles(capacity: 4)
+            let opened = files.generation
+            files.drop("\(dir)/other")
+            files.keep(OpenFile(-1), at: "\(dir)/f", openedIn: opened)
+            #expect(files.count == 0)
+            files.keep(OpenFile(-1), at: "\(dir)/f", openedIn: files.generation)
+            #expect(files.count == 1)
+        }
+    }
+
+    @Test func pastItsCapacityTheOldestKeptFileGoes() throws {
+        let files = OpenFiles(capacity: 3)
+        for round in 0..<50 {
+            for name in ["a", "b", "c", "d"] {
+                files.keep(OpenFile(-1), at: name, openedIn: files.generation)
+                if round % 7 == 0 { files.drop("b") }
+            }
+            #expect(files.count <= 3)
+        }
+        for name in ["e", "f", "g", "h"] { files.keep(OpenFile(-1), at: name, openedIn: files.generation) }
+        #expect(files["e"] == nil)
+        #expect(files["f"] != nil && files["g"] != nil && files["h"] != nil)
+        #expect(files.count == 3)
+    }
+
+    @Test func withNoCapacityNothingIsKept() throws {
+        try withTemporaryFolder { dir in
+            let fileSystem = POSIXFileSystem(keepingOpen: 0)
+            try write(bytes(900), to: "\(dir)/f")
+            #expect(fileSystem.readWhole("\(dir)/f", upTo: 1 << 20) == bytes(900))
+            #expect(fileSystem.openFiles.count == 0)
+        }
+    }
+
+    /// One writer renames version after version onto a path while two readers read it: a read that starts after a
+    /// rename returned never gives an older version (a file kept open before it is let go, or never kept).
+    @Test func readersNeverSeeAVersionOlderThanTheLastRename() throws {
+        try withTemporaryFolder { dir in
+            let path = "\(dir)/f"
+            let versions = 2_000
+            let published = Atomic<Int>(0)
+            let stale = Atomic<Int>(0)
+            let reads = Atomic<Int>(0)
+            @Sendable func contents(_ version: Int) -> [UInt8] { withUnsafeBytes(of: version) { Array($0) } + bytes(200) }
+            try write(contents(0), to: path)
+            DispatchQueue.concurrentPerform(iterations: 3) { worker in
+                if worker == 0 {
+                    for version in 1...versions {
+                        let temporary = "\(dir)/t\(version)"
+                        try? write(contents(version), to: temporary)
+                        try? fileSystem.rename(temporary, to: path)
+                        published.store(version, ordering: .releasing)
+                    }
+                } else {
+                    while true {
+                        let floor = published.load(ordering: .acquiring)
+                        guard let read = fileSystem.readWhole(path, upTo: 1 << 20), read.count >= 8 else {
+                            stale.add(1, ordering: .relaxed)
+                            break
+                        }
+                        let version = read.withUnsafeBytes { $0.loadUnaligned(as: Int.self) }
+                        if version < floor { stale.add(1, ordering: .relaxed) }
+                        reads.add(1, ordering: .relaxed)
+                        if floor == versions { break }
+                    }
+                }
+            }
+            #expect(stale.load(ordering: .relaxed) == 0)
+            #expect(reads.load(ordering: .relaxed) > 2)
+            #expect(fileSystem.readWhole(path, upTo: 1 << 20) == contents(versions))
         }
     }
 }

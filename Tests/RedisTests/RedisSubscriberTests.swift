@@ -152,7 +152,11 @@ import Testing
             #expect(paused.duration(to: clock.now) < .seconds(12))
             // Once the pause is over it subscribes again by itself.
             #expect(await events.next(within: .seconds(30)) == .subscribed)
-            #expect(try await node.send(RedisCommand("PUBLISH", "invalidations", "resumed")) == .integer(1))
+            // At least one receiver: an attempt that timed out during the pause and closed its connection may still
+            // be counted at the moment the pause ends (Redis runs the SUBSCRIBE it held before it reads the close), as
+            // a full suite on two cores showed once (23 s in). The message arriving is what shows the subscription back.
+            let receivers = try await node.send(RedisCommand("PUBLISH", "invalidations", "resumed"))
+            #expect(receivers.int.map { $0 >= 1 } == true, "\(receivers)")
             #expect(await events.next() == .message(Array("resumed")))
         }
     }

@@ -5,35 +5,98 @@ import Darwin
 #endif
 import Foundation
 
-/// The real file system, through plain POSIX calls (no buffering, no Foundation file handles).
+/// The real file system, through plain POSIX calls (no buffering, no Foundation file handles). `readWhole` keeps
+/// the files it reads open (`OpenFiles`); `rename` and `unlink` let go of what they replace.
 public struct POSIXFileSystem: DiskFileSystem {
-    public init() {}
+    let openFiles: OpenFiles
+
+    /// `keepingOpen`: how many entry files `readWhole` may hold open (0: none; default: `OpenFiles.defaultCapacity`).
+    public init(keepingOpen capacity: Int? = nil) {
+        openFiles = OpenFiles(capacity: capacity ?? OpenFiles.defaultCapacity)
+    }
 
     public func read(_ path: String, upTo limit: Int) throws(FileSystemError) -> FileContents {
         let fd = try Self.openEntry(path)
         defer { close(fd) }
-        return try Self.contents(of: fd, upTo: limit, after: [])
+        return try Self.contents(of: fd, upTo: limit)
     }
 
-    /// One `read` into a buffer of up to 16 KiB, without `fstat`: a shorter read than asked is the whole file
-    /// (Linux returns less than asked from a regular file only at its end; a short read that was not would fail
-    /// the length check and go the `read` way). A file that fills the buffer is read on from the same descriptor.
+    /// From the file kept open at `path` when there is one, else from a new descriptor, kept when the read succeeds.
+    /// A kept file is read by one `pread` of up to 16 KiB (a read shorter than asked is the whole file); every 16th
+    /// read of it, and any read that may not be whole, begins with an `fstat` instead: a regular file of at most
+    /// `limit` bytes, still linked (not renamed over or deleted by someone else), read for its size.
     public func readWhole(_ path: String, upTo limit: Int) -> [UInt8]? {
-        let asked = min(limit, Self.wholeReadBytes) + 1
-        guard let fd = try? Self.openEntry(path) else { return nil }
-        defer { close(fd) }
-        // Read into scratch space on the stack, then keep only the bytes read: an array of `asked` bytes was a
-        // 16 KiB allocation per disk hit for a file of about one.
-        let (bytes, whole) = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: asked) { buffer -> ([UInt8], Bool) in
-            // Force unwrap: the buffer holds `asked` ≥ 1 bytes, so its base address exists.
-            let n = Glibc.read(fd, buffer.baseAddress!, asked)
-            guard n >= 0 else { return ([], false) }
-            return (Array(UnsafeBufferPointer(rebasing: buffer[..<n])), n < asked)
+        if let file = openFiles[path] {
+            if !file.isDueForCheck(), let bytes = Self.readShort(file.descriptor, upTo: limit) { return bytes }
+            switch Self.readWhole(file.descriptor, upTo: limit) {
+            case .linked(let bytes): return bytes
+            case .unusable: return nil
+            case .unlinked: openFiles.drop(path, ifStill: file)
+            }
         }
-        if whole { return bytes }
-        // The file filled the buffer: it may be longer (`limit` allows it), or exactly `limit` bytes plus more.
-        guard limit >= asked else { return nil }
-        return (try? Self.contents(of: fd, upTo: limit + 1, after: bytes))?.whole(upTo: limit)
+        let generation = openFiles.generation
+        guard let fd = try? Self.openEntry(path) else { return nil }
+        let file = OpenFile(fd)
+        switch Self.readWhole(fd, upTo: limit) {
+        case .linked(let bytes):
+            openFiles.keep(file, at: path, openedIn: generation)
+            return bytes
+        case .unlinked(let bytes):
+            // Replaced since it was opened: the file the path named then, not to be kept.
+            return bytes
+        case .unusable:
+            return nil
+        }
+    }
+
+    /// What one `readShort` asks for: most entries (a body of a few KiB and its header) fit.
+    static let shortReadBytes = 16 << 10
+
+    /// The kept regular file's bytes when one `pread` of up to 16 KiB (or `limit` + 1) reads fewer than asked: then
+    /// they are the whole file (Linux returns less than asked from a regular file only at its end). Read into
+    /// scratch space on the stack, of which only the bytes read are kept.
+    private static func readShort(_ fd: Int32, upTo limit: Int) -> [UInt8]? {
+        let asked = min(limit, shortReadBytes) + 1
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: asked) { buffer -> [UInt8]? in
+            // Force unwrap: the buffer holds `asked` ≥ 1 bytes, so its base address exists.
+            let n = pread(fd, buffer.baseAddress!, asked, 0)
+            guard n >= 0, n < asked else { return nil }
+            return Array(UnsafeBufferPointer(rebasing: buffer[..<n]))
+        }
+    }
+
+    private enum WholeRead {
+        /// The file's bytes; the path may name it still.
+        case linked([UInt8])
+        /// The file's bytes; it has been renamed over or deleted, so the path names another file, or none.
+        case unlinked([UInt8])
+        /// Not a regular file, longer than the limit, or failing to read: the tier's `read` tells why.
+        case unusable
+    }
+
+    /// The open file's bytes, `fstat`'s size of them: a file that shrinks meanwhile is unusable, and one written in
+    /// place meanwhile may read as a mix, which does not verify.
+    private static func readWhole(_ fd: Int32, upTo limit: Int) -> WholeRead {
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return .unusable }
+        let size = Int(info.st_size)
+        guard size <= limit else { return .unusable }
+        var complete = true
+        // Into uninitialised storage: only the bytes read become the array's.
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            while count < size {
+                // Force unwrap: the buffer has room for `size` > 0 bytes here, so its base address exists.
+                let n = pread(fd, buffer.baseAddress! + count, size - count, off_t(count))
+                if n < 0, errno == EINTR { continue }
+                guard n > 0 else {
+                    complete = false
+                    return
+                }
+                count += n
+            }
+        }
+        guard complete else { return .unusable }
+        return info.st_nlink > 0 ? .linked(bytes) : .unlinked(bytes)
     }
 
     /// Opens an entry file without following a link and without blocking: a FIFO opens at once (and is then
@@ -47,10 +110,8 @@ public struct POSIXFileSystem: DiskFileSystem {
         return fd
     }
 
-    /// The open regular file's first `limit` bytes, of which `prefix` were already read from its start.
-    private static func contents(of fd: Int32, upTo limit: Int, after prefix: [UInt8]) throws(FileSystemError)
-        -> FileContents
-    {
+    /// The open regular file's first `limit` bytes.
+    private static func contents(of fd: Int32, upTo limit: Int) throws(FileSystemError) -> FileContents {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw FileSystemError("fstat", code: errno) }
         guard info.st_mode & S_IFMT == S_IFREG else { throw .notRegularFile }
@@ -58,8 +119,7 @@ public struct POSIXFileSystem: DiskFileSystem {
         let wanted = min(size, limit)
         var failure: Int32 = 0
         // Read into uninitialised storage: only the bytes read become the array's.
-        let bytes = [UInt8](unsafeUninitializedCapacity: max(wanted, prefix.count)) { buffer, count in
-            count = buffer.initialize(fromContentsOf: prefix)
+        let bytes = [UInt8](unsafeUninitializedCapacity: wanted) { buffer, count in
             while count < wanted {
                 // Force unwrap: the buffer has room for `wanted` > 0 bytes here, so its base address exists.
                 let n = Glibc.read(fd, buffer.baseAddress! + count, wanted - count)
@@ -77,9 +137,6 @@ public struct POSIXFileSystem: DiskFileSystem {
             timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec) + TimeInterval(info.st_mtim.tv_nsec) / 1e9)
         return FileContents(bytes: bytes, size: size, modified: modified, permissions: UInt32(info.st_mode & 0o7777))
     }
-
-    /// What `readWhole` reads in one call: most entries (a body of a few KiB and its header) fit.
-    static let wholeReadBytes = 16 << 10
 
     /// Mode 600 at `open` and again by `fchmod`: the umask can only take bits away, and a stricter one than 077
     /// would leave the service unable to read its own file.
@@ -111,11 +168,16 @@ public struct POSIXFileSystem: DiskFileSystem {
         guard close(fd) == 0 else { throw FileSystemError("close", code: errno) }
     }
 
+    /// The file kept open at `destination`, if any, is let go after the rename (a reader that opened the old file
+    /// before it then cannot keep it: `OpenFiles.generation`).
     public func rename(_ source: String, to destination: String) throws(FileSystemError) {
+        defer { openFiles.drop(destination) }
         guard Glibc.rename(source, destination) == 0 else { throw FileSystemError("rename", code: errno) }
     }
 
+    /// As `rename`, the file kept open at `path` is let go after the unlink.
     public func unlink(_ path: String) throws(FileSystemError) {
+        defer { openFiles.drop(path) }
         guard Glibc.unlink(path) == 0 else { throw FileSystemError("unlink", code: errno) }
     }
 

@@ -1,0 +1,135 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import NIOConcurrencyHelpers
+import Synchronization
+
+/// An open entry file, closed when the last reader lets it go (so a descriptor is never closed under a read, and
+/// its number never reused while one is in flight).
+final class OpenFile: Sendable {
+    let descriptor: Int32
+    private let reads = Atomic<Int>(0)
+
+    init(_ descriptor: Int32) { self.descriptor = descriptor }
+
+    /// True for every 16th read: the reader checks with `fstat` that the file is still linked.
+    func isDueForCheck() -> Bool {
+        reads.wrappingAdd(1, ordering: .relaxed).newValue & 15 == 0
+    }
+
+    deinit { close(descriptor) }
+}
+
+/// Entry files kept open between disk hits, by path (nginx's `open_file_cache`): a hit on a kept file costs a
+/// `pread` instead of an `open` (a walk of the whole path), a `read` and a `close`.
+///
+/// Never stale for the tier's own changes: `POSIXFileSystem` drops a path right after it renames a file onto it or
+/// unlinks it (the fleet's invalidations too end there), and a file opened before such a change is not kept when it
+/// is offered after it (`generation`). A file written in place by anyone else is read anew at once; one renamed over
+/// or deleted by anyone else is let go at the latest at its 16th read after (`OpenFile.isDueForCheck`: `fstat` finds
+/// no link left), as nginx's `open_file_cache_valid` checks its files now and then. At most `capacity` files are
+/// held; past it the oldest kept goes.
+final class OpenFiles: Sendable {
+    private struct Kept {
+        let file: OpenFile
+        let serial: UInt64
+    }
+
+    private struct State {
+        var kept: [String: Kept] = [:]
+        /// Paths in the order they were kept, from `head` on; a path dropped or kept again since leaves a stale
+        /// mark behind (its serial no longer matches), skipped when it comes up and swept when they pile up.
+        var order: [(path: String, serial: UInt64)] = []
+        var head = 0
+        var serial: UInt64 = 0
+        /// Counts the drops: a file opened before one may be the file the dropped path named until then.
+        var generation: UInt64 = 0
+    }
+
+    // NIOLockedValueBox rather than Synchronization.Mutex: ThreadSanitizer on Linux sees pthread locks only.
+    private let state = NIOLockedValueBox(State())
+    let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = max(0, capacity)
+    }
+
+    /// A quarter of the process's open-file limit, at most 1,024: room is left for connections and everything else.
+    static var defaultCapacity: Int {
+        var limit = rlimit()
+        #if canImport(Glibc)
+        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        #else
+        let resource = RLIMIT_NOFILE
+        #endif
+        guard getrlimit(resource, &limit) == 0 else { return 0 }
+        return Int(min(UInt64(limit.rlim_cur) / 4, 1_024))
+    }
+
+    subscript(path: String) -> OpenFile? {
+        state.withLockedValue { $0.kept[path]?.file }
+    }
+
+    /// To be read before opening a file that may be offered to `keep`.
+    var generation: UInt64 { state.withLockedValue { $0.generation } }
+
+    /// Keeps `file`, opened at `path` when the generation was `generation`, unless a path was dropped since.
+    func keep(_ file: OpenFile, at path: String, openedIn generation: UInt64) {
+        guard capacity > 0 else { return }
+        // What leaves the table is closed after the lock is released.
+        let released: [Kept] = state.withLockedValue { state in
+            guard state.generation == generation else { return [] }
+            var released: [Kept] = []
+            if state.kept[path] == nil {
+                while state.kept.count >= capacity, state.head < state.order.count {
+                    let oldest = state.order[state.head]
+                    state.head += 1
+                    if let kept = state.kept[oldest.path], kept.serial == oldest.serial {
+                        state.kept[oldest.path] = nil
+                        released.append(kept)
+                    }
+                }
+            }
+            state.serial += 1
+            if let replaced = state.kept.updateValue(Kept(file: file, serial: state.serial), forKey: path) {
+                released.append(replaced)
+            }
+            state.order.append((path, state.serial))
+            Self.sweep(&state, capacity: capacity)
+            return released
+        }
+        _ = released
+    }
+
+    /// Forgets `path` (a file was renamed onto it or unlinked): the file kept there, if any, is closed once its
+    /// readers are done.
+    func drop(_ path: String) {
+        let released = state.withLockedValue { state in
+            state.generation += 1
+            return state.kept.removeValue(forKey: path)
+        }
+        _ = released
+    }
+
+    /// Forgets `path` if `file` is still the one kept there (it was found renamed over or deleted).
+    func drop(_ path: String, ifStill file: OpenFile) {
+        let released: Kept? = state.withLockedValue { state in
+            guard state.kept[path]?.file === file else { return nil }
+            return state.kept.removeValue(forKey: path)
+        }
+        _ = released
+    }
+
+    /// Files held now.
+    var count: Int { state.withLockedValue { $0.kept.count } }
+
+    /// Keeps the order list within twice the capacity (plus what `head` passed): stale marks are removed.
+    private static func sweep(_ state: inout State, capacity: Int) {
+        guard state.order.count - state.head > 2 * capacity + 16 || state.head > capacity + 16 else { return }
+        let kept = state.kept
+        state.order = state.order[state.head...].filter { kept[$0.path]?.serial == $0.serial }
+        state.head = 0
+    }
+}
