@@ -56,16 +56,11 @@ final class OpenFiles: Sendable {
         self.capacity = max(0, capacity)
     }
 
-    /// A quarter of the process's open-file limit, at most 1,024: room is left for connections and everything else.
+    /// A quarter of the process's open-file limit (`sysconf(_SC_OPEN_MAX)`, the soft limit), at most 1,024: room is
+    /// left for connections and everything else.
     static var defaultCapacity: Int {
-        var limit = rlimit()
-        #if canImport(Glibc)
-        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
-        #else
-        let resource = RLIMIT_NOFILE
-        #endif
-        guard getrlimit(resource, &limit) == 0 else { return 0 }
-        return Int(min(UInt64(limit.rlim_cur) / 4, 1_024))
+        let limit = sysconf(Int32(_SC_OPEN_MAX))
+        return limit > 0 ? min(limit / 4, 1_024) : 0
     }
 
     subscript(path: String) -> OpenFile? {
