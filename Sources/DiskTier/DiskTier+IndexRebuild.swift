@@ -31,7 +31,7 @@ extension DiskTier {
                 "entries": "\(index.count)", "bytes": "\(index.totalBytes)", "corrupt": "\(corrupt)",
                 "undecryptable": "\(undecryptable)",
                 "temporaryFilesSwept": "\(result.temporaryFilesSwept)", "readErrors": "\(result.readErrors.count)",
-                "duration": "\(duration)",
+                "duration": "\(duration)", "keptOpenFiles": "\(fileSystem.keptOpenFiles)",
             ])
     }
 

@@ -35,6 +35,8 @@ public struct UnicacheService: Sendable {
         ticker: any Clock<Duration>
     ) async throws -> UnicacheService {
         let codec = try Self.entryCodec(configuration.encryption, logger: logger)
+        // Before the disk tier keeps a quarter of the open-file limit's files open (the server would raise it later).
+        FileDescriptorLimit.raiseToHardLimit()
         let disk = try await Self.openDiskTier(
             configuration.cache, codec: codec, clock: clock, ticker: ticker, logger: logger)
         let shared = Self.sharedTier(configuration, codec: codec, clock: clock, ticker: ticker, logger: logger)

@@ -13,6 +13,8 @@ public protocol DiskFileSystem: Sendable {
     /// the bytes may not be the whole file (longer than `limit`), so that the caller defers to `read`, which tells
     /// why. Anything but a regular file reads as an error or as empty bytes, which do not verify.
     func readWhole(_ path: String, upTo limit: Int) -> [UInt8]?
+    /// How many files `readWhole` may keep open between reads (0: it keeps none).
+    var keptOpenFiles: Int { get }
     /// Creates `path` (which must not exist) with `bytes`, mode 600 whatever the umask (CONTRACT §8.9); with `sync`,
     /// flushes it to stable storage before closing.
     func createFile(_ path: String, bytes: [UInt8], sync: Bool) throws(FileSystemError)
@@ -36,25 +38,31 @@ extension DiskFileSystem {
     /// Nothing (a file system without modes).
     public func restrictAccess(_ path: String) {}
 
+    /// None kept.
+    public var keptOpenFiles: Int { 0 }
+
     /// `readWhole` through `read`.
     public func readWhole(_ path: String, upTo limit: Int) -> [UInt8]? {
         (try? read(path, upTo: min(limit, Int.max - 1) + 1))?.whole(upTo: limit)
     }
 }
 
-/// A file's first bytes with its size, modification time and permission bits.
+/// A file's first bytes with its size, modification time, permission bits and whether a path still names it.
 public struct FileContents: Sendable, Equatable {
     public var bytes: [UInt8]
     public var size: Int
     public var modified: Date
     /// The permission bits (`st_mode & 0o7777`).
     public var permissions: UInt32
+    /// False once the file has been renamed over or deleted (`st_nlink` 0): read from a descriptor opened before.
+    public var isLinked: Bool
 
-    public init(bytes: [UInt8], size: Int, modified: Date, permissions: UInt32 = 0o600) {
+    public init(bytes: [UInt8], size: Int, modified: Date, permissions: UInt32 = 0o600, isLinked: Bool = true) {
         self.bytes = bytes
         self.size = size
         self.modified = modified
         self.permissions = permissions
+        self.isLinked = isLinked
     }
 
     /// The bytes when they are the whole file and it is at most `limit` bytes long.

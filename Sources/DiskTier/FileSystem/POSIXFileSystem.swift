@@ -15,6 +15,8 @@ public struct POSIXFileSystem: DiskFileSystem {
         openFiles = OpenFiles(capacity: capacity ?? OpenFiles.defaultCapacity)
     }
 
+    public var keptOpenFiles: Int { openFiles.capacity }
+
     public func read(_ path: String, upTo limit: Int) throws(FileSystemError) -> FileContents {
         let fd = try Self.openEntry(path)
         defer { close(fd) }
@@ -74,29 +76,13 @@ public struct POSIXFileSystem: DiskFileSystem {
         case unusable
     }
 
-    /// The open file's bytes, `fstat`'s size of them: a file that shrinks meanwhile is unusable, and one written in
-    /// place meanwhile may read as a mix, which does not verify.
+    /// The open file's bytes when they are the whole of a regular file of at most `limit` bytes: a file that shrinks
+    /// meanwhile is unusable, and one written in place meanwhile may read as a mix, which does not verify.
     private static func readWhole(_ fd: Int32, upTo limit: Int) -> WholeRead {
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return .unusable }
-        let size = Int(info.st_size)
-        guard size <= limit else { return .unusable }
-        var complete = true
-        // Into uninitialised storage: only the bytes read become the array's.
-        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-            while count < size {
-                // Force unwrap: the buffer has room for `size` > 0 bytes here, so its base address exists.
-                let n = pread(fd, buffer.baseAddress! + count, size - count, off_t(count))
-                if n < 0, errno == EINTR { continue }
-                guard n > 0 else {
-                    complete = false
-                    return
-                }
-                count += n
-            }
-        }
-        guard complete else { return .unusable }
-        return info.st_nlink > 0 ? .linked(bytes) : .unlinked(bytes)
+        guard let contents = try? contents(of: fd, upTo: min(limit, Int.max - 1) + 1),
+            let bytes = contents.whole(upTo: limit)
+        else { return .unusable }
+        return contents.isLinked ? .linked(bytes) : .unlinked(bytes)
     }
 
     /// Opens an entry file without following a link and without blocking: a FIFO opens at once (and is then
@@ -110,7 +96,8 @@ public struct POSIXFileSystem: DiskFileSystem {
         return fd
     }
 
-    /// The open regular file's first `limit` bytes.
+    /// The open regular file's first `limit` bytes, read from its start whatever the descriptor's offset (`pread`:
+    /// a kept descriptor is read by several threads).
     private static func contents(of fd: Int32, upTo limit: Int) throws(FileSystemError) -> FileContents {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw FileSystemError("fstat", code: errno) }
@@ -122,7 +109,7 @@ public struct POSIXFileSystem: DiskFileSystem {
         let bytes = [UInt8](unsafeUninitializedCapacity: wanted) { buffer, count in
             while count < wanted {
                 // Force unwrap: the buffer has room for `wanted` > 0 bytes here, so its base address exists.
-                let n = Glibc.read(fd, buffer.baseAddress! + count, wanted - count)
+                let n = pread(fd, buffer.baseAddress! + count, wanted - count, off_t(count))
                 if n < 0 {
                     if errno == EINTR { continue }
                     failure = errno
@@ -135,7 +122,9 @@ public struct POSIXFileSystem: DiskFileSystem {
         if failure != 0 { throw FileSystemError("read", code: failure) }
         let modified = Date(
             timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec) + TimeInterval(info.st_mtim.tv_nsec) / 1e9)
-        return FileContents(bytes: bytes, size: size, modified: modified, permissions: UInt32(info.st_mode & 0o7777))
+        return FileContents(
+            bytes: bytes, size: size, modified: modified, permissions: UInt32(info.st_mode & 0o7777),
+            isLinked: info.st_nlink > 0)
     }
 
     /// Mode 600 at `open` and again by `fchmod`: the umask can only take bits away, and a stricter one than 077

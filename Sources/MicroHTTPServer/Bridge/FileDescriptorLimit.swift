@@ -4,10 +4,13 @@ import Glibc
 import Darwin
 #endif
 
-/// Raises the open-file soft limit to the hard limit (each connection is a descriptor).
-enum FileDescriptorLimit {
+/// Raises the open-file soft limit to the hard limit (each connection is a descriptor, and so is each entry file
+/// the disk tier keeps open). `MicroHTTPServer.start` raises it; the service does so first, before the disk tier
+/// sizes its kept files by it.
+public enum FileDescriptorLimit {
     /// Returns the soft limit in effect afterwards, or nil if it could not be read.
-    static func raiseToHardLimit() -> UInt64? {
+    @discardableResult
+    public static func raiseToHardLimit() -> UInt64? {
         var limit = rlimit()
         #if canImport(Glibc)
         let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)

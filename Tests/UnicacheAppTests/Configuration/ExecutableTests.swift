@@ -162,6 +162,20 @@ struct ExecutableTests {
         #expect(await service.stop() == 0)
     }
 
+    /// The open-file limit is raised before the disk tier sizes its kept files by it: started under a soft limit of
+    /// 256 and a hard one of 2,048, the tier keeps up to 512 files open (a quarter of the raised limit), not 64.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/prlimit"), "prlimit is not installed"))
+    func theDiskTierKeepsAQuarterOfTheRaisedOpenFileLimit() async throws {
+        try await withTemporaryFolder("kept-open") { dataDir in
+            var service = try await Service.start(
+                ["--disk-limit", "10MiB", "--data-dir", dataDir], launcher: ["/usr/bin/prlimit", "--nofile=256:2048"])
+            #expect(service.port != nil, "no start-up line in: \(service.log)")
+            #expect(await service.stop() == 0)
+            #expect(service.log.contains("openFileLimit=2048 "), "\(service.log)")
+            #expect(service.log.contains("keptOpenFiles=512 "), "\(service.log)")
+        }
+    }
+
     @Test func healthcheckExitsZeroOn200AndOneOn503() async throws {
         let healthy = try TinyHTTPServer(answer: "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
         defer { healthy.stop() }
