@@ -9,7 +9,9 @@ extension DiskTier {
     /// (`RecentReads`).
     public nonisolated func loadNow(_ key: String) -> CacheEntry? {
         guard counters.readsNow else { return nil }
-        guard let bytes = fileSystem.readWhole(layout.path(for: key), upTo: configuration.limitBytes),
+        guard
+            let bytes = fileSystem.readWhole(
+                entry: key, in: layout.root, at: { layout.path(for: key) }, upTo: configuration.limitBytes),
             let entry = try? codec.decode(bytes, fileSize: bytes.count, key: key).entry,
             clock.now() < entry.staleUntil
         else { return nil }

@@ -104,6 +104,50 @@ struct POSIXReadWholeTests {
         }
     }
 
+    /// A disk hit finds its kept file by the entry's key: its path is made only to open it. The tier's rename onto the
+    /// path and its unlink let go of the file kept by the key, as of one kept by its path.
+    @Test func aFileKeptByItsKeyIsReadWithoutItsPathAndLetGoByItsPathsChanges() throws {
+        try withTemporaryFolder { dir in
+            let path = "\(dir)/f"
+            let made = Atomic<Int>(0)
+            func read() -> [UInt8]? {
+                fileSystem.readWhole(entry: "k", in: dir, at: { made.add(1, ordering: .relaxed); return path }, upTo: 1 << 20)
+            }
+            try write(bytes(900), to: path)
+            for _ in 0..<3 { #expect(read() == bytes(900)) }
+            #expect(made.load(ordering: .relaxed) == 1)
+            #expect(fileSystem.openFiles.count == 1)
+            try write(bytes(700), to: "\(dir)/t")
+            try fileSystem.rename("\(dir)/t", to: path)
+            #expect(fileSystem.openFiles.count == 0)
+            #expect(read() == bytes(700))
+            #expect(made.load(ordering: .relaxed) == 2)
+            try fileSystem.unlink(path)
+            #expect(fileSystem.openFiles.count == 0)
+            #expect(read() == nil)
+        }
+    }
+
+    /// The same key in two tiers' folders names two files; a path kept by its own name and then by a key is kept once.
+    @Test func aKeyIsAFileOfItsFolderAndAPathIsKeptOnce() throws {
+        try withTemporaryFolder { dir in
+            try FileManager.default.createDirectory(atPath: "\(dir)/a", withIntermediateDirectories: false)
+            try FileManager.default.createDirectory(atPath: "\(dir)/b", withIntermediateDirectories: false)
+            try write(bytes(100), to: "\(dir)/a/f")
+            try write(bytes(200), to: "\(dir)/b/f")
+            for _ in 0..<2 {
+                #expect(fileSystem.readWhole(entry: "k", in: "\(dir)/a", at: { "\(dir)/a/f" }, upTo: 1 << 20) == bytes(100))
+                #expect(fileSystem.readWhole(entry: "k", in: "\(dir)/b", at: { "\(dir)/b/f" }, upTo: 1 << 20) == bytes(200))
+            }
+            #expect(fileSystem.openFiles.count == 2)
+            #expect(fileSystem.readWhole("\(dir)/a/f", upTo: 1 << 20) == bytes(100))
+            #expect(fileSystem.openFiles.count == 2)
+            try fileSystem.unlink("\(dir)/a/f")
+            try fileSystem.unlink("\(dir)/b/f")
+            #expect(fileSystem.openFiles.count == 0)
+        }
+    }
+
     @Test func aFileOpenedBeforeARenameOntoItsPathIsNotKept() throws {
         try withTemporaryFolder { dir in
             let files = OpenFiles(capacity: 4)
@@ -142,9 +186,15 @@ struct POSIXReadWholeTests {
 
     /// One writer renames version after version onto a path while two readers read it: a read that starts after a
     /// rename returned never gives an older version (a file kept open before it is let go, or never kept).
-    @Test func readersNeverSeeAVersionOlderThanTheLastRename() throws {
+    @Test(arguments: [false, true]) func readersNeverSeeAVersionOlderThanTheLastRename(byKey: Bool) throws {
         try withTemporaryFolder { dir in
             let path = "\(dir)/f"
+            let fileSystem = fileSystem
+            @Sendable func readWhole() -> [UInt8]? {
+                byKey
+                    ? fileSystem.readWhole(entry: "k", in: dir, at: { path }, upTo: 1 << 20)
+                    : fileSystem.readWhole(path, upTo: 1 << 20)
+            }
             let versions = 2_000
             let published = Atomic<Int>(0)
             let stale = Atomic<Int>(0)
@@ -162,7 +212,7 @@ struct POSIXReadWholeTests {
                 } else {
                     while true {
                         let floor = published.load(ordering: .acquiring)
-                        guard let read = fileSystem.readWhole(path, upTo: 1 << 20), read.count >= 8 else {
+                        guard let read = readWhole(), read.count >= 8 else {
                             stale.add(1, ordering: .relaxed)
                             break
                         }
@@ -175,7 +225,7 @@ struct POSIXReadWholeTests {
             }
             #expect(stale.load(ordering: .relaxed) == 0)
             #expect(reads.load(ordering: .relaxed) > 2)
-            #expect(fileSystem.readWhole(path, upTo: 1 << 20) == contents(versions))
+            #expect(readWhole() == contents(versions))
         }
     }
 }

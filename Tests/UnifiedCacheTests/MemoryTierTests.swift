@@ -56,6 +56,21 @@ import Testing
         #expect(tier.statistics().bytes == 0)
     }
 
+    /// A promotion (a value read from a tier below) never replaces what memory holds, and says so; an absent key is
+    /// stored as `insert` stores it, and one too large for the budget is still reported absent (the read is served).
+    @Test(arguments: EvictionKind.allCases) func aPromotionNeverReplacesAHeldValue(eviction: EvictionKind) {
+        let tier = MemoryTier(
+            configuration: .init(maxBytes: MemoryTier.cost(of: entry("a")) * 4, maxEntries: 10, eviction: eviction))
+        #expect(tier.insert(entry("a", body: "held")))
+        #expect(!tier.promote(entry("a", body: "from disk")))
+        #expect(tier.peek("a")?.body == Array("held".utf8))
+        #expect(tier.promote(entry("b", body: "from disk")))
+        #expect(tier.peek("b")?.body == Array("from disk".utf8))
+        #expect(tier.promote(entry("c", body: String(repeating: "x", count: 10_000))))
+        #expect(tier.peek("c") == nil)
+        #expect(tier.statistics().entries == 2)
+    }
+
     @Test(arguments: EvictionKind.allCases) func removeAllWhereAndList(eviction: EvictionKind) {
         let tier = MemoryTier(configuration: .init(eviction: eviction))
         tier.insert(entry("u:a", user: "alice"))

@@ -13,6 +13,9 @@ public protocol DiskFileSystem: Sendable {
     /// the bytes may not be the whole file (longer than `limit`), so that the caller defers to `read`, which tells
     /// why. Anything but a regular file reads as an error or as empty bytes, which do not verify.
     func readWhole(_ path: String, upTo limit: Int) -> [UInt8]?
+    /// The same for entry `key` of the tier under `root`, whose file is at `path()`: a file system that keeps files
+    /// open finds one by the key, and makes the path only to open it.
+    func readWhole(entry key: String, in root: String, at path: () -> String, upTo limit: Int) -> [UInt8]?
     /// How many files `readWhole` may keep open between reads (0: it keeps none).
     var keptOpenFiles: Int { get }
     /// Creates `path` (which must not exist) with `bytes`, mode 600 whatever the umask (CONTRACT §8.9); with `sync`,
@@ -44,6 +47,11 @@ extension DiskFileSystem {
     /// `readWhole` through `read`.
     public func readWhole(_ path: String, upTo limit: Int) -> [UInt8]? {
         (try? read(path, upTo: min(limit, Int.max - 1) + 1))?.whole(upTo: limit)
+    }
+
+    /// `readWhole` of the path.
+    public func readWhole(entry key: String, in root: String, at path: () -> String, upTo limit: Int) -> [UInt8]? {
+        readWhole(path(), upTo: limit)
     }
 }
 

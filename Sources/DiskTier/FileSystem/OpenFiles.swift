@@ -22,30 +22,58 @@ final class OpenFile: Sendable {
     deinit { close(descriptor) }
 }
 
-/// Entry files kept open between disk hits, by path (nginx's `open_file_cache`): a hit on a kept file costs a
-/// `pread` instead of an `open` (a walk of the whole path), a `read` and a `close`.
+/// Entry files kept open between disk hits (nginx's `open_file_cache`): a hit on a kept file costs a `pread` instead of
+/// an `open` (a walk of the whole path), a `read` and a `close`. Found by a `Name`: an entry's key within its tier's
+/// folder, so that a hit needs no path (the path is made from the key's SHA-256), or a path itself.
 ///
 /// Never stale for the tier's own changes: `POSIXFileSystem` drops a path right after it renames a file onto it or
-/// unlinks it (the fleet's invalidations too end there), and a file opened before such a change is not kept when it
-/// is offered after it (`generation`). A file written in place by anyone else is read anew at once; one renamed over
-/// or deleted by anyone else is let go at the latest at its 16th read after (`OpenFile.isDueForCheck`: `fstat` finds
-/// no link left), as nginx's `open_file_cache_valid` checks its files now and then. At most `capacity` files are
-/// held; past it the oldest kept goes.
+/// unlinks it (the fleet's invalidations too end there), whatever name the file there is kept by, and a file opened
+/// before such a change is not kept when it is offered after it (`generation`). A file written in place by anyone else
+/// is read anew at once; one renamed over or deleted by anyone else is let go at the latest at its 16th read after
+/// (`OpenFile.isDueForCheck`: `fstat` finds no link left), as nginx's `open_file_cache_valid` checks its files now and
+/// then. At most `capacity` files are held; past it the oldest kept goes.
 final class OpenFiles: Sendable {
+    /// What a kept file is found by: `key` within `scope` (an entry's key within its tier's folder; a path within
+    /// nothing). One name always names one path. Hashed by `key` alone (a tier's scope is the same string for every
+    /// entry, and compares in one step when it is the same storage).
+    struct Name: Hashable, Sendable {
+        let scope: String
+        let key: String
+
+        init(key: String, in scope: String) {
+            self.scope = scope
+            self.key = key
+        }
+
+        init(path: String) { self.init(key: path, in: "") }
+
+        func hash(into hasher: inout Hasher) { hasher.combine(key) }
+    }
+
     private struct Kept {
         let file: OpenFile
+        let path: String
         let serial: UInt64
     }
 
     private struct State {
-        var kept: [String: Kept] = [:]
-        /// Paths in the order they were kept, from `head` on; a path dropped or kept again since leaves a stale
+        var kept: [Name: Kept] = [:]
+        /// The name each kept path is kept by (for `drop`).
+        var names: [String: Name] = [:]
+        /// Names in the order they were kept, from `head` on; a name dropped or kept again since leaves a stale
         /// mark behind (its serial no longer matches), skipped when it comes up and swept when they pile up.
-        var order: [(path: String, serial: UInt64)] = []
+        var order: [(name: Name, serial: UInt64)] = []
         var head = 0
         var serial: UInt64 = 0
         /// Counts the drops: a file opened before one may be the file the dropped path named until then.
         var generation: UInt64 = 0
+
+        /// Forgets `name`'s file; returns it.
+        mutating func remove(_ name: Name) -> Kept? {
+            guard let kept = kept.removeValue(forKey: name) else { return nil }
+            if names[kept.path] == name { names[kept.path] = nil }
+            return kept
+        }
     }
 
     // NIOLockedValueBox rather than Synchronization.Mutex: ThreadSanitizer on Linux sees pthread locks only.
@@ -63,56 +91,63 @@ final class OpenFiles: Sendable {
         return limit > 0 ? min(limit / 4, 1_024) : 0
     }
 
-    subscript(path: String) -> OpenFile? {
-        state.withLockedValue { $0.kept[path]?.file }
+    subscript(name: Name) -> OpenFile? {
+        state.withLockedValue { $0.kept[name]?.file }
     }
+
+    subscript(path: String) -> OpenFile? { self[Name(path: path)] }
 
     /// To be read before opening a file that may be offered to `keep`.
     var generation: UInt64 { state.withLockedValue { $0.generation } }
 
-    /// Keeps `file`, opened at `path` when the generation was `generation`, unless a path was dropped since.
-    func keep(_ file: OpenFile, at path: String, openedIn generation: UInt64) {
+    /// Keeps `file`, opened at `path` when the generation was `generation`, as `name`, unless a path was dropped since.
+    func keep(_ file: OpenFile, as name: Name, at path: String, openedIn generation: UInt64) {
         guard capacity > 0 else { return }
         // What leaves the table is closed after the lock is released.
         let released: [Kept] = state.withLockedValue { state in
             guard state.generation == generation else { return [] }
             var released: [Kept] = []
-            if state.kept[path] == nil {
+            if let other = state.names[path], other != name, let kept = state.remove(other) { released.append(kept) }
+            if state.kept[name] == nil {
                 while state.kept.count >= capacity, state.head < state.order.count {
                     let oldest = state.order[state.head]
                     state.head += 1
-                    if let kept = state.kept[oldest.path], kept.serial == oldest.serial {
-                        state.kept[oldest.path] = nil
+                    if state.kept[oldest.name]?.serial == oldest.serial, let kept = state.remove(oldest.name) {
                         released.append(kept)
                     }
                 }
             }
             state.serial += 1
-            if let replaced = state.kept.updateValue(Kept(file: file, serial: state.serial), forKey: path) {
-                released.append(replaced)
-            }
-            state.order.append((path, state.serial))
+            if let replaced = state.remove(name) { released.append(replaced) }
+            state.kept[name] = Kept(file: file, path: path, serial: state.serial)
+            state.names[path] = name
+            state.order.append((name, state.serial))
             Self.sweep(&state, capacity: capacity)
             return released
         }
         _ = released
     }
 
+    /// Keeps `file`, opened at `path` (its own name) when the generation was `generation`.
+    func keep(_ file: OpenFile, at path: String, openedIn generation: UInt64) {
+        keep(file, as: Name(path: path), at: path, openedIn: generation)
+    }
+
     /// Forgets `path` (a file was renamed onto it or unlinked): the file kept there, if any, is closed once its
     /// readers are done.
     func drop(_ path: String) {
-        let released = state.withLockedValue { state in
+        let released: Kept? = state.withLockedValue { state in
             state.generation += 1
-            return state.kept.removeValue(forKey: path)
+            return state.names[path].flatMap { state.remove($0) }
         }
         _ = released
     }
 
-    /// Forgets `path` if `file` is still the one kept there (it was found renamed over or deleted).
-    func drop(_ path: String, ifStill file: OpenFile) {
+    /// Forgets `name` if `file` is still the one kept by it (it was found renamed over or deleted).
+    func drop(_ name: Name, ifStill file: OpenFile) {
         let released: Kept? = state.withLockedValue { state in
-            guard state.kept[path]?.file === file else { return nil }
-            return state.kept.removeValue(forKey: path)
+            guard state.kept[name]?.file === file else { return nil }
+            return state.remove(name)
         }
         _ = released
     }
@@ -124,7 +159,7 @@ final class OpenFiles: Sendable {
     private static func sweep(_ state: inout State, capacity: Int) {
         guard state.order.count - state.head > 2 * capacity + 16 || state.head > capacity + 16 else { return }
         let kept = state.kept
-        state.order = state.order[state.head...].filter { kept[$0.path]?.serial == $0.serial }
+        state.order = state.order[state.head...].filter { kept[$0.name]?.serial == $0.serial }
         state.head = 0
     }
 }

@@ -28,20 +28,30 @@ public struct POSIXFileSystem: DiskFileSystem {
     /// read of it, and any read that may not be whole, begins with an `fstat` instead: a regular file of at most
     /// `limit` bytes, still linked (not renamed over or deleted by someone else), read for its size.
     public func readWhole(_ path: String, upTo limit: Int) -> [UInt8]? {
-        if let file = openFiles[path] {
+        readWhole(OpenFiles.Name(path: path), at: { path }, upTo: limit)
+    }
+
+    /// As `readWhole(_:upTo:)`, the file kept open found by the entry's key (its path made only to open it).
+    public func readWhole(entry key: String, in root: String, at path: () -> String, upTo limit: Int) -> [UInt8]? {
+        readWhole(OpenFiles.Name(key: key, in: root), at: path, upTo: limit)
+    }
+
+    private func readWhole(_ name: OpenFiles.Name, at path: () -> String, upTo limit: Int) -> [UInt8]? {
+        if let file = openFiles[name] {
             if !file.isDueForCheck(), let bytes = Self.readShort(file.descriptor, upTo: limit) { return bytes }
             switch Self.readWhole(file.descriptor, upTo: limit) {
             case .linked(let bytes): return bytes
             case .unusable: return nil
-            case .unlinked: openFiles.drop(path, ifStill: file)
+            case .unlinked: openFiles.drop(name, ifStill: file)
             }
         }
         let generation = openFiles.generation
+        let path = path()
         guard let fd = try? Self.openEntry(path) else { return nil }
         let file = OpenFile(fd)
         switch Self.readWhole(fd, upTo: limit) {
         case .linked(let bytes):
-            openFiles.keep(file, at: path, openedIn: generation)
+            openFiles.keep(file, as: name, at: path, openedIn: generation)
             return bytes
         case .unlinked(let bytes):
             // Replaced since it was opened: the file the path named then, not to be kept.

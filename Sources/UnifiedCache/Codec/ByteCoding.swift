@@ -22,8 +22,13 @@ struct ByteWriter {
 struct ByteReader {
     let bytes: [UInt8]
     private(set) var offset = 0
+    /// A string the caller expects among those read (the entry's key): read as that very string, not a copy.
+    private let expected: String?
 
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    init(_ bytes: [UInt8], expecting expected: String? = nil) {
+        self.bytes = bytes
+        self.expected = expected
+    }
 
     mutating func take(_ count: Int) -> ArraySlice<UInt8>? {
         guard count >= 0, bytes.count - offset >= count else { return nil }
@@ -48,6 +53,9 @@ struct ByteReader {
     mutating func string() throws(EntryFormatError) -> String {
         let length = Int(try integer() as UInt32)
         let slice = try take(length, orThrow: .malformedHeader)
+        // The expected key and the usual content type are not copied (a disk or shared hit read three strings anew).
+        if let expected, Self.bytes(of: expected, equal: slice) { return expected }
+        if Self.bytes(of: Self.json, equal: slice) { return Self.json }
         // `String(decoding:)` is the stdlib's specialised UTF-8 path (`String(validating:as:)` is generic: its
         // metadata look-ups made a header's five strings ~3,700 instructions dearer per disk and shared hit); a
         // repair means the bytes were not valid UTF-8, seen as a difference from them.
@@ -60,5 +68,17 @@ struct ByteReader {
         }
         guard same else { throw .malformedHeader }
         return string
+    }
+
+    private static let json = "application/json"
+
+    private static func bytes(of string: String, equal slice: ArraySlice<UInt8>) -> Bool {
+        string.utf8.count == slice.count
+            && string.utf8.withContiguousStorageIfAvailable { utf8 in
+                slice.withUnsafeBufferPointer { raw in
+                    // Force unwraps: both buffers hold the same count of bytes, more than none.
+                    raw.isEmpty || memcmp(utf8.baseAddress!, raw.baseAddress!, raw.count) == 0
+                }
+            } == true
     }
 }

@@ -42,7 +42,7 @@ public struct EntryCodec: Sendable {
     package func decode(
         _ bytes: [UInt8], fileSize: Int, key: String
     ) throws(EntryFormatError) -> (entry: CacheEntry, keyID: String?) {
-        let header = try EntryFormat.decodeHeader(bytes)
+        let header = try EntryFormat.decodeHeader(bytes, key: key)
         guard header.isSealed || acceptsPlaintext else { throw .unsealed }
         // A sealed value's key is authenticated too: one that names another key was moved here.
         guard header.metadata.key == key else { throw header.isSealed ? .notAuthentic : .keyMismatch }

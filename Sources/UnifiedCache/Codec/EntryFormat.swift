@@ -59,30 +59,31 @@ public enum EntryFormat {
     }
 
     /// Parses and verifies the header at the start of `bytes`, of any version. Needs `header.headerLength`
-    /// bytes: throws `.truncated(needed:)` with the length to read when `bytes` is shorter.
-    package static func decodeHeader(_ bytes: [UInt8]) throws(EntryFormatError) -> EntryHeader {
+    /// bytes: throws `.truncated(needed:)` with the length to read when `bytes` is shorter. `key`: the key the caller
+    /// expects (read as that string, not a copy, when it is the one stored).
+    package static func decodeHeader(_ bytes: [UInt8], key: String? = nil) throws(EntryFormatError) -> EntryHeader {
         guard bytes.count >= 6 else { throw .truncated(needed: fixedLength) }
         guard bytes[0..<4] == magic[...] else { throw .badMagic }
         let version = UInt16(bytes[4]) | UInt16(bytes[5]) << 8
         switch version {
-        case Self.version: return try decodePlainHeader(bytes)
-        case SealedEntryFormat.version: return try SealedEntryFormat.decodeHeader(bytes)
-        case SealedEntryFormatVersion2.version: return try SealedEntryFormatVersion2.decodeHeader(bytes)
+        case Self.version: return try decodePlainHeader(bytes, key: key)
+        case SealedEntryFormat.version: return try SealedEntryFormat.decodeHeader(bytes, key: key)
+        case SealedEntryFormatVersion2.version: return try SealedEntryFormatVersion2.decodeHeader(bytes, key: key)
         default: throw .unsupportedVersion(version)
         }
     }
 
     /// Version 1's header.
-    private static func decodePlainHeader(_ bytes: [UInt8]) throws(EntryFormatError) -> EntryHeader {
+    private static func decodePlainHeader(_ bytes: [UInt8], key: String?) throws(EntryFormatError) -> EntryHeader {
         guard bytes.count >= fixedLength else { throw .truncated(needed: fixedLength) }
-        var reader = ByteReader(bytes)
+        var reader = ByteReader(bytes, expecting: key)
         let (rawKind, flags, headerLength, bodyLength) = try reader.entryPreamble()
         guard headerLength >= fixedLength + 5 * 4 + digestLength, headerLength <= maxHeaderLength,
             bodyLength <= UInt64(Int.max - maxHeaderLength)
         else { throw .malformedHeader }
         try verifyDigest(bytes, headerLength: headerLength)
         let times = try reader.entryTimes()
-        let bodyDigest = Array(try reader.take(digestLength, orThrow: .malformedHeader))
+        let bodyDigest = try reader.take(digestLength, orThrow: .malformedHeader)
         let metadata = try reader.entryMetadata(rawKind: rawKind, flags: flags, bodyLength: bodyLength, times: times)
         let etag = try reader.string()
         let contentType = try reader.string()
@@ -109,10 +110,10 @@ public enum EntryFormat {
 
     /// A version 1 value whose header is verified: checks the key, the length and the body's digest.
     static func decodePlain(
-        _ bytes: [UInt8], header: EntryHeader, etag: String, contentType: String, bodyDigest: [UInt8]
+        _ bytes: [UInt8], header: EntryHeader, etag: String, contentType: String, bodyDigest: ArraySlice<UInt8>
     ) throws(EntryFormatError) -> CacheEntry {
         let body = Array(bytes[header.headerLength...])
-        guard digest(of: body[...], matches: bodyDigest[...]) else { throw .bodyChecksumMismatch }
+        guard digest(of: body[...], matches: bodyDigest) else { throw .bodyChecksumMismatch }
         let m = header.metadata
         return CacheEntry(
             key: m.key, namespace: m.namespace, user: m.user, kind: m.kind, body: body,

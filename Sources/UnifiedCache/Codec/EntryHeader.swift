@@ -1,8 +1,9 @@
 /// A verified header: everything about an entry a listing or an index needs, without its body.
 package struct EntryHeader: Sendable, Equatable {
     package enum Payload: Sendable, Equatable {
-        /// Version 1: the body follows in the clear.
-        case plain(etag: String, contentType: String, bodyDigest: [UInt8])
+        /// Version 1: the body follows in the clear; `bodyDigest` lies in the bytes the header was read from (a slice of
+        /// them, not a copy: every read checks it).
+        case plain(etag: String, contentType: String, bodyDigest: ArraySlice<UInt8>)
         /// Versions 2 and 3: one sealed envelope of `length` bytes follows (ETag, content type and body inside; in
         /// version 3, `padded`, the body's length too and zero bytes to a multiple of 64).
         case sealed(length: Int, padded: Bool)

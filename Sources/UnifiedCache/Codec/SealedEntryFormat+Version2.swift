@@ -14,9 +14,9 @@ enum SealedEntryFormatVersion2 {
     static let fixedLength = 4 + 2 + 1 + 1 + 4 + 8 + 8 + 3 * 8
     static let digestLength = EntryFormat.digestLength
 
-    static func decodeHeader(_ bytes: [UInt8]) throws(EntryFormatError) -> EntryHeader {
+    static func decodeHeader(_ bytes: [UInt8], key: String?) throws(EntryFormatError) -> EntryHeader {
         guard bytes.count >= fixedLength else { throw .truncated(needed: fixedLength) }
-        var reader = ByteReader(bytes)
+        var reader = ByteReader(bytes, expecting: key)
         let (rawKind, flags, headerLength, bodyLength) = try reader.entryPreamble()
         let sealedLength: UInt64 = try reader.integer()
         let limit = UInt64(Int.max - EntryFormat.maxHeaderLength)

@@ -67,9 +67,9 @@ enum SealedEntryFormat {
         return out.bytes
     }
 
-    static func decodeHeader(_ bytes: [UInt8]) throws(EntryFormatError) -> EntryHeader {
+    static func decodeHeader(_ bytes: [UInt8], key: String?) throws(EntryFormatError) -> EntryHeader {
         guard bytes.count >= fixedLength else { throw .truncated(needed: fixedLength) }
-        var reader = ByteReader(bytes)
+        var reader = ByteReader(bytes, expecting: key)
         // The preamble's length field is the sealed length here: no clear body length.
         let (rawKind, flags, headerLength, sealedLength) = try reader.entryPreamble()
         guard headerLength >= fixedLength + 3 * 4 + digestLength, headerLength <= EntryFormat.maxHeaderLength,

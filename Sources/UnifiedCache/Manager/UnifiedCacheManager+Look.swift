@@ -74,9 +74,7 @@ extension UnifiedCacheManager {
             let entry = writer.tier.loadNow(key), entry.kind == .value, entry.freshness(at: now, policy: policy) == .fresh
         else { return nil }
         let current = state.withLockedValue { state in
-            guard state.invalidations == invalidations, writer.isIdle, memory.peek(key) == nil else { return false }
-            _ = memory.insert(entry)
-            return true
+            state.invalidations == invalidations && writer.isIdle && memory.promote(entry)
         }
         return current ? entry : nil
     }
@@ -108,10 +106,8 @@ extension UnifiedCacheManager {
         let asked = shared.loadNow(key) { [self] entry in
             guard entry.kind == .value, entry.freshness(at: clock.now(), policy: policy) == .fresh else { return false }
             return state.withLockedValue { state in
-                guard state.invalidations == invalidations, !state.inFlight.isPending(key), memory.peek(key) == nil
-                else { return false }
-                _ = memory.insert(entry)
-                return true
+                state.invalidations == invalidations && !state.inFlight.isPending(key)
+                    && memory.promote(entry)
             }
         } answer: { [self] entry in
             guard let entry else { return answer(nil) }

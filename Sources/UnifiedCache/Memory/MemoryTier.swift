@@ -46,15 +46,30 @@ package final class MemoryTier: Sendable {
     /// it was stored.
     @discardableResult
     public func insert(_ entry: CacheEntry) -> Bool {
+        insert(entry, ifAbsent: false) == .stored
+    }
+
+    /// A value read from a tier below, stored as `insert` would unless memory already holds a value of its key (which
+    /// it never replaces): `false` then, with nothing changed. `true` otherwise, stored or not (too large for the
+    /// budget).
+    public func promote(_ entry: CacheEntry) -> Bool {
+        insert(entry, ifAbsent: true) != .held
+    }
+
+    private enum Insertion { case stored, refused, held }
+
+    private func insert(_ entry: CacheEntry, ifAbsent: Bool) -> Insertion {
         let cost = Self.cost(of: entry)
         return policy.withLockedValue { state in
+            let held = map.withLockedValue { $0.handles[entry.key] }
+            if ifAbsent, held != nil { return .held }
             state.drain(reads)
             guard cost <= configuration.maxBytes, configuration.maxEntries > 0 else {
                 remove(entry.key, state: &state)
-                return false
+                return .refused
             }
             let slot: Int
-            if let handle = map.withLockedValue({ $0.handles[entry.key] }) {
+            if let handle = held {
                 slot = MemoryMap.slot(of: handle)
                 state.releasedBytes += state.policy.weight(of: slot)
                 state.policy.update(slot, weight: cost, access: true)
@@ -69,7 +84,7 @@ package final class MemoryTier: Sendable {
                 for victim in state.victims { map.clear(victim) }
             }
             for victim in state.victims { state.releasedBytes += state.policy.weight(of: victim) }
-            return true
+            return .stored
         }
     }
 

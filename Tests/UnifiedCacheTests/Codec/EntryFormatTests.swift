@@ -16,6 +16,22 @@ import Testing
         #expect(header.fileSize == bytes.count)
     }
 
+    /// The key a reader expects is taken for the stored one only when it is the stored one, byte for byte: a key one
+    /// byte shorter, longer or different is read as stored (and the codec refuses it as another key's value).
+    @Test func anExpectedKeyIsReadOnlyWhenItIsTheStoredOne() throws {
+        let bytes = EntryFormat.encode(entry)
+        for expected in [entry.key, String(entry.key.dropLast()), entry.key + "x", "activities:alice:ride,run:31", ""] {
+            #expect(try EntryFormat.decodeHeader(bytes, key: expected).metadata == entry.metadata)
+        }
+        #expect(throws: EntryFormatError.keyMismatch) {
+            try EntryCodec().decode(bytes, fileSize: bytes.count, key: "activities:alice:ride,run:31")
+        }
+        var other = entry
+        other.contentType = "application/jsonx"
+        let otherBytes = EntryFormat.encode(other)
+        #expect(try EntryCodec().decode(otherBytes, fileSize: otherBytes.count, key: other.key).entry == other)
+    }
+
     @Test func keepsAbsentUserApartFromEmptyUser() throws {
         var withEmpty = entry
         withEmpty.user = ""
