@@ -153,9 +153,9 @@ struct POSIXReadWholeTests {
             let files = OpenFiles(capacity: 4)
             let opened = files.generation
             files.drop("\(dir)/other")
-            files.keep(OpenFile(-1), at: "\(dir)/f", openedIn: opened)
+            files.keep(OpenFile(-1), as: .init(path: "\(dir)/f"), at: "\(dir)/f", openedIn: opened)
             #expect(files.count == 0)
-            files.keep(OpenFile(-1), at: "\(dir)/f", openedIn: files.generation)
+            files.keep(OpenFile(-1), as: .init(path: "\(dir)/f"), at: "\(dir)/f", openedIn: files.generation)
             #expect(files.count == 1)
         }
     }
@@ -164,14 +164,14 @@ struct POSIXReadWholeTests {
         let files = OpenFiles(capacity: 3)
         for round in 0..<50 {
             for name in ["a", "b", "c", "d"] {
-                files.keep(OpenFile(-1), at: name, openedIn: files.generation)
+                files.keep(OpenFile(-1), as: .init(path: name), at: name, openedIn: files.generation)
                 if round % 7 == 0 { files.drop("b") }
             }
             #expect(files.count <= 3)
         }
-        for name in ["e", "f", "g", "h"] { files.keep(OpenFile(-1), at: name, openedIn: files.generation) }
-        #expect(files["e"] == nil)
-        #expect(files["f"] != nil && files["g"] != nil && files["h"] != nil)
+        for name in ["e", "f", "g", "h"] { files.keep(OpenFile(-1), as: .init(path: name), at: name, openedIn: files.generation) }
+        #expect(files[.init(path: "e")] == nil)
+        #expect(["f", "g", "h"].allSatisfy { files[.init(path: $0)] != nil })
         #expect(files.count == 3)
     }
 

@@ -95,8 +95,6 @@ final class OpenFiles: Sendable {
         state.withLockedValue { $0.kept[name]?.file }
     }
 
-    subscript(path: String) -> OpenFile? { self[Name(path: path)] }
-
     /// To be read before opening a file that may be offered to `keep`.
     var generation: UInt64 { state.withLockedValue { $0.generation } }
 
@@ -126,11 +124,6 @@ final class OpenFiles: Sendable {
             return released
         }
         _ = released
-    }
-
-    /// Keeps `file`, opened at `path` (its own name) when the generation was `generation`.
-    func keep(_ file: OpenFile, at path: String, openedIn generation: UInt64) {
-        keep(file, as: Name(path: path), at: path, openedIn: generation)
     }
 
     /// Forgets `path` (a file was renamed onto it or unlinked): the file kept there, if any, is closed once its
