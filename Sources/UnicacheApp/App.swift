@@ -46,7 +46,7 @@ extension App {
         var router = Router(observer: Self.observer(metrics: metrics, logger: dependencies.logger))
         // Before the shortcut: a denied request reaches neither the cache nor an upstream, nor a cache counter.
         router.accessCheck = access?.accessCheck
-        router.shortcut = { method, target, headers in readThrough.shortcut(method, target, headers) }
+        router.shortcut = { readThrough.shortcut($0, $1, $2, $3, $4) }
         for resource in ResourceTable.rows {
             guard served[resource.domain] != nil else {
                 router.get(resource.route) { _ throws(Problem) in throw NoUpstream.problem(resource.domain) }

@@ -13,9 +13,9 @@ final class Count: Sendable {
 @Suite(.timeLimit(.minutes(1))) struct RouterGateTests {
     static func router(gate: @escaping AccessCheck, handled: Count, shortcuts: Count) -> Router {
         var router = Router()
-        router.shortcut = { _, target, _ in
+        router.shortcut = { _, target, _, _, _ in
             shortcuts.add()
-            return target == "/fast" ? (.text("fast"), "/fast") : nil
+            return target == "/fast" ? (.now(.text("fast")), "/fast") : nil
         }
         router.get("/slow") { _ in
             handled.add()

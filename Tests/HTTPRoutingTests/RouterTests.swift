@@ -168,6 +168,32 @@ struct Boom: Error {}
         #expect(seen[2].target == "/nope")
         #expect(seen.allSatisfy { $0.duration >= .zero })
     }
+
+    /// A shortcut that answers later (a read it joined) is observed once, with its route and the raw request's
+    /// parts, when the reply comes; the shortcut is handed the client's address and the request's id.
+    @Test func aShortcutAnsweringLaterIsObservedOnceWithItsRoute() async throws {
+        let records = Mutex<[RequestRecord]>([])
+        let seenParts = Mutex<[String]>([])
+        var router = Self.makeRouter()
+        router.observer = { record in records.withLock { $0.append(record) } }
+        router.shortcut = { method, target, _, address, id in
+            seenParts.withLock { $0.append("\(method.rawValue) \(target) \(address.isLoopback) \(id?.value ?? "-")") }
+            guard target == "/joined" else { return nil }
+            return (.later(Later { reply in DispatchQueue.global().async { reply(.text("joined")) } }), "/joined/{x}")
+        }
+        let id = try #require(RequestID(validating: "shortcut-1"))
+        let loopback = [UInt8]([127, 0, 0, 1]).withUnsafeBytes { ClientAddress(bytes: $0) }
+        let answer = router.answer(
+            method: .get, target: "/joined", headers: HTTPHeaders(), body: [], clientAddress: loopback, requestID: id)
+        let (response, immediate) = await resolve(answer)
+        #expect(bodyText(response) == "joined" && !immediate)
+        _ = await resolve(router.answer(
+            method: .get, target: "/healthz", headers: HTTPHeaders(), body: [], clientAddress: .unknown))
+        let seen = records.withLock { $0 }
+        #expect(seen.map(\.route) == ["/joined/{x}", "/healthz"])
+        #expect(seen.first?.requestID?.value == id.value && seen.first?.target == "/joined" && seen.first?.status == 200)
+        #expect(seenParts.withLock { $0 } == ["GET /joined true shortcut-1", "GET /healthz false -"])
+    }
 }
 
 /// `Later`: the task adapter, and replies from other threads.

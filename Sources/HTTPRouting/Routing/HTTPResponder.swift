@@ -106,12 +106,15 @@ public protocol HTTPResponder: Sendable {
     ) -> Answer
 }
 
-/// An answer given from a request's raw method, target and headers, before the target is parsed and routed,
-/// with the template of the route it answers for (for the observer). Called on the server's I/O thread: must
-/// not block; `nil` routes the request as usual. For answers a route rendered for this exact target moments
-/// ago (a warm cache hit): everything the route checks must already be settled by the target itself.
-public typealias Shortcut = @Sendable (_ method: HTTPMethod, _ target: String, _ headers: HTTPHeaders)
-    -> (response: Response, route: String)?
+/// An answer given from a request's raw parts, before the target is parsed and routed, with the template of the
+/// route it answers for (for the observer). Called on the server's I/O thread: must not block; `nil` routes the
+/// request as usual. For targets a route answered moments ago (a warm cache hit, a read joined): everything the
+/// route checks must already be settled by the target itself. A `.later` answer is observed when the server says
+/// which response the client got, as a route's is.
+public typealias Shortcut = @Sendable (
+    _ method: HTTPMethod, _ target: String, _ headers: HTTPHeaders, _ clientAddress: ClientAddress,
+    _ requestID: RequestID?
+) -> (answer: Answer, route: String)?
 
 /// A route's handler, called on the server's I/O thread with `RequestID.current` bound: must not block. `.now`
 /// for what it answers at once (a fresh memory hit), `.later` for the rest (`Later.task` for async work).

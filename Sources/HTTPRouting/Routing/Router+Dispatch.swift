@@ -39,8 +39,18 @@ extension Router {
         method: HTTPMethod, target: String, headers: HTTPHeaders, body: [UInt8], clientAddress: ClientAddress,
         requestID: RequestID?, since start: MonotonicTime?
     ) -> Answer {
-        if let shortcut, body.isEmpty, let (response, route) = shortcut(method, target, headers) {
-            return .now(observed(response, method: method, target: target, id: requestID, headers: headers, route: route, since: start))
+        if let shortcut, body.isEmpty, let (answer, route) = shortcut(method, target, headers, clientAddress, requestID) {
+            switch answer {
+            case .now(let response):
+                return .now(observed(response, method: method, target: target, id: requestID, headers: headers, route: route, since: start))
+            case .later(var later):
+                if let observer, let start {
+                    later.answered = { response in
+                        observer(Router.record(response, method: method, target: target, id: requestID, headers: headers, route: route, since: start))
+                    }
+                }
+                return .later(later)
+            }
         }
         do {
             return route(try Request(

@@ -43,7 +43,8 @@ final class ReadThrough: Sendable {
     /// key in flight, or the shared tier asked: a stampede's coalesced requests make no task each); later, as a task
     /// (`handle`, which also renders every error). Only a plain request joins; a conditional one (If-None-Match) is
     /// rendered per request. The target is resolved (validated) once, here, and handed on. (A plain request for a
-    /// target answered this second took the router's `shortcut` before it got here.)
+    /// target answered this second took the router's `shortcut` before it got here, unless nothing was cached or
+    /// under way for it.)
     func answer(_ resource: Resource, _ request: Request) -> Answer {
         let plain = RenderedAnswers.isPlain(request)
         let now = clock.now()
@@ -60,6 +61,30 @@ final class ReadThrough: Sendable {
             return .later(Later { reply in read.whenDone { result in joined.answer(result, reply) } })
         case .absent:
             return .later(task(resource, request, resolution))
+        }
+    }
+
+    /// The router's shortcut: a plain request for a target answered earlier this second, read without parsing or
+    /// routing (its memo says what the target resolves to): answered now from memory or the second tier, or later
+    /// joining a load in flight or the shared tier (`JoinedShortcut`); nil when nothing is cached or under way
+    /// (then it is routed, and the cache, which counted nothing, is asked again).
+    func shortcut(
+        _ method: HTTPMethod, _ target: String, _ headers: HTTPHeaders, _ clientAddress: ClientAddress,
+        _ requestID: RequestID?
+    ) -> (answer: Answer, route: String)? {
+        let now = clock.now()
+        guard let memo = answers.remembered(method: method, target: target, headers: headers, now: now) else {
+            return nil
+        }
+        switch memo.look({ cache.look($0, policy: $1, now: now, refusal: refusal, joining: true) }) {
+        case .ready(let result):
+            // The hit is counted now: answered here, never by routing again.
+            return (.now(answers.answer(result, memo: memo, target: target, now: now)), memo.route)
+        case .pending(let read):
+            let joined = JoinedShortcut(self, memo, method, target, headers, clientAddress, requestID)
+            return (.later(Later { reply in read.whenDone { result in joined.answer(result, reply) } }), memo.route)
+        case .absent:
+            return nil
         }
     }
 
@@ -93,6 +118,51 @@ final class ReadThrough: Sendable {
         }
     }
 
+    /// As `Joined`, for a request the shortcut joined before parsing it: answered from its target's memo. When the
+    /// read comes back empty, the request is parsed (its target parsed this second already) and answered as a task
+    /// with the memo's resolution, as a routed request is; its own id goes with the fetch.
+    private final class JoinedShortcut: Sendable {
+        let readThrough: ReadThrough
+        let memo: RenderedAnswers.Memo
+        let method: HTTPMethod
+        let target: String
+        let headers: HTTPHeaders
+        let clientAddress: ClientAddress
+        let requestID: RequestID?
+
+        init(
+            _ readThrough: ReadThrough, _ memo: RenderedAnswers.Memo, _ method: HTTPMethod, _ target: String,
+            _ headers: HTTPHeaders, _ clientAddress: ClientAddress, _ requestID: RequestID?
+        ) {
+            self.readThrough = readThrough
+            self.memo = memo
+            self.method = method
+            self.target = target
+            self.headers = headers
+            self.clientAddress = clientAddress
+            self.requestID = requestID
+        }
+
+        func answer(_ result: Result<CacheResult, CacheError>?, _ reply: any Reply) {
+            switch result {
+            case .success(let result)?:
+                reply(readThrough.answers.answer(result, memo: memo, target: target, now: readThrough.clock.now()))
+            case .failure(let error)?:
+                reply(ReadThrough.problem(for: error).response)
+            case nil:
+                do throws(Problem) {
+                    let request = try Request(
+                        method: method, target: target, headers: headers, clientAddress: clientAddress, id: requestID)
+                    var resolved = ResolvedResource(fetch: memo.fetch, policy: memo.policy)
+                    resolved.fetch.requestID = requestID?.value
+                    readThrough.task(memo.resource, request, .success(resolved)).start(reply)
+                } catch {
+                    reply(error.response)
+                }
+            }
+        }
+    }
+
     /// The request answered later by a task of its own (`handle`), with its resolution made already. Made only on the
     /// ways that need it: a ready answer pays for no closure.
     private func task(_ resource: Resource, _ request: Request, _ resolution: Result<ResolvedResource, Problem>)
@@ -105,7 +175,7 @@ final class ReadThrough: Sendable {
     private func answer(_ result: CacheResult, to request: Request, on resource: Resource, resolved: ResolvedResource)
         -> Response
     {
-        answers.answer(result, to: request, route: resource.route, resolved: resolved, now: clock.now())
+        answers.answer(result, to: request, on: resource, resolved: resolved, now: clock.now())
     }
 
     /// `resolve` as a value, handed on from the I/O thread to the work that answers later.
@@ -114,16 +184,6 @@ final class ReadThrough: Sendable {
             return .success(try resolve(resource, request))
         } catch {
             return .failure(error)
-        }
-    }
-
-    /// The router's shortcut: a plain request for a target answered from memory earlier this second.
-    func shortcut(_ method: HTTPMethod, _ target: String, _ headers: HTTPHeaders) -> (response: Response, route: String)? {
-        let now = clock.now()
-        return answers.shortcut(method: method, target: target, headers: headers, now: now) { fetch, policy in
-            guard case .ready(let result) = cache.look(fetch, policy: policy, now: now, refusal: refusal, joining: false)
-            else { return nil }
-            return result
         }
     }
 

@@ -16,7 +16,7 @@ import UnifiedCache
 /// table is dropped when the second changes).
 final class RenderedAnswers: Sendable {
     /// Classes, so that taking one out of the table is one retain.
-    private final class Rendered: Sendable {
+    fileprivate final class Rendered: Sendable {
         let result: CacheResult
         let response: Response
 
@@ -35,30 +35,33 @@ final class RenderedAnswers: Sendable {
         }
     }
 
-    private final class Memo: Sendable {
-        let route: String
+    /// What a target resolves to this second (its resource, key and policy), with its last rendered answer.
+    final class Memo: Sendable {
+        let resource: Resource
         let fetch: FetchRequest
         let policy: FreshnessPolicy
-        let rendered: Rendered?
+        fileprivate let rendered: Rendered?
 
-        init(route: String, fetch: FetchRequest, policy: FreshnessPolicy, rendered: Rendered? = nil) {
-            self.route = route
+        fileprivate init(resource: Resource, fetch: FetchRequest, policy: FreshnessPolicy, rendered: Rendered? = nil) {
+            self.resource = resource
             self.fetch = fetch
             self.policy = policy
             self.rendered = rendered
         }
 
+        var route: String { resource.route }
+
         /// `lookup` asked for this target's key: from a method, so that the request is lent from the memo's field
         /// (read from outside, the caller copied it first: ~250 instructions with its strings' retains).
-        func look(_ lookup: Lookup) -> CacheResult? { lookup(fetch, policy) }
+        func look(_ lookup: (_ fetch: FetchRequest, _ policy: FreshnessPolicy) -> CacheLook) -> CacheLook {
+            lookup(fetch, policy)
+        }
     }
 
     private struct Table {
         var second = Int.min
         var memos: [String: Memo] = [:]
     }
-
-    typealias Lookup = (_ fetch: FetchRequest, _ policy: FreshnessPolicy) -> CacheResult?
 
     // NIOLockedValueBox rather than Synchronization.Mutex: ThreadSanitizer on Linux sees pthread locks only.
     private let table = NIOLockedValueBox(Table())
@@ -79,26 +82,26 @@ final class RenderedAnswers: Sendable {
         isPlain(request.method, request.headers) && !request.query.contains("refresh")
     }
 
-    /// The answer for `result` of a plain `request` that `resolved` answers on `route`, at `now`.
+    /// The answer for `result` of a plain `request` that `resolved` answers on `resource`, at `now`.
     func answer(
-        _ result: CacheResult, to request: Request, route: String, resolved: ResolvedResource, now: Date
+        _ result: CacheResult, to request: Request, on resource: Resource, resolved: ResolvedResource, now: Date
     ) -> Response {
         let second = Self.second(now)
         let memo = remembered(request.target, second: second)
-            ?? Memo(route: route, fetch: resolved.fetch, policy: resolved.policy)
+            ?? Memo(resource: resource, fetch: resolved.fetch, policy: resolved.policy)
         return answer(result, memo: memo, target: request.target, second: second)
     }
 
-    /// Before parsing (the router's shortcut): the answer for a plain request whose target was answered this
-    /// second, with its route template; nil when the target is not remembered or nothing fresh is cached.
-    func shortcut(
-        method: HTTPMethod, target: String, headers: HTTPHeaders, now: Date, lookup: Lookup
-    ) -> (response: Response, route: String)? {
+    /// The answer for `result` of a plain request for `target`, whose `memo` the shortcut found, at `now`.
+    func answer(_ result: CacheResult, memo: Memo, target: String, now: Date) -> Response {
+        answer(result, memo: memo, target: target, second: Self.second(now))
+    }
+
+    /// Before parsing (the router's shortcut): what a plain request's target resolves to when it was answered this
+    /// second; nil when the request is not plain or the target is not remembered.
+    func remembered(method: HTTPMethod, target: String, headers: HTTPHeaders, now: Date) -> Memo? {
         guard Self.isPlain(method, headers) else { return nil }
-        let second = Self.second(now)
-        guard let memo = remembered(target, second: second), let result = memo.look(lookup) else { return nil }
-        // The hit is counted now: answer it here, never by routing again.
-        return (answer(result, memo: memo, target: target, second: second), memo.route)
+        return remembered(target, second: Self.second(now))
     }
 
     private static func second(_ now: Date) -> Int { Int(now.timeIntervalSince1970.rounded(.down)) }
@@ -116,7 +119,7 @@ final class RenderedAnswers: Sendable {
         // coalesced waiters' of that very miss, finishing beside it).
         let shareable = result.outcome != .miss && result.outcome != .refresh
         let renewed = Memo(
-            route: memo.route, fetch: memo.fetch, policy: memo.policy,
+            resource: memo.resource, fetch: memo.fetch, policy: memo.policy,
             rendered: shareable ? Rendered(result: result, response: response) : nil)
         return table.withLockedValue { table in
             if table.second != second || table.memos.count >= capacity {

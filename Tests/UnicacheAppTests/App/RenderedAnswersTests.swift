@@ -69,10 +69,16 @@ import UnifiedCache
 @Suite(.timeLimit(.minutes(10))) struct ShortcutTests {
     let target = "/v1/users/alice/subscription"
 
+    /// The shortcut's answer, which for a value in memory is given now.
     func shortcut(_ h: AppHarness, _ method: HTTPMethod = .get, headers: HTTPHeaders = HTTPHeaders())
         -> (response: Response, route: String)?
     {
-        h.app.router.shortcut?(method, target, headers)
+        guard let (answer, route) = h.app.router.shortcut?(method, target, headers, .unknown, nil) else { return nil }
+        guard case .now(let response) = answer else {
+            Issue.record("a value in memory is answered now")
+            return nil
+        }
+        return (response, route)
     }
 
     @Test func answersOnlyTargetsAnsweredThisSecondWithTheirRoute() async throws {
@@ -140,16 +146,16 @@ import UnifiedCache
             fetch: FetchRequest(key: stored.key, namespace: "subscription", user: "alice", path: "/users/alice/subscription"),
             policy: .ttl(.seconds(300)))
         let request = try Request(method: .get, target: target)
-        func answer(_ outcome: CacheOutcome) -> Response {
+        func answer(_ outcome: CacheOutcome) throws -> Response {
             answers.answer(
                 CacheResult(
                     entry: stored, outcome: outcome, tier: nil, ageSeconds: 0, remainingFreshSeconds: 300,
                     stored: outcome == .miss), to: request,
-                route: "/v1/users/{user}/subscription", resolved: resolved, now: now)
+                on: try #require(ResourceTable.rows.first { $0.namespace == "subscription" }), resolved: resolved, now: now)
         }
-        let first = answer(.coalesced)
-        let miss = answer(.miss)
-        let second = answer(.coalesced)
+        let first = try answer(.coalesced)
+        let miss = try answer(.miss)
+        let second = try answer(.coalesced)
         #expect(miss.header("X-Cache") == "MISS")
         #expect(first.memo != nil && first.memo === second.memo)
     }
@@ -162,6 +168,6 @@ import UnifiedCache
             #expect(refreshed.header("X-Cache") == "REFRESH")
         }
         #expect(h.fetcher.count("subscription:alice") == 4)
-        #expect(h.app.router.shortcut?(.get, target + "?refresh=true", HTTPHeaders()) == nil)
+        #expect(h.app.router.shortcut?(.get, target + "?refresh=true", HTTPHeaders(), .unknown, nil) == nil)
     }
 }
