@@ -81,7 +81,9 @@ final class ReadThrough: Sendable {
             // The hit is counted now: answered here, never by routing again.
             return (.now(answers.answer(result, memo: memo, target: target, now: now)), memo.route)
         case .pending(let read):
-            let joined = JoinedShortcut(self, memo, method, target, headers, clientAddress, requestID)
+            let joined = JoinedShortcut(
+                self, memo,
+                Unparsed(method: method, target: target, headers: headers, clientAddress: clientAddress, id: requestID))
             return (.later(Later { reply in read.whenDone { result in joined.answer(result, reply) } }), memo.route)
         case .absent:
             return nil
@@ -118,44 +120,43 @@ final class ReadThrough: Sendable {
         }
     }
 
+    /// A request as the server gave it, before its target is parsed.
+    private struct Unparsed: Sendable {
+        let method: HTTPMethod
+        let target: String
+        let headers: HTTPHeaders
+        let clientAddress: ClientAddress
+        let id: RequestID?
+
+        func parsed() throws(Problem) -> Request {
+            try Request(method: method, target: target, headers: headers, clientAddress: clientAddress, id: id)
+        }
+    }
+
     /// As `Joined`, for a request the shortcut joined before parsing it: answered from its target's memo. When the
     /// read comes back empty, the request is parsed (its target parsed this second already) and answered as a task
     /// with the memo's resolution, as a routed request is; its own id goes with the fetch.
     private final class JoinedShortcut: Sendable {
         let readThrough: ReadThrough
         let memo: RenderedAnswers.Memo
-        let method: HTTPMethod
-        let target: String
-        let headers: HTTPHeaders
-        let clientAddress: ClientAddress
-        let requestID: RequestID?
+        let request: Unparsed
 
-        init(
-            _ readThrough: ReadThrough, _ memo: RenderedAnswers.Memo, _ method: HTTPMethod, _ target: String,
-            _ headers: HTTPHeaders, _ clientAddress: ClientAddress, _ requestID: RequestID?
-        ) {
-            self.readThrough = readThrough
-            self.memo = memo
-            self.method = method
-            self.target = target
-            self.headers = headers
-            self.clientAddress = clientAddress
-            self.requestID = requestID
+        init(_ readThrough: ReadThrough, _ memo: RenderedAnswers.Memo, _ request: Unparsed) {
+            (self.readThrough, self.memo, self.request) = (readThrough, memo, request)
         }
 
         func answer(_ result: Result<CacheResult, CacheError>?, _ reply: any Reply) {
             switch result {
             case .success(let result)?:
-                reply(readThrough.answers.answer(result, memo: memo, target: target, now: readThrough.clock.now()))
+                let now = readThrough.clock.now()
+                reply(readThrough.answers.answer(result, memo: memo, target: request.target, now: now))
             case .failure(let error)?:
                 reply(ReadThrough.problem(for: error).response)
             case nil:
                 do throws(Problem) {
-                    let request = try Request(
-                        method: method, target: target, headers: headers, clientAddress: clientAddress, id: requestID)
                     var resolved = ResolvedResource(fetch: memo.fetch, policy: memo.policy)
-                    resolved.fetch.requestID = requestID?.value
-                    readThrough.task(memo.resource, request, .success(resolved)).start(reply)
+                    resolved.fetch.requestID = request.id?.value
+                    readThrough.task(memo.resource, try request.parsed(), .success(resolved)).start(reply)
                 } catch {
                     reply(error.response)
                 }
