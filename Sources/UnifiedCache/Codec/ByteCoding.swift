@@ -59,19 +59,15 @@ struct ByteReader {
         // `String(decoding:)` is the stdlib's specialised UTF-8 path (`String(validating:as:)` is generic: its
         // metadata look-ups made a header's five strings ~3,700 instructions dearer per disk and shared hit); a
         // repair means the bytes were not valid UTF-8, seen as a difference from them.
-        var string = String(decoding: slice, as: UTF8.self)
-        let same = string.withUTF8 { decoded in
-            slice.withUnsafeBufferPointer { raw in
-                // Force unwraps: both buffers hold the same count of bytes, more than none.
-                decoded.count == raw.count && (raw.isEmpty || memcmp(decoded.baseAddress!, raw.baseAddress!, raw.count) == 0)
-            }
-        }
-        guard same else { throw .malformedHeader }
+        let string = String(decoding: slice, as: UTF8.self)
+        guard Self.bytes(of: string, equal: slice) else { throw .malformedHeader }
         return string
     }
 
     private static let json = "application/json"
 
+    /// Whether `string`'s UTF-8 is `slice`'s bytes (false for a string without contiguous UTF-8, which a native
+    /// string, a literal and a decoded one always have).
     private static func bytes(of string: String, equal slice: ArraySlice<UInt8>) -> Bool {
         string.utf8.count == slice.count
             && string.utf8.withContiguousStorageIfAvailable { utf8 in
