@@ -40,17 +40,7 @@ extension Router {
         requestID: RequestID?, since start: MonotonicTime?
     ) -> Answer {
         if let shortcut, body.isEmpty, let (answer, route) = shortcut(method, target, headers, clientAddress, requestID) {
-            switch answer {
-            case .now(let response):
-                return .now(observed(response, method: method, target: target, id: requestID, headers: headers, route: route, since: start))
-            case .later(var later):
-                if let observer, let start {
-                    later.answered = { response in
-                        observer(Router.record(response, method: method, target: target, id: requestID, headers: headers, route: route, since: start))
-                    }
-                }
-                return .later(later)
-            }
+            return observed(answer, method: method, target: target, id: requestID, headers: headers, route: route, since: start)
         }
         do {
             return route(try Request(
@@ -93,13 +83,25 @@ extension Router {
     /// behalf carry it (tasks `Later.task` makes bind it too).
     private func answer(_ request: consuming Request, with handler: RouteHandler, route: String, since start: MonotonicTime?) -> Answer {
         let request = copy request
-        switch Self.withID(request.id, { handler(request) }) {
+        return observed(
+            Self.withID(request.id, { handler(request) }), method: request.method, target: request.target, id: request.id,
+            headers: request.headers, route: route, since: start)
+    }
+
+    /// `answer` observed as answered on `route`: `.now` at once, `.later` when the server says which response the
+    /// client got (a handler past its deadline is not it).
+    private func observed(
+        _ answer: Answer, method: HTTPMethod, target: String, id: RequestID?, headers: HTTPHeaders, route: String,
+        since start: MonotonicTime?
+    ) -> Answer {
+        switch answer {
         case .now(let response):
-            return .now(observed(response, to: request, route: route, since: start))
+            return .now(observed(response, method: method, target: target, id: id, headers: headers, route: route, since: start))
         case .later(var later):
-            // Observed when the server says which answer the client got (a handler past its deadline is not it).
             if let observer, let start {
-                later.answered = { response in observer(Router.record(response, for: request, route: route, since: start)) }
+                later.answered = { response in
+                    observer(Router.record(response, method: method, target: target, id: id, headers: headers, route: route, since: start))
+                }
             }
             return .later(later)
         }
@@ -124,12 +126,6 @@ extension Router {
             observer(Router.record(response, method: method, target: target, id: id, headers: headers, route: route, since: start))
         }
         return response
-    }
-
-    private static func record(_ response: Response, for request: Request, route: String?, since start: MonotonicTime) -> RequestRecord {
-        record(
-            response, method: request.method, target: request.target, id: request.id, headers: request.headers, route: route,
-            since: start)
     }
 
     private static func record(
