@@ -79,7 +79,7 @@ final class ReadThrough: Sendable {
         switch memo.look({ cache.look($0, policy: $1, now: now, refusal: refusal, joining: true) }) {
         case .ready(let result):
             // The hit is counted now: answered here, never by routing again.
-            return (.now(answers.answer(result, memo: memo, target: target, now: now)), memo.route)
+            return (.now(answers.answer(result, memo: memo, target: target)), memo.route)
         case .pending(let read):
             let joined = JoinedShortcut(
                 self, memo,
@@ -148,13 +148,12 @@ final class ReadThrough: Sendable {
         func answer(_ result: Result<CacheResult, CacheError>?, _ reply: any Reply) {
             switch result {
             case .success(let result)?:
-                let now = readThrough.clock.now()
-                reply(readThrough.answers.answer(result, memo: memo, target: request.target, now: now))
+                reply(readThrough.answers.answer(result, memo: memo, target: request.target))
             case .failure(let error)?:
                 reply(ReadThrough.problem(for: error).response)
             case nil:
                 do throws(Problem) {
-                    var resolved = ResolvedResource(fetch: memo.fetch, policy: memo.policy)
+                    var resolved = memo.resolved
                     resolved.fetch.requestID = request.id?.value
                     readThrough.task(memo.resource, try request.parsed(), .success(resolved)).start(reply)
                 } catch {
@@ -172,11 +171,11 @@ final class ReadThrough: Sendable {
         .task(id: request.id) { [self] in try await handle(resource, request, resolved: resolution) }
     }
 
-    /// A plain read's answer, remembered for the rest of the second.
+    /// A plain read's answer, remembered for the rest of the second its resolution was made in.
     private func answer(_ result: CacheResult, to request: Request, on resource: Resource, resolved: ResolvedResource)
         -> Response
     {
-        answers.answer(result, to: request, on: resource, resolved: resolved, now: clock.now())
+        answers.answer(result, to: request, on: resource, resolved: resolved)
     }
 
     /// `resolve` as a value, handed on from the I/O thread to the work that answers later.

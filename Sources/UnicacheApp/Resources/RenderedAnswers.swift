@@ -35,17 +35,18 @@ final class RenderedAnswers: Sendable {
         }
     }
 
-    /// What a target resolves to this second (its resource, key and policy), with its last rendered answer.
+    /// What a target resolves to in one second (its resource, key and policy), with its last rendered answer.
     final class Memo: Sendable {
         let resource: Resource
-        let fetch: FetchRequest
-        let policy: FreshnessPolicy
+        let resolved: ResolvedResource
+        /// The second the resolution was made in: the table it may be remembered in.
+        fileprivate let second: Int
         fileprivate let rendered: Rendered?
 
-        fileprivate init(resource: Resource, fetch: FetchRequest, policy: FreshnessPolicy, rendered: Rendered? = nil) {
+        fileprivate init(resource: Resource, resolved: ResolvedResource, rendered: Rendered? = nil) {
             self.resource = resource
-            self.fetch = fetch
-            self.policy = policy
+            self.resolved = resolved
+            second = RenderedAnswers.second(resolved.resolvedAt)
             self.rendered = rendered
         }
 
@@ -54,7 +55,7 @@ final class RenderedAnswers: Sendable {
         /// `lookup` asked for this target's key: from a method, so that the request is lent from the memo's field
         /// (read from outside, the caller copied it first: ~250 instructions with its strings' retains).
         func look(_ lookup: (_ fetch: FetchRequest, _ policy: FreshnessPolicy) -> CacheLook) -> CacheLook {
-            lookup(fetch, policy)
+            lookup(resolved.fetch, resolved.policy)
         }
     }
 
@@ -82,19 +83,14 @@ final class RenderedAnswers: Sendable {
         isPlain(request.method, request.headers) && !request.query.contains("refresh")
     }
 
-    /// The answer for `result` of a plain `request` that `resolved` answers on `resource`, at `now`.
-    func answer(
-        _ result: CacheResult, to request: Request, on resource: Resource, resolved: ResolvedResource, now: Date
-    ) -> Response {
-        let second = Self.second(now)
-        let memo = remembered(request.target, second: second)
-            ?? Memo(resource: resource, fetch: resolved.fetch, policy: resolved.policy)
-        return answer(result, memo: memo, target: request.target, second: second)
-    }
-
-    /// The answer for `result` of a plain request for `target`, whose `memo` the shortcut found, at `now`.
-    func answer(_ result: CacheResult, memo: Memo, target: String, now: Date) -> Response {
-        answer(result, memo: memo, target: target, second: Self.second(now))
+    /// The answer for `result` of a plain `request` that `resolved` answers on `resource`, remembered for the second
+    /// the resolution was made in.
+    func answer(_ result: CacheResult, to request: Request, on resource: Resource, resolved: ResolvedResource)
+        -> Response
+    {
+        let memo = remembered(request.target, second: Self.second(resolved.resolvedAt))
+            ?? Memo(resource: resource, resolved: resolved)
+        return answer(result, memo: memo, target: request.target)
     }
 
     /// Before parsing (the router's shortcut): what a plain request's target resolves to when it was answered this
@@ -104,25 +100,29 @@ final class RenderedAnswers: Sendable {
         return remembered(target, second: Self.second(now))
     }
 
-    private static func second(_ now: Date) -> Int { Int(now.timeIntervalSince1970.rounded(.down)) }
+    fileprivate static func second(_ now: Date) -> Int { Int(now.timeIntervalSince1970.rounded(.down)) }
 
     private func remembered(_ target: String, second: Int) -> Memo? {
         table.withLockedValue { table in table.second == second ? table.memos[target] : nil }
     }
 
-    /// The remembered answer if it still matches `result`, else a new one, remembered. Rendered outside the lock;
-    /// when waiters resumed together rendered it at once, the first one remembered is the one they all answer.
-    private func answer(_ result: CacheResult, memo: Memo, target: String, second: Int) -> Response {
+    /// The answer for `result` of a plain request for `target` that `memo` resolves: the remembered one if it still
+    /// matches, else a new one, remembered in the memo's second (a read that ends after that second is answered, not
+    /// remembered: the next second resolves the target afresh). Rendered outside the lock; when waiters resumed
+    /// together rendered it at once, the first one remembered is the one they all answer.
+    func answer(_ result: CacheResult, memo: Memo, target: String) -> Response {
         if let rendered = memo.rendered, rendered.matches(result) { return rendered.response }
         let response = CacheHeaders.response(for: result).reusable()
         // A miss or a refresh is its request's answer alone: it never replaces one that others can share (the
         // coalesced waiters' of that very miss, finishing beside it).
         let shareable = result.outcome != .miss && result.outcome != .refresh
         let renewed = Memo(
-            resource: memo.resource, fetch: memo.fetch, policy: memo.policy,
+            resource: memo.resource, resolved: memo.resolved,
             rendered: shareable ? Rendered(result: result, response: response) : nil)
+        let second = memo.second
         return table.withLockedValue { table in
-            if table.second != second || table.memos.count >= capacity {
+            if second < table.second { return response }
+            if second > table.second || table.memos.count >= capacity {
                 table.second = second
                 table.memos.removeAll(keepingCapacity: true)
             } else if let current = table.memos[target]?.rendered {

@@ -54,7 +54,7 @@ struct ResourceContext: Sendable {
             fetch: FetchRequest(
                 key: key, namespace: namespace, user: user, path: "/users/\(PathEncoding.segment(user))\(suffix)", query: query,
                 parameters: parameters, requestID: request.id?.value),
-            policy: policy)
+            policy: policy, resolvedAt: now)
     }
 }
 
@@ -62,6 +62,9 @@ struct ResourceContext: Sendable {
 struct ResolvedResource: Sendable {
     var fetch: FetchRequest
     var policy: FreshnessPolicy
+    /// The time the key and policy were derived at (a "today" key names that day): their remembered answer belongs to
+    /// that second, however late the read ends.
+    var resolvedAt: Date
     var key: String { fetch.key }
 }
 

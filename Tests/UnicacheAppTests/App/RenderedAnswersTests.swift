@@ -54,6 +54,29 @@ import UnifiedCache
         #expect(after.body == refreshed.body)
     }
 
+    /// A read resolved in one second and answered in the next is not remembered for the next: the target resolves
+    /// afresh there (a "today" key past midnight names the new day, not the one the slow fetch began in).
+    @Test func aReadResolvedBeforeMidnightAndAnsweredAfterLeavesTheNewDayToItsOwnKey() async throws {
+        let h = AppHarness()
+        let today = "/v1/users/alice/health/today"
+        h.clock.set(try #require(ISO8601DateFormatter().date(from: "2026-11-22T23:59:59Z")).addingTimeInterval(0.5))
+        h.fetcher.close()
+        async let slow = h.send(.get, today)
+        await h.fetcher.waitForCalls(1)
+        h.clock.advance(by: 1)  // 2026-11-23T00:00:00.5Z
+        h.fetcher.open()
+        let late = try await slow
+        #expect(late.header("X-Cache") == "MISS")
+        #expect(h.fetcher.calls.map(\.key) == ["health:today:alice:2026-11-22"])
+
+        let next = try await h.send(.get, today)
+        #expect(next.header("X-Cache") == "MISS")
+        #expect(h.fetcher.calls.map(\.key) == ["health:today:alice:2026-11-22", "health:today:alice:2026-11-23"])
+        let again = try await h.send(.get, today)
+        #expect(again.header("X-Cache") == "HIT")
+        #expect(again.body == next.body)
+    }
+
     @Test func conditionalRequestsAreRenderedPerRequest() async throws {
         let h = AppHarness()
         let miss = try await h.send(.get, target)
@@ -144,14 +167,14 @@ import UnifiedCache
             staleUntil: now.addingTimeInterval(300))
         let resolved = ResolvedResource(
             fetch: FetchRequest(key: stored.key, namespace: "subscription", user: "alice", path: "/users/alice/subscription"),
-            policy: .ttl(.seconds(300)))
+            policy: .ttl(.seconds(300)), resolvedAt: now)
         let request = try Request(method: .get, target: target)
         func answer(_ outcome: CacheOutcome) throws -> Response {
             answers.answer(
                 CacheResult(
                     entry: stored, outcome: outcome, tier: nil, ageSeconds: 0, remainingFreshSeconds: 300,
                     stored: outcome == .miss), to: request,
-                on: try #require(ResourceTable.rows.first { $0.namespace == "subscription" }), resolved: resolved, now: now)
+                on: try #require(ResourceTable.rows.first { $0.namespace == "subscription" }), resolved: resolved)
         }
         let first = try answer(.coalesced)
         let miss = try answer(.miss)
