@@ -36,7 +36,8 @@ extension RedisConnection {
     ) async throws(RedisError) -> RedisConnection {
         let closeReason = NIOLockedValueBox<RedisError?>(nil)
         let channel = try await makeChannel(settings, eventLoopGroup: eventLoopGroup) {
-            RedisCommandHandler(closeReason: closeReason, onMessage: onMessage, onClose: onClose)
+            RedisCommandHandler(
+                limits: settings.limits, closeReason: closeReason, onMessage: onMessage, onClose: onClose)
         }
         let connection = RedisConnection(settings: settings, channel: channel, closeReason: closeReason)
         try await connection.handshake(logger: logger, eventLoopGroup: eventLoopGroup)
@@ -66,14 +67,14 @@ extension RedisConnection {
         }
     }
 
-    /// A TCP (or TLS) channel to the node with the RESP decoder and `handler()` in its pipeline.
+    /// A TCP (or TLS) channel to the node with `handler()` (which decodes the replies) in its pipeline.
     static func makeChannel(
         _ settings: Settings, eventLoopGroup: any EventLoopGroup, handler: @escaping @Sendable () -> RedisCommandHandler
     ) async throws(RedisError) -> any Channel {
         let tls = try settings.endpoint.tls.map { options throws(RedisError) in
             (options: options, context: try options.makeContext())
         }
-        let (host, port, limits) = (settings.address.host, settings.address.port, settings.limits)
+        let (host, port) = (settings.address.host, settings.address.port)
         let bootstrap = ClientBootstrap(group: eventLoopGroup)
             .connectTimeout(TimeAmount(settings.connectTimeout))
             .channelOption(.socketOption(.so_keepalive), value: 1)
@@ -84,7 +85,6 @@ extension RedisConnection {
                     if let tls {
                         try pipeline.addHandler(tls.options.handler(context: tls.context, for: host))
                     }
-                    try pipeline.addHandler(ByteToMessageHandler(RESPDecoder(parser: RESPParser(limits: limits))))
                     try pipeline.addHandler(handler())
                 }
             }

@@ -70,7 +70,7 @@ struct RESPScanner {
     }
 }
 
-/// RESP2 replies off a channel's bytes, for the connection's pipeline.
+/// RESP2 replies off a channel's bytes, for the connection's command handler.
 struct RESPDecoder: NIOSingleStepByteToMessageDecoder {
     typealias InboundOut = RedisReply
     let parser: RESPParser
