@@ -36,6 +36,14 @@ final class ConnectionSlot: Sendable {
         }
     }
 
+    /// The slot's connection when it has a live one.
+    var connection: RedisConnection? {
+        state.withLockedValue { state in
+            guard case .connected(let connection) = state, connection.isActive else { return nil }
+            return connection
+        }
+    }
+
     func began() {
         commandsInFlight.wrappingAdd(1, ordering: .relaxed)
     }

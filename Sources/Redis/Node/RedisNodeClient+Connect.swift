@@ -3,58 +3,55 @@
 extension RedisNodeClient {
     /// Sends on the slot's connection (connecting first when it has none). A reused connection that turns out closed
     /// (not timed out) is dropped and the commands go once more on a new one: every command we send may be repeated.
-    func attempt(
-        _ commands: [RedisCommand], on slot: ConnectionSlot, mayRetry: Bool,
-        _ done: @escaping @Sendable (Result<[RedisReply], RedisError>) -> Void
-    ) {
-        obtain(slot) { [self] obtained in
-            let connection: RedisConnection
-            let fresh: Bool
+    func attempt(_ submission: Submission, mayRetry: Bool) {
+        // The slot's connection, taken without a closure for the case of waiting for one: the usual case.
+        if let connection = submission.slot.connection {
+            return send(submission, on: connection, fresh: false, mayRetry: mayRetry)
+        }
+        // One connect per slot at a time: the commands that need the slot meanwhile wait for it. `fresh`: made for
+        // these commands, so a failure on it is not retried.
+        let obtained: ConnectionSlot.Waiter = { [self] obtained in
             switch obtained {
-            case .failure(let failure): return done(.failure(failure))
-            case .success(let ready): (connection, fresh) = ready
-            }
-            connection.enqueue(commands, expectedReplies: commands.count, timeout: timeout) { [self] result in
-                switch result {
-                case .success(let replies):
-                    // A demoted primary (CONTRACT §10.3): the next command asks the Sentinels again.
-                    if sentinelPrimary != nil, replies.contains(where: { $0.errorReply?.kind == .readOnly }) {
-                        slot.drop(connection)
-                    }
-                    if let refused = replies.lazy.compactMap(\.errorReply).first(where: \.isAuthenticationError) {
-                        refusedReply(refused, to: commands)
-                    }
-                    done(.success(replies))
-                case .failure(let failure):
-                    slot.drop(connection)
-                    if mayRetry, !fresh, failure == .connectionClosed {
-                        attempt(commands, on: slot, mayRetry: false, done)
-                    } else {
-                        done(.failure(.unavailable(failure.reason(on: endpoint, timeout: timeout))))
-                    }
-                }
+            case .failure(let failure): finished(submission, .failure(failure))
+            case .success(let (connection, fresh)): send(submission, on: connection, fresh: fresh, mayRetry: mayRetry)
             }
         }
-    }
-
-    /// The slot's connection, or a new one (one connect per slot at a time: the commands that need the slot
-    /// meanwhile wait for it). `fresh`: made for these commands, so a failure on it is not retried.
-    private func obtain(
-        _ slot: ConnectionSlot,
-        _ ready: @escaping @Sendable (Result<(RedisConnection, fresh: Bool), RedisError>) -> Void
-    ) {
-        switch slot.take(ready) {
-        case .use(let connection): ready(.success((connection, false)))
+        switch submission.slot.take(obtained) {
+        case .use(let connection): send(submission, on: connection, fresh: false, mayRetry: mayRetry)
         case .wait: break
-        case .refuse: ready(.failure(.shutDown))
+        case .refuse: finished(submission, .failure(.shutDown))
         case .connect:
             state.withLockedValue { $0.connectAttempts += 1 }
             // The one task of a connect (TLS and the handshake are async); commands themselves run on futures.
             Task { [self] in
                 do throws(RedisError) {
-                    slot.connected(try await connect())
+                    submission.slot.connected(try await connect())
                 } catch {
-                    slot.failed(connectFailure(error))
+                    submission.slot.failed(connectFailure(error))
+                }
+            }
+        }
+    }
+
+    private func send(_ submission: Submission, on connection: RedisConnection, fresh: Bool, mayRetry: Bool) {
+        let commands = submission.commands
+        connection.enqueue(commands, expectedReplies: commands.count, timeout: timeout) { [self] result in
+            switch result {
+            case .success(let replies):
+                // A demoted primary (CONTRACT §10.3): the next command asks the Sentinels again.
+                if sentinelPrimary != nil, replies.contains(where: { $0.errorReply?.kind == .readOnly }) {
+                    submission.slot.drop(connection)
+                }
+                if let refused = replies.lazy.compactMap(\.errorReply).first(where: \.isAuthenticationError) {
+                    refusedReply(refused, to: commands)
+                }
+                finished(submission, .success(replies))
+            case .failure(let failure):
+                submission.slot.drop(connection)
+                if mayRetry, !fresh, failure == .connectionClosed {
+                    attempt(submission, mayRetry: false)
+                } else {
+                    finished(submission, .failure(.unavailable(failure.reason(on: endpoint, timeout: timeout))))
                 }
             }
         }

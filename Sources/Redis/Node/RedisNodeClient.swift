@@ -112,7 +112,7 @@ public final class RedisNodeClient: Sendable {
     public func send(_ commands: [RedisCommand]) async throws(RedisError) -> [RedisReply] {
         if commands.isEmpty { return [] }
         return try await withCheckedContinuation { continuation in
-            submit(commands) { continuation.resume(returning: $0) }
+            submit(commands, .all { continuation.resume(returning: $0) })
         }.get()
     }
 
@@ -120,9 +120,7 @@ public final class RedisNodeClient: Sendable {
     /// a caller that is not async (an HTTP thread answering from Redis). `reply` must not block; it is called once,
     /// at once on the calling thread when the command cannot be sent (breaker open, shut down).
     public func send(_ command: RedisCommand, reply: @escaping @Sendable (Result<RedisReply, RedisError>) -> Void) {
-        submit([command]) { result in
-            reply(result.flatMap { $0.first.map { .success($0) } ?? .failure(.unavailable("no reply")) })
-        }
+        submit([command], .one(reply))
     }
 
     /// `script` over `keys` and `arguments` by its digest (`EVALSHA`); sent once more with its text (`EVAL`) when
@@ -187,9 +185,24 @@ public final class RedisNodeClient: Sendable {
 
     var now: Duration { elapsed.now() }
 
+    /// Where a submission's replies go: a single command's reply, or every reply of a batch. Handed down as is to
+    /// the connection's batch, so that a reply reaches its caller through one closure, not one adapter per layer (each
+    /// was a context allocated on the caller's thread and freed on the loop's).
+    enum Delivery: Sendable {
+        case one(@Sendable (Result<RedisReply, RedisError>) -> Void)
+        case all(@Sendable (Result<[RedisReply], RedisError>) -> Void)
+
+        func callAsFunction(_ result: Result<[RedisReply], RedisError>) {
+            switch self {
+            case .all(let reply): reply(result)
+            case .one(let reply): reply(result.flatMap { $0.first.map { .success($0) } ?? .failure(.unavailable("no reply")) })
+            }
+        }
+    }
+
     /// Sends `commands` as one pipeline on the next connection, unless the breaker refuses them or the node client is
-    /// shut down; settles the breaker with the outcome.
-    private func submit(_ commands: [RedisCommand], reply: @escaping @Sendable (Result<[RedisReply], RedisError>) -> Void) {
+    /// shut down; `finished` settles the breaker with the outcome.
+    private func submit(_ commands: [RedisCommand], _ delivery: Delivery) {
         let now = self.now
         let admission = state.withLockedValue { state -> Result<Bool, RedisError> in
             if state.isShutDown { return .failure(.shutDown) }
@@ -199,27 +212,38 @@ public final class RedisNodeClient: Sendable {
             case .pass: return .success(false)
             }
         }
-        let probe: Bool
         switch admission {
-        case .failure(let failure): return reply(.failure(failure))
-        case .success(let isProbe): probe = isProbe
+        case .failure(let failure): delivery(.failure(failure))
+        case .success(let probe):
+            let slot = chosenSlot()
+            slot.began()
+            attempt(Submission(commands: commands, slot: slot, probe: probe, delivery: delivery), mayRetry: true)
         }
-        let slot = chosenSlot()
-        slot.began()
-        attempt(commands, on: slot, mayRetry: true) { [self] result in
-            slot.ended()
-            let now = self.now
-            state.withLockedValue { state in
-                switch result {
-                case .success:
-                    state.succeeded()
-                case .failure(let failure):
-                    state.lastFailure = failure
-                    state.breaker.failed(at: now, probe: probe)
-                }
+    }
+
+    /// Commands admitted on a slot, on their way to a connection, and where their replies go.
+    struct Submission: Sendable {
+        let commands: [RedisCommand]
+        let slot: ConnectionSlot
+        /// Whether the breaker admitted them as its half-open probe.
+        let probe: Bool
+        let delivery: Delivery
+    }
+
+    /// The submission's outcome: the slot's count and the breaker settled, then the replies delivered.
+    func finished(_ submission: Submission, _ result: Result<[RedisReply], RedisError>) {
+        submission.slot.ended()
+        let now = self.now
+        state.withLockedValue { state in
+            switch result {
+            case .success:
+                state.succeeded()
+            case .failure(let failure):
+                state.lastFailure = failure
+                state.breaker.failed(at: now, probe: submission.probe)
             }
-            reply(result)
         }
+        submission.delivery(result)
     }
 
     /// A connection whose outbox waits for the event loop, so that the command shares their write and read
