@@ -2,44 +2,69 @@ import NIOCore
 
 extension ByteBuffer {
     /// Writes one command as RESP2: an array of bulk strings (`*N\r\n` then `$len\r\nbytes\r\n` for the name and each
-    /// argument).
+    /// argument), measured first and then written in one step: a write per part cost ~1,500 instructions a `GET`.
     mutating func writeRESPCommand(_ command: RedisCommand) {
-        writeRESPHeader(UInt8(ascii: "*"), command.arguments.count + 1)
-        writeRESPHeader(UInt8(ascii: "$"), command.name.utf8.count)
-        writeString(command.name)
-        writeRESPLineEnd()
-        for argument in command.arguments {
-            writeRESPHeader(UInt8(ascii: "$"), argument.count)
-            writeBytes(argument)
-            writeRESPLineEnd()
+        var name = command.name
+        name.withUTF8 { name in
+            var size = Self.respHeaderLength(command.arguments.count + 1) + Self.respBulkLength(name.count)
+            for argument in command.arguments { size += Self.respBulkLength(argument.count) }
+            writeWithUnsafeMutableBytes(minimumWritableBytes: size) { out in
+                var at = Self.putRESPHeader(UInt8(ascii: "*"), command.arguments.count + 1, into: out, at: 0)
+                at = Self.putRESPBulk(UnsafeRawBufferPointer(name), into: out, at: at)
+                for argument in command.arguments {
+                    at = argument.withUnsafeBytes { Self.putRESPBulk($0, into: out, at: at) }
+                }
+                return at
+            }
         }
     }
 
-    /// `*N\r\n` or `$N\r\n` (`count` ≥ 0), its digits written in place: through `String(count)` a header cost ~950
-    /// instructions, and a `GET` has three.
-    private mutating func writeRESPHeader(_ type: UInt8, _ count: Int) {
+    /// The bytes of `*N\r\n` or `$N\r\n` (`count` ≥ 0).
+    private static func respHeaderLength(_ count: Int) -> Int { decimalDigits(count) + 3 }
+
+    /// The bytes of a bulk string of `count` bytes: its header, the bytes and CRLF.
+    private static func respBulkLength(_ count: Int) -> Int { respHeaderLength(count) + count + 2 }
+
+    private static func decimalDigits(_ value: Int) -> Int {
         var digits = 1
-        var rest = count
+        var rest = value
         while rest >= 10 {
             rest /= 10
             digits += 1
         }
-        writeWithUnsafeMutableBytes(minimumWritableBytes: digits + 3) { out in
-            out[0] = type
-            var value = count
-            var at = digits
-            repeat {
-                out[at] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: value % 10)
-                value /= 10
-                at -= 1
-            } while at > 0
-            out[digits + 1] = UInt8(ascii: "\r")
-            out[digits + 2] = UInt8(ascii: "\n")
-            return digits + 3
-        }
+        return digits
     }
 
-    private mutating func writeRESPLineEnd() {
-        writeInteger(UInt16(0x0D0A))  // "\r\n": big-endian, NIO's default
+    /// `*N\r\n` or `$N\r\n` at `at`, its digits written in place (through `String(count)` a header cost ~950
+    /// instructions); returns where it ends.
+    private static func putRESPHeader(_ type: UInt8, _ count: Int, into out: UnsafeMutableRawBufferPointer, at start: Int)
+        -> Int
+    {
+        let digits = decimalDigits(count)
+        out[start] = type
+        var value = count
+        var at = start + digits
+        repeat {
+            out[at] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: value % 10)
+            value /= 10
+            at -= 1
+        } while at > start
+        out[start + digits + 1] = UInt8(ascii: "\r")
+        out[start + digits + 2] = UInt8(ascii: "\n")
+        return start + digits + 3
+    }
+
+    /// `$len\r\nbytes\r\n` at `at`; returns where it ends.
+    private static func putRESPBulk(_ bytes: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer, at start: Int)
+        -> Int
+    {
+        var at = putRESPHeader(UInt8(ascii: "$"), bytes.count, into: out, at: start)
+        if let base = bytes.baseAddress, let target = out.baseAddress, !bytes.isEmpty {
+            (target + at).copyMemory(from: base, byteCount: bytes.count)
+        }
+        at += bytes.count
+        out[at] = UInt8(ascii: "\r")
+        out[at + 1] = UInt8(ascii: "\n")
+        return at + 2
     }
 }
