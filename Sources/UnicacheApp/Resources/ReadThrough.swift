@@ -79,7 +79,7 @@ final class ReadThrough: Sendable {
         switch memo.look({ cache.look($0, policy: $1, now: now, refusal: refusal, joining: true) }) {
         case .ready(let result):
             // The hit is counted now: answered here, never by routing again.
-            return (.now(answers.answer(result, memo: memo, target: target)), memo.route)
+            return (.now(answers.answer(result, memo: memo, target: target, now: now)), memo.route)
         case .pending(let read):
             let joined = JoinedShortcut(
                 self, memo,
@@ -148,7 +148,8 @@ final class ReadThrough: Sendable {
         func answer(_ result: Result<CacheResult, CacheError>?, _ reply: any Reply) {
             switch result {
             case .success(let result)?:
-                reply(readThrough.answers.answer(result, memo: memo, target: request.target))
+                let now = readThrough.clock.now()
+                reply(readThrough.answers.answer(result, memo: memo, target: request.target, now: now))
             case .failure(let error)?:
                 reply(ReadThrough.problem(for: error).response)
             case nil:
@@ -175,7 +176,7 @@ final class ReadThrough: Sendable {
     private func answer(_ result: CacheResult, to request: Request, on resource: Resource, resolved: ResolvedResource)
         -> Response
     {
-        answers.answer(result, to: request, on: resource, resolved: resolved)
+        answers.answer(result, to: request, on: resource, resolved: resolved, now: clock.now())
     }
 
     /// `resolve` as a value, handed on from the I/O thread to the work that answers later.

@@ -83,14 +83,13 @@ final class RenderedAnswers: Sendable {
         isPlain(request.method, request.headers) && !request.query.contains("refresh")
     }
 
-    /// The answer for `result` of a plain `request` that `resolved` answers on `resource`, remembered for the second
-    /// the resolution was made in.
-    func answer(_ result: CacheResult, to request: Request, on resource: Resource, resolved: ResolvedResource)
-        -> Response
-    {
+    /// The answer for `result` of a plain `request` that `resolved` answers on `resource`, at `now`.
+    func answer(
+        _ result: CacheResult, to request: Request, on resource: Resource, resolved: ResolvedResource, now: Date
+    ) -> Response {
         let memo = remembered(request.target, second: Self.second(resolved.resolvedAt))
             ?? Memo(resource: resource, resolved: resolved)
-        return answer(result, memo: memo, target: request.target)
+        return answer(result, memo: memo, target: request.target, now: now)
     }
 
     /// Before parsing (the router's shortcut): what a plain request's target resolves to when it was answered this
@@ -106,11 +105,12 @@ final class RenderedAnswers: Sendable {
         table.withLockedValue { table in table.second == second ? table.memos[target] : nil }
     }
 
-    /// The answer for `result` of a plain request for `target` that `memo` resolves: the remembered one if it still
-    /// matches, else a new one, remembered in the memo's second (a read that ends after that second is answered, not
-    /// remembered: the next second resolves the target afresh). Rendered outside the lock; when waiters resumed
-    /// together rendered it at once, the first one remembered is the one they all answer.
-    func answer(_ result: CacheResult, memo: Memo, target: String) -> Response {
+    /// The answer for `result` of a plain request for `target` that `memo` resolves, at `now`: the remembered one if
+    /// it still matches, else a new one, remembered while the second its resolution was made in lasts (a read that
+    /// ends after that second is answered, not remembered: the next second resolves the target afresh). Rendered
+    /// outside the lock; when waiters resumed together rendered it at once, the first one remembered is the one they
+    /// all answer.
+    func answer(_ result: CacheResult, memo: Memo, target: String, now: Date) -> Response {
         if let rendered = memo.rendered, rendered.matches(result) { return rendered.response }
         let response = CacheHeaders.response(for: result).reusable()
         // A miss or a refresh is its request's answer alone: it never replaces one that others can share (the
@@ -120,9 +120,10 @@ final class RenderedAnswers: Sendable {
             resource: memo.resource, resolved: memo.resolved,
             rendered: shareable ? Rendered(result: result, response: response) : nil)
         let second = memo.second
+        guard second == Self.second(now) else { return response }
         return table.withLockedValue { table in
-            if second < table.second { return response }
-            if second > table.second || table.memos.count >= capacity {
+            // Another second's table: an older one, or, the wall clock stepped back, one still to come.
+            if second != table.second || table.memos.count >= capacity {
                 table.second = second
                 table.memos.removeAll(keepingCapacity: true)
             } else if let current = table.memos[target]?.rendered {
