@@ -185,9 +185,11 @@ struct POSIXReadWholeTests {
     }
 
     /// One writer renames version after version onto a path while two readers read it: a read that starts after a
-    /// rename returned never gives an older version (a file kept open before it is let go, or never kept).
-    @Test(arguments: [false, true]) func readersNeverSeeAVersionOlderThanTheLastRename(byKey: Bool) throws {
-        try withTemporaryFolder { dir in
+    /// rename returned never gives an older version (a file kept open before it is let go, or never kept). Each on a
+    /// thread of its own: as iterations of `concurrentPerform`, the writers of both arguments, running side by side,
+    /// took the two threads of a 2-core machine's pool and waited for reads from readers that never got one.
+    @Test(arguments: [false, true]) func readersNeverSeeAVersionOlderThanTheLastRename(byKey: Bool) async throws {
+        try await withTemporaryFolder { dir in
             let path = "\(dir)/f"
             let fileSystem = fileSystem
             @Sendable func readWhole() -> [UInt8]? {
@@ -201,7 +203,7 @@ struct POSIXReadWholeTests {
             let reads = Atomic<Int>(0)
             @Sendable func contents(_ version: Int) -> [UInt8] { withUnsafeBytes(of: version) { Array($0) } + bytes(200) }
             try write(contents(0), to: path)
-            DispatchQueue.concurrentPerform(iterations: 3) { worker in
+            @Sendable func work(_ worker: Int) {
                 if worker == 0 {
                     for version in 1...versions {
                         let temporary = "\(dir)/t\(version)"
@@ -230,6 +232,8 @@ struct POSIXReadWholeTests {
                     }
                 }
             }
+            let workers = (0..<3).map { worker in ThreadTask { work(worker) } }
+            for worker in workers { await worker.value }
             #expect(stale.load(ordering: .relaxed) == 0)
             #expect(reads.load(ordering: .relaxed) >= 2 * (versions / 100 - 1))
             #expect(readWhole() == contents(versions))
