@@ -177,11 +177,17 @@ import UnicacheApp
         try await withService(ClusterFleet.start(instances: 2)) { fleet in
             let (a, b) = (fleet.instances[0], fleet.instances[1])
             for instance in [a, b] { await fleet.waitUntilConnected(instance) }
+            let announced = ClusterFleet.shared(b).invalidationsReceived
             var users: [String] = []
             for n in 0..<8 {
                 let user = "one-trip-\(n)"
                 users.append(user)
                 #expect(try await a.request(.GET, "/v1/users/\(user)/subscription").header("X-Cache") == "MISS")
+            }
+            // A's fills announced before B reads: a message applied while a GET is out makes its entry unacceptable
+            // (an invalidation may have overtaken it), and the read looks the key up again (once, `lookup`).
+            await waitUntil("A's fills reach B") {
+                ClusterFleet.shared(b).invalidationsReceived >= announced + users.count
             }
             let before = ClusterFleet.shared(b).operations
             var tiers: [String?] = []
