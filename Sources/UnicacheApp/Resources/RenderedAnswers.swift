@@ -116,11 +116,11 @@ final class RenderedAnswers: Sendable {
         // A miss or a refresh is its request's answer alone: it never replaces one that others can share (the
         // coalesced waiters' of that very miss, finishing beside it).
         let shareable = result.outcome != .miss && result.outcome != .refresh
+        let second = memo.second
+        guard second == Self.second(now) else { return response }
         let renewed = Memo(
             resource: memo.resource, resolved: memo.resolved,
             rendered: shareable ? Rendered(result: result, response: response) : nil)
-        let second = memo.second
-        guard second == Self.second(now) else { return response }
         return table.withLockedValue { table in
             // Another second's table: an older one, or, the wall clock stepped back, one still to come.
             if second != table.second || table.memos.count >= capacity {
