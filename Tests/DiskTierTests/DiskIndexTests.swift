@@ -53,4 +53,44 @@ import UnifiedCache
         #expect(index.evict(keeping: "w") == ["z"])
         #expect(index.count == 3)
     }
+
+    /// The index against a dictionary over a random history of stores, removals and look-ups among few keys, so that
+    /// the slot table's runs collide, wrap around its end, grow and shift back on removal (an unbounded budget: nothing
+    /// is evicted, so the model is exact).
+    @Test(arguments: [1, 2, 3] as [UInt64]) func findsEveryKeyItHoldsThroughARandomHistory(seed: UInt64) {
+        var random = PolicyRandom(seed: seed)
+        var index = DiskIndex(eviction: .tinyLFU, limitBytes: .max)
+        var model: [String: Int] = [:]
+        for step in 0..<20_000 {
+            let key = "k\(Int.random(in: 0..<300, using: &random))"
+            switch Int.random(in: 0..<3, using: &random) {
+            case 0:
+                index.insert(key, indexed(key, size: step + 1))
+                model[key] = step + 1
+            case 1:
+                #expect(index.remove(key)?.fileSize == model.removeValue(forKey: key))
+            default:
+                #expect(index[key]?.fileSize == model[key])
+            }
+            #expect(index.count == model.count)
+        }
+        for key in (0..<300).map({ "k\($0)" }) { #expect(index[key]?.metadata.key == model[key].map { _ in key }) }
+        #expect(Set(index.filter { _ in true }.map(\.metadata.key)) == Set(model.keys))
+    }
+
+    /// Evicted keys leave the slot table with their slots: the survivors are still found, the evicted are not, and a
+    /// start-up's reserved capacity holds every file found.
+    @Test func evictionsAndStartUpsKeepTheTableExact() {
+        var index = DiskIndex(eviction: .lru, limitBytes: 5_000)
+        index.reserveCapacity(3_000)
+        for number in 0..<3_000 { index.insert("f\(number)", indexed("f\(number)", size: 1), leastRecent: true) }
+        #expect(index.count == 3_000)
+        index.insert("big", indexed("big", size: 4_000))
+        let evicted = index.evict(keeping: "big")
+        #expect(evicted.count == 2_000 && index.count == 1_001)
+        for key in evicted { #expect(index[key] == nil) }
+        let kept = Set((0..<3_000).map { "f\($0)" }).subtracting(evicted)
+        for key in kept { #expect(index[key]?.metadata.key == key) }
+        #expect(index["big"]?.fileSize == 4_000 && index.totalBytes == 5_000)
+    }
 }

@@ -9,11 +9,11 @@ struct IndexedEntry: Sendable, Equatable {
 
 /// The stored files by key, with the `--eviction` policy that decides which go when the budget is full (weighed by
 /// their sizes). Not thread-safe: the tier's actor owns it. Each entry's metadata sits in the slot its policy gave
-/// it, and the policy's node holds the file's size; a key is held once (its metadata's string, shared with the
-/// map's key): the index's bytes per entry are documented (docs/operations.md) and bounded by CONTRACT §1.
+/// it, and the policy's node holds the file's size; a key is held once, in its metadata, where `SlotTable` finds
+/// it: the index's bytes per entry are documented (docs/operations.md) and bounded by CONTRACT §1.
 struct DiskIndex {
     private var policy: any EvictionPolicy<String>
-    private var slots: [String: UInt32] = [:]
+    private var slots = SlotTable()
     /// By slot; a free slot keeps no strings alive.
     private var metadata: [CacheEntryMetadata] = []
     private var victims: [Int] = []
@@ -29,29 +29,30 @@ struct DiskIndex {
     /// Makes room for `count` entries in all, so that a start-up scan fills the index without growing it.
     mutating func reserveCapacity(_ count: Int) {
         policy.reserveCapacity(count)
-        slots.reserveCapacity(count)
         metadata.reserveCapacity(count)
+        slots.reserveCapacity(count, in: metadata)
     }
 
     /// The entry, no access recorded.
     subscript(key: String) -> IndexedEntry? {
-        slots[key].map { entry(at: Int($0)) }
+        slots.slot(of: key, in: metadata).map(entry(at:))
     }
 
     /// Records an access of `key`.
     mutating func touch(_ key: String) {
-        if let slot = slots[key] { policy.recordAccess(Int(slot)) }
+        if let slot = slots.slot(of: key, in: metadata) { policy.recordAccess(slot) }
     }
 
     /// Changes the size of `key`'s file (re-sealed in place), no access recorded.
     mutating func resize(_ key: String, fileSize: Int) {
-        if let slot = slots[key] { policy.update(Int(slot), weight: fileSize, access: false) }
+        if let slot = slots.slot(of: key, in: metadata) { policy.update(slot, weight: fileSize, access: false) }
     }
 
     /// Adds `key` as a new entry (found at start-up: as the least recently used), or replaces what is known of it (an
     /// access).
     mutating func insert(_ key: String, _ value: IndexedEntry, leastRecent: Bool = false) {
-        if let slot = slots[key].map(Int.init) {
+        assert(key == value.metadata.key, "an entry is indexed under its own key")
+        if let slot = slots.slot(of: key, in: metadata) {
             metadata[slot] = value.metadata
             policy.update(slot, weight: value.fileSize, access: !leastRecent)
             return
@@ -60,12 +61,12 @@ struct DiskIndex {
             leastRecent
             ? policy.insertEldest(key, weight: value.fileSize) : policy.insert(key, weight: value.fileSize)
         if slot == metadata.count { metadata.append(value.metadata) } else { metadata[slot] = value.metadata }
-        slots[key] = UInt32(slot)
+        slots.add(slot, key: key, in: metadata)
     }
 
     @discardableResult
     mutating func remove(_ key: String) -> IndexedEntry? {
-        guard let slot = slots.removeValue(forKey: key).map(Int.init) else { return nil }
+        guard let slot = slots.remove(key, in: metadata) else { return nil }
         let value = entry(at: slot)
         policy.remove(slot)
         clear(slot)
@@ -75,10 +76,10 @@ struct DiskIndex {
     /// The keys the policy lets go so that the files fit the budget, never `keeping`; they leave the index.
     mutating func evict(keeping key: String?) -> [String] {
         victims.removeAll(keepingCapacity: true)
-        policy.evict(keeping: key.flatMap { slots[$0] }.map(Int.init), into: &victims)
+        policy.evict(keeping: key.flatMap { slots.slot(of: $0, in: metadata) }, into: &victims)
         return victims.map { slot in
             let key = metadata[slot].key
-            slots[key] = nil
+            _ = slots.remove(key, in: metadata)
             clear(slot)
             return key
         }
@@ -86,7 +87,7 @@ struct DiskIndex {
 
     /// Every entry matching `predicate`, in no particular order.
     func filter(_ predicate: (IndexedEntry) -> Bool) -> [IndexedEntry] {
-        slots.values.lazy.map { entry(at: Int($0)) }.filter(predicate)
+        slots.slots.map(entry(at:)).filter(predicate)
     }
 
     private func entry(at slot: Int) -> IndexedEntry {
