@@ -14,11 +14,8 @@ extension UnifiedCacheManager {
         var staleCopy: (entry: CacheEntry, tier: CacheTier)?
         if mode == .load {
             let now = clock.now()
-            if let entry = memory.peek(key) {
-                if entry.isFresh(at: now) {
-                    _ = complete(id: id, key: key, mode: mode, storing: nil)
-                    return .cached(entry, .memory)
-                }
+            if let entry = finishIfFresh(id: id, key: key, mode: mode, now: now) {
+                if entry.isFresh(at: now) { return .cached(entry, .memory) }
                 if entry.isServableStale(at: now), entry.kind == .value { staleCopy = (entry, .memory) }
             }
             if let entry = await loadSecond(key) {
@@ -151,6 +148,17 @@ extension UnifiedCacheManager {
             return (entry, .shared)
         }
         return nil
+    }
+
+    /// Memory's entry for `key`, looked at under the lock that ends the load when that entry is fresh: a request
+    /// that joined before this look is answered the entry memory held at it, and one that comes after starts its
+    /// own read, so no request is answered a value memory had already let go before the request came.
+    private func finishIfFresh(id: UInt64, key: String, mode: InFlightTable.Mode, now: Date) -> CacheEntry? {
+        state.withLockedValue { state in
+            guard let entry = memory.peek(key) else { return nil }
+            if entry.isFresh(at: now) { _ = state.inFlight.finish(id: id, key: key, mode: mode) }
+            return entry
+        }
     }
 
     /// Ends the load's record; if it was still current (no invalidation detached it), stores `entry`
