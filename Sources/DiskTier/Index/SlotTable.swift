@@ -14,13 +14,7 @@ struct SlotTable {
 
     /// The slot whose metadata holds `key`.
     func slot(of key: String, in metadata: [CacheEntryMetadata]) -> Int? {
-        var bucket = key.hashValue & mask
-        while buckets[bucket] != 0 {
-            let slot = Int(buckets[bucket]) - 1
-            if metadata[slot].key == key { return slot }
-            bucket = (bucket + 1) & mask
-        }
-        return nil
+        bucket(of: key, in: metadata).map { Int(buckets[$0]) - 1 }
     }
 
     /// Adds `slot`, whose metadata holds `key`, a key the table does not hold yet.
@@ -32,17 +26,11 @@ struct SlotTable {
 
     /// Removes `key`; its slot, if it was held. `metadata` still holds the key.
     mutating func remove(_ key: String, in metadata: [CacheEntryMetadata]) -> Int? {
-        var bucket = key.hashValue & mask
-        while buckets[bucket] != 0 {
-            let slot = Int(buckets[bucket]) - 1
-            if metadata[slot].key == key {
-                shiftBack(into: bucket, in: metadata)
-                count -= 1
-                return slot
-            }
-            bucket = (bucket + 1) & mask
-        }
-        return nil
+        guard let bucket = bucket(of: key, in: metadata) else { return nil }
+        let slot = Int(buckets[bucket]) - 1
+        shiftBack(into: bucket, in: metadata)
+        count -= 1
+        return slot
     }
 
     /// Room for `count` keys in all without growing.
@@ -53,6 +41,16 @@ struct SlotTable {
 
     /// The slots held, in no particular order.
     var slots: some Sequence<Int> { buckets.lazy.filter { $0 != 0 }.map { Int($0) - 1 } }
+
+    /// The bucket holding `key`'s slot: its run from its home bucket, up to the first empty one.
+    private func bucket(of key: String, in metadata: [CacheEntryMetadata]) -> Int? {
+        var bucket = key.hashValue & mask
+        while buckets[bucket] != 0 {
+            if metadata[Int(buckets[bucket]) - 1].key == key { return bucket }
+            bucket = (bucket + 1) & mask
+        }
+        return nil
+    }
 
     private mutating func place(_ slot: Int, hash: Int) {
         var bucket = hash & mask
