@@ -10,7 +10,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # same wherever the service runs.
 RELEASE_FLAGS := -c release --static-swift-stdlib --product unicache --scratch-path .build-release
 
-.PHONY: deps run test build release check tsan openapi alerts ops-check conformance docker-check docs-check fleet fleet-check bench-http bench-cache bench-instructions bench-shared bench-stampede bench-efficiency
+.PHONY: deps run test build release check tsan openapi alerts ops-check conformance docker-check docs-check fleet fleet-check bench-http bench-cache bench-instructions bench-shared bench-threads bench-stampede bench-efficiency
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -108,6 +108,11 @@ bench-instructions:
 # a dead Redis.
 bench-shared: deps
 	bash scripts/bench-shared.sh
+
+# A disk hit's and a shared hit's CPU thread by thread, kernel included, from /proc (needs redis-server); PERF=1 adds
+# the frames that tell them apart under `perf record` (Debian's linux-perf).
+bench-threads: deps
+	bash scripts/bench-threads.sh
 
 # One instance's stampede of 1,000 cold requests against raw libmicrohttpd answering 1,000 requests held as long
 # (Benchmarks/mhd-baseline's hold mode), in RUNS interleaved rounds (default 5); `make bench-shared` runs it too.

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# Where a disk hit's and a shared hit's CPU goes, thread by thread, kernel included (what callgrind cannot show): the
+# two servers of `make bench-shared` (a memory tier of one entry, 1,000 keys, 16 clients; the server on CPU 0, wrk and
+# redis-server on CPU 1), in ROUNDS interleaved rounds. Per round and thread, from /proc: user and system CPU per
+# request, voluntary and involuntary context switches and read and write system calls per request; then the median
+# of the rounds' totals and the shared hit's ratio to the disk hit (issue 46: ≤ 1.4×).
+# With PERF=1 (needs `perf`, Debian's linux-perf), one more round of each under `perf record -e cpu-clock` with DWARF
+# call graphs prints the CPU per request of the frames that tell the two apart (inclusive: a frame's callees count),
+# scaled to that round's /proc figures.
+# Needs wrk, taskset, redis-server and redis-cli. Env: ROUNDS (5), DURATION (5s, in seconds), PORT (19621), PERF.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+ROUNDS=${ROUNDS:-5}
+DURATION=${DURATION:-5s}
+PORT=${PORT:-19621}
+SERVER_CPU=0
+WRK_CPU=1
+TOOLS=(wrk taskset curl redis-server redis-cli)
+[[ -z ${PERF:-} ]] || TOOLS+=(perf)
+for tool in "${TOOLS[@]}"; do
+  command -v "$tool" >/dev/null || { echo "bench-threads: missing $tool" >&2; exit 1; }
+done
+
+echo "== build"
+swift build -c release --static-swift-stdlib --scratch-path .build-release --product unicache 2>&1 | tail -1
+BIN=$ROOT/.build-release/release/unicache
+WORK=$(mktemp -d /tmp/unicache-bench-threads-XXXXXX)
+PIDS=()
+cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$WORK"; }
+trap cleanup EXIT
+# shellcheck source=scripts/bench-common.sh
+source "$ROOT/scripts/bench-common.sh"
+KEYS=1000
+keys_script "$WORK/keys.lua" "$KEYS"
+
+REDIS_PORT=$((PORT + 9))
+taskset -c "$WRK_CPU" redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+  >"$WORK/redis.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.05; done
+
+# start NAME PORT FLAGS...: a server on SERVER_CPU, warmed with every key twice and a first wrk run.
+declare -A SERVER_PID=() SERVER_PORT=()
+start() {
+  local name=$1 port=$2
+  shift 2
+  taskset -c "$SERVER_CPU" "$BIN" --port "$port" --memory-entries 1 --demo-latency 0ms --log-level warning "$@" \
+    >"$WORK/$name.log" 2>&1 &
+  SERVER_PID[$name]=$!
+  SERVER_PORT[$name]=$port
+  PIDS+=($!)
+  for _ in $(seq 1 300); do curl -sf -o /dev/null "http://127.0.0.1:$port/health" && break; sleep 0.1; done
+  for _ in 1 2; do
+    for i in $(seq 0 $((KEYS - 1))); do curl -sS -o /dev/null "http://127.0.0.1:$port/v1/users/u$i/subscription"; done
+  done
+  taskset -c "$WRK_CPU" wrk -t1 -c16 -d2s -s "$WORK/keys.lua" "http://127.0.0.1:$port" >/dev/null
+}
+start disk-hit "$PORT" --data-dir "$WORK/disk"
+start shared-hit $((PORT + 1)) --disk-limit 0 --redis "redis://127.0.0.1:$REDIS_PORT"
+
+# snapshot PID: per thread "tid name utime stime voluntary involuntary syscr syscw".
+snapshot() {
+  local t
+  for t in /proc/"$1"/task/*; do
+    printf '%s %s %s %s %s\n' "${t##*/}" "$(tr ' ' _ <"$t/comm")" "$(awk '{print $14, $15}' "$t/stat")" \
+      "$(awk '/^voluntary_ctxt_switches/ {v = $2} /^nonvoluntary_ctxt_switches/ {n = $2} END {print v, n}' \
+        "$t/status")" \
+      "$(awk '/^syscr/ {r = $2} /^syscw/ {w = $2} END {print r, w}' "$t/io")"
+  done | sort
+}
+
+# round NAME [PERF_DATA]: one wrk run against NAME; prints its busy threads and sets TOTAL (CPU µs per request) and
+# THREAD (thread name → CPU µs per request). With PERF_DATA, perf records the server meanwhile.
+declare -A THREAD=()
+round() {
+  local name=$1 data=${2:-} pid=${SERVER_PID[$1]} perf_pid= requests
+  snapshot "$pid" >"$WORK/before"
+  : >"$WORK/rows"
+  if [[ -n $data ]]; then
+    # For the middle of the run: a whole second less than it (perf stops with its command; a background job of a
+    # script ignores SIGINT).
+    taskset -c "$WRK_CPU" perf record -q -e cpu-clock -F 2000 --call-graph dwarf,8192 -p "$pid" -o "$data" \
+      -- sleep $((${DURATION%s} - 1)) >/dev/null 2>&1 &
+    perf_pid=$!
+  fi
+  requests=$(taskset -c "$WRK_CPU" wrk -t1 -c16 -d"$DURATION" -s "$WORK/keys.lua" \
+    "http://127.0.0.1:${SERVER_PORT[$name]}" | awk '/requests in/ {print $1}')
+  [[ -z $perf_pid ]] || wait "$perf_pid" || true
+  snapshot "$pid" >"$WORK/after"
+  join "$WORK/before" "$WORK/after" | awk -v n="$requests" -v hz="$CLK_TCK" -v who="$name" -v rows="$WORK/rows" '
+    { u = ($10 - $3) / hz * 1e6 / n; s = ($11 - $4) / hz * 1e6 / n
+      if (u + s < 0.05) next
+      printf "  %-10s %-16s user %5.2f sys %5.2f µs  voluntary %4.2f involuntary %4.2f  read %4.2f write %4.2f\n",
+        who, $2, u, s, ($12 - $5) / n, ($13 - $6) / n, ($14 - $7) / n, ($15 - $8) / n > rows
+      print $2, u + s; t += u + s }
+    END { print "total", t }' >"$WORK/threads"
+  THREAD=()
+  local thread us
+  while read -r thread us; do
+    if [[ $thread == total ]]; then TOTAL=$us; else THREAD[$thread]=$us; fi
+  done <"$WORK/threads"
+}
+
+echo "== $ROUNDS interleaved rounds, wrk -t1 -c16 -d$DURATION, $KEYS keys; per request"
+declare -a DISK=() SHARED=() RATIO=()
+for r in $(seq 1 "$ROUNDS"); do
+  round disk-hit
+  cat "$WORK/rows"
+  DISK+=("$TOTAL")
+  round shared-hit
+  cat "$WORK/rows"
+  SHARED+=("$TOTAL")
+  RATIO+=("$(awk -v a="$TOTAL" -v b="${DISK[-1]}" 'BEGIN {printf "%.3f", a / b}')")
+  printf 'round %d: disk hit %.2f µs, shared hit %.2f µs: %sx\n' "$r" "${DISK[-1]}" "$TOTAL" "${RATIO[-1]}"
+done
+printf 'median: disk hit %.2f µs, shared hit %.2f µs; shared / disk %sx (rounds: %s)\n' \
+  "$(printf '%s\n' "${DISK[@]}" | median)" "$(printf '%s\n' "${SHARED[@]}" | median)" \
+  "$(printf '%s\n' "${RATIO[@]}" | median)" "${RATIO[*]}"
+
+[[ -n ${PERF:-} ]] || exit 0
+# The frames, as name=pattern (matched against perf's symbol names: Swift's mangled ones). Inclusive, so they overlap
+# (the suspension holds one of the two `epoll_ctl`s; the reply handled holds the resumption's `write`).
+FRAMES=(
+  "send the answer (sendmsg)=^__libc_sendmsg$"
+  "read the request (recv)=^__libc_recv$"
+  "wait (epoll_wait)=^epoll_wait$"
+  "epoll_ctl (MHD: a suspension leaves the set, a resumption joins it)=^__GI_epoll_ctl$"
+  "the disk tier's read=secondTierNow"
+  "suspend and hand to the shared tier=MHDCallbacksO7suspend"
+  "the Redis batch written (one write per batch of GETs)=NIOPosix5PosixO5write10descriptor"
+  "the Redis replies read (one read per batch)=NIOPosix5PosixO4read10descriptor"
+  "the GET's reply handled (the next three among it)=CommandHandlerC11channelRead"
+  "the entry decoded and verified=EntryCodecV6decode_"
+  "the entry promoted into memory=MemoryTierC7promote"
+  "the request resumed (MHD_resume_connection: its wake-up write)=^MHD_resume_connection$"
+  "the answer queued=MHDCallbacksO6answer"
+  "malloc=^__GI___libc_malloc$"
+  "swift_retain / swift_release=^swift_re(tain|lease)$"
+)
+echo "== perf: one more round of each; CPU µs per request in the frames below (inclusive), per thread"
+for name in disk-hit shared-hit; do
+  round "$name" "$WORK/$name.data"
+  perf script -i "$WORK/$name.data" -F comm,ip,sym 2>/dev/null >"$WORK/$name.stacks"
+  for thread in "${!THREAD[@]}"; do
+    printf "  %-10s %-16s %5.2f µs  all of the thread's CPU\n" "$name" "$thread" "${THREAD[$thread]}"
+  done
+  for frame in "${FRAMES[@]}"; do
+    for thread in "${!THREAD[@]}"; do
+      awk -v thread="$thread" -v pattern="${frame#*=}" -v label="${frame%%=*}" -v us="${THREAD[$thread]}" \
+        -v who="$name" '
+        BEGIN { RS = ""; FS = "\n" }
+        { split($1, head, " "); if (head[1] != thread) next; samples++
+          for (i = 2; i <= NF; i++) { f = $i; sub(/^[ \t]*[0-9a-f]+ /, "", f); sub(/ \(inlined\)$/, "", f)
+            if (f ~ pattern) { hits++; break } } }
+        END { us = samples > 0 ? hits / samples * us : 0
+          if (us >= 0.01) printf "  %-10s %-16s %5.2f µs  %s\n", who, thread, us, label }' \
+        "$WORK/$name.stacks"
+    done
+  done
+done
