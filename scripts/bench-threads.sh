@@ -50,7 +50,17 @@ start() {
   SERVER_PID[$name]=$!
   SERVER_PORT[$name]=$port
   PIDS+=($!)
-  for _ in $(seq 1 300); do curl -sf -o /dev/null "http://127.0.0.1:$port/health" && break; sleep 0.1; done
+  local ready=
+  for _ in $(seq 1 300); do
+    [[ $(curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz" 2>/dev/null) == 200 ]] &&
+      ready=1 && break
+    sleep 0.1
+  done
+  if [[ -z $ready ]]; then
+    echo "bench-threads: $name did not start; its log:" >&2
+    cat "$WORK/$name.log" >&2
+    exit 1
+  fi
   for _ in 1 2; do
     for i in $(seq 0 $((KEYS - 1))); do curl -sS -o /dev/null "http://127.0.0.1:$port/v1/users/u$i/subscription"; done
   done
