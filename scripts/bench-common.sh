@@ -1,4 +1,5 @@
-# Helpers the wrk benchmarks share (sourced by bench-http.sh, bench-shared.sh and bench-instructions.sh).
+# Helpers the wrk benchmarks share (sourced by bench-http.sh, bench-shared.sh, bench-instructions.sh and
+# bench-threads.sh).
 
 CLK_TCK=$(getconf CLK_TCK)
 
@@ -35,4 +36,43 @@ request = function()
   return wrk.format("GET", "/v1/users/u" .. (n % $2) .. "/subscription")
 end
 EOF
+}
+
+# wait_redis PORT: until the redis-server on PORT (plain TCP, 127.0.0.1) answers PING, at most 5 s.
+wait_redis() {
+  for _ in $(seq 1 100); do redis-cli -p "$1" ping >/dev/null 2>&1 && return 0; sleep 0.05; done
+  echo "$(basename "$0"): redis-server on $1 did not answer" >&2
+  exit 1
+}
+
+# wait_readyz PORT NAME LOG: until the unicache on PORT answers /readyz with 200, at most 5 s; else prints its LOG and
+# exits.
+wait_readyz() {
+  for _ in $(seq 1 100); do
+    [[ $(curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/readyz" 2>/dev/null) == 200 ]] && return 0
+    sleep 0.05
+  done
+  echo "$(basename "$0"): $2 did not start; its log:" >&2
+  cat "$3" >&2
+  exit 1
+}
+
+# wait_connected PORT: until the unicache on PORT reports its shared tier connected (subscribed and in step: its
+# start-up reset done), at most 5 s.
+wait_connected() {
+  for _ in $(seq 1 100); do
+    curl -sS "http://127.0.0.1:$1/readyz" | grep -q '"sharedTier":"connected"' && return 0
+    sleep 0.05
+  done
+  echo "$(basename "$0"): the instance on $1 did not connect to Redis" >&2
+  exit 1
+}
+
+# warm PORT: asks the unicache on PORT for each of the KEYS users' subscriptions once (keys_script's key set; the
+# caller's KEYS), 32 at a time; the list of URLs goes to the caller's WORK.
+warm() {
+  for i in $(seq 0 $((KEYS - 1))); do
+    printf 'url = "http://127.0.0.1:%s/v1/users/u%s/subscription"\noutput = "/dev/null"\n' "$1" "$i"
+  done >"$WORK/warm.txt"
+  curl -sS --no-progress-meter -Z --parallel-max 32 -K "$WORK/warm.txt"
 }

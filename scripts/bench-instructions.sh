@@ -100,7 +100,7 @@ if [[ " $ONLY " == *" shared-hit "* ]]; then
   REDIS_PORT=$((PORT + 1))
   redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --daemonize no >"$WORK/redis.log" 2>&1 &
   REDIS_PID=$!
-  for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.05; done
+  wait_redis "$REDIS_PORT"
   LUA=$WORK/keys.lua measure shared-hit / "X-Bench: 1" "$WORK/unicache" --port "$PORT" --disk-limit 0 \
     --memory-entries 1 --demo-latency 0ms --redis "redis://127.0.0.1:$REDIS_PORT" --log-level warning
 fi

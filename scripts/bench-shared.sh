@@ -60,11 +60,13 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
+# shellcheck source=scripts/bench-common.sh
+source "$ROOT/scripts/bench-common.sh"
 
 redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --daemonize no >"$WORK/redis.log" 2>&1 &
 REDIS_PID=$!
 PIDS+=("$REDIS_PID")
-for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.05; done
+wait_redis "$REDIS_PORT"
 
 # A second Redis with TLS only, on a certificate for 127.0.0.1 from a CA made here.
 TLS_PORT=$((BASE_PORT + 98))
@@ -96,9 +98,7 @@ for n in 1 2 3; do
   PIDS+=($!)
   CLUSTER_PORTS+=("$port")
 done
-for port in "${CLUSTER_PORTS[@]}"; do
-  for _ in $(seq 1 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
-done
+for port in "${CLUSTER_PORTS[@]}"; do wait_redis "$port"; done
 redis-cli --cluster create $(printf '127.0.0.1:%s ' "${CLUSTER_PORTS[@]}") --cluster-replicas 0 --cluster-yes >"$WORK/cluster-create.log" 2>&1 \
   || { echo "bench-shared: redis-cli --cluster create failed" >&2; cat "$WORK/cluster-create.log" >&2; exit 1; }
 for port in "${CLUSTER_PORTS[@]}"; do
@@ -132,32 +132,10 @@ start() {
   taskset -c "$SERVER_CPU" "$BIN" --port "$port" --log-level error --admin-token bench "$@" >"$WORK/$name.log" 2>&1 &
   PID=$!
   PIDS+=("$PID")
-  for _ in $(seq 1 100); do
-    [[ $(curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz" 2>/dev/null) == 200 ]] && return 0
-    sleep 0.05
-  done
-  echo "bench-shared: $name did not start" >&2
-  exit 1
-}
-
-# The shared tier reports itself connected once subscribed and in step (its start-up reset done).
-wait_connected() {
-  for _ in $(seq 1 100); do
-    curl -sS "http://127.0.0.1:$1/readyz" | grep -q '"sharedTier":"connected"' && return 0
-    sleep 0.05
-  done
-  echo "bench-shared: the instance on $1 did not connect to Redis" >&2
-  exit 1
+  wait_readyz "$port" "$name" "$WORK/$name.log"
 }
 
 
-warm() {
-  for i in $(seq 0 $((KEYS - 1))); do printf 'url = "http://127.0.0.1:%s/v1/users/u%s/subscription"\noutput = "/dev/null"\n' "$1" "$i"; done >"$WORK/warm.txt"
-  curl -sS --no-progress-meter -Z --parallel-max 32 -K "$WORK/warm.txt"
-}
-
-# shellcheck source=scripts/bench-common.sh
-source "$ROOT/scripts/bench-common.sh"
 # The wrk script: cycles through the key set, one key per request.
 keys_script "$WORK/keys.lua" "$KEYS"
 

@@ -38,9 +38,10 @@ REDIS_PORT=$((PORT + 9))
 taskset -c "$WRK_CPU" redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
   >"$WORK/redis.log" 2>&1 &
 PIDS+=($!)
-for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.05; done
+wait_redis "$REDIS_PORT"
 
-# start NAME PORT FLAGS...: a server on SERVER_CPU, warmed with every key twice and a first wrk run.
+# start NAME PORT FLAGS...: a server on SERVER_CPU (in step with Redis when it has one), warmed with every key twice
+# and a first wrk run.
 declare -A SERVER_PID=() SERVER_PORT=()
 start() {
   local name=$1 port=$2
@@ -50,20 +51,10 @@ start() {
   SERVER_PID[$name]=$!
   SERVER_PORT[$name]=$port
   PIDS+=($!)
-  local ready=
-  for _ in $(seq 1 300); do
-    [[ $(curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz" 2>/dev/null) == 200 ]] &&
-      ready=1 && break
-    sleep 0.1
-  done
-  if [[ -z $ready ]]; then
-    echo "bench-threads: $name did not start; its log:" >&2
-    cat "$WORK/$name.log" >&2
-    exit 1
-  fi
-  for _ in 1 2; do
-    for i in $(seq 0 $((KEYS - 1))); do curl -sS -o /dev/null "http://127.0.0.1:$port/v1/users/u$i/subscription"; done
-  done
+  wait_readyz "$port" "$name" "$WORK/$name.log"
+  [[ " $* " != *" --redis "* ]] || wait_connected "$port"
+  warm "$port"
+  warm "$port"
   taskset -c "$WRK_CPU" wrk -t1 -c16 -d2s -s "$WORK/keys.lua" "http://127.0.0.1:$port" >/dev/null
 }
 start disk-hit "$PORT" --data-dir "$WORK/disk"
