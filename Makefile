@@ -109,8 +109,9 @@ bench-instructions:
 bench-shared: deps
 	bash scripts/bench-shared.sh
 
-# A disk hit's and a shared hit's CPU thread by thread, kernel included, from /proc (needs redis-server); PERF=1 adds
-# the frames that tell them apart under `perf record` (Debian's linux-perf).
+# A disk hit's and a shared hit's CPU thread by thread, kernel included, from /proc (needs redis-server), beside raw
+# libmicrohttpd through the same hand-off with none of unicache's code; PERF=1 adds the frames that tell the two hits
+# apart under `perf record` (Debian's linux-perf).
 bench-threads: deps
 	bash scripts/bench-threads.sh
 

@@ -4,10 +4,16 @@
 # redis-server on CPU 1), in ROUNDS interleaved rounds. Per round and thread, from /proc: user and system CPU per
 # request, voluntary and involuntary context switches and read and write system calls per request; then the median
 # of the rounds' totals and the shared hit's ratio to the disk hit (issue 46: ≤ 1.4×).
-# With PERF=1 (needs `perf`, Debian's linux-perf), one more round of each under `perf record -e cpu-clock` with DWARF
-# call graphs prints the CPU per request of the frames that tell the two apart (inclusive: a frame's callees count),
-# scaled to that round's /proc figures.
-# Needs wrk, taskset, redis-server and redis-cli. Env: ROUNDS (5), DURATION (5s, in seconds), PORT (19621), PERF.
+# In the same rounds, raw libmicrohttpd (Benchmarks/mhd-baseline, the same URLs) answering at once and through the
+# hand-off a shared hit takes, with none of unicache's code (MHD_BASELINE_HANDOFF): each request suspended and
+# resumed on the polling thread (`self`), resumed by a second thread (`thread`), and resumed by a second thread once a
+# `GET` of it has been answered by the same redis-server (`redis`; values of 276 bytes, a demo subscription's entry).
+# What `redis` costs over answering at once is the floor of the hand-off in these two libraries and the kernel.
+# With PERF=1 (needs `perf`, Debian's linux-perf), one more round of each unicache server under `perf record -e
+# cpu-clock` with DWARF call graphs prints the CPU per request of the frames that tell the two apart (inclusive: a
+# frame's callees count), scaled to that round's /proc figures.
+# Needs wrk, taskset, redis-server, redis-cli, cc and pkg-config. Env: ROUNDS (5), DURATION (5s, in seconds), PORT
+# (19621), PERF.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -16,7 +22,7 @@ DURATION=${DURATION:-5s}
 PORT=${PORT:-19621}
 SERVER_CPU=0
 WRK_CPU=1
-TOOLS=(wrk taskset curl redis-server redis-cli)
+TOOLS=(wrk taskset curl redis-server redis-cli cc pkg-config)
 [[ -z ${PERF:-} ]] || TOOLS+=(perf)
 for tool in "${TOOLS[@]}"; do
   command -v "$tool" >/dev/null || { echo "bench-threads: missing $tool" >&2; exit 1; }
@@ -25,6 +31,9 @@ done
 echo "== build"
 swift build -c release --static-swift-stdlib --scratch-path .build-release --product unicache 2>&1 | tail -1
 BIN=$ROOT/.build-release/release/unicache
+BASELINE_BIN=$ROOT/Benchmarks/mhd-baseline/mhd-baseline
+# shellcheck disable=SC2046 # pkg-config's flags are words
+cc -O2 -Wall -Wextra -o "$BASELINE_BIN" Benchmarks/mhd-baseline/mhd-baseline.c $(pkg-config --cflags --libs libmicrohttpd)
 WORK=$(mktemp -d /tmp/unicache-bench-threads-XXXXXX)
 PIDS=()
 cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$WORK"; }
@@ -59,6 +68,31 @@ start() {
 }
 start disk-hit "$PORT" --data-dir "$WORK/disk"
 start shared-hit $((PORT + 1)) --disk-limit 0 --redis "redis://127.0.0.1:$REDIS_PORT"
+
+# The raw libmicrohttpd servers' values in the same redis-server, under the paths they are asked for.
+VALUE=$(printf 'a%.0s' $(seq 1 276))
+for i in $(seq 0 $((KEYS - 1))); do echo "SET /v1/users/u$i/subscription $VALUE"; done | redis-cli -p "$REDIS_PORT" >/dev/null
+
+# start_baseline NAME PORT [HANDOFF]: raw libmicrohttpd on SERVER_CPU, answering at once or after HANDOFF, warmed.
+start_baseline() {
+  local name=$1 port=$2 handoff=${3:-}
+  if [[ -n $handoff ]]; then
+    MHD_BASELINE_HANDOFF=$handoff MHD_BASELINE_REDIS_PORT=$REDIS_PORT taskset -c "$SERVER_CPU" "$BASELINE_BIN" "$port" \
+      >"$WORK/$name.log" 2>&1 &
+  else
+    taskset -c "$SERVER_CPU" "$BASELINE_BIN" "$port" >"$WORK/$name.log" 2>&1 &
+  fi
+  SERVER_PID[$name]=$!
+  SERVER_PORT[$name]=$port
+  PIDS+=($!)
+  wait_readyz "$port" "$name" "$WORK/$name.log" # it answers 200 on every path
+  taskset -c "$WRK_CPU" wrk -t1 -c16 -d2s -s "$WORK/keys.lua" "http://127.0.0.1:$port" >/dev/null
+}
+BASELINES=(mhd-now mhd-self mhd-thread mhd-redis)
+start_baseline mhd-now $((PORT + 2))
+start_baseline mhd-self $((PORT + 3)) self
+start_baseline mhd-thread $((PORT + 4)) thread
+start_baseline mhd-redis $((PORT + 5)) redis
 
 # snapshot PID: per thread "tid name utime stime voluntary involuntary syscr syscw".
 snapshot() {
@@ -104,7 +138,8 @@ round() {
 }
 
 echo "== $ROUNDS interleaved rounds, wrk -t1 -c16 -d$DURATION, $KEYS keys; per request"
-declare -a DISK=() SHARED=() RATIO=()
+declare -a DISK=() SHARED=() RATIO=() OVER=() FLOOR=()
+declare -A RAW=() LAST=()
 for r in $(seq 1 "$ROUNDS"); do
   round disk-hit
   cat "$WORK/rows"
@@ -113,11 +148,31 @@ for r in $(seq 1 "$ROUNDS"); do
   cat "$WORK/rows"
   SHARED+=("$TOTAL")
   RATIO+=("$(awk -v a="$TOTAL" -v b="${DISK[-1]}" 'BEGIN {printf "%.3f", a / b}')")
-  printf 'round %d: disk hit %.2f µs, shared hit %.2f µs: %sx\n' "$r" "${DISK[-1]}" "$TOTAL" "${RATIO[-1]}"
+  OVER+=("$(awk -v a="$TOTAL" -v b="${DISK[-1]}" 'BEGIN {printf "%.2f", a - b}')")
+  for name in "${BASELINES[@]}"; do
+    round "$name"
+    cat "$WORK/rows"
+    RAW[$name]+="$TOTAL "
+    LAST[$name]=$TOTAL
+  done
+  FLOOR+=("$(awk -v a="${LAST[mhd-redis]}" -v b="${LAST[mhd-now]}" 'BEGIN {printf "%.2f", a - b}')")
+  printf 'round %d: disk hit %.2f µs, shared hit %.2f µs: %sx (+%s µs); libmicrohttpd at once %.2f, suspended and' \
+    "$r" "${DISK[-1]}" "${SHARED[-1]}" "${RATIO[-1]}" "${OVER[-1]}" "${LAST[mhd-now]}"
+  printf ' resumed on its thread %.2f, by a second thread %.2f, after a Redis GET on it %.2f µs (+%s µs)\n' \
+    "${LAST[mhd-self]}" "${LAST[mhd-thread]}" "${LAST[mhd-redis]}" "${FLOOR[-1]}"
 done
-printf 'median: disk hit %.2f µs, shared hit %.2f µs; shared / disk %sx (rounds: %s)\n' \
-  "$(printf '%s\n' "${DISK[@]}" | median)" "$(printf '%s\n' "${SHARED[@]}" | median)" \
-  "$(printf '%s\n' "${RATIO[@]}" | median)" "${RATIO[*]}"
+median_of() { printf '%s\n' "$@" | median; }
+DISK_MEDIAN=$(median_of "${DISK[@]}")
+printf 'median: disk hit %.2f µs, shared hit %.2f µs; shared / disk %sx (rounds: %s); the shared hit over the disk' \
+  "$DISK_MEDIAN" "$(median_of "${SHARED[@]}")" "$(median_of "${RATIO[@]}")" "${RATIO[*]}"
+printf ' hit +%s µs, where 1.4x allows +%.2f\n' "$(median_of "${OVER[@]}")" \
+  "$(awk -v d="$DISK_MEDIAN" 'BEGIN {print 0.4 * d}')"
+# shellcheck disable=SC2086 # the rounds' figures are words
+printf 'median: libmicrohttpd at once %.2f µs; suspended and resumed on its thread %.2f, by a second thread %.2f,' \
+  "$(median_of ${RAW[mhd-now]})" "$(median_of ${RAW[mhd-self]})" "$(median_of ${RAW[mhd-thread]})"
+# shellcheck disable=SC2086
+printf ' after a Redis GET on it %.2f µs: the hand-off alone +%s µs over answering at once (rounds: %s)\n' \
+  "$(median_of ${RAW[mhd-redis]})" "$(median_of "${FLOOR[@]}")" "${FLOOR[*]}"
 
 [[ -n ${PERF:-} ]] || exit 0
 # The frames, as name=pattern (matched against perf's symbol names: Swift's mangled ones). Inclusive, so they overlap

@@ -9,14 +9,32 @@
  * a batch; then the hold ends and all are resumed and answered. At that moment it prints `released COUNT AT` on
  * standard output (AT: CLOCK_MONOTONIC seconds, the clock the stampede client and the script's upstream read).
  * MHD_BASELINE_THREADS=N: a pool of N polling threads (unicache's --polling-threads; default one).
+ * MHD_BASELINE_HANDOFF (scripts/bench-threads.sh): what a shared hit's hand-off costs libmicrohttpd and the kernel
+ * by themselves, with none of unicache's code. Every request is suspended, then resumed: `self` at once, on the
+ * polling thread; `thread` by a second thread, woken through an eventfd it waits on with epoll (as a SwiftNIO event
+ * loop waits), which takes the requests handed over meanwhile in one batch; `redis` as `thread`, but the second
+ * thread first sends a `GET` of each request's path to the redis-server on 127.0.0.1:MHD_BASELINE_REDIS_PORT (one
+ * write per batch, pipelined) and resumes each request when its reply has been read, as unicache's Redis client does.
+ * The second thread is SCHED_BATCH: waking, it waits for the polling thread to sleep instead of preempting it, as
+ * unicache's event loop is never seen to preempt (make bench-threads: involuntary switches 0.00). As an ordinary
+ * thread it preempted the polling thread on 0.3 (`redis`) to 0.9 (`thread`) of the requests, each hand-over a batch
+ * of one, and the hand-off cost about twice as much.
  * Usage: mhd-baseline PORT [CERT KEY]
  */
+#define _GNU_SOURCE /* SCHED_BATCH */
+#include <arpa/inet.h>
 #include <microhttpd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -117,10 +135,146 @@ static void *hold_loop(void *unused) {
     return NULL;
 }
 
+/* MHD_BASELINE_HANDOFF: the requests handed to the second thread and not yet taken, each with its path. */
+enum handoff_mode { HANDOFF_NONE, HANDOFF_SELF, HANDOFF_THREAD, HANDOFF_REDIS };
+#define HANDOFF_LIMIT 4096
+#define HANDOFF_KEY 96
+static struct {
+    pthread_mutex_t lock;
+    enum handoff_mode mode;
+    int wake_fd, epoll_fd, redis_fd;
+    int scheduled; /* the wake-up for what is handed over is written */
+    size_t count;
+    struct MHD_Connection *handed[HANDOFF_LIMIT];
+    char keys[HANDOFF_LIMIT][HANDOFF_KEY];
+} handoff = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake_fd = -1, .redis_fd = -1};
+
+/* On the polling thread: suspends the request and hands it over (or resumes it at once). */
+static void hand_off(struct MHD_Connection *connection, const char *url) {
+    MHD_suspend_connection(connection);
+    if (handoff.mode == HANDOFF_SELF) {
+        MHD_resume_connection(connection);
+        return;
+    }
+    pthread_mutex_lock(&handoff.lock);
+    if (handoff.count == HANDOFF_LIMIT) abort(); /* more than the benchmark's clients */
+    handoff.handed[handoff.count] = connection;
+    snprintf(handoff.keys[handoff.count++], HANDOFF_KEY, "%s", url);
+    int wake = !handoff.scheduled;
+    handoff.scheduled = 1;
+    pthread_mutex_unlock(&handoff.lock);
+    uint64_t one = 1;
+    if (wake && write(handoff.wake_fd, &one, sizeof one) != sizeof one) abort();
+}
+
+/* The length of the RESP reply at the start of `bytes`, or 0 while it is incomplete (a bulk string or a line). */
+static size_t reply_length(const char *bytes, size_t count) {
+    const char *end = memchr(bytes, '\n', count);
+    if (end == NULL) return 0;
+    size_t line = (size_t)(end - bytes) + 1;
+    if (bytes[0] != '$') return line;
+    long length = atol(bytes + 1);
+    size_t total = length < 0 ? line : line + (size_t)length + 2;
+    return total <= count ? total : 0;
+}
+
+/* The second thread: takes what was handed over in one batch and resumes it, after its `GET`s' replies with redis. */
+static void *handoff_loop(void *unused) {
+    (void)unused;
+    static struct MHD_Connection *batch[HANDOFF_LIMIT], *waiting[HANDOFF_LIMIT];
+    static char keys[HANDOFF_LIMIT][HANDOFF_KEY], commands[HANDOFF_LIMIT * (HANDOFF_KEY + 32)], replies[1 << 20];
+    size_t first = 0, waiting_count = 0, buffered = 0;
+    struct sched_param none = {0};
+    pthread_setschedparam(pthread_self(), SCHED_BATCH, &none);
+    for (;;) {
+        struct epoll_event events[2];
+        int ready = epoll_wait(handoff.epoll_fd, events, 2, -1);
+        for (int e = 0; e < ready; e++) {
+            if (events[e].data.fd == handoff.wake_fd) {
+                uint64_t value;
+                if (read(handoff.wake_fd, &value, sizeof value) != sizeof value) continue;
+                pthread_mutex_lock(&handoff.lock);
+                size_t count = handoff.count;
+                memcpy(batch, handoff.handed, count * sizeof *batch);
+                if (handoff.mode == HANDOFF_REDIS) memcpy(keys, handoff.keys, count * sizeof *keys);
+                handoff.count = 0;
+                handoff.scheduled = 0;
+                pthread_mutex_unlock(&handoff.lock);
+                if (handoff.mode != HANDOFF_REDIS) {
+                    for (size_t i = 0; i < count; i++) MHD_resume_connection(batch[i]);
+                    continue;
+                }
+                size_t length = 0;
+                for (size_t i = 0; i < count; i++) {
+                    length += (size_t)sprintf(commands + length, "*2\r\n$3\r\nGET\r\n$%zu\r\n%s\r\n",
+                                              strlen(keys[i]), keys[i]);
+                    waiting[(first + waiting_count++) % HANDOFF_LIMIT] = batch[i];
+                }
+                if (write(handoff.redis_fd, commands, length) != (ssize_t)length) abort();
+            } else {
+                ssize_t got = read(handoff.redis_fd, replies + buffered, sizeof replies - buffered);
+                if (got <= 0) abort(); /* redis-server went away */
+                buffered += (size_t)got;
+                size_t used = 0, length;
+                while (used < buffered && (length = reply_length(replies + used, buffered - used)) > 0) {
+                    used += length;
+                    if (waiting_count == 0) abort(); /* a reply nothing asked for */
+                    MHD_resume_connection(waiting[first]);
+                    first = (first + 1) % HANDOFF_LIMIT;
+                    waiting_count--;
+                }
+                memmove(replies, replies + used, buffered - used);
+                buffered -= used;
+            }
+        }
+    }
+    return NULL;
+}
+
+/* Starts the second thread (and connects to redis-server) for MHD_BASELINE_HANDOFF; exits on failure. */
+static void start_handoff(const char *mode) {
+    handoff.mode = strcmp(mode, "self") == 0     ? HANDOFF_SELF
+                   : strcmp(mode, "thread") == 0 ? HANDOFF_THREAD
+                   : strcmp(mode, "redis") == 0  ? HANDOFF_REDIS
+                                                 : HANDOFF_NONE;
+    if (handoff.mode == HANDOFF_NONE) {
+        fprintf(stderr, "mhd-baseline: MHD_BASELINE_HANDOFF is self, thread or redis\n");
+        exit(1);
+    }
+    if (handoff.mode == HANDOFF_SELF) return;
+    handoff.wake_fd = eventfd(0, EFD_NONBLOCK);
+    handoff.epoll_fd = epoll_create1(0);
+    struct epoll_event wake = {.events = EPOLLIN, .data.fd = handoff.wake_fd};
+    if (handoff.wake_fd < 0 || handoff.epoll_fd < 0
+        || epoll_ctl(handoff.epoll_fd, EPOLL_CTL_ADD, handoff.wake_fd, &wake) != 0) {
+        perror("mhd-baseline: eventfd");
+        exit(1);
+    }
+    if (handoff.mode == HANDOFF_REDIS) {
+        const char *port = getenv("MHD_BASELINE_REDIS_PORT");
+        struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((uint16_t)(port ? atoi(port) : 6379))};
+        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
+        handoff.redis_fd = socket(AF_INET, SOCK_STREAM, 0);
+        int one = 1;
+        struct epoll_event readable = {.events = EPOLLIN, .data.fd = handoff.redis_fd};
+        if (handoff.redis_fd < 0 || connect(handoff.redis_fd, (struct sockaddr *)&address, sizeof address) != 0
+            || setsockopt(handoff.redis_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0
+            || epoll_ctl(handoff.epoll_fd, EPOLL_CTL_ADD, handoff.redis_fd, &readable) != 0) {
+            perror("mhd-baseline: redis-server");
+            exit(1);
+        }
+    }
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, handoff_loop, NULL) != 0) {
+        fprintf(stderr, "mhd-baseline: cannot start the hand-off thread\n");
+        exit(1);
+    }
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *connection, const char *url, const char *method,
                               const char *version, const char *upload_data, size_t *upload_data_size,
                               void **con_cls) {
-    (void)cls; (void)url; (void)method; (void)version; (void)upload_data;
+    (void)cls; (void)method; (void)version; (void)upload_data;
     if (*con_cls == NULL) {            /* first call: headers only */
         *con_cls = &first_call_marker;
         return MHD_YES;
@@ -132,6 +286,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *connection, cons
     if (hold.seconds > 0 && *con_cls != &resumed_marker) {
         *con_cls = &resumed_marker; /* called again once resumed: answered then */
         if (hold_connection(connection)) return MHD_YES;
+    }
+    if (handoff.mode != HANDOFF_NONE && *con_cls != &resumed_marker) {
+        *con_cls = &resumed_marker; /* called again once resumed: answered then */
+        hand_off(connection, url);
+        return MHD_YES;
     }
     if (shared_response != NULL) return MHD_queue_response(connection, MHD_HTTP_OK, shared_response);
     struct MHD_Response *response =
@@ -159,6 +318,8 @@ int main(int argc, char **argv) {
     hold.seconds = hold_seconds != NULL ? atof(hold_seconds) : 0;
     const char *threads_text = getenv("MHD_BASELINE_THREADS");
     unsigned threads = threads_text != NULL ? (unsigned)atoi(threads_text) : 1;
+    const char *handoff_mode = getenv("MHD_BASELINE_HANDOFF");
+    if (handoff_mode != NULL) start_handoff(handoff_mode);
     pthread_t hold_thread;
     if (hold.seconds > 0 && pthread_create(&hold_thread, NULL, hold_loop, NULL) != 0) {
         fprintf(stderr, "mhd-baseline: cannot start the hold thread\n");
@@ -174,7 +335,7 @@ int main(int argc, char **argv) {
     };
     struct MHD_Daemon *daemon = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | (tls ? MHD_USE_TLS : 0)
-            | (hold.seconds > 0 ? MHD_ALLOW_SUSPEND_RESUME : 0), (uint16_t)port,
+            | (hold.seconds > 0 || handoff.mode != HANDOFF_NONE ? MHD_ALLOW_SUSPEND_RESUME : 0), (uint16_t)port,
         NULL, NULL, handle, NULL,
         MHD_OPTION_CONNECTION_LIMIT, 4096u,
         /* 0 and 1 both mean the one internal polling thread. */
