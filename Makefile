@@ -33,12 +33,9 @@ release: deps
 
 # Every test under the thread sanitizer (its own build folder), one test at a time: instrumented, the crypto of the
 # TLS, JWT and sealing tests starved the live-server tests run beside them past their 10 s header timeout on 2 cores
-# (each passes alone); one at a time the run takes about 3 minutes. The polling threads' even split (by descriptor
-# parity) is a distribution bound, not a race: `make test` asserts it; under the sanitizer the runtime's own
-# descriptors shifted it to 15/49 once.
+# (each passes alone); one at a time the run takes about 3 minutes.
 tsan: deps
-	swift test --sanitize=thread --scratch-path .build-tsan --no-parallel \
-	  --skip aBurstOfConnectionsIsSplitEvenlyBetweenThePollingThreads
+	swift test --sanitize=thread --scratch-path .build-tsan --no-parallel
 
 openapi:
 	bash scripts/check-openapi.sh

@@ -5,6 +5,8 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 /* linux/tcp.h, as connections.c: tcp_info of a listening socket (its backlog). */
 #include <linux/tcp.h>
@@ -35,6 +37,9 @@ struct unicache_acceptor {
     /* Slots freed so far (a drained connection's close shows as one more). */
     unsigned long released;
     int stopping;
+    /* Accepting: the polling threads, and how many connections each was dealt (only the thread reads them). */
+    unsigned int threads;
+    unsigned long *dealt;
     /* Every connection MHD serves, for the header deadline and for draining idle ones at the limit. */
     struct unicache_connections connections;
 };
@@ -45,6 +50,12 @@ static struct unicache_acceptor *acceptor_create(int fd, int accepts, const stru
     acceptor->fd = fd;
     acceptor->accepts = accepts;
     acceptor->options = options;
+    acceptor->threads = options->polling_threads > 1 ? options->polling_threads : 1;
+    acceptor->dealt = calloc(acceptor->threads, sizeof *acceptor->dealt);
+    if (acceptor->dealt == NULL) {
+        free(acceptor);
+        return NULL;
+    }
     pthread_mutex_init(&acceptor->lock, NULL);
     /* Timed waits count on the monotonic clock, as the header deadlines do. */
     pthread_condattr_t attributes;
@@ -193,6 +204,38 @@ static void drain_for(struct unicache_acceptor *acceptor, uint64_t now) {
     pthread_mutex_unlock(&acceptor->lock);
 }
 
+/* MHD 0.9.75 gives a connection handed over to a pool to the polling thread its descriptor's number picks (number
+   modulo threads, MHD_add_connection), and accept takes the lowest free number: the split follows the holes in the
+   process's descriptor table. Holes all of one residue (descriptors opened and closed in pairs, as a client and a
+   server in one process do) put every new connection on one thread, and its answers late. So the acceptor deals
+   connections evenly: one stays where its number puts it while that thread has been dealt no more than any other,
+   else it is moved (F_DUPFD) to the lowest free number at or above fd + 1, 2, 4, 8, … that picks the thread dealt
+   fewest. Past the table's top every number is free: a move takes one try in a table without such holes and a few
+   (doubling) in one full of them. Where the descriptor limit leaves no such number it stays where it is. */
+static int deal(struct unicache_acceptor *acceptor, int fd) {
+    unsigned int threads = acceptor->threads;
+    unsigned int wanted = (unsigned int)fd % threads;
+    for (unsigned int thread = 0; thread < threads; thread++) {
+        if (acceptor->dealt[thread] < acceptor->dealt[wanted]) wanted = thread;
+    }
+    for (unsigned int step = 1; (unsigned int)fd % threads != wanted && step < (1u << 24); step *= 2) {
+        /* The first number at or above fd + step that picks `wanted`. */
+        unsigned int start = (unsigned int)fd + step;
+        start += (wanted + threads - start % threads) % threads;
+        if (start > INT_MAX) break;
+        int moved = fcntl(fd, F_DUPFD_CLOEXEC, (int)start);
+        if (moved < 0) break;  /* EINVAL or EMFILE: no free number there under the limit */
+        if ((unsigned int)moved % threads == wanted) {
+            close(fd);
+            fd = moved;
+        } else {
+            close(moved);
+        }
+    }
+    acceptor->dealt[(unsigned int)fd % threads]++;
+    return fd;
+}
+
 /* Accepts one connection and hands it over. MHD's own limit is set out of reach: 0.9.75 leaves a polling thread's
    lock held when a handed-over connection meets it (new_connection_process_), and that thread hangs. */
 static void accept_one(struct unicache_acceptor *acceptor, int *backing_off) {
@@ -204,6 +247,7 @@ static void accept_one(struct unicache_acceptor *acceptor, int *backing_off) {
     int fd = accept4(acceptor->fd, (struct sockaddr *)&address, &length, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd >= 0) {
         *backing_off = 0;
+        fd = deal(acceptor, fd);
         /* On MHD_NO (per-IP limit, no memory) MHD has closed the socket. */
         if (MHD_add_connection(acceptor->daemon, fd, (struct sockaddr *)&address, length) != MHD_YES) {
             release_slot(acceptor);
@@ -295,5 +339,6 @@ void unicache_acceptor_free(struct unicache_acceptor *acceptor) {
     pthread_cond_destroy(&acceptor->changed);
     pthread_mutex_destroy(&acceptor->lock);
     unicache_connections_destroy(&acceptor->connections);
+    free(acceptor->dealt);
     free(acceptor);
 }
