@@ -162,10 +162,7 @@ public final class RedisSharedTier: SharedTier {
     }
 
     /// `load` on the Redis worker that got the reply, without a task (see `SharedTier.loadNow`).
-    public func loadNow(
-        _ key: String, accept: @escaping @Sendable (CacheEntry) -> Bool,
-        answer: @escaping @Sendable (CacheEntry?) -> Void
-    ) -> Bool {
+    public func loadNow(_ key: String, for read: any SharedReadNow) -> Bool {
         // While the breaker refuses commands, `load` alone meets (and counts) the refusal. On a cluster the GET goes
         // to the primary the map names for the key's slot, as `load`'s would: one round trip, as on one Redis.
         let name = keys.entry(key)
@@ -175,14 +172,16 @@ public final class RedisSharedTier: SharedTier {
             // A slot that moved since the map was read: not this read's to follow. Answered as absent, the load
             // that follows looks the key up through the cluster client, which follows the redirection and counts it.
             if case .success(let got) = reply, let kind = got.errorReply?.kind, kind == .moved || kind == .ask {
-                return answer(nil)
+                return read.answer(nil)
             }
-            counters.operation("get", RedisCommands.result(reply))
             guard case .success(.string(let bytes)) = reply, let entry = try? codec.decode(bytes, key: key),
-                accept(entry)
-            else { return answer(nil) }
-            counters.hit()
-            answer(entry)
+                read.accept(entry)
+            else {
+                counters.operation("get", RedisCommands.result(reply))
+                return read.answer(nil)
+            }
+            counters.servedGet()
+            read.answer(entry)
         }
         return true
     }

@@ -11,14 +11,11 @@ public protocol SharedTier: Sendable {
     /// reported as `nil`.
     func load(_ key: String) async throws(SharedTierUnavailable) -> CacheEntry?
     /// `load` for a caller without a task (a shared hit answered from the HTTP thread): false when not offered.
-    /// Else, on any thread, a verified entry is offered to `accept`, and `answer` is called once: with the entry
-    /// when `accept` took it (it counts as a hit first), or with `nil` for anything else (a miss, a value that does
-    /// not verify, the tier unavailable, an entry not taken), which is neither counted nor acted on: `load`
+    /// Else, on any thread, a verified entry is offered to `read.accept`, and `read.answer` is called once: with the
+    /// entry when `accept` took it (it counts as a hit first), or with `nil` for anything else (a miss, a value that
+    /// does not verify, the tier unavailable, an entry not taken), which is neither counted nor acted on: `load`
     /// decides it.
-    func loadNow(
-        _ key: String, accept: @escaping @Sendable (CacheEntry) -> Bool,
-        answer: @escaping @Sendable (CacheEntry?) -> Void
-    ) -> Bool
+    func loadNow(_ key: String, for read: any SharedReadNow) -> Bool
     /// Stores `entry` (a raw put) for its servable life and tells the fleet that any older copy of its key is gone
     /// and that loads in flight for the key must not store theirs (`SharedTierEvent.invalidate`).
     func store(_ entry: CacheEntry) async throws(SharedTierUnavailable)
@@ -84,10 +81,7 @@ extension SharedTier {
     }
 
     /// Without a way to read but in a task, every shared read goes through `load`.
-    public func loadNow(
-        _ key: String, accept: @escaping @Sendable (CacheEntry) -> Bool,
-        answer: @escaping @Sendable (CacheEntry?) -> Void
-    ) -> Bool { false }
+    public func loadNow(_ key: String, for read: any SharedReadNow) -> Bool { false }
 
     /// A shared tier that stores nothing at rest has nothing to re-seal.
     public func rekey() async throws(SharedTierUnavailable) -> RekeyReport { RekeyReport() }
@@ -97,6 +91,16 @@ extension SharedTier {
 
     /// Nor anything to catch up with before it stops.
     public func catchUpBeforeStop() async {}
+}
+
+/// A read of the shared tier without a task (`SharedTier.loadNow`), on the thread that gets the reply: one object
+/// that is offered the entry and told the outcome, so that the read carries one reference to its end rather than a
+/// closure per step (each a context allocated on the HTTP thread and freed on the reply's).
+public protocol SharedReadNow: AnyObject, Sendable {
+    /// Whether the verified `entry` is taken (it then counts as a hit).
+    func accept(_ entry: CacheEntry) -> Bool
+    /// Called once: with the entry `accept` took, or with `nil` for anything else.
+    func answer(_ entry: CacheEntry?)
 }
 
 /// Which entries a fleet-wide invalidation covers.

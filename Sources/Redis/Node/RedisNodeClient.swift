@@ -203,9 +203,10 @@ public final class RedisNodeClient: Sendable {
     /// Sends `commands` as one pipeline on the next connection, unless the breaker refuses them or the node client is
     /// shut down; `finished` settles the breaker with the outcome.
     private func submit(_ commands: [RedisCommand], _ delivery: Delivery) {
-        let now = self.now
         let admission = state.withLockedValue { state -> Result<Bool, RedisError> in
             if state.isShutDown { return .failure(.shutDown) }
+            // A closed breaker passes every command: the clock is read only while it is open or half-open.
+            if state.breaker.isClosed { return .success(false) }
             switch state.breaker.admit(at: now) {
             case .refused: return .failure(state.rejection)
             case .probe: return .success(true)
@@ -233,12 +234,12 @@ public final class RedisNodeClient: Sendable {
     /// The submission's outcome: the slot's count and the breaker settled, then the replies delivered.
     func finished(_ submission: Submission, _ result: Result<[RedisReply], RedisError>) {
         submission.slot.ended()
-        let now = self.now
-        state.withLockedValue { state in
-            switch result {
-            case .success:
-                state.succeeded()
-            case .failure(let failure):
+        switch result {
+        case .success:
+            state.withLockedValue { $0.succeeded() }
+        case .failure(let failure):
+            let now = self.now
+            state.withLockedValue { state in
                 state.lastFailure = failure
                 state.breaker.failed(at: now, probe: submission.probe)
             }

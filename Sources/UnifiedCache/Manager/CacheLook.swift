@@ -41,7 +41,7 @@ public struct PendingRead: Sendable {
                     })
             }
         case .shared(let policy, let invalidations):
-            manager.askShared(key, policy: policy, after: invalidations) { result in answer(result.map { .success($0) }) }
+            manager.askShared(key, policy: policy, after: invalidations, answer: answer)
         }
     }
 }

@@ -100,20 +100,43 @@ extension UnifiedCacheManager {
     /// shared tier does not offer now).
     func askShared(
         _ key: String, policy: FreshnessPolicy, after invalidations: UInt64,
-        answer: @escaping @Sendable (CacheResult?) -> Void
+        answer: @escaping @Sendable (Result<CacheResult, CacheError>?) -> Void
     ) {
         guard let shared else { return answer(nil) }
-        let asked = shared.loadNow(key) { [self] entry in
-            guard entry.kind == .value, entry.freshness(at: clock.now(), policy: policy) == .fresh else { return false }
-            return state.withLockedValue { state in
-                state.invalidations == invalidations && !state.inFlight.isPending(key)
-                    && memory.promote(entry)
-            }
-        } answer: { [self] entry in
-            guard let entry else { return answer(nil) }
-            recorder.record(.hit, namespace: entry.namespace, tier: .shared)
-            answer(CacheResult(entry: entry, outcome: .hit, tier: .shared, stored: false, now: clock.now()))
+        let read = SharedAsk(manager: self, key: key, policy: policy, invalidations: invalidations, answer: answer)
+        if !shared.loadNow(key, for: read) { answer(nil) }
+    }
+}
+
+/// `askShared`'s read: a fresh entry is taken (promoted into memory) only when no invalidation and no load of its
+/// key came between the look and the reply, then counted and answered as a shared hit.
+private final class SharedAsk: SharedReadNow {
+    let manager: UnifiedCacheManager
+    let key: String
+    let policy: FreshnessPolicy
+    let invalidations: UInt64
+    let reply: @Sendable (Result<CacheResult, CacheError>?) -> Void
+
+    init(
+        manager: UnifiedCacheManager, key: String, policy: FreshnessPolicy, invalidations: UInt64,
+        answer: @escaping @Sendable (Result<CacheResult, CacheError>?) -> Void
+    ) {
+        (self.manager, self.key, self.policy, self.invalidations, reply) = (manager, key, policy, invalidations, answer)
+    }
+
+    func accept(_ entry: CacheEntry) -> Bool {
+        guard entry.kind == .value, entry.freshness(at: manager.clock.now(), policy: policy) == .fresh else {
+            return false
         }
-        if !asked { answer(nil) }
+        return manager.state.withLockedValue { state in
+            state.invalidations == invalidations && !state.inFlight.isPending(key) && manager.memory.promote(entry)
+        }
+    }
+
+    func answer(_ entry: CacheEntry?) {
+        guard let entry else { return reply(nil) }
+        manager.recorder.record(.hit, namespace: entry.namespace, tier: .shared)
+        let now = manager.clock.now()
+        reply(.success(CacheResult(entry: entry, outcome: .hit, tier: .shared, stored: false, now: now)))
     }
 }

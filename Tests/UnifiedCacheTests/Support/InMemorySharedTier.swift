@@ -50,17 +50,14 @@ final class InMemorySharedTier: SharedTier {
         return state.withLockedValue { $0.entries[key] }
     }
 
-    func loadNow(
-        _ key: String, accept: @escaping @Sendable (CacheEntry) -> Bool,
-        answer: @escaping @Sendable (CacheEntry?) -> Void
-    ) -> Bool {
+    func loadNow(_ key: String, for read: any SharedReadNow) -> Bool {
         state.withLockedValue { state in
             guard state.readsNow else { return false }
             state.pendingReads.append { [self] in
                 let found = self.state.withLockedValue { $0.unavailable ? nil : $0.entries[key] }
-                guard let found, accept(found) else { return answer(nil) }
+                guard let found, read.accept(found) else { return read.answer(nil) }
                 self.state.withLockedValue { $0.hitsNow += 1 }
-                answer(found)
+                read.answer(found)
             }
             return true
         }
