@@ -9,6 +9,8 @@
 # resumed on the polling thread (`self`), resumed by a second thread (`thread`), and resumed by a second thread once a
 # `GET` of it has been answered by the same redis-server (`redis`; values of 276 bytes, a demo subscription's entry).
 # What `redis` costs over answering at once is the floor of the hand-off in these two libraries and the kernel.
+# `loop` is the same `GET` with no second thread (libmicrohttpd and the Redis socket on one epoll loop): what it costs
+# over answering at once is the floor of a shared hit whose Redis connection lives on the polling thread.
 # With PERF=1 (needs `perf`, Debian's linux-perf), one more round of each unicache server under `perf record -e
 # cpu-clock` with DWARF call graphs prints the CPU per request of the frames that tell the two apart (inclusive: a
 # frame's callees count), scaled to that round's /proc figures.
@@ -88,11 +90,12 @@ start_baseline() {
   wait_readyz "$port" "$name" "$WORK/$name.log" # it answers 200 on every path
   taskset -c "$WRK_CPU" wrk -t1 -c16 -d2s -s "$WORK/keys.lua" "http://127.0.0.1:$port" >/dev/null
 }
-BASELINES=(mhd-now mhd-self mhd-thread mhd-redis)
+BASELINES=(mhd-now mhd-self mhd-thread mhd-redis mhd-loop)
 start_baseline mhd-now $((PORT + 2))
 start_baseline mhd-self $((PORT + 3)) self
 start_baseline mhd-thread $((PORT + 4)) thread
 start_baseline mhd-redis $((PORT + 5)) redis
+start_baseline mhd-loop $((PORT + 6)) loop
 
 # snapshot PID: per thread "tid name utime stime voluntary involuntary syscr syscw".
 snapshot() {
@@ -109,7 +112,7 @@ snapshot() {
 # THREAD (thread name → CPU µs per request). With PERF_DATA, perf records the server meanwhile.
 declare -A THREAD=()
 round() {
-  local name=$1 data=${2:-} pid=${SERVER_PID[$1]} perf_pid= requests
+  local name=$1 data=${2:-} pid=${SERVER_PID[$1]} perf_pid="" requests
   snapshot "$pid" >"$WORK/before"
   : >"$WORK/rows"
   if [[ -n $data ]]; then
@@ -138,7 +141,7 @@ round() {
 }
 
 echo "== $ROUNDS interleaved rounds, wrk -t1 -c16 -d$DURATION, $KEYS keys; per request"
-declare -a DISK=() SHARED=() RATIO=() OVER=() FLOOR=()
+declare -a DISK=() SHARED=() RATIO=() OVER=() FLOOR=() LOOP_FLOOR=()
 declare -A RAW=() LAST=()
 for r in $(seq 1 "$ROUNDS"); do
   round disk-hit
@@ -156,10 +159,12 @@ for r in $(seq 1 "$ROUNDS"); do
     LAST[$name]=$TOTAL
   done
   FLOOR+=("$(awk -v a="${LAST[mhd-redis]}" -v b="${LAST[mhd-now]}" 'BEGIN {printf "%.2f", a - b}')")
+  LOOP_FLOOR+=("$(awk -v a="${LAST[mhd-loop]}" -v b="${LAST[mhd-now]}" 'BEGIN {printf "%.2f", a - b}')")
   printf 'round %d: disk hit %.2f µs, shared hit %.2f µs: %sx (+%s µs); libmicrohttpd at once %.2f, suspended and' \
     "$r" "${DISK[-1]}" "${SHARED[-1]}" "${RATIO[-1]}" "${OVER[-1]}" "${LAST[mhd-now]}"
-  printf ' resumed on its thread %.2f, by a second thread %.2f, after a Redis GET on it %.2f µs (+%s µs)\n' \
+  printf ' resumed on its thread %.2f, by a second thread %.2f, after a Redis GET on it %.2f µs (+%s µs), after a' \
     "${LAST[mhd-self]}" "${LAST[mhd-thread]}" "${LAST[mhd-redis]}" "${FLOOR[-1]}"
+  printf ' Redis GET on the polling thread %.2f µs (+%s µs)\n' "${LAST[mhd-loop]}" "${LOOP_FLOOR[-1]}"
 done
 median_of() { printf '%s\n' "$@" | median; }
 DISK_MEDIAN=$(median_of "${DISK[@]}")
@@ -173,6 +178,10 @@ printf 'median: libmicrohttpd at once %.2f µs; suspended and resumed on its thr
 # shellcheck disable=SC2086
 printf ' after a Redis GET on it %.2f µs: the hand-off alone +%s µs over answering at once (rounds: %s)\n' \
   "$(median_of ${RAW[mhd-redis]})" "$(median_of "${FLOOR[@]}")" "${FLOOR[*]}"
+# shellcheck disable=SC2086
+printf 'median: after a Redis GET on the polling thread itself (one loop, no second thread) %.2f µs: +%s µs over' \
+  "$(median_of ${RAW[mhd-loop]})" "$(median_of "${LOOP_FLOOR[@]}")"
+printf ' answering at once (rounds: %s)\n' "${LOOP_FLOOR[*]}"
 
 [[ -n ${PERF:-} ]] || exit 0
 # The frames, as name=pattern (matched against perf's symbol names: Swift's mangled ones). Inclusive, so they overlap

@@ -15,6 +15,10 @@
  * loop waits), which takes the requests handed over meanwhile in one batch; `redis` as `thread`, but the second
  * thread first sends a `GET` of each request's path to the redis-server on 127.0.0.1:MHD_BASELINE_REDIS_PORT (one
  * write per batch, pipelined) and resumes each request when its reply has been read, as unicache's Redis client does.
+ * `loop`: as `redis`, but with no second thread: libmicrohttpd runs without its own (MHD_run, its epoll descriptor
+ * watched beside the Redis socket by one epoll loop on the main thread), and the polling thread itself writes the
+ * `GET`s queued by one MHD_run (one write, pipelined), reads the replies and resumes the requests: the floor of a
+ * shared hit whose Redis connection lives on the polling thread, with no wake-up of another thread either way.
  * The second thread is SCHED_BATCH: waking, it waits for the polling thread to sleep instead of preempting it, as
  * unicache's event loop is never seen to preempt (make bench-threads: involuntary switches 0.00). As an ordinary
  * thread it preempted the polling thread on 0.3 (`redis`) to 0.9 (`thread`) of the requests, each hand-over a batch
@@ -136,7 +140,7 @@ static void *hold_loop(void *unused) {
 }
 
 /* MHD_BASELINE_HANDOFF: the requests handed to the second thread and not yet taken, each with its path. */
-enum handoff_mode { HANDOFF_NONE, HANDOFF_SELF, HANDOFF_THREAD, HANDOFF_REDIS };
+enum handoff_mode { HANDOFF_NONE, HANDOFF_SELF, HANDOFF_THREAD, HANDOFF_REDIS, HANDOFF_LOOP };
 #define HANDOFF_LIMIT 4096
 #define HANDOFF_KEY 96
 static struct {
@@ -149,11 +153,37 @@ static struct {
     char keys[HANDOFF_LIMIT][HANDOFF_KEY];
 } handoff = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake_fd = -1, .redis_fd = -1};
 
+/* The requests whose `GET`s were sent, oldest first, waiting for their replies, and the replies read so far. */
+struct pending_gets {
+    char replies[1 << 20];
+    size_t buffered, first, count;
+    struct MHD_Connection *waiting[HANDOFF_LIMIT];
+};
+
+/* Appends a `GET` of `key` to `commands` (at `*length`) and the request to what waits for its reply. */
+static void queue_get(struct pending_gets *gets, char *commands, size_t *length, struct MHD_Connection *connection,
+                      const char *key) {
+    if (gets->count == HANDOFF_LIMIT) abort(); /* more than the benchmark's clients */
+    *length += (size_t)sprintf(commands + *length, "*2\r\n$3\r\nGET\r\n$%zu\r\n%s\r\n", strlen(key), key);
+    gets->waiting[(gets->first + gets->count++) % HANDOFF_LIMIT] = connection;
+}
+
+/* MHD_BASELINE_HANDOFF=loop: the polling thread's own `GET`s, written after each MHD_run, and what waits for them. */
+static struct {
+    char commands[HANDOFF_LIMIT * (HANDOFF_KEY + 32)];
+    size_t length;
+    struct pending_gets gets;
+} loop;
+
 /* On the polling thread: suspends the request and hands it over (or resumes it at once). */
 static void hand_off(struct MHD_Connection *connection, const char *url) {
     MHD_suspend_connection(connection);
     if (handoff.mode == HANDOFF_SELF) {
         MHD_resume_connection(connection);
+        return;
+    }
+    if (handoff.mode == HANDOFF_LOOP) {
+        queue_get(&loop.gets, loop.commands, &loop.length, connection, url);
         return;
     }
     pthread_mutex_lock(&handoff.lock);
@@ -178,57 +208,99 @@ static size_t reply_length(const char *bytes, size_t count) {
     return total <= count ? total : 0;
 }
 
+/* Reads what redis-server sent and resumes the request of each whole reply; exits if it went away. */
+static void read_replies(struct pending_gets *gets) {
+    ssize_t got = read(handoff.redis_fd, gets->replies + gets->buffered, sizeof gets->replies - gets->buffered);
+    if (got <= 0) abort(); /* redis-server went away */
+    gets->buffered += (size_t)got;
+    size_t used = 0, length;
+    while (used < gets->buffered && (length = reply_length(gets->replies + used, gets->buffered - used)) > 0) {
+        used += length;
+        if (gets->count == 0) abort(); /* a reply nothing asked for */
+        MHD_resume_connection(gets->waiting[gets->first]);
+        gets->first = (gets->first + 1) % HANDOFF_LIMIT;
+        gets->count--;
+    }
+    memmove(gets->replies, gets->replies + used, gets->buffered - used);
+    gets->buffered -= used;
+}
+
 /* The second thread: takes what was handed over in one batch and resumes it, after its `GET`s' replies with redis. */
 static void *handoff_loop(void *unused) {
     (void)unused;
-    static struct MHD_Connection *batch[HANDOFF_LIMIT], *waiting[HANDOFF_LIMIT];
-    static char keys[HANDOFF_LIMIT][HANDOFF_KEY], commands[HANDOFF_LIMIT * (HANDOFF_KEY + 32)], replies[1 << 20];
-    size_t first = 0, waiting_count = 0, buffered = 0;
+    static struct MHD_Connection *batch[HANDOFF_LIMIT];
+    static char keys[HANDOFF_LIMIT][HANDOFF_KEY], commands[HANDOFF_LIMIT * (HANDOFF_KEY + 32)];
+    static struct pending_gets gets;
     struct sched_param none = {0};
     pthread_setschedparam(pthread_self(), SCHED_BATCH, &none);
     for (;;) {
         struct epoll_event events[2];
         int ready = epoll_wait(handoff.epoll_fd, events, 2, -1);
         for (int e = 0; e < ready; e++) {
-            if (events[e].data.fd == handoff.wake_fd) {
-                uint64_t value;
-                if (read(handoff.wake_fd, &value, sizeof value) != sizeof value) continue;
-                pthread_mutex_lock(&handoff.lock);
-                size_t count = handoff.count;
-                memcpy(batch, handoff.handed, count * sizeof *batch);
-                if (handoff.mode == HANDOFF_REDIS) memcpy(keys, handoff.keys, count * sizeof *keys);
-                handoff.count = 0;
-                handoff.scheduled = 0;
-                pthread_mutex_unlock(&handoff.lock);
-                if (handoff.mode != HANDOFF_REDIS) {
-                    for (size_t i = 0; i < count; i++) MHD_resume_connection(batch[i]);
-                    continue;
-                }
-                size_t length = 0;
-                for (size_t i = 0; i < count; i++) {
-                    length += (size_t)sprintf(commands + length, "*2\r\n$3\r\nGET\r\n$%zu\r\n%s\r\n",
-                                              strlen(keys[i]), keys[i]);
-                    waiting[(first + waiting_count++) % HANDOFF_LIMIT] = batch[i];
-                }
-                if (write(handoff.redis_fd, commands, length) != (ssize_t)length) abort();
-            } else {
-                ssize_t got = read(handoff.redis_fd, replies + buffered, sizeof replies - buffered);
-                if (got <= 0) abort(); /* redis-server went away */
-                buffered += (size_t)got;
-                size_t used = 0, length;
-                while (used < buffered && (length = reply_length(replies + used, buffered - used)) > 0) {
-                    used += length;
-                    if (waiting_count == 0) abort(); /* a reply nothing asked for */
-                    MHD_resume_connection(waiting[first]);
-                    first = (first + 1) % HANDOFF_LIMIT;
-                    waiting_count--;
-                }
-                memmove(replies, replies + used, buffered - used);
-                buffered -= used;
+            if (events[e].data.fd != handoff.wake_fd) {
+                read_replies(&gets);
+                continue;
             }
+            uint64_t value;
+            if (read(handoff.wake_fd, &value, sizeof value) != sizeof value) continue;
+            pthread_mutex_lock(&handoff.lock);
+            size_t count = handoff.count;
+            memcpy(batch, handoff.handed, count * sizeof *batch);
+            if (handoff.mode == HANDOFF_REDIS) memcpy(keys, handoff.keys, count * sizeof *keys);
+            handoff.count = 0;
+            handoff.scheduled = 0;
+            pthread_mutex_unlock(&handoff.lock);
+            if (handoff.mode != HANDOFF_REDIS) {
+                for (size_t i = 0; i < count; i++) MHD_resume_connection(batch[i]);
+                continue;
+            }
+            size_t length = 0;
+            for (size_t i = 0; i < count; i++) queue_get(&gets, commands, &length, batch[i], keys[i]);
+            if (write(handoff.redis_fd, commands, length) != (ssize_t)length) abort();
         }
     }
     return NULL;
+}
+
+/* MHD_BASELINE_HANDOFF=loop: the one thread, libmicrohttpd's epoll descriptor and the Redis socket in one epoll set. */
+static void run_loop(struct MHD_Daemon *daemon) {
+    int epoll_fd = epoll_create1(0);
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_EPOLL_FD);
+    struct epoll_event mhd = {.events = EPOLLIN, .data.fd = info ? info->epoll_fd : -1};
+    struct epoll_event redis = {.events = EPOLLIN, .data.fd = handoff.redis_fd};
+    if (epoll_fd < 0 || info == NULL || epoll_ctl(epoll_fd, EPOLL_CTL_ADD, mhd.data.fd, &mhd) != 0
+        || epoll_ctl(epoll_fd, EPOLL_CTL_ADD, handoff.redis_fd, &redis) != 0) {
+        perror("mhd-baseline: loop");
+        exit(1);
+    }
+    for (;;) {
+        MHD_UNSIGNED_LONG_LONG timeout;
+        int wait = MHD_get_timeout(daemon, &timeout) == MHD_YES ? (int)timeout : -1;
+        struct epoll_event events[2];
+        int ready = epoll_wait(epoll_fd, events, 2, wait);
+        for (int e = 0; e < ready; e++) {
+            if (events[e].data.fd == handoff.redis_fd) read_replies(&loop.gets);
+        }
+        MHD_run(daemon);
+        if (loop.length > 0 && write(handoff.redis_fd, loop.commands, loop.length) != (ssize_t)loop.length) abort();
+        loop.length = 0;
+    }
+}
+
+/* Connects to the redis-server on 127.0.0.1:MHD_BASELINE_REDIS_PORT (watched by `epoll_fd` unless it is -1). */
+static void connect_redis(int epoll_fd) {
+    const char *port = getenv("MHD_BASELINE_REDIS_PORT");
+    struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((uint16_t)(port ? atoi(port) : 6379))};
+    inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
+    handoff.redis_fd = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    struct epoll_event readable = {.events = EPOLLIN, .data.fd = handoff.redis_fd};
+    if (handoff.redis_fd < 0 || connect(handoff.redis_fd, (struct sockaddr *)&address, sizeof address) != 0
+        || setsockopt(handoff.redis_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0
+        || (epoll_fd >= 0 && epoll_ctl(epoll_fd, EPOLL_CTL_ADD, handoff.redis_fd, &readable) != 0)) {
+        perror("mhd-baseline: redis-server");
+        exit(1);
+    }
 }
 
 /* Starts the second thread (and connects to redis-server) for MHD_BASELINE_HANDOFF; exits on failure. */
@@ -236,12 +308,17 @@ static void start_handoff(const char *mode) {
     handoff.mode = strcmp(mode, "self") == 0     ? HANDOFF_SELF
                    : strcmp(mode, "thread") == 0 ? HANDOFF_THREAD
                    : strcmp(mode, "redis") == 0  ? HANDOFF_REDIS
+                   : strcmp(mode, "loop") == 0   ? HANDOFF_LOOP
                                                  : HANDOFF_NONE;
     if (handoff.mode == HANDOFF_NONE) {
-        fprintf(stderr, "mhd-baseline: MHD_BASELINE_HANDOFF is self, thread or redis\n");
+        fprintf(stderr, "mhd-baseline: MHD_BASELINE_HANDOFF is self, thread, redis or loop\n");
         exit(1);
     }
     if (handoff.mode == HANDOFF_SELF) return;
+    if (handoff.mode == HANDOFF_LOOP) {
+        connect_redis(-1);
+        return;
+    }
     handoff.wake_fd = eventfd(0, EFD_NONBLOCK);
     handoff.epoll_fd = epoll_create1(0);
     struct epoll_event wake = {.events = EPOLLIN, .data.fd = handoff.wake_fd};
@@ -250,20 +327,7 @@ static void start_handoff(const char *mode) {
         perror("mhd-baseline: eventfd");
         exit(1);
     }
-    if (handoff.mode == HANDOFF_REDIS) {
-        const char *port = getenv("MHD_BASELINE_REDIS_PORT");
-        struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((uint16_t)(port ? atoi(port) : 6379))};
-        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
-        handoff.redis_fd = socket(AF_INET, SOCK_STREAM, 0);
-        int one = 1;
-        struct epoll_event readable = {.events = EPOLLIN, .data.fd = handoff.redis_fd};
-        if (handoff.redis_fd < 0 || connect(handoff.redis_fd, (struct sockaddr *)&address, sizeof address) != 0
-            || setsockopt(handoff.redis_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0
-            || epoll_ctl(handoff.epoll_fd, EPOLL_CTL_ADD, handoff.redis_fd, &readable) != 0) {
-            perror("mhd-baseline: redis-server");
-            exit(1);
-        }
-    }
+    if (handoff.mode == HANDOFF_REDIS) connect_redis(handoff.epoll_fd);
     pthread_t thread;
     if (pthread_create(&thread, NULL, handoff_loop, NULL) != 0) {
         fprintf(stderr, "mhd-baseline: cannot start the hand-off thread\n");
@@ -333,8 +397,9 @@ int main(int argc, char **argv) {
         {MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)tls_priorities},
         {MHD_OPTION_END, 0, NULL},
     };
+    unsigned own_thread = handoff.mode == HANDOFF_LOOP ? 0 : MHD_USE_INTERNAL_POLLING_THREAD;
     struct MHD_Daemon *daemon = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | (tls ? MHD_USE_TLS : 0)
+        own_thread | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | (tls ? MHD_USE_TLS : 0)
             | (hold.seconds > 0 || handoff.mode != HANDOFF_NONE ? MHD_ALLOW_SUSPEND_RESUME : 0), (uint16_t)port,
         NULL, NULL, handle, NULL,
         MHD_OPTION_CONNECTION_LIMIT, 4096u,
@@ -349,6 +414,7 @@ int main(int argc, char **argv) {
     }
     fprintf(stderr, "mhd-baseline: listening on %s://127.0.0.1:%u (%zu-byte body)\n", tls ? "https" : "http", port,
             body_length);
+    if (handoff.mode == HANDOFF_LOOP) run_loop(daemon); /* until killed */
     sigset_t signals;
     sigemptyset(&signals);
     sigaddset(&signals, SIGINT);
