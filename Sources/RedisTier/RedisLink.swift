@@ -32,10 +32,10 @@ enum RedisLink: Sendable {
 
     /// The node client a command on `key` goes to now, without waiting (on a cluster, the primary the map names for
     /// its slot; nil before a map was read).
-    func nodeNow(forKey key: String) -> RedisNodeClient? {
+    func nodeNow(forKey key: [UInt8]) -> RedisNodeClient? {
         switch self {
         case .node(let node): node
-        case .cluster(let cluster): cluster.primaryNow(forKey: key.utf8)
+        case .cluster(let cluster): cluster.primaryNow(forKey: key)
         }
     }
 

@@ -165,7 +165,7 @@ public final class RedisSharedTier: SharedTier {
     public func loadNow(_ key: String, for read: any SharedReadNow) -> Bool {
         // While the breaker refuses commands, `load` alone meets (and counts) the refusal. On a cluster the GET goes
         // to the primary the map names for the key's slot, as `load`'s would: one round trip, as on one Redis.
-        let name = keys.entry(key)
+        let name = keys.entryBytes(key)
         guard let node = commands.link.nodeNow(forKey: name), node.isAvailable else { return false }
         let counters = commands.counters
         node.send(.get(name)) { [codec] reply in

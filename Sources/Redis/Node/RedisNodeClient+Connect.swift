@@ -35,7 +35,7 @@ extension RedisNodeClient {
 
     private func send(_ submission: Submission, on connection: RedisConnection, fresh: Bool, mayRetry: Bool) {
         let commands = submission.commands
-        connection.enqueue(commands, expectedReplies: commands.count, timeout: timeout) { [self] result in
+        connection.enqueue(commands, expectedReplies: commands.count, timeout: commandTimeout) { [self] result in
             switch result {
             case .success(let replies):
                 // A demoted primary (CONTRACT §10.3): the next command asks the Sentinels again.

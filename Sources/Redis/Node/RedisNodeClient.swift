@@ -19,6 +19,8 @@ import NIOPosix
 public final class RedisNodeClient: Sendable {
     public let endpoint: RedisEndpoint
     public let timeout: Duration
+    /// `timeout` as the event loop counts it, converted once.
+    let commandTimeout: TimeAmount
     public let size: Int
     let slots: [ConnectionSlot]
     let state: NIOLockedValueBox<NodeState>
@@ -61,6 +63,7 @@ public final class RedisNodeClient: Sendable {
         self.eventLoopGroup = owned ?? shared
         self.endpoint = endpoint
         self.timeout = timeout
+        commandTimeout = TimeAmount(timeout)
         elapsed = Elapsed(clock)
         self.size = max(size, 1)
         slots = (0..<max(size, 1)).map { _ in ConnectionSlot() }
@@ -252,7 +255,7 @@ public final class RedisNodeClient: Sendable {
     /// fewest commands in flight: one connection under a light load, and a slow command (a SCAN, a long script)
     /// sends the others to the next.
     private func chosenSlot() -> ConnectionSlot {
-        if let collecting = slots.first(where: \.isJoinable) { return collecting }
+        for slot in slots where slot.isJoinable { return slot }
         var slot = slots[0]
         for candidate in slots.dropFirst() where candidate.inFlight < slot.inFlight { slot = candidate }
         return slot

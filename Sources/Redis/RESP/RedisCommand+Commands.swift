@@ -4,7 +4,11 @@
 /// `SSUBSCRIBE`). What a script does inside Redis (`XADD`, `PUBLISH`, …) is the script's.
 extension RedisCommand {
     public static func get(_ key: String) -> RedisCommand {
-        RedisCommand("GET", arguments: [Array(key.utf8)])
+        get(Array(key.utf8))
+    }
+
+    public static func get(_ key: [UInt8]) -> RedisCommand {
+        RedisCommand("GET", arguments: [key])
     }
 
     /// `SET key value NX PX milliseconds`: stored only when the key is absent, expiring after `milliseconds`.
