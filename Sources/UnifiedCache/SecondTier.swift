@@ -4,8 +4,8 @@ import Foundation
 /// writes through to it, and sends every invalidation to it before acknowledging.
 ///
 /// Implementations never throw to the manager: faults degrade to a miss (load), a dropped
-/// write (store, counted), and are reported through `statistics()` and `health()`.
-public protocol SecondTier: Sendable {
+/// write (store, counted), and are reported through `statistics()` and `health()`. Class-bound, as `SharedTier`.
+public protocol SecondTier: AnyObject, Sendable {
     /// The stored entry for `key`, verified, or `nil`.
     func load(_ key: String) async -> CacheEntry?
     /// The stored entry for `key` read on the calling thread when that is cheap and clean (a healthy tier, a

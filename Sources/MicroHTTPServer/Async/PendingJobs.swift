@@ -21,10 +21,21 @@ final class PendingJobs: Sendable {
         var more: [Task<Void, Never>] = []
     }
 
+    /// The entries in numbered places, each request told its place (`RequestContext.pendingPlace`), and the free
+    /// places: taking and freeing one hashes nothing (keyed by the context's identity, a dictionary hashed it twice
+    /// per request, ~500 instructions of every `.later` answer).
     private struct State {
-        var entries: [ObjectIdentifier: Entry] = [:]
+        var places: [Entry?] = []
+        var free: [Int] = []
+        var count = 0
         var closed = false
         var emptyWaiter: CheckedContinuation<Void, Never>?
+
+        /// The place `context` holds, if it holds one.
+        func place(of context: RequestContext) -> Int? {
+            guard let place = context.pendingPlace, places[place]?.context === context else { return nil }
+            return place
+        }
     }
 
     private let state = NIOLockedValueBox(State())
@@ -34,14 +45,23 @@ final class PendingJobs: Sendable {
         self.limit = limit
     }
 
-    var count: Int { state.withLockedValue { $0.entries.count } }
+    var count: Int { state.withLockedValue { $0.count } }
 
     /// Takes a slot, unless the queue is full or closed.
     func reserve(_ context: RequestContext) -> Admission {
         state.withLockedValue { state in
             if state.closed { return .closed }
-            guard state.entries.count < limit else { return .full }
-            state.entries[ObjectIdentifier(context)] = Entry(context: context)
+            guard state.count < limit else { return .full }
+            let place: Int
+            if let free = state.free.popLast() {
+                place = free
+                state.places[place] = Entry(context: context)
+            } else {
+                place = state.places.count
+                state.places.append(Entry(context: context))
+            }
+            context.pendingPlace = place
+            state.count += 1
             return .admitted
         }
     }
@@ -49,11 +69,11 @@ final class PendingJobs: Sendable {
     /// Remembers a task running `context`'s work, so that shutdown can cancel it (unless the work already ended).
     func attach(_ task: Task<Void, Never>, to context: RequestContext) {
         state.withLockedValue { state in
-            let id = ObjectIdentifier(context)
-            if state.entries[id]?.task == nil {
-                state.entries[id]?.task = task
+            guard let place = state.place(of: context) else { return }
+            if state.places[place]?.task == nil {
+                state.places[place]?.task = task
             } else {
-                state.entries[id]?.more.append(task)
+                state.places[place]?.more.append(task)
             }
         }
     }
@@ -61,8 +81,12 @@ final class PendingJobs: Sendable {
     /// Frees the slot once the job's work has ended.
     func release(_ context: RequestContext) {
         let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
-            state.entries.removeValue(forKey: ObjectIdentifier(context))
-            guard state.entries.isEmpty else { return nil }
+            guard let place = state.place(of: context) else { return nil }
+            state.places[place] = nil
+            state.free.append(place)
+            context.pendingPlace = nil
+            state.count -= 1
+            guard state.count == 0 else { return nil }
             defer { state.emptyWaiter = nil }
             return state.emptyWaiter
         }
@@ -80,7 +104,7 @@ final class PendingJobs: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let resumeNow = state.withLockedValue { state -> Bool in
-                    if state.entries.isEmpty || Task.isCancelled { return true }
+                    if state.count == 0 || Task.isCancelled { return true }
                     state.emptyWaiter = continuation
                     return false
                 }
@@ -97,7 +121,7 @@ final class PendingJobs: Sendable {
     /// The requests still running, with their tasks cancelled (shutdown's drain deadline has passed).
     func cancelAll() -> [RequestContext] {
         state.withLockedValue { state in
-            state.entries.values.map { entry in
+            state.places.compactMap { $0 }.map { entry in
                 entry.task?.cancel()
                 for task in entry.more { task.cancel() }
                 return entry.context
@@ -108,8 +132,8 @@ final class PendingJobs: Sendable {
     /// Still-unanswered requests whose deadline has passed.
     func overdue(at now: ContinuousClock.Instant) -> [RequestContext] {
         state.withLockedValue { state in
-            state.entries.values.compactMap { entry in
-                guard let deadline = entry.context.deadline, deadline <= now, entry.context.isWaiting else { return nil }
+            state.places.compactMap { entry in
+                guard let entry, let deadline = entry.context.deadline, deadline <= now, entry.context.isWaiting else { return nil }
                 return entry.context
             }
         }

@@ -8,7 +8,8 @@ import Synchronization
 ///
 /// `@unchecked Sendable`: the `var`s are touched only on the connection's MHD polling thread (MHD keeps a
 /// connection on one thread; `deadline` and `answered` are set there before the context is published under
-/// PendingJobs' lock, then only read); `outcome` is guarded by a lock.
+/// PendingJobs' lock, then only read), but `pendingPlace`, touched only under PendingJobs' lock; `outcome` is
+/// guarded by a lock.
 final class RequestContext: @unchecked Sendable {
     enum Phase {
         /// First access-handler call (headers only) not seen yet.
@@ -42,6 +43,8 @@ final class RequestContext: @unchecked Sendable {
     var answered: (@Sendable (Response) -> Void)?
     /// The prepared response's copy the answer was queued with, until MHD reports the request complete.
     var lent: LentResponse?
+    /// Where `PendingJobs` keeps the request while it holds a slot (read and written under its lock only).
+    var pendingPlace: Int?
     private let outcome = Mutex(Outcome.waiting)
 
     init(target: String, connection: OpaquePointer) {
