@@ -27,9 +27,11 @@ final class PendingJobs: Sendable {
     private struct State {
         var places: [Entry?] = []
         var free: [Int] = []
-        var count = 0
         var closed = false
         var emptyWaiter: CheckedContinuation<Void, Never>?
+
+        /// The slots taken.
+        var count: Int { places.count - free.count }
 
         /// The place `context` holds, if it holds one.
         func place(of context: RequestContext) -> Int? {
@@ -61,7 +63,6 @@ final class PendingJobs: Sendable {
                 state.places.append(Entry(context: context))
             }
             context.pendingPlace = place
-            state.count += 1
             return .admitted
         }
     }
@@ -85,7 +86,6 @@ final class PendingJobs: Sendable {
             state.places[place] = nil
             state.free.append(place)
             context.pendingPlace = nil
-            state.count -= 1
             guard state.count == 0 else { return nil }
             defer { state.emptyWaiter = nil }
             return state.emptyWaiter
@@ -133,7 +133,9 @@ final class PendingJobs: Sendable {
     func overdue(at now: ContinuousClock.Instant) -> [RequestContext] {
         state.withLockedValue { state in
             state.places.compactMap { entry in
-                guard let entry, let deadline = entry.context.deadline, deadline <= now, entry.context.isWaiting else { return nil }
+                guard let entry, let deadline = entry.context.deadline, deadline <= now, entry.context.isWaiting else {
+                    return nil
+                }
                 return entry.context
             }
         }
