@@ -25,7 +25,8 @@ after the first, then resumes them all and answers its 1 KB body, printing the m
 upstream records the moment it answered); as many polling threads as unicache's default (one per CPU). The same
 client, the same figures, then the median of the per-round ratios unicache/raw, the target being <= 1.7x (issue 46).
 """
-import argparse, http.server, json, os, re, signal, socket, statistics, subprocess, sys, tempfile, threading, time
+import argparse, atexit, http.server, json, os, re, shutil, signal, socket, statistics, subprocess, sys, tempfile
+import threading, time
 import urllib.error, urllib.request
 
 def upstream_server(hold):
@@ -58,14 +59,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLIENT_SOURCE = os.path.join(ROOT, "Benchmarks", "stampede-client", "stampede-client.c")
 BASELINE_SOURCE = os.path.join(ROOT, "Benchmarks", "mhd-baseline", "mhd-baseline.c")
 
-def build_client():
-    binary = os.path.join(tempfile.mkdtemp(prefix="stampede-client-"), "stampede-client")
+def build_client(work):
+    binary = os.path.join(work, "stampede-client")
     subprocess.run(["cc", "-O2", "-D_GNU_SOURCE", "-o", binary, CLIENT_SOURCE], check=True)
     return binary
 
-def build_baseline():
+def build_baseline(work):
     """Benchmarks/mhd-baseline, built as scripts/bench-http.sh builds it."""
-    binary = os.path.join(tempfile.mkdtemp(prefix="mhd-baseline-"), "mhd-baseline")
+    binary = os.path.join(work, "mhd-baseline")
     flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libmicrohttpd"],
                            capture_output=True, text=True, check=True).stdout.split()
     subprocess.run(["cc", "-O2", "-Wall", "-Wextra", "-o", binary, BASELINE_SOURCE] + flags, check=True)
@@ -96,15 +97,17 @@ def start_redis():
     proc = subprocess.Popen(
         ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    atexit.register(lambda: (proc.terminate(), proc.wait(timeout=20)))  # also when a check fails (sys.exit)
     for _ in range(100):
         if subprocess.run(["redis-cli", "-p", str(port), "ping"], capture_output=True, text=True).stdout.strip() == "PONG":
             return proc, port
         time.sleep(0.05)
     sys.exit("redis-server did not start")
 
-def start_unicache(binary, upstream_port, redis=None):
-    """One instance; with redis=(port, prefix) it joins that fleet and is returned once its shared tier is connected."""
-    data_dir = tempfile.mkdtemp(prefix="unicache-stampede-")
+def start_unicache(binary, upstream_port, work, redis=None):
+    """One instance, its data folder a fresh one in work; with redis=(port, prefix) it joins that fleet and is returned
+    once its shared tier is connected."""
+    data_dir = tempfile.mkdtemp(prefix="data-", dir=work)
     fleet = ["--redis", f"redis://127.0.0.1:{redis[0]}", "--redis-prefix", redis[1]] if redis else []
     proc = subprocess.Popen(
         [binary, "--port", "0", "--data-dir", data_dir, "--upstream",
@@ -185,8 +188,11 @@ def main():
     if args.raw and args.fleet:
         parser.error("--raw compares one instance with raw libmicrohttpd: without --fleet")
 
-    client_binary = build_client()
-    baseline_binary = build_baseline() if args.raw else None
+    # One folder for the binaries built here and the instances' data, removed however the script ends.
+    work = tempfile.mkdtemp(prefix="unicache-stampede-")
+    atexit.register(shutil.rmtree, work, True)
+    client_binary = build_client(work)
+    baseline_binary = build_baseline(work) if args.raw else None
     threads = len(os.sched_getaffinity(0))  # unicache's default --polling-threads
     upstream, state = upstream_server(args.hold)
     figures = {"first": [], "warmed": []}
@@ -194,7 +200,8 @@ def main():
     raw_figures = {"first": [], "warmed": []}
     redis = start_redis() if args.fleet else None
     for run in range(args.runs):
-        instances = [start_unicache(args.bin, upstream.server_address[1], (redis[1], f"st{run}:") if redis else None)
+        instances = [start_unicache(args.bin, upstream.server_address[1], work,
+                                   (redis[1], f"st{run}:") if redis else None)
                      for _ in range(max(args.fleet, 1))]
         try:
             for kind in ("first", "warmed"):
@@ -222,9 +229,6 @@ def main():
         finally:
             baseline[0].send_signal(signal.SIGTERM)
             baseline[0].wait(timeout=20)
-    if redis:
-        redis[0].terminate()
-        redis[0].wait(timeout=20)
     for kind, values in figures.items():
         print(f"{kind:6}: last client answered {statistics.median(values):.1f} ms (median of {len(values)}), "
               f"worst {max(values):.1f} ms, after the upstream's answer; the first client "

@@ -77,7 +77,9 @@ import UpstreamGate
     @Test func aLostShardLogResetsThatShardAlone() async throws {
         try await withService(RedisTestCluster.start()) { cluster in
             let prefix = Self.prefix()
-            let file = try checkpointPath()
+            let folder = try TemporaryFolder.forCheckpoint()
+            defer { folder.remove() }
+            let file = folder.checkpointFile
             let shards = RedisTierConfiguration.defaultClusterShards
             let away = TierInstance(endpoint: try Self.seed(cluster), prefix: prefix, checkpointFile: file)
             try await away.startConnected()

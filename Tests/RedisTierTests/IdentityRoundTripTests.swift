@@ -48,7 +48,9 @@ import UnifiedCache
 
     /// A restarted instance reads the same changes back from the fleet's log.
     @Test func theLogCarriesAwkwardIdsToARestartedInstance() async throws {
-        let (redis, prefix, file) = try await LogCatchUpTests.afterAFirstRun()
+        let folder = try TemporaryFolder.forCheckpoint()
+        defer { folder.remove() }
+        let (redis, prefix, file) = try await LogCatchUpTests.afterAFirstRun(in: folder)
         let other = TierInstance(redis, prefix: prefix)
         try await other.startConnected()
         for scope in Self.scopes { _ = try await other.tier.invalidate(scope) }
@@ -113,7 +115,9 @@ import UnifiedCache
     /// the local tiers are dropped; nothing is read into it and nothing after it is skipped silently. In a later
     /// batch than the first (batches of 1) the reset starts from the position those batches reached.
     @Test(arguments: [1, 1_000]) func anUnreadableLogEntryIsAGap(batch: Int) async throws {
-        let (redis, prefix, file) = try await LogCatchUpTests.afterAFirstRun()
+        let folder = try TemporaryFolder.forCheckpoint()
+        defer { folder.remove() }
+        let (redis, prefix, file) = try await LogCatchUpTests.afterAFirstRun(in: folder)
         let other = TierInstance(redis, prefix: prefix)
         try await other.startConnected()
         _ = try await other.tier.invalidate(.key("before"))

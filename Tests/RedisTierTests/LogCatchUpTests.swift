@@ -12,11 +12,13 @@ import UnifiedCache
 @Suite(.serialized, .timeLimit(.minutes(3))) struct LogCatchUpTests {
     static func prefix() -> String { "l\(UInt32.random(in: 0...UInt32.max)):" }
 
-    /// A fresh redis-server, a fleet prefix, and a checkpoint file that a first instance has left behind (it ran
-    /// until in step, then stopped).
-    static func afterAFirstRun(logLength: Int = 100_000) async throws -> (RedisServerProcess, prefix: String, file: String) {
+    /// A fresh redis-server, a fleet prefix, and a checkpoint file in `folder` that a first instance has left behind
+    /// (it ran until in step, then stopped).
+    static func afterAFirstRun(
+        in folder: TemporaryFolder, logLength: Int = 100_000
+    ) async throws -> (RedisServerProcess, prefix: String, file: String) {
         let redis = try await RedisServerProcess.start()
-        let (prefix, file) = (Self.prefix(), try checkpointPath())
+        let (prefix, file) = (Self.prefix(), folder.checkpointFile)
         _ = try await TierInstance.ranOnce(redis, prefix: prefix, checkpointFile: file, logLength: logLength)
         return (redis, prefix, file)
     }
@@ -25,7 +27,9 @@ import UnifiedCache
     /// missed (in order), resets nothing, and saves the log's end as its position.
     @Test func aRestartedInstanceAppliesWhatItMissedAndKeepsTheRest() async throws {
         let redis = try await RedisServerProcess.start()
-        let (prefix, file) = (Self.prefix(), try checkpointPath())
+        let folder = try TemporaryFolder.forCheckpoint()
+        defer { folder.remove() }
+        let (prefix, file) = (Self.prefix(), folder.checkpointFile)
         let first = TierInstance(redis, prefix: prefix, checkpointFile: file)
         try await first.startConnected()
         // No checkpoint yet: the first start resets (as before the log), and saves where it stands.
@@ -61,7 +65,9 @@ import UnifiedCache
     /// The log keeps about `logLength` changes: an instance away for many more finds its position trimmed away
     /// and drops its local tiers instead of applying a log with a hole.
     @Test func aRestartLongerThanTheLogReachesResets() async throws {
-        let (redis, prefix, file) = try await Self.afterAFirstRun(logLength: 10)
+        let folder = try TemporaryFolder.forCheckpoint()
+        defer { folder.remove() }
+        let (redis, prefix, file) = try await Self.afterAFirstRun(in: folder, logLength: 10)
         let saved = try #require(LogPositionFile(path: file).load())
 
         let other = TierInstance(redis, prefix: prefix, logLength: 10)
@@ -85,7 +91,9 @@ import UnifiedCache
     /// Redis restarted empty is a new epoch: whatever the old log held is gone, so the instance resets; the new
     /// epoch's log then vouches for its next restart.
     @Test func redisRestartedEmptyIsANewEpochAndResets() async throws {
-        let (redis, prefix, file) = try await Self.afterAFirstRun()
+        let folder = try TemporaryFolder.forCheckpoint()
+        defer { folder.remove() }
+        let (redis, prefix, file) = try await Self.afterAFirstRun(in: folder)
         let before = try #require(LogPositionFile(path: file).load())
 
         try await redis.restart()
@@ -102,8 +110,9 @@ import UnifiedCache
     /// Redis restarted with its data (a snapshot taken with `SAVE` here; AOF in production, README) keeps the epoch
     /// and the log: an instance that lost its connection catches up and resets nothing.
     @Test func redisRestartedWithItsDataKeepsTheEpoch() async throws {
-        let folder = (try checkpointPath() as NSString).deletingLastPathComponent
-        let redis = try await RedisServerProcess.start(directory: folder)
+        let folder = try TemporaryFolder.forCheckpoint()
+        defer { folder.remove() }
+        let redis = try await RedisServerProcess.start(directory: folder.path)
         let prefix = Self.prefix()
         let instance = TierInstance(redis, prefix: prefix)
         try await instance.startConnected()
@@ -132,7 +141,9 @@ import UnifiedCache
     /// An instance that dies after applying part of what it missed (its disk flush for the second batch never
     /// returns) has saved only the batch it settled; the next start applies the rest from there, skipping nothing.
     @Test func dyingMidCatchUpNeverSkipsTheRest() async throws {
-        let (redis, prefix, file) = try await Self.afterAFirstRun()
+        let folder = try TemporaryFolder.forCheckpoint()
+        defer { folder.remove() }
+        let (redis, prefix, file) = try await Self.afterAFirstRun(in: folder)
 
         let other = TierInstance(redis, prefix: prefix)
         try await other.startConnected()
@@ -169,7 +180,9 @@ import UnifiedCache
     /// instance, a new origin, it would drop the copy the disk keeps.)
     @Test func aStopWaitsForTheLogsLastChangeBeforeItsCheckpoint() async throws {
         let redis = try await RedisServerProcess.start()
-        let (prefix, file) = (Self.prefix(), try checkpointPath())
+        let folder = try TemporaryFolder.forCheckpoint()
+        defer { folder.remove() }
+        let (prefix, file) = (Self.prefix(), folder.checkpointFile)
         let instance = TierInstance(redis, prefix: prefix, checkpointFile: file)
         try await instance.startConnected()
         let id = try #require(
@@ -215,7 +228,9 @@ import UnifiedCache
 /// takes is bounded (the README's catch-up figure comes from this test's log line).
 @Suite(.serialized, .timeLimit(.minutes(3))) struct FullLogCatchUpTests {
     @Test func aFullLogIsCaughtUpInBatches() async throws {
-        let (redis, prefix, file) = try await LogCatchUpTests.afterAFirstRun()
+        let folder = try TemporaryFolder.forCheckpoint()
+        defer { folder.remove() }
+        let (redis, prefix, file) = try await LogCatchUpTests.afterAFirstRun(in: folder)
         // 100,000 changes of another instance, written straight into the log as the scripts write them.
         _ = try await redisCommand(
             redis, "EVAL",

@@ -118,7 +118,10 @@ func logPositions(_ redis: RedisServerProcess, prefix: String) async throws -> [
     return (RedisSharedTier.logEntries(reply) ?? []).map(\.position)
 }
 
-/// A fresh folder for a checkpoint file, and the file's path in it.
-func checkpointPath() throws -> String {
-    try TemporaryFolder("redis-tier").file("fleet-log-position")
+extension TemporaryFolder {
+    /// A fresh folder for a test's checkpoint file (and what Redis saves), to `remove()` when the test ends.
+    static func forCheckpoint() throws -> TemporaryFolder { try TemporaryFolder("redis-tier") }
+
+    /// The path of the checkpoint file in the folder.
+    var checkpointFile: String { file("fleet-log-position") }
 }

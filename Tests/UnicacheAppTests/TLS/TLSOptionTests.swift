@@ -1,5 +1,6 @@
 import Foundation
 @testable import Settings
+import TestSupport
 import TLSTestSupport
 import Testing
 import UnicacheApp
@@ -7,8 +8,9 @@ import UnicacheApp
 /// `--tls-cert` and `--tls-key` (CONTRACT §8.7): together or not at all; a missing, unreadable, malformed or
 /// mismatched pair is one line naming the flag (or its variable), and never a byte of the key.
 @Suite(.timeLimit(.minutes(2))) struct TLSOptionTests {
-    /// A good pair, a second key, and garbage, as files.
+    /// A good pair, a second key, and garbage, as files in two temporary folders; `remove()` deletes them.
     struct Files {
+        let folders: [TemporaryFolder]
         let certificate: String
         let key: String
         let otherKey: String
@@ -17,10 +19,11 @@ import UnicacheApp
 
         init() throws {
             let pair = try TestCertificate()
-            let written = try pair.write()
+            let written = try pair.write(), other = try TestCertificate().write()
+            folders = [written.folder, other.folder]
             certificate = written.certificate
             key = written.key
-            otherKey = try TestCertificate().write().key
+            otherKey = other.key
             garbage = written.folder.file("garbage.pem")
             try Data("-----BEGIN CERTIFICATE-----\nbm9wZQ==\n-----END CERTIFICATE-----\n".utf8)
                 .write(to: URL(fileURLWithPath: garbage))
@@ -28,10 +31,13 @@ import UnicacheApp
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: garbage)
             keyText = pair.privateKeyPEM
         }
+
+        func remove() { folders.forEach { $0.remove() } }
     }
 
     @Test func bothFlagsOrBothVariablesServeHTTPS() throws {
         let files = try Files()
+        defer { files.remove() }
         let byFlags = try UnicacheConfiguration.parse(
             arguments: ["--tls-cert", files.certificate, "--tls-key", files.key], environment: [:])
         #expect(byFlags.server.tls != nil)
@@ -46,6 +52,7 @@ import UnicacheApp
 
     @Test func theHealthcheckReadsTheServiceCertificate() throws {
         let files = try Files()
+        defer { files.remove() }
         let client = try HealthcheckOptions.parse([]).client(environment: ["UNICACHE_TLS_CERT": files.certificate])
         #expect(client.tls != nil)
         #expect(try HealthcheckOptions.parse([]).client(environment: [:]).tls == nil)
@@ -64,6 +71,7 @@ import UnicacheApp
 
     @Test func badPairsAreOneLineNamingTheFlag() throws {
         let files = try Files()
+        defer { files.remove() }
         let missing = files.certificate + ".missing"
         let cases: [(arguments: [String], environment: [String: String], prefix: String)] = [
             (["--tls-cert", files.certificate], [:], "--tls-cert: given without --tls-key"),
