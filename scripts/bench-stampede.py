@@ -72,11 +72,17 @@ def build_baseline(work):
     subprocess.run(["cc", "-O2", "-Wall", "-Wextra", "-o", binary, BASELINE_SOURCE] + flags, check=True)
     return binary
 
+def stopped_at_exit(proc):
+    """proc, stopped at exit if it still runs: also when a check fails (sys.exit) before the run's own stop."""
+    atexit.register(lambda: proc.poll() is None and (proc.terminate(), proc.wait(timeout=20)))
+    return proc
+
 def start_baseline(binary, hold, threads):
     """Raw libmicrohttpd holding every request `hold` seconds after a batch's first; returned once it listens."""
     port = free_port()
-    proc = subprocess.Popen([binary, str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, MHD_BASELINE_HOLD=str(hold), MHD_BASELINE_THREADS=str(threads)))
+    proc = stopped_at_exit(subprocess.Popen(
+        [binary, str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=dict(os.environ, MHD_BASELINE_HOLD=str(hold), MHD_BASELINE_THREADS=str(threads))))
     if "listening on" not in proc.stderr.readline():
         sys.exit("mhd-baseline did not start")
     for _ in range(100):
@@ -94,10 +100,9 @@ def free_port():
 def start_redis():
     """A redis-server of its own on a free loopback port; returns the process and the port once it answers PING."""
     port = free_port()
-    proc = subprocess.Popen(
+    proc = stopped_at_exit(subprocess.Popen(
         ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    atexit.register(lambda: (proc.terminate(), proc.wait(timeout=20)))  # also when a check fails (sys.exit)
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     for _ in range(100):
         if subprocess.run(["redis-cli", "-p", str(port), "ping"], capture_output=True, text=True).stdout.strip() == "PONG":
             return proc, port
@@ -109,10 +114,10 @@ def start_unicache(binary, upstream_port, work, redis=None):
     once its shared tier is connected."""
     data_dir = tempfile.mkdtemp(prefix="data-", dir=work)
     fleet = ["--redis", f"redis://127.0.0.1:{redis[0]}", "--redis-prefix", redis[1]] if redis else []
-    proc = subprocess.Popen(
+    proc = stopped_at_exit(subprocess.Popen(
         [binary, "--port", "0", "--data-dir", data_dir, "--upstream",
          f"progress=http://127.0.0.1:{upstream_port}", "--max-connections", "4096"] + fleet,
-        stderr=subprocess.PIPE, text=True)
+        stderr=subprocess.PIPE, text=True))
     for line in proc.stderr:
         m = re.search(r"listening on http://[^:]+:(\d+)", line)
         if m:
