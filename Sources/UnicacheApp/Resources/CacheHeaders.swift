@@ -56,10 +56,11 @@ enum CacheHeaders {
         return response
     }
 
-    /// The unconditional 200 answer for `result`.
-    static func response(for result: CacheResult) -> Response {
+    /// The unconditional 200 answer for `result`; with `date`, its `Date` header (else the server adds one).
+    static func response(for result: CacheResult, date: String? = nil) -> Response {
         let entry = result.entry
         var headers = HTTPHeaders()
+        if let date { headers.add(name: "Date", value: date) }
         headers.add(name: "Content-Type", value: entry.contentType)
         headers.add(name: "ETag", value: entry.etag)
         headers.add(name: "Age", value: String(result.ageSeconds))

@@ -13,7 +13,8 @@ import UnifiedCache
 /// waiters of a stampede share one answer; and answers are `reusable()`, so the server builds each wire
 /// form once too. The cache is still asked on every request (each hit counted, the LRU order kept), so an
 /// invalidated or erased entry is never answered from here; everything held is at most a second old (the
-/// table is dropped when the second changes).
+/// table is dropped when the second changes), and a rendered answer carries that second's `Date` (the server
+/// dates every other answer itself: a time read, `gmtime_r` under glibc's lock and its format per request).
 final class RenderedAnswers: Sendable {
     /// Classes, so that taking one out of the table is one retain.
     fileprivate final class Rendered: Sendable {
@@ -111,13 +112,14 @@ final class RenderedAnswers: Sendable {
     /// outside the lock; when waiters resumed together rendered it at once, the first one remembered is the one they
     /// all answer.
     func answer(_ result: CacheResult, memo: Memo, target: String, now: Date) -> Response {
-        if let rendered = memo.rendered, rendered.matches(result) { return rendered.response }
-        let response = CacheHeaders.response(for: result).reusable()
+        let second = Self.second(now)
+        if memo.second == second, let rendered = memo.rendered, rendered.matches(result) { return rendered.response }
+        // Dated here, with the second it is answered in (MHD would format its own `Date` for every request).
+        let response = CacheHeaders.response(for: result, date: HTTPDates.httpDate(second: second)).reusable()
         // A miss or a refresh is its request's answer alone: it never replaces one that others can share (the
         // coalesced waiters' of that very miss, finishing beside it).
         let shareable = result.outcome != .miss && result.outcome != .refresh
-        let second = memo.second
-        guard second == Self.second(now) else { return response }
+        guard memo.second == second else { return response }
         let renewed = Memo(
             resource: memo.resource, resolved: memo.resolved,
             rendered: shareable ? Rendered(result: result, response: response) : nil)

@@ -21,9 +21,13 @@ import UnifiedCache
         let slot = try #require(first.memo)
         #expect(second.memo === slot)
         #expect(second == first)
+        // Dated with its second: the server dates no rendered answer itself.
+        #expect(first.header("Date") == HTTPDates.httpDate(h.clock.now()))
 
         h.clock.advance(by: 1)
         let later = try await h.send(.get, target)
+        #expect(later.header("Date") == HTTPDates.httpDate(h.clock.now()))
+        #expect(later.header("Date") != first.header("Date"))
         #expect(later.header("Age") == "6")
         #expect(later.header("Cache-Control") == "private, max-age=294")
         #expect(later.memo !== slot)
@@ -67,6 +71,7 @@ import UnifiedCache
         h.fetcher.open()
         let late = try await slow
         #expect(late.header("X-Cache") == "MISS")
+        #expect(late.header("Date") == "Mon, 23 Nov 2026 00:00:00 GMT")
         #expect(h.fetcher.calls.map(\.key) == ["health:today:alice:2026-11-22"])
 
         let next = try await h.send(.get, today)
@@ -85,6 +90,7 @@ import UnifiedCache
         let notModified = try await h.send(.get, target, headers: [("If-None-Match", etag)])
         #expect(notModified.status == 304 && notModified.body.isEmpty)
         #expect(notModified.memo == nil)
+        #expect(notModified.header("Date") == nil)  // the server's
     }
 }
 

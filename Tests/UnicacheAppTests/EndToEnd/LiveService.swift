@@ -24,7 +24,13 @@ struct LiveService: StoppableService {
         var body: String
         /// The body as sent (a binary one does not survive `body`).
         var bytes: [UInt8] = []
+        /// Every header field as received, in order (`headers` keeps one value per name).
+        var fields: [(name: String, value: String)] = []
         func header(_ name: String) -> String? { headers[name.lowercased()] }
+        /// Every value of the field `name`.
+        func values(_ name: String) -> [String] {
+            fields.filter { $0.name.lowercased() == name.lowercased() }.map(\.value)
+        }
     }
 
     let upstream: TestUpstream
@@ -114,7 +120,8 @@ struct LiveService: StoppableService {
         let bytes = collected.getBytes(at: collected.readerIndex, length: collected.readableBytes) ?? []
         return Answer(
             status: Int(response.status.code), headers: fields,
-            body: collected.readString(length: collected.readableBytes) ?? "", bytes: bytes)
+            body: collected.readString(length: collected.readableBytes) ?? "", bytes: bytes,
+            fields: response.headers.map { ($0.name, $0.value) })
     }
 
     /// Shuts the client and the service down (and the upstream it owns); later calls do nothing.

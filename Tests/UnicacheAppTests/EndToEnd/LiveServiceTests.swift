@@ -19,6 +19,34 @@ import Testing
         }
     }
 
+    /// Every answer carries one `Date` (RFC 9110 §6.6.1): a rendered read-through answer its own, of the second it
+    /// is answered in, and every other one the server's.
+    @Test func everyAnswerCarriesOneDateOfNow() async throws {
+        try await withService(LiveService.start()) { live in
+            let before = Date()
+            let miss = try await live.request(.GET, "/v1/users/alice/subscription")
+            let hit = try await live.request(.GET, "/v1/users/alice/subscription")
+            let head = try await live.request(.HEAD, "/v1/users/alice/subscription")
+            let conditional = try await live.request(
+                .GET, "/v1/users/alice/subscription", headers: [("If-None-Match", hit.header("ETag") ?? "")])
+            let missing = try await live.request(.GET, "/v1/nope")
+            let health = try await live.request(.GET, "/healthz")
+            let after = Date()
+            await live.stop()
+            #expect(hit.header("X-Cache") == "HIT" && conditional.status == 304 && missing.status == 404)
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+            for answer in [miss, hit, head, conditional, missing, health] {
+                let dates = answer.values("Date")
+                #expect(dates.count == 1, "\(answer.status): \(dates)")
+                let date = try #require(dates.first.flatMap(formatter.date(from:)), "\(dates)")
+                #expect(date >= before.addingTimeInterval(-1) && date <= after, "\(dates)")
+            }
+        }
+    }
+
     @Test func upstreamBodyIsServedByteForByte() async throws {
         try await withService(LiveService.start()) { live in
             let body = #"{ "status" : "active",  "plan":"yearly" , "odd":"\u00e9" }"#
