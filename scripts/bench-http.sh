@@ -10,7 +10,7 @@
 # made by openssl) and is measured over https (wrk keeps its TLS connections alive, as with HTTP). A fifth field is a
 # request header wrk sends (`name|command|path|base|header`; default `X-Bench: 1`).
 # Targets with the same command share one server process. Every target gets a warm-up request first.
-# Env: RUNS (3), DURATION (10s), CONNECTIONS (64), SERVER_CPU (0), WRK_CPU (1), BASE_PORT (18080),
+# Env: RUNS (3), DURATION (10s), CONNECTIONS (64), SERVER_CPU (0), WRK_CPU (1), BASE_PORT (18080), SPIN_NS (1000),
 # ONLY (names of the targets to run, e.g. ONLY="baseline unicache-warm baseline-tls unicache-tls"; default all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +22,7 @@ CONNECTIONS=${CONNECTIONS:-64}
 SERVER_CPU=${SERVER_CPU:-0}
 WRK_CPU=${WRK_CPU:-1}
 BASE_PORT=${BASE_PORT:-18080}
+SPIN_NS=${SPIN_NS:-1000}
 
 BASELINE_BIN=$ROOT/Benchmarks/mhd-baseline/mhd-baseline
 # The Makefile's release build (`make release`: static stdlib, .build-release), shared with conformance and Docker.
@@ -40,6 +41,9 @@ TARGETS=(
   # Raw libmicrohttpd with one response made at start-up and queued for every request: the stack's limit, and the
   # base the warm hit's goals are judged against (warm-once, warm-jwt).
   "baseline-once|env MHD_BASELINE_RESPONSE=once $BASELINE_BIN {port}|/|baseline-once"
+  # The same spending SPIN_NS nanoseconds of user time before each answer (a loop on the clock: no memory, allocation
+  # or atomic): the ratios any server whose own code costs that much gets on this machine, beside warm-once's.
+  "baseline-spin|env MHD_BASELINE_RESPONSE=once MHD_BASELINE_SPIN_NS=$SPIN_NS $BASELINE_BIN {port}|/|baseline-once"
   "swift-sync|$BENCH_BIN --port {port}|/sync"
   # The sync route with request ids (X-Request-ID on every answer): their cost on the warm path.
   "sync-ids|$BENCH_BIN --port {port} --request-ids|/sync"

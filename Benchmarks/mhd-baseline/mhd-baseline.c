@@ -23,6 +23,9 @@
  * unicache's event loop is never seen to preempt (make bench-threads: involuntary switches 0.00). As an ordinary
  * thread it preempted the polling thread on 0.3 (`redis`) to 0.9 (`thread`) of the requests, each hand-over a batch
  * of one, and the hand-off cost about twice as much.
+ * MHD_BASELINE_SPIN_NS=N (scripts/bench-http.sh, baseline-spin): every answer is queued after N nanoseconds of a loop
+ * that reads CLOCK_MONOTONIC and touches no memory: user time a server's own code would spend, with none of its cache
+ * misses, allocations or atomics; what such a server gets against the baseline on the same machine.
  * Usage: mhd-baseline PORT [CERT KEY]
  */
 #define _GNU_SOURCE /* SCHED_BATCH */
@@ -73,6 +76,8 @@ static char *read_file(const char *path) {
 static char body[64 + PADDING];
 static size_t body_length;
 static int first_call_marker;
+/* MHD_BASELINE_SPIN_NS: nanoseconds spent before each answer (0: none). */
+static long spin_nanoseconds;
 /* MHD_BASELINE_RESPONSE=once: one response made at start-up and queued for every request (MHD counts its
    references), the stack's limit; otherwise a response is made and destroyed per request. */
 static struct MHD_Response *shared_response;
@@ -335,6 +340,14 @@ static void start_handoff(const char *mode) {
     }
 }
 
+/* Reads the monotonic clock (vDSO, no system call) until NANOSECONDS have passed. */
+static void spin(long nanoseconds) {
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    do clock_gettime(CLOCK_MONOTONIC, &now);
+    while ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) < nanoseconds);
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *connection, const char *url, const char *method,
                               const char *version, const char *upload_data, size_t *upload_data_size,
                               void **con_cls) {
@@ -356,6 +369,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *connection, cons
         hand_off(connection, url);
         return MHD_YES;
     }
+    if (spin_nanoseconds > 0) spin(spin_nanoseconds);
     if (shared_response != NULL) return MHD_queue_response(connection, MHD_HTTP_OK, shared_response);
     struct MHD_Response *response =
         MHD_create_response_from_buffer(body_length, body, MHD_RESPMEM_PERSISTENT);
@@ -382,6 +396,8 @@ int main(int argc, char **argv) {
     hold.seconds = hold_seconds != NULL ? atof(hold_seconds) : 0;
     const char *threads_text = getenv("MHD_BASELINE_THREADS");
     unsigned threads = threads_text != NULL ? (unsigned)atoi(threads_text) : 1;
+    const char *spin_text = getenv("MHD_BASELINE_SPIN_NS");
+    spin_nanoseconds = spin_text != NULL ? atol(spin_text) : 0;
     const char *handoff_mode = getenv("MHD_BASELINE_HANDOFF");
     if (handoff_mode != NULL) start_handoff(handoff_mode);
     pthread_t hold_thread;
