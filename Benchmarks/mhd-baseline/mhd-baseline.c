@@ -342,10 +342,8 @@ static void start_handoff(const char *mode) {
 
 /* Reads the monotonic clock (vDSO, no system call) until NANOSECONDS have passed. */
 static void spin(long nanoseconds) {
-    struct timespec start, now;
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    do clock_gettime(CLOCK_MONOTONIC, &now);
-    while ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) < nanoseconds);
+    double end = monotonic_now() + (double)nanoseconds / 1e9;
+    while (monotonic_now() < end) continue;
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *connection, const char *url, const char *method,
