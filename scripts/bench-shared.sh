@@ -25,6 +25,10 @@
 # that CPU with the server (2026-12-02, five interleaved rounds: a shared hit 1.47x the disk hit with Redis on wrk's
 # CPU, 1.59x with Redis free on both).
 # Env: RUNS (3), DURATION (5s), CONNECTIONS (16), SERVER_CPU (0), WRK_CPU (1), BASE_PORT (19080), STAMPEDE_HOLD (0.3).
+# Beside the one-client runs, raw libmicrohttpd (Benchmarks/mhd-baseline, pinned as the servers are) answering at once
+# and through a shared hit's hand-off with none of unicache's code (MHD_BASELINE_HANDOFF=redis: suspended, a `GET` of
+# the path sent by a second thread to the same redis-server, resumed on its reply): the floors of a one-client disk hit
+# and shared hit on this machine at that moment, which waking an idle CPU dominates.
 # Targets: one-client shared hit p50 <= 250 us (also measured with Redis moved onto the server's CPU: its hops then
 # cost what a disk hit's do); 16-client shared hit <= 35 us CPU, TLS adding <= 15 us; stampede
 # <= upstream + 20 ms with 1 fetch; dead Redis <= 2 ms added; a key ring adds <= 10 us to a disk hit's and a shared
@@ -44,7 +48,7 @@ STAMPEDE_HOLD=${STAMPEDE_HOLD:-0.3}
 KEYS=1000
 
 fail() { echo "bench-shared: $*" >&2; exit 1; }
-for tool in wrk taskset curl redis-server redis-cli openssl; do
+for tool in wrk taskset curl redis-server redis-cli openssl cc pkg-config; do
   command -v "$tool" >/dev/null || fail "missing $tool"
 done
 # shellcheck source=scripts/ops-tools.sh
@@ -55,6 +59,9 @@ echo "== build"
 # The Makefile's release build (`make release`), shared with conformance and Docker.
 swift build -c release --static-swift-stdlib --scratch-path .build-release --product unicache 2>&1 | tail -1
 BIN=$ROOT/.build-release/release/unicache
+BASELINE_BIN=$ROOT/Benchmarks/mhd-baseline/mhd-baseline
+# shellcheck disable=SC2046 # pkg-config's flags are words
+cc -O2 -Wall -Wextra -o "$BASELINE_BIN" Benchmarks/mhd-baseline/mhd-baseline.c $(pkg-config --cflags --libs libmicrohttpd)
 WORK=$(mktemp -d /tmp/unicache-bench-shared-XXXXXX)
 REDIS_PORT=$((BASE_PORT + 99))
 PIDS=()
@@ -289,6 +296,21 @@ ANSWER_BYTES=()
 for port in $((BASE_PORT + 1)) "$NGINX_PORT"; do
   ANSWER_BYTES+=("$(curl -sS -o /dev/null -w '%{size_header} + %{size_download}' "http://127.0.0.1:$port/v1/users/u1/subscription")")
 done
+# Raw libmicrohttpd at one client: answering at once, and through the hand-off (its values, a demo subscription's
+# size, in the same redis-server under the paths it asks for; unicache's keys there carry a prefix).
+VALUE=$(printf 'a%.0s' $(seq 1 276))
+for i in $(seq 0 $((KEYS - 1))); do echo "SET /v1/users/u$i/subscription $VALUE"; done | redis-cli -p "$REDIS_PORT" >/dev/null
+taskset -c "$SERVER_CPU" "$BASELINE_BIN" $((BASE_PORT + 13)) >"$WORK/raw.log" 2>&1 &
+RAW_PID=$!
+MHD_BASELINE_HANDOFF=redis MHD_BASELINE_REDIS_PORT=$REDIS_PORT taskset -c "$SERVER_CPU" "$BASELINE_BIN" \
+  $((BASE_PORT + 14)) >"$WORK/raw-handoff.log" 2>&1 &
+RAW_HANDOFF_PID=$!
+PIDS+=("$RAW_PID" "$RAW_HANDOFF_PID")
+for raw in "$((BASE_PORT + 13)) raw" "$((BASE_PORT + 14)) raw-handoff"; do
+  read -r port name <<<"$raw"
+  wait_readyz "$port" "$name" "$WORK/$name.log" # it answers 200 on every path
+  taskset -c "$WRK_CPU" wrk -t1 -c16 -d1s -s "$WORK/keys.lua" "http://127.0.0.1:$port" >/dev/null
+done
 # One client: the latency of one L1 miss, without queueing behind the others. `shared-hit-c1-near` is the same
 # instance with Redis moved onto the server's CPU for its runs: every hop of a shared hit (the polling thread to the
 # event loop, to Redis, back) is then a hand-off on one CPU, as a disk hit's hops (to the tier's thread and back)
@@ -296,7 +318,8 @@ done
 measure 1 "disk-hit-c1 $DISK_PID $((BASE_PORT + 1))" "disk-hit-sealed-c1 $DISK_SEALED_PID $((BASE_PORT + 7))" \
   "shared-hit-c1 $SHARED_PID $((BASE_PORT + 2))" "shared-hit-c1-near $SHARED_PID $((BASE_PORT + 2)) near" \
   "shared-hit-cluster-c1 $SHARED_CLUSTER_PID $((BASE_PORT + 10))" \
-  "shared-hit-tls-c1 $SHARED_TLS_PID $((BASE_PORT + 9))" "shared-hit-sealed-c1 $SHARED_SEALED_PID $((BASE_PORT + 8))"
+  "shared-hit-tls-c1 $SHARED_TLS_PID $((BASE_PORT + 9))" "shared-hit-sealed-c1 $SHARED_SEALED_PID $((BASE_PORT + 8))" \
+  "raw-c1 $RAW_PID $((BASE_PORT + 13))" "raw-handoff-c1 $RAW_HANDOFF_PID $((BASE_PORT + 14))"
 sed -n 's/.*"shared":{\([^}]*\)}.*/   shared-hit stats: \1/p' <<<"$(curl -sS "http://127.0.0.1:$((BASE_PORT + 2))/stats")"
 PER_HIT_SINGLE=$(commands_per_hit $((BASE_PORT + 2)) "$REDIS_PORT")
 PER_HIT_CLUSTER=$(commands_per_hit $((BASE_PORT + 10)) "${CLUSTER_PORTS[@]}")
@@ -324,13 +347,16 @@ sed 's/^/   /' <<<"$STAMPEDE_RAW"
 
 echo
 printf '%-22s %10s %9s %9s %12s\n' target "req/s" "p50(us)" "p99(us)" "cpu us/req"
-for name in disk-hit nginx-cache-hit disk-hit-sealed shared-hit shared-hit-cluster shared-hit-tls shared-hit-sealed disk-hit-c1 disk-hit-sealed-c1 shared-hit-c1 shared-hit-c1-near shared-hit-cluster-c1 shared-hit-tls-c1 shared-hit-sealed-c1 miss-local miss-dead-redis; do
+for name in disk-hit nginx-cache-hit disk-hit-sealed shared-hit shared-hit-cluster shared-hit-tls shared-hit-sealed disk-hit-c1 disk-hit-sealed-c1 shared-hit-c1 shared-hit-c1-near shared-hit-cluster-c1 shared-hit-tls-c1 shared-hit-sealed-c1 raw-c1 raw-handoff-c1 miss-local miss-dead-redis; do
   printf '%-22s %10.0f %9.0f %9.0f %12.2f\n' "$name" "${RPS[$name]}" "${P50[$name]}" "${P99[$name]}" "${CPU[$name]}"
 done
 # The differences below are medians of per-round differences (each round measures both side by side).
 printf 'a dead Redis adds %.0f us at p50 and %.0f us at p99 per L1 miss (one client)\n' \
   "$(diff_median "${RUNS_P50[miss-dead-redis]}" "${RUNS_P50[miss-local]}")" \
   "$(diff_median "${RUNS_P99[miss-dead-redis]}" "${RUNS_P99[miss-local]}")"
+printf 'one client, p50: raw libmicrohttpd %.0f us at once, %.0f us through the hand-off; a disk hit %+.0f us over the first, a shared hit %+.0f us over the second\n' \
+  "${P50[raw-c1]}" "${P50[raw-handoff-c1]}" "$(diff_median "${RUNS_P50[disk-hit-c1]}" "${RUNS_P50[raw-c1]}")" \
+  "$(diff_median "${RUNS_P50[shared-hit-c1]}" "${RUNS_P50[raw-handoff-c1]}")"
 printf 'a key ring adds %.0f us to a disk hit and %.0f us to a shared hit at p50 (one client)\n' \
   "$(diff_median "${RUNS_P50[disk-hit-sealed-c1]}" "${RUNS_P50[disk-hit-c1]}")" \
   "$(diff_median "${RUNS_P50[shared-hit-sealed-c1]}" "${RUNS_P50[shared-hit-c1]}")"

@@ -9,20 +9,20 @@
  * a batch; then the hold ends and all are resumed and answered. At that moment it prints `released COUNT AT` on
  * standard output (AT: CLOCK_MONOTONIC seconds, the clock the stampede client and the script's upstream read).
  * MHD_BASELINE_THREADS=N: a pool of N polling threads (unicache's --polling-threads; default one).
- * MHD_BASELINE_HANDOFF (scripts/bench-threads.sh): what a shared hit's hand-off costs libmicrohttpd and the kernel
- * by themselves, with none of unicache's code. Every request is suspended, then resumed: `self` at once, on the
- * polling thread; `thread` by a second thread, woken through an eventfd it waits on with epoll (as a SwiftNIO event
- * loop waits), which takes the requests handed over meanwhile in one batch; `redis` as `thread`, but the second
- * thread first sends a `GET` of each request's path to the redis-server on 127.0.0.1:MHD_BASELINE_REDIS_PORT (one
- * write per batch, pipelined) and resumes each request when its reply has been read, as unicache's Redis client does.
- * `loop`: as `redis`, but with no second thread: libmicrohttpd runs without its own (MHD_run, its epoll descriptor
- * watched beside the Redis socket by one epoll loop on the main thread), and the polling thread itself writes the
- * `GET`s queued by one MHD_run (one write, pipelined), reads the replies and resumes the requests: the floor of a
- * shared hit whose Redis connection lives on the polling thread, with no wake-up of another thread either way.
- * The second thread is SCHED_BATCH: waking, it waits for the polling thread to sleep instead of preempting it, as
- * unicache's event loop is never seen to preempt (make bench-threads: involuntary switches 0.00). As an ordinary
- * thread it preempted the polling thread on 0.3 (`redis`) to 0.9 (`thread`) of the requests, each hand-over a batch
- * of one, and the hand-off cost about twice as much.
+ * MHD_BASELINE_HANDOFF (scripts/bench-threads.sh; `redis` also in scripts/bench-shared.sh, at one client): what a
+ * shared hit's hand-off costs libmicrohttpd and the kernel by themselves, with none of unicache's code. Every request
+ * is suspended, then resumed: `self` at once, on the polling thread; `thread` by a second thread, woken through an
+ * eventfd it waits on with epoll (as a SwiftNIO event loop waits), which takes the requests handed over meanwhile in
+ * one batch; `redis` as `thread`, but the second thread first sends a `GET` of each request's path to the redis-server
+ * on 127.0.0.1:MHD_BASELINE_REDIS_PORT (one write per batch, pipelined) and resumes each request when its reply has
+ * been read, as unicache's Redis client does. `loop`: as `redis`, but with no second thread: libmicrohttpd runs without
+ * its own (MHD_run, its epoll descriptor watched beside the Redis socket by one epoll loop on the main thread), and the
+ * polling thread itself writes the `GET`s queued by one MHD_run (one write, pipelined), reads the replies and resumes
+ * the requests: the floor of a shared hit whose Redis connection lives on the polling thread, with no wake-up of
+ * another thread either way. The second thread is SCHED_BATCH: waking, it waits for the polling thread to sleep instead
+ * of preempting it, as unicache's event loop is never seen to preempt (make bench-threads: involuntary switches 0.00).
+ * As an ordinary thread it preempted the polling thread on 0.3 (`redis`) to 0.9 (`thread`) of the requests, each
+ * hand-over a batch of one, and the hand-off cost about twice as much.
  * MHD_BASELINE_SPIN_NS=N (scripts/bench-http.sh, baseline-spin): every answer is queued after N nanoseconds of a loop
  * that reads CLOCK_MONOTONIC and touches no memory: user time a server's own code would spend, with none of its cache
  * misses, allocations or atomics; what such a server gets against the baseline on the same machine.
