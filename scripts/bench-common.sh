@@ -3,6 +3,23 @@
 
 CLK_TCK=$(getconf CLK_TCK)
 
+# The raw libmicrohttpd baseline every bench runs (Benchmarks/mhd-baseline), built by build_baseline (the caller's ROOT).
+BASELINE_BIN=$ROOT/Benchmarks/mhd-baseline/mhd-baseline
+build_baseline() {
+  # shellcheck disable=SC2046 # pkg-config's flags are words
+  cc -O2 -Wall -Wextra -o "$BASELINE_BIN" "$ROOT/Benchmarks/mhd-baseline/mhd-baseline.c" \
+    $(pkg-config --cflags --libs libmicrohttpd)
+}
+
+# seed_raw_values PORT: the values the baseline's Redis hand-off (MHD_BASELINE_HANDOFF=redis) reads, in the
+# redis-server on PORT: 276 bytes (a demo subscription's size) under each of the KEYS users' subscription paths
+# (keys_script's key set; the caller's KEYS).
+seed_raw_values() {
+  local value i
+  value=$(printf 'a%.0s' $(seq 1 276))
+  for i in $(seq 0 $((KEYS - 1))); do echo "SET /v1/users/u$i/subscription $value"; done | redis-cli -p "$1" >/dev/null
+}
+
 # The CPU time so far of a process, or of several (PIDs separated by commas: a server's master and workers), in clock
 # ticks (utime + stime from /proc/PID/stat); a process that has ended counts nothing.
 cpu_ticks() {

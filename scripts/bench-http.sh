@@ -15,6 +15,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+# shellcheck source=scripts/bench-common.sh
+source "$ROOT/scripts/bench-common.sh"
 
 RUNS=${RUNS:-3}
 DURATION=${DURATION:-10s}
@@ -24,7 +26,6 @@ WRK_CPU=${WRK_CPU:-1}
 BASE_PORT=${BASE_PORT:-18080}
 SPIN_NS=${SPIN_NS:-1000}
 
-BASELINE_BIN=$ROOT/Benchmarks/mhd-baseline/mhd-baseline
 # The Makefile's release build (`make release`: static stdlib, .build-release), shared with conformance and Docker.
 RELEASE=(-c release --static-swift-stdlib --scratch-path .build-release)
 BIN_DIR=$ROOT/.build-release/release
@@ -80,7 +81,7 @@ for tool in wrk taskset curl cc pkg-config redis-server openssl; do
 done
 
 echo "== build"
-cc -O2 -Wall -Wextra -o "$BASELINE_BIN" Benchmarks/mhd-baseline/mhd-baseline.c $(pkg-config --cflags --libs libmicrohttpd)
+build_baseline
 swift build "${RELEASE[@]}" --product HTTPBenchServer 2>&1 | tail -1
 swift build "${RELEASE[@]}" --product unicache 2>&1 | tail -1
 swift build "${RELEASE[@]}" --product access-bench 2>&1 | tail -1
@@ -90,8 +91,6 @@ TLS_CERT=$DATA_DIR/tls-cert.pem TLS_KEY=$DATA_DIR/tls-key.pem
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=localhost \
   -addext subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout "$TLS_KEY" -out "$TLS_CERT" 2>/dev/null
 
-# shellcheck source=scripts/bench-common.sh
-source "$ROOT/scripts/bench-common.sh"
 declare -A SERVER_PID=() SERVER_PORT=()
 cleanup() {
   for pid in "${SERVER_PID[@]}"; do kill "$pid" 2>/dev/null || true; done

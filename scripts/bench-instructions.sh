@@ -15,6 +15,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+# shellcheck source=scripts/bench-common.sh
+source "$ROOT/scripts/bench-common.sh"
 DURATION=${DURATION:-15s}
 PORT=${PORT:-19611}
 
@@ -24,9 +26,7 @@ done
 
 echo "== build"
 swift build -c release --static-swift-stdlib --scratch-path .build-release --product unicache 2>&1 | tail -1
-BASELINE_BIN=$ROOT/Benchmarks/mhd-baseline/mhd-baseline
-# shellcheck disable=SC2046 # pkg-config's flags are words
-cc -O2 -Wall -Wextra -o "$BASELINE_BIN" Benchmarks/mhd-baseline/mhd-baseline.c $(pkg-config --cflags --libs libmicrohttpd)
+build_baseline
 WORK=$(mktemp -d /tmp/unicache-bench-instructions-XXXXXX)
 REDIS_PID=
 trap '[[ -z $REDIS_PID ]] || kill "$REDIS_PID"; rm -rf "$WORK"' EXIT
@@ -37,8 +37,6 @@ objcopy --strip-debug "$ROOT/.build-release/release/unicache" "$WORK/unicache"
 python3 "$ROOT/scripts/dev-token.py" keygen "$WORK/keys" >/dev/null
 JWT=$(python3 "$ROOT/scripts/dev-token.py" mint "$WORK/keys" --sub alice --ttl 86400)
 
-# shellcheck source=scripts/bench-common.sh
-source "$ROOT/scripts/bench-common.sh"
 # The L1 misses' requests: 20 keys in turn (the wrk script), each warmed first.
 KEYS=20
 keys_script "$WORK/keys.lua" "$KEYS"

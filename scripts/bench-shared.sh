@@ -37,6 +37,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+# shellcheck source=scripts/bench-common.sh
+source "$ROOT/scripts/bench-common.sh"
 
 RUNS=${RUNS:-3}
 DURATION=${DURATION:-5s}
@@ -59,9 +61,7 @@ echo "== build"
 # The Makefile's release build (`make release`), shared with conformance and Docker.
 swift build -c release --static-swift-stdlib --scratch-path .build-release --product unicache 2>&1 | tail -1
 BIN=$ROOT/.build-release/release/unicache
-BASELINE_BIN=$ROOT/Benchmarks/mhd-baseline/mhd-baseline
-# shellcheck disable=SC2046 # pkg-config's flags are words
-cc -O2 -Wall -Wextra -o "$BASELINE_BIN" Benchmarks/mhd-baseline/mhd-baseline.c $(pkg-config --cflags --libs libmicrohttpd)
+build_baseline
 WORK=$(mktemp -d /tmp/unicache-bench-shared-XXXXXX)
 REDIS_PORT=$((BASE_PORT + 99))
 PIDS=()
@@ -71,8 +71,6 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-# shellcheck source=scripts/bench-common.sh
-source "$ROOT/scripts/bench-common.sh"
 
 taskset -c "$WRK_CPU" redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
   >"$WORK/redis.log" 2>&1 &
@@ -298,8 +296,7 @@ for port in $((BASE_PORT + 1)) "$NGINX_PORT"; do
 done
 # Raw libmicrohttpd at one client: answering at once, and through the hand-off (its values, a demo subscription's
 # size, in the same redis-server under the paths it asks for; unicache's keys there carry a prefix).
-VALUE=$(printf 'a%.0s' $(seq 1 276))
-for i in $(seq 0 $((KEYS - 1))); do echo "SET /v1/users/u$i/subscription $VALUE"; done | redis-cli -p "$REDIS_PORT" >/dev/null
+seed_raw_values "$REDIS_PORT"
 taskset -c "$SERVER_CPU" "$BASELINE_BIN" $((BASE_PORT + 13)) >"$WORK/raw.log" 2>&1 &
 RAW_PID=$!
 MHD_BASELINE_HANDOFF=redis MHD_BASELINE_REDIS_PORT=$REDIS_PORT taskset -c "$SERVER_CPU" "$BASELINE_BIN" \

@@ -19,6 +19,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+# shellcheck source=scripts/bench-common.sh
+source "$ROOT/scripts/bench-common.sh"
 ROUNDS=${ROUNDS:-5}
 DURATION=${DURATION:-5s}
 PORT=${PORT:-19621}
@@ -33,15 +35,11 @@ done
 echo "== build"
 swift build -c release --static-swift-stdlib --scratch-path .build-release --product unicache 2>&1 | tail -1
 BIN=$ROOT/.build-release/release/unicache
-BASELINE_BIN=$ROOT/Benchmarks/mhd-baseline/mhd-baseline
-# shellcheck disable=SC2046 # pkg-config's flags are words
-cc -O2 -Wall -Wextra -o "$BASELINE_BIN" Benchmarks/mhd-baseline/mhd-baseline.c $(pkg-config --cflags --libs libmicrohttpd)
+build_baseline
 WORK=$(mktemp -d /tmp/unicache-bench-threads-XXXXXX)
 PIDS=()
 cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$WORK"; }
 trap cleanup EXIT
-# shellcheck source=scripts/bench-common.sh
-source "$ROOT/scripts/bench-common.sh"
 KEYS=1000
 keys_script "$WORK/keys.lua" "$KEYS"
 
@@ -72,8 +70,7 @@ start disk-hit "$PORT" --data-dir "$WORK/disk"
 start shared-hit $((PORT + 1)) --disk-limit 0 --redis "redis://127.0.0.1:$REDIS_PORT"
 
 # The raw libmicrohttpd servers' values in the same redis-server, under the paths they are asked for.
-VALUE=$(printf 'a%.0s' $(seq 1 276))
-for i in $(seq 0 $((KEYS - 1))); do echo "SET /v1/users/u$i/subscription $VALUE"; done | redis-cli -p "$REDIS_PORT" >/dev/null
+seed_raw_values "$REDIS_PORT"
 
 # start_baseline NAME PORT [HANDOFF]: raw libmicrohttpd on SERVER_CPU, answering at once or after HANDOFF, warmed.
 start_baseline() {
