@@ -23,6 +23,8 @@ public struct UnicacheService: Sendable {
     public let server: MicroHTTPServer
     /// In start order; the group stops them in reverse.
     let services: [any Service]
+    /// Also `CacheLifecycle`'s, which closes it when the group stops; `discard` closes it when no group runs.
+    private let upstream: UpstreamClient
     let logger: Logger
 
     /// - Parameters:
@@ -91,7 +93,14 @@ public struct UnicacheService: Sendable {
         ]
         if let disk { services.append(DiskMaintenance(tier: disk)) }
         services.append(server)
-        return UnicacheService(app: app, server: server, services: services, logger: logger)
+        return UnicacheService(app: app, server: server, services: services, upstream: upstream, logger: logger)
+    }
+
+    /// For a caller that built the service and will not run its group (a test whose `server.start()` threw): closes
+    /// what only the group's shutdown closes otherwise, the upstream client (async-http-client stops a debug process
+    /// that drops a client still open). Nothing else `build` makes holds a connection before the group starts it.
+    package func discard() async {
+        await upstream.shutdown()
     }
 
     /// Runs the service from its configuration until SIGINT/SIGTERM (`unicache serve`).

@@ -12,13 +12,20 @@ import Testing
     final class Busy: Sendable {
         let width = ProcessInfo.processInfo.activeProcessorCount
         let spinning = NIOLockedValueBox(0)
+        /// Opened by the last spinner to start: every thread of the pool is held.
+        let allSpinning = Latch()
         let answered = NIOLockedValueBox(false)
         /// A spinner reached its bound before the client had its answer: the answer waited for the pool.
         let gaveUp = NIOLockedValueBox(false)
 
         /// Holds a thread of the pool until the client has its answer, or for at most a minute.
         func spin() {
-            spinning.withLockedValue { $0 += 1 }
+            if spinning.withLockedValue({ spinning in
+                spinning += 1
+                return spinning == width
+            }) {
+                allSpinning.open()
+            }
             let end = ContinuousClock.now + .seconds(60)
             while !answered.withLockedValue({ $0 }) {
                 if ContinuousClock.now > end {
@@ -36,11 +43,11 @@ import Testing
         try await withLiveServer(.test(requestTimeout: .seconds(1)), router: router) { port, _ in
             let busy = Busy()
             let spinners = (0..<busy.width).map { _ in Task.detached { busy.spin() } }
-            // The client runs on a thread of its own: it asks once every thread of the pool spins (or a minute on).
+            // The client runs on a thread of its own (the pool has none to spare): it asks once every thread of the
+            // pool spins.
             let client = ThreadTask { () throws(RawClientError) -> RawResponse in
                 defer { busy.answered.withLockedValue { $0 = true } }
-                let end = ContinuousClock.now + .seconds(60)
-                while busy.spinning.withLockedValue({ $0 }) < busy.width, ContinuousClock.now < end { usleep(1000) }
+                busy.allSpinning.blockingWait()
                 let socket = try RawHTTPClient.connect(port: port)
                 defer { close(socket) }
                 try RawHTTPClient.send(socket, Array("GET /late HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))

@@ -6,6 +6,8 @@ public final class AsyncEventQueue<Element: Sendable>: Sendable {
     private struct Waiter: Sendable {
         let id: UInt64
         let continuation: CheckedContinuation<Element?, Never>
+        /// The bound's timer, cancelled when an element comes first (else it would sleep out the bound).
+        var timer: Task<Void, Never>?
     }
 
     private struct State: Sendable {
@@ -27,6 +29,7 @@ public final class AsyncEventQueue<Element: Sendable>: Sendable {
             state.buffer.append(element)
             return nil
         }
+        waiter?.timer?.cancel()
         waiter?.continuation.resume(returning: element)
     }
 
@@ -43,11 +46,17 @@ public final class AsyncEventQueue<Element: Sendable>: Sendable {
                 continuation.resume(returning: ready)
                 return
             }
-            // Registered first, so the timer can never miss the waiter.
-            Task { [self] in
-                try? await Task.sleep(for: bound)
+            // Registered first, so the timer can never miss the waiter; kept with it, unless an element came first.
+            let timer = Task { [self] in
+                guard (try? await Task.sleep(for: bound)) != nil else { return }
                 expire(id)
             }
+            let answered = state.withLockedValue { state in
+                guard state.waiter?.id == id else { return true }
+                state.waiter?.timer = timer
+                return false
+            }
+            if answered { timer.cancel() }
         }
     }
 

@@ -184,7 +184,7 @@ import Testing
         let reserved = try ReservedPort()
         defer { reserved.release() }
         let (subscriber, events) = makeSubscriber(
-            RedisEndpoint(host: "127.0.0.1", port: reserved.port), timeout: .milliseconds(200))
+            RedisEndpoint(host: "127.0.0.1", port: reserved.port))
         subscriber.start()
         guard let reason = await disconnectReason(events) else {
             subscriber.stop()

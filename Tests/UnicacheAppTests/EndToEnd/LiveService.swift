@@ -54,7 +54,7 @@ struct LiveService: StoppableService {
     /// `migrate`: plaintext values still read under it (`--encryption-migrate`).
     /// `domains`: those fetching from the test upstream (the others: `demo`'s, else none); `paths`: `--upstream-path`.
     /// `userShare`: `--upstream-user-share` (the contract's default when nil); `refreshInterval`: `--refresh-interval`;
-    /// `clock`: the cache's wall clock.
+    /// `clock`: the cache's wall clock; `port`: where it listens (0: a free port the kernel picks).
     static func start(
         dataDir: String? = nil, requestTimeout: Duration = .seconds(30), upstreamTimeout: Duration = .seconds(30),
         protection: [UpstreamDomain: UpstreamProtection] = [:], gateClock: any Clock<Duration> = ContinuousClock(),
@@ -63,14 +63,14 @@ struct LiveService: StoppableService {
         access: AccessSettings = AccessSettings(), host: String = "127.0.0.1", ownsUpstream: Bool? = nil,
         keyFile: String? = nil, migrate: Bool = false, domains: Set<UpstreamDomain> = Set(UpstreamDomain.allCases),
         demo: Set<UpstreamDomain>? = nil, paths: [String: UpstreamPathTemplate] = [:], userShare: UserShare? = nil,
-        refreshInterval: Duration = .zero, clock: any WallClock = SystemWallClock()
+        refreshInterval: Duration = .zero, clock: any WallClock = SystemWallClock(), port listening: Int = 0
     ) async throws -> LiveService {
         let upstream = shared?.0 ?? TestUpstream()
         let upstreamPort: Int
         if let shared { upstreamPort = shared.port } else { upstreamPort = try await upstream.start() }
         let baseURL = TestUpstream.baseURL(port: upstreamPort)
         var configuration = UnicacheConfiguration(
-            server: ServerSettings(host: host, port: 0, requestTimeout: requestTimeout, requestIDs: true),
+            server: ServerSettings(host: host, port: listening, requestTimeout: requestTimeout, requestIDs: true),
             cache: CacheSettings(
                 memoryLimitBytes: memory.maxBytes, memoryEntries: memory.maxEntries, dataDir: dataDir ?? "",
                 diskLimitBytes: dataDir == nil ? 0 : 64 << 20),
@@ -88,8 +88,14 @@ struct LiveService: StoppableService {
         let port: Int
         do {
             application = try await UnicacheService.build(configuration, logger: logger, clock: clock, ticker: gateClock)
+        } catch {
+            if ownsUpstream { await upstream.shutdown() }
+            throw error
+        }
+        do {
             port = try application.server.start()
         } catch {
+            await application.discard()
             if ownsUpstream { await upstream.shutdown() }
             throw error
         }

@@ -47,6 +47,21 @@ import Testing
         }
     }
 
+    /// A service that cannot listen (its port taken) fails to start and closes what it built: an upstream client
+    /// dropped open stops a debug process (async-http-client's check), this test's with it.
+    @Test func aServiceThatCannotListenFailsAndClosesItsUpstreamClient() async throws {
+        try await withService(LiveService.start()) { live in
+            await #expect {
+                try await LiveService.start(port: live.port)
+            } throws: { error in
+                "\(error)".contains("Address already in use")
+            }
+            let health = try await live.request(.GET, "/healthz")
+            await live.stop()
+            #expect(health.status == 200)
+        }
+    }
+
     @Test func upstreamBodyIsServedByteForByte() async throws {
         try await withService(LiveService.start()) { live in
             let body = #"{ "status" : "active",  "plan":"yearly" , "odd":"\u00e9" }"#

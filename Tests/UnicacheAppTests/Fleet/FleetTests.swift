@@ -261,7 +261,7 @@ import UnicacheApp
         try await withService(LiveService.start(
             upstreamTimeout: .seconds(5),
             redis: Fleet.tierConfiguration(
-                RedisEndpoint(host: "127.0.0.1", port: reserved.port), timeout: .milliseconds(50), prefix: "u:"))) { live in
+                RedisEndpoint(host: "127.0.0.1", port: reserved.port), timeout: .seconds(1), prefix: "u:"))) { live in
             let read = try await live.request(.GET, "/v1/users/alone/subscription")
             let again = try await live.request(.GET, "/v1/users/alone/subscription")
             let put = try await live.request(.PUT, "/v1/cache/k", body: "v", admin: true)
