@@ -88,14 +88,13 @@ struct LiveService: StoppableService {
         let port: Int
         do {
             application = try await UnicacheService.build(configuration, logger: logger, clock: clock, ticker: gateClock)
+            do {
+                port = try application.server.start()
+            } catch {
+                await application.discard()
+                throw error
+            }
         } catch {
-            if ownsUpstream { await upstream.shutdown() }
-            throw error
-        }
-        do {
-            port = try application.server.start()
-        } catch {
-            await application.discard()
             if ownsUpstream { await upstream.shutdown() }
             throw error
         }
