@@ -1,9 +1,11 @@
 import Foundation
+import TestSupport
 
 /// A network namespace joined to this one by a veth pair on 198.18.0.0/15 (RFC 2544's benchmarking range,
 /// never routed): the service binds `hostAddress`, a client run with `run(inside:)` comes from `peerAddress`,
-/// a peer that is not loopback. Made with iproute2 (we run as root); `remove()` undoes everything.
-struct NetworkNamespace {
+/// a peer that is not loopback. Made with iproute2 (we run as root); `stop()` undoes everything, so that
+/// `withService(NetworkNamespace.make()) { namespace in … }` removes it however the test ends.
+struct NetworkNamespace: StoppableService {
     struct CommandFailed: Error, CustomStringConvertible {
         let description: String
     }
@@ -69,16 +71,37 @@ struct NetworkNamespace {
             try await namespace.run(inside: ["ip", "link", "set", peerInterface, "up"])
             try await namespace.run(inside: ["ip", "link", "set", "lo", "up"])
         } catch {
-            namespace.remove()
+            await namespace.stop()
             throw error
         }
         return namespace
     }
 
-    /// Deletes the namespace (its end of the pair with it, and so the pair) and the host end if it is left.
-    func remove() {
-        _ = try? Self.runBlocking(["ip", "netns", "del", name], check: false)
-        _ = try? Self.runBlocking(["ip", "link", "del", hostInterface], check: false)
+    /// Deletes the namespace (its end of the pair with it, and so the pair) and the host end if it is left; a second
+    /// call finds nothing to delete.
+    func stop() async {
+        _ = try? await Self.run(["ip", "netns", "del", name], check: false)
+        _ = try? await Self.run(["ip", "link", "del", hostInterface], check: false)
+    }
+
+    /// Bare namespaces made by name (no veth pair, no addresses), deleted by `stop()`: for the sweep's test.
+    struct Bare: StoppableService {
+        let names: [String]
+
+        static func add(_ names: [String]) async throws -> Bare {
+            let made = Bare(names: names)
+            do {
+                for name in names { try await NetworkNamespace.run(["ip", "netns", "add", name]) }
+            } catch {
+                await made.stop()
+                throw error
+            }
+            return made
+        }
+
+        func stop() async {
+            for name in names { _ = try? await NetworkNamespace.run(["ip", "netns", "del", name], check: false) }
+        }
     }
 
     /// Whether the namespace still exists (for the test that it was removed).
@@ -101,16 +124,7 @@ struct NetworkNamespace {
     /// Runs a command to its end and returns its standard output; a non-zero exit throws (with `check`).
     @discardableResult
     static func run(_ command: [String], check: Bool = true) async throws -> String {
-        try checked(await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), command), command, check: check)
-    }
-
-    /// The same on the calling thread: for the quick `ip` commands of a clean-up, where awaiting is not possible.
-    @discardableResult
-    static func runBlocking(_ command: [String], check: Bool = true) throws -> String {
-        try checked(ChildProcess.runBlocking(URL(fileURLWithPath: "/usr/bin/env"), command), command, check: check)
-    }
-
-    private static func checked(_ result: ChildProcess, _ command: [String], check: Bool) throws -> String {
+        let result = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), command)
         if check, result.status != 0 {
             throw CommandFailed(
                 description: "\(command.joined(separator: " ")) exited \(result.status): \(result.standardError)")

@@ -22,32 +22,33 @@ struct ProtectedModeTests {
     }
 
     @Test func aRemotePeerGetsOnlyTheOperationsEndpoints() async throws {
-        let namespace = try await NetworkNamespace.make()
-        defer { namespace.remove() }
-        try await withService(LiveService.start(host: namespace.hostAddress)) { live in
-            let base = "http://\(namespace.hostAddress):\(live.port)"
-            var answers: [String: (Int, String)] = [:]
-            answers["DELETE /v1/users/alice"] = try await Self.curl(namespace, base + "/v1/users/alice", method: "DELETE")
-            for path in ["/v1/users/alice/subscription", "/v1/cache?prefix=a", "/healthz", "/readyz", "/stats", "/metrics",
-                         "/openapi.yaml"] {
-                answers[path] = try await Self.curl(namespace, base + path)
-            }
-            let fetches = live.upstream.requestCount("/users/alice/subscription")
-            let cache = live.app.cache.statistics().requests
-            await live.stop()
+        try await withService(NetworkNamespace.make()) { namespace in
+            try await withService(LiveService.start(host: namespace.hostAddress)) { live in
+                let base = "http://\(namespace.hostAddress):\(live.port)"
+                var answers: [String: (Int, String)] = [:]
+                answers["DELETE /v1/users/alice"] = try await Self.curl(
+                    namespace, base + "/v1/users/alice", method: "DELETE")
+                for path in ["/v1/users/alice/subscription", "/v1/cache?prefix=a", "/healthz", "/readyz", "/stats",
+                             "/metrics", "/openapi.yaml"] {
+                    answers[path] = try await Self.curl(namespace, base + path)
+                }
+                let fetches = live.upstream.requestCount("/users/alice/subscription")
+                let cache = live.app.cache.statistics().requests
+                await live.stop()
 
-            for path in ["/healthz", "/readyz", "/stats", "/metrics", "/openapi.yaml"] {
-                #expect(answers[path]?.0 == 200, "\(path)")
+                for path in ["/healthz", "/readyz", "/stats", "/metrics", "/openapi.yaml"] {
+                    #expect(answers[path]?.0 == 200, "\(path)")
+                }
+                for path in ["/v1/users/alice/subscription", "/v1/cache?prefix=a", "DELETE /v1/users/alice"] {
+                    #expect(answers[path]?.0 == 403, "\(path)")
+                    #expect(answers[path]?.1.contains("--auth jwt") == true, "\(path)")
+                }
+                #expect(fetches == 0)
+                #expect(cache.hits + cache.misses + cache.coalesced + cache.stale + cache.refreshes == 0)
+                let stats = try #require(answers["/stats"]?.1)
+                #expect(stats.contains(#""protected":3"#))
+                #expect(stats.contains(#""mode":"protected""#))
             }
-            for path in ["/v1/users/alice/subscription", "/v1/cache?prefix=a", "DELETE /v1/users/alice"] {
-                #expect(answers[path]?.0 == 403, "\(path)")
-                #expect(answers[path]?.1.contains("--auth jwt") == true, "\(path)")
-            }
-            #expect(fetches == 0)
-            #expect(cache.hits + cache.misses + cache.coalesced + cache.stale + cache.refreshes == 0)
-            let stats = try #require(answers["/stats"]?.1)
-            #expect(stats.contains(#""protected":3"#))
-            #expect(stats.contains(#""mode":"protected""#))
         }
     }
 
@@ -55,7 +56,7 @@ struct ProtectedModeTests {
         let namespace = try await NetworkNamespace.make()
         #expect(await namespace.exists)
         #expect(NetworkNamespace.owner(of: namespace.name) == getpid())
-        namespace.remove()
+        await namespace.stop()
         #expect(await !namespace.exists)
     }
 
@@ -67,17 +68,11 @@ struct ProtectedModeTests {
         let id = String(UInt32.random(in: 0..<0x3FFF), radix: 16)
         let stale = NetworkNamespace.name(pid: exited, id: id)
         let live = NetworkNamespace.name(pid: getpid(), id: id)
-        try await NetworkNamespace.run(["ip", "netns", "add", stale])
-        try await NetworkNamespace.run(["ip", "netns", "add", live])
-        defer {
-            _ = try? NetworkNamespace.runBlocking(["ip", "netns", "del", stale], check: false)
-            _ = try? NetworkNamespace.runBlocking(["ip", "netns", "del", live], check: false)
+        try await withService(NetworkNamespace.Bare.add([stale, live])) { _ in
+            try await withService(NetworkNamespace.make()) { _ in }
+            #expect(await !NetworkNamespace.exists(stale))
+            #expect(await NetworkNamespace.exists(live))
         }
-
-        let namespace = try await NetworkNamespace.make()
-        namespace.remove()
-        #expect(await !NetworkNamespace.exists(stale))
-        #expect(await NetworkNamespace.exists(live))
     }
 
     @Test func aLoopbackPeerIsServedAsBefore() async throws {

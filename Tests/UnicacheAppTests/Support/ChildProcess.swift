@@ -16,34 +16,28 @@ struct ChildProcess: Sendable {
         _ executable: URL, _ arguments: [String], environment: [String: String]? = nil, standardInput: String? = nil
     ) async throws -> ChildProcess {
         try await onThread { () throws -> ChildProcess in
-            try runBlocking(executable, arguments, environment: environment, standardInput: standardInput)
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = arguments
+            if let environment { process.environment = environment }
+            let output = Pipe()
+            let error = Pipe()
+            process.standardOutput = output
+            process.standardError = error
+            let input = Pipe()
+            process.standardInput = standardInput == nil ? FileHandle.nullDevice : input
+            try process.run()
+            if let standardInput {
+                input.fileHandleForWriting.write(Data(standardInput.utf8))
+                try input.fileHandleForWriting.close()
+            }
+            let outputData = output.fileHandleForReading.readDataToEndOfFile()
+            let errorData = error.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return ChildProcess(
+                status: process.terminationStatus, pid: process.processIdentifier,
+                standardOutput: String(decoding: outputData, as: UTF8.self),
+                standardError: String(decoding: errorData, as: UTF8.self))
         }
-    }
-
-    /// The same on the calling thread: for quick commands where awaiting is not possible (a `defer`).
-    static func runBlocking(
-        _ executable: URL, _ arguments: [String], environment: [String: String]? = nil, standardInput: String? = nil
-    ) throws -> ChildProcess {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        let input = Pipe()
-        process.standardInput = standardInput == nil ? FileHandle.nullDevice : input
-        try process.run()
-        if let standardInput {
-            input.fileHandleForWriting.write(Data(standardInput.utf8))
-            try input.fileHandleForWriting.close()
-        }
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return ChildProcess(
-            status: process.terminationStatus, pid: process.processIdentifier, standardOutput: String(decoding: outputData, as: UTF8.self),
-            standardError: String(decoding: errorData, as: UTF8.self))
     }
 }
