@@ -20,6 +20,13 @@ struct ServeCommand: AsyncParsableCommand {
         let clock = SystemWallClock()
         let ticker = ContinuousClock()
         let logger = LoggingBootstrap.bootstrap(configuration.log, clock: clock)
-        try await UnicacheService.run(configuration: configuration, logger: logger, clock: clock, ticker: ticker)
+        do {
+            try await UnicacheService.run(configuration: configuration, logger: logger, clock: clock, ticker: ticker)
+        } catch where configuration.log.format == .json {
+            // CONTRACT §1: with `--log-format json` every output line is one JSON object, the last one too (in text,
+            // the entry point writes `error: …`).
+            logger.critical("stopped", metadata: ["error": "\(error)"])
+            throw ExitCode.failure
+        }
     }
 }

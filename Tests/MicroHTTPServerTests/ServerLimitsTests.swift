@@ -65,6 +65,55 @@ import Testing
         }
     }
 
+    /// RFC 9112 section 5.1: whitespace between a field's name and its colon is a 400. libmicrohttpd keeps it in the
+    /// name, so `Content-Length : 3` was no framing header to it: the body was left to be read as the next request.
+    @Test func whitespaceBeforeAHeadersColonIs400AndClose() async throws {
+        try await withLiveServer(router: Self.router()) { port, _ in
+            for request in [
+                "POST /upload HTTP/1.1\r\nHost: h\r\nContent-Length : 3\r\n\r\nabc",
+                "POST /upload HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nTransfer-Encoding\t: chunked\r\n\r\n"
+                    + "3\r\nabc\r\n0\r\n\r\n",
+                "POST /upload HTTP/1.1\r\nHost: h\r\nX-Other : 1\r\nContent-Length: 0\r\n\r\n",
+            ] {
+                let response = try await RawHTTPClient.exchange(port: port, request, checkClosed: true)
+                #expect(response.status == 400, "\(request)")
+                #expect(response.headers["Content-Type"] == "application/problem+json")
+                #expect(response.text.contains("colon"))
+                #expect(response.closed)
+            }
+            let spacedValue = try await RawHTTPClient.exchange(
+                port: port, "POST /upload HTTP/1.1\r\nHost: h\r\nContent-Length:  3\r\n\r\nabc")
+            #expect(spacedValue.text == "got 3")
+        }
+    }
+
+    /// A raw NUL byte in the target: libmicrohttpd hands the target over cut at it (`/upload\0/x` was `/upload`,
+    /// and `DELETE /v1/users/u1\0/x` erased u1), as if the request had named the shorter path.
+    @Test func aNULByteInTheTargetIs400AndClose() async throws {
+        let ran = Signals<Void>()
+        try await withLiveServer(router: Self.router(handlerRan: ran)) { port, _ in
+            for target in ["/upload\u{0}/x", "/upload\u{0}", "/upload?q=1\u{0}2", "/upload\u{0}HTTP/1.1"] {
+                let response = try await RawHTTPClient.exchange(
+                    port: port, "POST \(target) HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n", checkClosed: true)
+                #expect(response.status == 400, "\(Array(target.utf8))")
+                #expect(response.text.contains("NUL"))
+                #expect(response.closed)
+            }
+            for target in ["/upload", "/upload?q=1&r=2", "/upload?"] {
+                let response = try await RawHTTPClient.exchange(
+                    port: port, "POST \(target) HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n")
+                #expect(response.text == "got 0", "\(target)")
+            }
+            let http10 = try await RawHTTPClient.exchange(
+                port: port, "POST /upload HTTP/1.0\r\nContent-Length: 0\r\n\r\n")
+            #expect(http10.text == "got 0")
+        }
+        ran.finish()
+        var runs = 0
+        while await ran.next() != nil { runs += 1 }
+        #expect(runs == 4)
+    }
+
     @Test func http11WithoutHostIs400Problem() async throws {
         try await withLiveServer(router: Self.router()) { port, _ in
             let response = try await RawHTTPClient.exchange(

@@ -13,10 +13,15 @@ struct ArrivedHeaders {
     var hasFraming = false
     /// The first `X-Request-ID`'s value.
     var requestID: String?
+    /// A field's name ends in a space or tab (`Content-Length : 3`): RFC 9112 forbids whitespace between a name and
+    /// its colon, and libmicrohttpd keeps it in the name, so it would not see a framing header a proxy in front may
+    /// have read (request smuggling). Answered 400 with the connection closed.
+    var spaceBeforeColon = false
 
     /// Notes the field `name` (`count` bytes, not terminated) with its `value`. Names are told by length, then
     /// compared without case.
     mutating func note(_ name: UnsafePointer<CChar>, _ count: Int, value: String) {
+        if count > 0, name[count - 1] == 0x20 || name[count - 1] == 0x09 { spaceBeforeColon = true }
         switch count {
         case 4: hasHost = hasHost || strncasecmp(name, "host", 4) == 0
         case RequestID.headerNameLiteral.utf8CodeUnitCount:

@@ -12,7 +12,15 @@ enum MHDCallbacks {
         guard let cls, let connection else { return nil }
         let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
         core.openRequests.opened()
-        let context = RequestContext(target: uri.map { String(cString: $0) } ?? "/", connection: connection)
+        let context: RequestContext
+        if let uri {
+            let length = strlen(uri)
+            context = RequestContext(
+                target: String(decoding: UnsafeRawBufferPointer(start: uri, count: length), as: UTF8.self),
+                targetEnd: Int(bitPattern: uri) + length, connection: connection)
+        } else {
+            context = RequestContext(target: "/", connection: connection)
+        }
         return Unmanaged.passRetained(context).toOpaque()
     }
 
@@ -76,7 +84,8 @@ enum MHDCallbacks {
         context.phase = .body
         let isHTTP11 = version.map { strcmp($0, "HTTP/1.1") == 0 } ?? false
         if let problem = RequestFraming.problem(
-            for: arrived, isHTTP11: isHTTP11, maxBodyBytes: core.configuration.maxBodyBytes) {
+            for: arrived, isHTTP11: isHTTP11, maxBodyBytes: core.configuration.maxBodyBytes)
+            ?? RequestFraming.problem(targetEnd: context.targetEnd, version: version) {
             core.logger.debug(
                 "rejected before the body",
                 metadata: context.logMetadata(["status": "\(problem.status)", "detail": "\(problem.detail)"]))

@@ -29,6 +29,9 @@ final class RequestContext: @unchecked Sendable {
     }
 
     let target: String
+    /// Where the raw target's text ended in libmicrohttpd's read buffer, as an address (never read through): the
+    /// request line's version follows it by one byte unless the target held a NUL byte (`headersArrived`).
+    let targetEnd: Int
     /// The MHD connection; valid while the request lives (a suspended connection is never closed).
     let connection: OpaquePointer
     var phase = Phase.headers
@@ -47,8 +50,9 @@ final class RequestContext: @unchecked Sendable {
     var pendingPlace: Int?
     private let outcome = Mutex(Outcome.waiting)
 
-    init(target: String, connection: OpaquePointer) {
+    init(target: String, targetEnd: Int = 0, connection: OpaquePointer) {
         self.target = target
+        self.targetEnd = targetEnd
         self.connection = connection
     }
 

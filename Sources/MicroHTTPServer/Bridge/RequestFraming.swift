@@ -8,8 +8,21 @@ enum RequestFraming {
     /// over the limit; nil when the request may proceed. One pass over the headers, none for a request that carries
     /// neither framing header (most: a `GET`), where only the `Host` rule applies.
     static func problem(for arrived: ArrivedHeaders, isHTTP11: Bool, maxBodyBytes: Int) -> Problem? {
+        if arrived.spaceBeforeColon { return .spaceBeforeColon }
         guard arrived.hasFraming else { return isHTTP11 && !arrived.hasHost ? .missingHost : nil }
         return problem(for: arrived.headers, isHTTP11: isHTTP11, maxBodyBytes: maxBodyBytes)
+    }
+
+    /// 400 (close) for a request target with a NUL byte in it. libmicrohttpd hands the target over as a C string, cut
+    /// at the NUL (`/v1/users/u1\0/x` would be read as `/v1/users/u1`); in its read buffer the request line's
+    /// version starts one byte after the end of the target's text (the space before it overwritten by a NUL), so a
+    /// version further on means the text was cut short. `targetEnd` and `version` are addresses, compared only.
+    static func problem(targetEnd: Int, version: UnsafePointer<CChar>?) -> Problem? {
+        guard let version, targetEnd != 0 else { return nil }
+        let gap = Int(bitPattern: version) - (targetEnd + 1)
+        // Within the line only: a version libmicrohttpd did not find in the line is a constant elsewhere.
+        guard gap > 0, gap < 1 << 20 else { return nil }
+        return .badFraming(detail: "The request target contains a NUL byte.")
     }
 
     static func problem(for headers: HTTPHeaders, isHTTP11: Bool, maxBodyBytes: Int) -> Problem? {
@@ -63,6 +76,9 @@ extension String {
 
 extension Problem {
     fileprivate static var missingHost: Problem { .badFraming(detail: "An HTTP/1.1 request must carry a Host header.") }
+    fileprivate static var spaceBeforeColon: Problem {
+        .badFraming(detail: "A header field has whitespace between its name and the colon (RFC 9112, section 5.1).")
+    }
     /// Also what the shim answers in libmicrohttpd's place for a `Content-Length` that is not a number (`DaemonOptions`).
     static var invalidContentLength: Problem { .badFraming(detail: "The request has an invalid Content-Length.") }
 }

@@ -153,6 +153,28 @@ struct ExecutableTests {
         #expect(!log.contains("never-logged"))
     }
 
+    /// With `--log-format json` every line is one JSON object, the fatal one too: a port already taken is told as a
+    /// `critical` line with the error (in text, `error: cannot listen on …`), exit status 1.
+    @Test func aServiceThatCannotListenSaysSoInJSON() async throws {
+        var first = try await Service.start([])
+        let port = try #require(first.port, "no start-up line in: \(first.log)")
+        let second = try await BuiltExecutable.run(["--port", "\(port)", "--log-format", "json"])
+        let text = try await BuiltExecutable.run(["--port", "\(port)"])
+        #expect(await first.stop() == 0)
+        #expect(second.status == 1)
+        let lines = second.standardError.split(separator: "\n")
+        for line in lines {
+            #expect((try? JSONSerialization.jsonObject(with: Data(line.utf8))) is [String: Any], "\(line)")
+        }
+        let last = try #require(
+            lines.last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+        #expect(last["level"] as? String == "critical")
+        #expect("\(last)".contains("cannot listen on 127.0.0.1:\(port)"))
+        #expect(text.status == 1)
+        #expect(text.standardError.hasSuffix(
+            "error: cannot listen on 127.0.0.1:\(port): Address already in use (errno \(EADDRINUSE))\n"))
+    }
+
     /// One polling thread per CPU the process may run on: pinned to one CPU, one thread (the start-up line says so).
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/taskset"), "taskset is not installed"))
     func pinnedToOneCPUItPollsWithOneThread() async throws {
