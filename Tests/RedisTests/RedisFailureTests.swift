@@ -78,6 +78,52 @@ import Testing
         }
     }
 
+    /// Several slots connecting when the breaker opens fail one after the other: the first failure is logged, the
+    /// others are not (the breaker already opened), and the probe's after the back-off is: one warning per back-off, not
+    /// one per slot (a Redis killed under load once logged 3–4 in a second).
+    @Test func connectsUnderWayWhenTheBreakerOpensAreNotLoggedEach() async throws {
+        // A peer that accepts connections and never answers their handshake: the test ends each connect by closing it.
+        let peer = try await FakeRedisPeer { _, _ in }
+        try await withService(peer) { peer in
+            let store = CapturingLogHandler.Store()
+            let clock = ManualClock()
+            let node = RedisNodeClient(
+                endpoint: RedisEndpoint(host: "127.0.0.1", port: peer.port), timeout: .seconds(30), clock: clock, size: 4,
+                breaker: .init(threshold: 1, initialBackoff: .seconds(600), maximumBackoff: .seconds(600)),
+                logger: CapturingLogHandler.logger(store))
+            defer { node.shutdown() }
+            let warnings = { store.rendered.filter { $0.contains("Redis connect failed") } }
+            func handshakes(_ count: Int) async {
+                await waitUntil("\(count) connections with their handshake") {
+                    let connections = peer.connections
+                    return connections.count == count && connections.allSatisfy { !$0.received.isEmpty }
+                }
+            }
+            let failures = await withTaskGroup(of: Bool.self) { group in
+                for _ in 0..<8 {
+                    group.addTask { (try? await node.send(RedisCommand("PING"))) == nil }
+                }
+                // Each of the four slots connects (a command goes to the slot with the fewest in flight).
+                await handshakes(4)
+                peer.connections[0].close()
+                await waitUntil("the breaker opens") { node.breakerState == .open }
+                for connection in peer.connections.dropFirst() { connection.close() }
+                return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(failures == 8)
+            #expect(node.connectAttempts == 4)
+            #expect(warnings().count == 1, "\(warnings())")
+
+            // The back-off passed: the probe connects, fails, and is logged.
+            clock.advance(by: .seconds(600))
+            async let probe = try? node.send(RedisCommand("PING"))
+            await handshakes(5)
+            peer.connections[4].close()
+            #expect(await probe == nil)
+            #expect(warnings().count == 2, "\(warnings())")
+        }
+    }
+
     @Test func concurrentCommandsToADeadRedisDoNotAllConnect() async throws {
         let port = try await closedPort()
         let node = RedisNodeClient(

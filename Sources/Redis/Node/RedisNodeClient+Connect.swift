@@ -27,7 +27,7 @@ extension RedisNodeClient {
                 do throws(RedisError) {
                     submission.slot.connected(try await connect())
                 } catch {
-                    submission.slot.failed(connectFailure(error))
+                    submission.slot.failed(connectFailure(error, probe: submission.probe))
                 }
             }
         }
@@ -90,14 +90,15 @@ extension RedisNodeClient {
         for handler in handlers { handler() }
     }
 
-    /// Why a connect failed, counted by kind and logged once per back-off (the first failure after a success,
-    /// then each probe's). A refused AUTH (`WRONGPASS`, `NOAUTH`, `NOPERM`) is `.refused`, naming the user.
-    private func connectFailure(_ error: RedisError) -> RedisError {
+    /// Why a connect failed, counted by kind and logged once per back-off: the first failure after a success, then
+    /// the probe's connect's (`probe`), never those of other slots' connects that were under way when the breaker
+    /// opened. A refused AUTH (`WRONGPASS`, `NOAUTH`, `NOPERM`) is `.refused`, naming the user.
+    private func connectFailure(_ error: RedisError, probe: Bool) -> RedisError {
         let reason = error.reason(connectingTo: endpoint, timeout: timeout)
         connectFailures.record(error)
         let shouldLog = state.withLockedValue { state -> Bool in
             defer { state.loggedFailure = true }
-            return !state.loggedFailure || !state.breaker.isClosed
+            return !state.loggedFailure || probe
         }
         if shouldLog { logger.warning("Redis connect failed", metadata: ["reason": "\(reason)"]) }
         return error.isAuthenticationRefusal ? .refused(reason) : .unavailable(reason)
