@@ -29,6 +29,10 @@ let libraryAnswers: [LibraryAnswer] = [
         testDescription: "a header line without a colon", request: "GET /now HTTP/1.1\r\nHost: h\r\nNoColon\r\n\r\n",
         status: 400, title: "Request malformed"),
     LibraryAnswer(
+        testDescription: "a NUL byte in a header's name (no colon before it)",
+        request: "GET /now HTTP/1.1\r\nHost: h\r\nX\u{0}Content-Length: 3\r\n\r\nabc",
+        status: 400, title: "Request malformed"),
+    LibraryAnswer(
         testDescription: "a request target beyond the connection's memory",
         request: "GET /\(String(repeating: "a", count: 9000)) HTTP/1.1\r\nHost: h\r\n\r\n",
         status: 414, title: "Request too big"),

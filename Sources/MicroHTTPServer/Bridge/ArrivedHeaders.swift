@@ -13,15 +13,16 @@ struct ArrivedHeaders {
     var hasFraming = false
     /// The first `X-Request-ID`'s value.
     var requestID: String?
-    /// A field's name ends in a space or tab (`Content-Length : 3`): RFC 9112 forbids whitespace between a name and
-    /// its colon, and libmicrohttpd keeps it in the name, so it would not see a framing header a proxy in front may
-    /// have read (request smuggling). Answered 400 with the connection closed.
-    var spaceBeforeColon = false
+    /// A field's name is not a token (RFC 9110, section 5.1): whitespace before its colon (`Content-Length : 3`, which
+    /// RFC 9112 makes a 400), a vertical tab, a control byte, a byte past ASCII, or nothing. libmicrohttpd keeps such
+    /// bytes in the name, so it would not see a framing header a proxy in front may have read, trimmed (request
+    /// smuggling). Answered 400 with the connection closed.
+    var invalidName = false
 
     /// Notes the field `name` (`count` bytes, not terminated) with its `value`. Names are told by length, then
     /// compared without case.
     mutating func note(_ name: UnsafePointer<CChar>, _ count: Int, value: String) {
-        if count > 0, name[count - 1] == 0x20 || name[count - 1] == 0x09 { spaceBeforeColon = true }
+        if !Self.isToken(name, count) { invalidName = true }
         switch count {
         case 4: hasHost = hasHost || strncasecmp(name, "host", 4) == 0
         case RequestID.headerNameLiteral.utf8CodeUnitCount:
@@ -31,6 +32,24 @@ struct ArrivedHeaders {
         default: break
         }
     }
+}
+
+extension ArrivedHeaders {
+    /// Whether the `count` bytes at `name` are one or more of RFC 9110's `tchar`s.
+    static func isToken(_ name: UnsafePointer<CChar>, _ count: Int) -> Bool {
+        guard count > 0 else { return false }
+        for index in 0..<count {
+            let byte = UInt8(bitPattern: name[index])
+            let bits = byte < 64 ? tokenBytesBelow64 : byte < 128 ? tokenBytesFrom64 : 0
+            if bits & (1 << UInt64(byte & 63)) == 0 { return false }
+        }
+        return true
+    }
+
+    /// `tchar` as one bit per ASCII byte: `! # $ % & ' * + - .` and the digits among bytes 0–63; the letters, `^`,
+    /// `_`, the backtick, `|` and `~` among bytes 64–127.
+    private static var tokenBytesBelow64: UInt64 { 0x03ff_6cfa_0000_0000 }
+    private static var tokenBytesFrom64: UInt64 { 0x57ff_ffff_c7ff_fffe }
 }
 
 extension RequestID {

@@ -2,13 +2,13 @@ import HTTPRouting
 
 /// Request framing checks libmicrohttpd 0.9.75 does not make (contract §2), or makes with an HTML answer.
 enum RequestFraming {
-    /// 400 (close) for an HTTP/1.1 request without `Host`, differing duplicate `Content-Length` or
+    /// 400 (close) for a field name that is not a token, an HTTP/1.1 request without `Host`, differing duplicate `Content-Length` or
     /// `Content-Length` with `Transfer-Encoding`; 501 (close) for a transfer coding other than `chunked` (which
     /// libmicrohttpd would take as a body lasting until the connection closes); 413 (close) for a declared body
     /// over the limit; nil when the request may proceed. One pass over the headers, none for a request that carries
     /// neither framing header (most: a `GET`), where only the `Host` rule applies.
     static func problem(for arrived: ArrivedHeaders, isHTTP11: Bool, maxBodyBytes: Int) -> Problem? {
-        if arrived.spaceBeforeColon { return .spaceBeforeColon }
+        if arrived.invalidName { return .invalidFieldName }
         guard arrived.hasFraming else { return isHTTP11 && !arrived.hasHost ? .missingHost : nil }
         return problem(for: arrived.headers, isHTTP11: isHTTP11, maxBodyBytes: maxBodyBytes)
     }
@@ -76,8 +76,10 @@ extension String {
 
 extension Problem {
     fileprivate static var missingHost: Problem { .badFraming(detail: "An HTTP/1.1 request must carry a Host header.") }
-    fileprivate static var spaceBeforeColon: Problem {
-        .badFraming(detail: "A header field has whitespace between its name and the colon (RFC 9112, section 5.1).")
+    fileprivate static var invalidFieldName: Problem {
+        .badFraming(
+            detail: "A header field's name is not a token: whitespace before its colon, or a control byte "
+                + "(RFC 9110, section 5.1; RFC 9112, section 5.1).")
     }
     /// Also what the shim answers in libmicrohttpd's place for a `Content-Length` that is not a number (`DaemonOptions`).
     static var invalidContentLength: Problem { .badFraming(detail: "The request has an invalid Content-Length.") }
