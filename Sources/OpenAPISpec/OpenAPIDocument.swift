@@ -573,7 +573,7 @@ paths:
       summary: Store a body (at most 1 MiB) under a key.
       description: |
         The body is stored with its `Content-Type` (`application/octet-stream` when absent) and namespace `raw`.
-        TTL from `Cache-Control: max-age=N`, else `?ttl=`, else 24 h. Acknowledged only once written to the disk tier
+        TTL from `?ttl=`, else `Cache-Control: max-age=N`, else 24 h; at most 100 years. Acknowledged only once written to the disk tier
         (when it is enabled), so it survives a crash of the process; until then readers still see the previous
         value. When the disk tier cannot write it (full, read-only, I/O error) the answer is 507 and nothing is
         stored under the key in any tier (a previous value is gone too). A body over 1 MiB is 413. A key that a
@@ -592,7 +592,9 @@ paths:
         - name: Cache-Control
           in: header
           required: false
-          description: '`max-age=N` (a positive whole number of seconds) sets the TTL; other directives are ignored.'
+          description: >-
+            `max-age=N` (a positive whole number of seconds; one too large to hold is the longest TTL, as RFC 9111
+            reads it) sets the TTL unless `?ttl=` does; other directives are ignored.
           schema:
             type: string
             examples: ['max-age=3600']

@@ -37,10 +37,17 @@ public enum ValueSyntax {
 
     /// Only ASCII digits (no sign, no spaces), fitting an `Int`.
     package static func wholeNumber(_ text: some StringProtocol) -> Int? {
-        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
-            return nil
-        }
-        return Int(text)
+        isDigits(text) ? Int(text) : nil
+    }
+
+    /// RFC 9111's `delta-seconds`: ASCII digits only; a number past what an `Int` holds is `Int.max` (its section
+    /// 1.2.2: the greatest integer the recipient can represent), not an error.
+    package static func deltaSeconds(_ text: some StringProtocol) -> Int? {
+        isDigits(text) ? Int(text) ?? .max : nil
+    }
+
+    private static func isDigits(_ text: some StringProtocol) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
     }
 
     /// The leading digits and what follows them.

@@ -124,7 +124,9 @@ struct RawCacheRoutes: Sendable {
         }
     }
 
-    /// `?ttl=DURATION` wins over `Cache-Control: max-age=N`; the default is 24 h.
+    /// `?ttl=DURATION` wins over `Cache-Control: max-age=N`; the default is 24 h. Either is held to `maximumTTL`; a
+    /// `max-age` too large for an `Int` is the largest (RFC 9111), a `?ttl=` past what it can hold
+    /// is refused, as a flag's duration is.
     static func ttl(_ request: Request) throws(Problem) -> Duration {
         if let text = request.query.first("ttl") {
             guard let duration = ValueSyntax.duration(text), duration > .zero else {
@@ -136,7 +138,7 @@ struct RawCacheRoutes: Sendable {
             for directive in value.split(separator: ",") {
                 let parts = directive.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
                 guard parts.count == 2, parts[0].lowercased() == "max-age" else { continue }
-                guard let seconds = Int(parts[1]), seconds > 0 else {
+                guard let seconds = ValueSyntax.deltaSeconds(parts[1]), seconds > 0 else {
                     throw Problem.invalidInput(InputError(parameter: "Cache-Control max-age", expected: "a positive whole number of seconds"))
                 }
                 return min(maximumTTL, .seconds(seconds))

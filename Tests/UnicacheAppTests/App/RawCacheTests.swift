@@ -38,6 +38,25 @@ import Testing
         #expect(try await h.send(.put, "/v1/cache/bad?ttl=soon", body: "z", admin: true).status == 400)
     }
 
+    /// `max-age` is RFC 9111's delta-seconds: digits only, and a number too large to hold is the largest TTL (its
+    /// section 1.2.2), not an error.
+    @Test func maxAgeIsDigitsAndTooLargeIsTheLongestTTL() async throws {
+        let h = AppHarness()
+        for (index, value) in ["99999999999999999999999999", "9223372036854775808", "315360000000"].enumerated() {
+            let put = try await h.send(.put, "/v1/cache/long\(index)", headers: [("Cache-Control", "max-age=\(value)")], body: "x", admin: true)
+            #expect(put.status == 201, "\(value)")
+        }
+        h.clock.advance(by: 99 * 365 * 86400)
+        for index in 0..<3 {
+            #expect(try await h.send(.get, "/v1/cache/long\(index)", admin: true).status == 200)
+        }
+        for value in ["+5", "-5", "0", "5s", " ", "0x10", "1e3"] {
+            let put = try await h.send(.put, "/v1/cache/bad", headers: [("Cache-Control", "max-age=\(value)")], body: "x", admin: true)
+            #expect(put.status == 400, "\(value)")
+        }
+        #expect(try await h.send(.get, "/v1/cache/bad", admin: true).status == 404)
+    }
+
     @Test func listAndInvalidateByPrefix() async throws {
         let h = AppHarness()
         _ = try await h.send(.get, "/v1/users/alice/subscription")
