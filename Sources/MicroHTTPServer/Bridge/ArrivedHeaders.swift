@@ -39,9 +39,10 @@ extension ArrivedHeaders {
     static func isToken(_ name: UnsafePointer<CChar>, _ count: Int) -> Bool {
         guard count > 0 else { return false }
         for index in 0..<count {
-            let byte = UInt8(bitPattern: name[index])
+            let byte = UInt64(UInt8(bitPattern: name[index]))
             let bits = byte < 64 ? tokenBytesBelow64 : byte < 128 ? tokenBytesFrom64 : 0
-            if bits & (1 << UInt64(byte & 63)) == 0 { return false }
+            // A masking shift: `<<` would check for a shift past the width on every byte.
+            if (bits &>> (byte & 63)) & 1 == 0 { return false }
         }
         return true
     }
