@@ -80,7 +80,7 @@ import Testing
 
     /// Several slots connecting when the breaker opens fail one after the other: the first failure is logged, the
     /// others are not (the breaker already opened), and the probe's after the back-off is: one warning per back-off, not
-    /// one per slot (a Redis killed under load once logged 3–4 in a second).
+    /// one per slot (a stalled Redis, whose connects all wait for their timeout, logged each slot's).
     @Test func connectsUnderWayWhenTheBreakerOpensAreNotLoggedEach() async throws {
         // A peer that accepts connections and never answers their handshake: the test ends each connect by closing it.
         let peer = try await FakeRedisPeer { _, _ in }
