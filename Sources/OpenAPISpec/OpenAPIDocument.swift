@@ -1577,8 +1577,10 @@ components:
     TimeZoneName:
       type: string
       description: |
-        An IANA time zone name that the service's time zone database (ICU, built into the binary) knows, plus `UTC`
-        and `Etc/UTC`. The list below is `TimeZone.knownTimeZoneIdentifiers` of Swift 6.3 on Linux.
+        An IANA time zone name: a zone or a link of the time zone database (tzdata 2025b: `Asia/Kolkata` and its
+        older name `Asia/Calcutta`, `Europe/Kyiv` and `Europe/Kiev`, `UTC`), as spelled there. The service takes
+        exactly the names listed here, and resolves them with its own time zone database (ICU, built into the
+        binary).
       default: UTC
       enum:
         - Africa/Abidjan
@@ -1586,6 +1588,7 @@ components:
         - Africa/Addis_Ababa
         - Africa/Algiers
         - Africa/Asmara
+        - Africa/Asmera
         - Africa/Bamako
         - Africa/Bangui
         - Africa/Banjul
@@ -1630,6 +1633,7 @@ components:
         - Africa/Ouagadougou
         - Africa/Porto-Novo
         - Africa/Sao_Tome
+        - Africa/Timbuktu
         - Africa/Tripoli
         - Africa/Tunis
         - Africa/Windhoek
@@ -1640,6 +1644,7 @@ components:
         - America/Araguaina
         - America/Argentina/Buenos_Aires
         - America/Argentina/Catamarca
+        - America/Argentina/ComodRivadavia
         - America/Argentina/Cordoba
         - America/Argentina/Jujuy
         - America/Argentina/La_Rioja
@@ -1653,6 +1658,7 @@ components:
         - America/Aruba
         - America/Asuncion
         - America/Atikokan
+        - America/Atka
         - America/Bahia
         - America/Bahia_Banderas
         - America/Barbados
@@ -1662,15 +1668,19 @@ components:
         - America/Boa_Vista
         - America/Bogota
         - America/Boise
+        - America/Buenos_Aires
         - America/Cambridge_Bay
         - America/Campo_Grande
         - America/Cancun
         - America/Caracas
+        - America/Catamarca
         - America/Cayenne
         - America/Cayman
         - America/Chicago
         - America/Chihuahua
         - America/Ciudad_Juarez
+        - America/Coral_Harbour
+        - America/Cordoba
         - America/Costa_Rica
         - America/Coyhaique
         - America/Creston
@@ -1685,7 +1695,9 @@ components:
         - America/Edmonton
         - America/Eirunepe
         - America/El_Salvador
+        - America/Ensenada
         - America/Fort_Nelson
+        - America/Fort_Wayne
         - America/Fortaleza
         - America/Glace_Bay
         - America/Godthab
@@ -1707,16 +1719,20 @@ components:
         - America/Indiana/Vevay
         - America/Indiana/Vincennes
         - America/Indiana/Winamac
+        - America/Indianapolis
         - America/Inuvik
         - America/Iqaluit
         - America/Jamaica
+        - America/Jujuy
         - America/Juneau
         - America/Kentucky/Louisville
         - America/Kentucky/Monticello
+        - America/Knox_IN
         - America/Kralendijk
         - America/La_Paz
         - America/Lima
         - America/Los_Angeles
+        - America/Louisville
         - America/Lower_Princes
         - America/Maceio
         - America/Managua
@@ -1725,6 +1741,7 @@ components:
         - America/Martinique
         - America/Matamoros
         - America/Mazatlan
+        - America/Mendoza
         - America/Menominee
         - America/Merida
         - America/Metlakatla
@@ -1751,6 +1768,7 @@ components:
         - America/Phoenix
         - America/Port-au-Prince
         - America/Port_of_Spain
+        - America/Porto_Acre
         - America/Porto_Velho
         - America/Puerto_Rico
         - America/Punta_Arenas
@@ -1760,6 +1778,7 @@ components:
         - America/Regina
         - America/Resolute
         - America/Rio_Branco
+        - America/Rosario
         - America/Santa_Isabel
         - America/Santarem
         - America/Santiago
@@ -1782,6 +1801,7 @@ components:
         - America/Toronto
         - America/Tortola
         - America/Vancouver
+        - America/Virgin
         - America/Whitehorse
         - America/Winnipeg
         - America/Yakutat
@@ -1806,6 +1826,7 @@ components:
         - Asia/Aqtau
         - Asia/Aqtobe
         - Asia/Ashgabat
+        - Asia/Ashkhabad
         - Asia/Atyrau
         - Asia/Baghdad
         - Asia/Bahrain
@@ -1819,7 +1840,9 @@ components:
         - Asia/Chita
         - Asia/Choibalsan
         - Asia/Chongqing
+        - Asia/Chungking
         - Asia/Colombo
+        - Asia/Dacca
         - Asia/Damascus
         - Asia/Dhaka
         - Asia/Dili
@@ -1833,6 +1856,7 @@ components:
         - Asia/Hong_Kong
         - Asia/Hovd
         - Asia/Irkutsk
+        - Asia/Istanbul
         - Asia/Jakarta
         - Asia/Jayapura
         - Asia/Jerusalem
@@ -1843,10 +1867,12 @@ components:
         - Asia/Kathmandu
         - Asia/Katmandu
         - Asia/Khandyga
+        - Asia/Kolkata
         - Asia/Krasnoyarsk
         - Asia/Kuala_Lumpur
         - Asia/Kuching
         - Asia/Kuwait
+        - Asia/Macao
         - Asia/Macau
         - Asia/Magadan
         - Asia/Makassar
@@ -1865,6 +1891,7 @@ components:
         - Asia/Qyzylorda
         - Asia/Rangoon
         - Asia/Riyadh
+        - Asia/Saigon
         - Asia/Sakhalin
         - Asia/Samarkand
         - Asia/Seoul
@@ -1875,10 +1902,14 @@ components:
         - Asia/Tashkent
         - Asia/Tbilisi
         - Asia/Tehran
+        - Asia/Tel_Aviv
+        - Asia/Thimbu
         - Asia/Thimphu
         - Asia/Tokyo
         - Asia/Tomsk
+        - Asia/Ujung_Pandang
         - Asia/Ulaanbaatar
+        - Asia/Ulan_Bator
         - Asia/Urumqi
         - Asia/Ust-Nera
         - Asia/Vientiane
@@ -1891,29 +1922,99 @@ components:
         - Atlantic/Bermuda
         - Atlantic/Canary
         - Atlantic/Cape_Verde
+        - Atlantic/Faeroe
         - Atlantic/Faroe
+        - Atlantic/Jan_Mayen
         - Atlantic/Madeira
         - Atlantic/Reykjavik
         - Atlantic/South_Georgia
         - Atlantic/St_Helena
         - Atlantic/Stanley
+        - Australia/ACT
         - Australia/Adelaide
         - Australia/Brisbane
         - Australia/Broken_Hill
+        - Australia/Canberra
         - Australia/Currie
         - Australia/Darwin
         - Australia/Eucla
         - Australia/Hobart
+        - Australia/LHI
         - Australia/Lindeman
         - Australia/Lord_Howe
         - Australia/Melbourne
+        - Australia/NSW
+        - Australia/North
         - Australia/Perth
+        - Australia/Queensland
+        - Australia/South
         - Australia/Sydney
+        - Australia/Tasmania
+        - Australia/Victoria
+        - Australia/West
+        - Australia/Yancowinna
+        - Brazil/Acre
+        - Brazil/DeNoronha
+        - Brazil/East
+        - Brazil/West
+        - CET
+        - CST6CDT
+        - Canada/Atlantic
+        - Canada/Central
+        - Canada/Eastern
+        - Canada/Mountain
+        - Canada/Newfoundland
+        - Canada/Pacific
+        - Canada/Saskatchewan
+        - Canada/Yukon
+        - Chile/Continental
+        - Chile/EasterIsland
+        - Cuba
+        - EET
+        - EST
+        - EST5EDT
+        - Egypt
+        - Eire
+        - Etc/GMT
+        - Etc/GMT+0
+        - Etc/GMT+1
+        - Etc/GMT+10
+        - Etc/GMT+11
+        - Etc/GMT+12
+        - Etc/GMT+2
+        - Etc/GMT+3
+        - Etc/GMT+4
+        - Etc/GMT+5
+        - Etc/GMT+6
+        - Etc/GMT+7
+        - Etc/GMT+8
+        - Etc/GMT+9
+        - Etc/GMT-0
+        - Etc/GMT-1
+        - Etc/GMT-10
+        - Etc/GMT-11
+        - Etc/GMT-12
+        - Etc/GMT-13
+        - Etc/GMT-14
+        - Etc/GMT-2
+        - Etc/GMT-3
+        - Etc/GMT-4
+        - Etc/GMT-5
+        - Etc/GMT-6
+        - Etc/GMT-7
+        - Etc/GMT-8
+        - Etc/GMT-9
+        - Etc/GMT0
+        - Etc/Greenwich
+        - Etc/UCT
         - Etc/UTC
+        - Etc/Universal
+        - Etc/Zulu
         - Europe/Amsterdam
         - Europe/Andorra
         - Europe/Astrakhan
         - Europe/Athens
+        - Europe/Belfast
         - Europe/Belgrade
         - Europe/Berlin
         - Europe/Bratislava
@@ -1944,6 +2045,7 @@ components:
         - Europe/Minsk
         - Europe/Monaco
         - Europe/Moscow
+        - Europe/Nicosia
         - Europe/Oslo
         - Europe/Paris
         - Europe/Podgorica
@@ -1960,6 +2062,7 @@ components:
         - Europe/Stockholm
         - Europe/Tallinn
         - Europe/Tirane
+        - Europe/Tiraspol
         - Europe/Ulyanovsk
         - Europe/Uzhgorod
         - Europe/Vaduz
@@ -1971,7 +2074,17 @@ components:
         - Europe/Zagreb
         - Europe/Zaporozhye
         - Europe/Zurich
+        - Factory
+        - GB
+        - GB-Eire
         - GMT
+        - GMT+0
+        - GMT-0
+        - GMT0
+        - Greenwich
+        - HST
+        - Hongkong
+        - Iceland
         - Indian/Antananarivo
         - Indian/Chagos
         - Indian/Christmas
@@ -1983,6 +2096,23 @@ components:
         - Indian/Mauritius
         - Indian/Mayotte
         - Indian/Reunion
+        - Iran
+        - Israel
+        - Jamaica
+        - Japan
+        - Kwajalein
+        - Libya
+        - MET
+        - MST
+        - MST7MDT
+        - Mexico/BajaNorte
+        - Mexico/BajaSur
+        - Mexico/General
+        - NZ
+        - NZ-CHAT
+        - Navajo
+        - PRC
+        - PST8PDT
         - Pacific/Apia
         - Pacific/Auckland
         - Pacific/Bougainville
@@ -2019,13 +2149,38 @@ components:
         - Pacific/Port_Moresby
         - Pacific/Rarotonga
         - Pacific/Saipan
+        - Pacific/Samoa
         - Pacific/Tahiti
         - Pacific/Tarawa
         - Pacific/Tongatapu
         - Pacific/Truk
         - Pacific/Wake
         - Pacific/Wallis
+        - Pacific/Yap
+        - Poland
+        - Portugal
+        - ROC
+        - ROK
+        - Singapore
+        - Turkey
+        - UCT
+        - US/Alaska
+        - US/Aleutian
+        - US/Arizona
+        - US/Central
+        - US/East-Indiana
+        - US/Eastern
+        - US/Hawaii
+        - US/Indiana-Starke
+        - US/Michigan
+        - US/Mountain
+        - US/Pacific
+        - US/Samoa
         - UTC
+        - Universal
+        - W-SU
+        - WET
+        - Zulu
 
 """##
 }

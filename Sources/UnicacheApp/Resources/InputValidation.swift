@@ -47,11 +47,11 @@ enum InputValidation {
         }
     }
 
-    /// An IANA time zone name (`Europe/Berlin`, `UTC`); `nil` → UTC.
+    /// An IANA time zone name (`Europe/Berlin`, `Asia/Kolkata`, `UTC`) of `TimeZoneNames`; `nil` → UTC.
     static func timeZone(_ value: String?) throws(InputError) -> TimeZone {
         guard let value else { return utc }
         if value == "UTC" || value == "Etc/UTC" { return utc }
-        guard knownZones.contains(value), let zone = TimeZone(identifier: value) else {
+        guard TimeZoneNames.accepted.contains(value), let zone = TimeZone(identifier: value) else {
             throw InputError(parameter: "tz", expected: "an IANA time zone name such as Europe/Berlin or UTC")
         }
         return zone
@@ -90,7 +90,6 @@ enum InputValidation {
 
     static let weekdayNames = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"]
     static let utc = TimeZone(identifier: "UTC") ?? TimeZone(secondsFromGMT: 0) ?? .current
-    private static let knownZones = Set(TimeZone.knownTimeZoneIdentifiers)
     private static let userExtra: Set<UInt8> = Set(".-_|@".utf8)
     private static let identifierExtra: Set<UInt8> = Set(".-_".utf8)
     private static let keyExtra: Set<UInt8> = Set(".-_:,@".utf8)
