@@ -50,6 +50,25 @@ import TestSupport
         #expect(cache.statistics().memory.entries == 0)
     }
 
+    /// A refresh the upstream answers `no-store` is served and not stored, and the copy stored before goes: the next
+    /// read fetches again rather than answer the older copy after the newer one.
+    @Test(arguments: [RequestControl.refresh, .normal])
+    func aNoStoreAnswerRemovesTheCopyStoredBefore(control: RequestControl) async throws {
+        let clock = ManualWallClock(instant("2026-06-01T12:00:00Z"))
+        let cache = makeManager(clock: clock)
+        let fetcher = ScriptedFetcher { _, n in FetchedValue(body: bytes("v\(n)"), storable: n != 2) }
+        let policy = FreshnessPolicy.ttl(.seconds(60))
+        _ = try await cache.get(request("k"), policy: policy, fetcher: fetcher)
+        // A plain read fetches once the copy is stale; a forced refresh at once.
+        if control == .normal { clock.advance(by: 61) }
+        let newer = try await cache.get(request("k"), policy: policy, fetcher: fetcher, control: control)
+        #expect(newer.outcome == (control == .refresh ? .refresh : .miss) && !newer.stored && text(newer.entry) == "v2")
+        #expect(cache.ready("k", policy: policy) == nil)
+        #expect(cache.statistics().memory.entries == 0)
+        let next = try await cache.get(request("k"), policy: policy, fetcher: fetcher)
+        #expect(next.outcome == .miss && text(next.entry) == "v3" && fetcher.count == 3)
+    }
+
     @Test func notFoundIsRememberedForTheNegativeTTL() async throws {
         let clock = ManualWallClock(instant("2026-06-01T12:00:00Z"))
         let cache = makeManager(clock: clock)

@@ -87,7 +87,11 @@ extension UnifiedCacheManager {
                 key: key, namespace: request.namespace, user: request.user, body: EntryCost.compacted(value.body),
                 contentType: value.contentType, etag: ETag.make(for: value.body),
                 storedAt: storedAt, expiresAt: expiresAt, staleUntil: staleUntil)
-            let stored = complete(id: id, key: key, mode: mode, storing: value.storable ? entry : nil)
+            guard value.storable else {
+                await completeUnstorable(id: id, key: key, mode: mode, copySeen: staleCopy != nil || mode == .refresh)
+                return .fetched(entry, stored: false)
+            }
+            let stored = complete(id: id, key: key, mode: mode, storing: entry)
             let outcome = LoadOutcome.fetched(entry, stored: stored)
             if stored {
                 // The joined requests are answered now; the store (and the lease's release with it) follows.
@@ -159,6 +163,21 @@ extension UnifiedCacheManager {
             if entry.isFresh(at: now) { _ = state.inFlight.finish(id: id, key: key, mode: mode) }
             return entry
         }
+    }
+
+    /// Ends a load whose value the upstream said not to store (`no-store`: served, not stored). A copy stored before
+    /// is not the upstream's value any more, so if the load is still current it goes too, as an invalidation of the
+    /// key would take it: from memory and the second tier, and, when this instance held or saw one or the load was
+    /// a forced refresh, from the shared tier and the fleet's tiers (best effort: the answer does not wait on a
+    /// Redis that is down). Without that, a refresh answered `no-store` was followed by the older copy.
+    private func completeUnstorable(id: UInt64, key: String, mode: InFlightTable.Mode, copySeen: Bool) async {
+        let (current, inMemory) = state.withLockedValue { state -> (Bool, Bool) in
+            guard state.inFlight.finish(id: id, key: key, mode: mode) else { return (false, false) }
+            writer?.enqueue(.remove(key, nil))
+            return (true, memory.remove(key) != nil)
+        }
+        guard current, inMemory || copySeen else { return }
+        _ = try? await invalidateShared(KeyScope(kind: .key(key)))
     }
 
     /// Ends the load's record; if it was still current (no invalidation detached it), stores `entry`
