@@ -147,7 +147,8 @@ paths:
       summary: Today's data composed with the current weekday's average.
       description: |
         Composed from `health.today` and `health.averages` (no entry of its own). `view` is `full` when today's
-        data is from today, `average-only` when it is missing, from another day, or its upstream failed.
+        data is from today, `average-only` when it is missing, from another day, or its upstream failed. A summary
+        counts once in `/stats`, under the namespace `health.summary`, as its weakest part's outcome.
       parameters: *zonedReadParameters
       responses:
         '200':
@@ -1540,7 +1541,9 @@ components:
               minimum: 0
         namespaces:
           type: object
-          description: The cache counters per namespace, keyed by namespace.
+          description: >-
+            The cache counters per namespace, keyed by namespace (and `health.summary` for the composed summary, whose
+            parts are not counted besides).
           propertyNames: {pattern: '^[a-z][a-z.]*$'}
           additionalProperties: {$ref: '#/components/schemas/CacheCounters'}
 

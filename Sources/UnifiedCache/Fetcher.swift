@@ -18,6 +18,9 @@ public struct FetchRequest: Sendable, Equatable {
     public var parameters: [String: String]
     /// Work nobody waits for (refresh-ahead, warming): it yields to requests at the upstream gate.
     public var background = false
+    /// Whether the read's outcome is counted in the statistics: false for the parts of a composed answer, which its
+    /// route counts once (`UnifiedCacheManager.countComposed`).
+    public var counted = true
     /// The id of the request that caused this fetch (the leader's, for a coalesced one), sent upstream so
     /// both sides' logs can be joined; nil for work no request caused.
     public var requestID: String?

@@ -15,14 +15,26 @@ struct HealthSummary: Sendable {
             let weekday = LocalDate(c.now, in: try c.timeZone().zone).weekday
             return (today, try ResourceTable.averages(c, weekday: weekday))
         }
-        let (traced, tracedAverage) = (ReadThrough.traced(today, request), ReadThrough.traced(average, request))
+        // The two reads are parts of one answer: the summary is counted once, as a whole (below).
+        var (traced, tracedAverage) = (ReadThrough.traced(today, request), ReadThrough.traced(average, request))
+        (traced.fetch.counted, tracedAverage.fetch.counted) = (false, false)
         let zone = try readThrough.resolve(request) { c throws(InputError) in try c.timeZone() }
         let control = try ReadThrough.control(request)
         async let todayResult = readThrough.result(traced, domain: .health, control: control)
         async let averageResult = readThrough.result(tracedAverage, domain: .health, control: control)
         // Today's part may fail or be missing: the summary degrades to the average alone.
         let todayPart: CacheResult? = try? await todayResult.get()
-        let averagePart = try await averageResult.get()
+        let averagePart: CacheResult
+        do throws(Problem) {
+            averagePart = try await averageResult.get()
+        } catch {
+            // Counted as a read that went to the upstream, as a single route's failed read is; `only-if-cached`
+            // without a copy counts nowhere.
+            if control != .onlyIfCached {
+                readThrough.cache.countComposed(control == .refresh ? .refresh : .miss, namespace: Self.namespace, tier: nil)
+            }
+            throw error
+        }
 
         let todayDate = LocalDate(readThrough.clock.now(), in: zone.zone)
         let json = todayPart.flatMap { try? JSONSerialization.jsonObject(with: Data($0.entry.body)) as? [String: Any] }
@@ -37,6 +49,8 @@ struct HealthSummary: Sendable {
 
         let parts = [todayPart, averagePart].compactMap { $0 }
         let outcome = Self.combined(parts.map(\.outcome))
+        let tier = parts.allSatisfy({ $0.tier != nil }) ? parts.compactMap(\.tier).first : nil
+        readThrough.cache.countComposed(outcome, namespace: Self.namespace, tier: outcome == .hit ? tier : nil)
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "application/json")
         headers.add(name: "ETag", value: ETag.make(for: body))
@@ -44,9 +58,7 @@ struct HealthSummary: Sendable {
         headers.add(name: "Cache-Control", value: "private, max-age=\(parts.map(\.remainingFreshSeconds).min() ?? 0)")
         headers.add(name: "X-Cache", value: CacheHeaders.xCache(outcome))
         headers.add(name: "Cache-Status", value: CacheHeaders.cacheStatus(outcome, stored: parts.contains { $0.stored }))
-        if let tier = parts.compactMap(\.tier).first, parts.allSatisfy({ $0.tier != nil }) {
-            headers.add(name: "X-Cache-Tier", value: tier.rawValue)
-        }
+        if let tier { headers.add(name: "X-Cache-Tier", value: tier.rawValue) }
         if let condition = request.headers["If-None-Match"],
             let etag = headers["ETag"], CacheHeaders.etagMatches(condition, etag)
         {
@@ -54,6 +66,9 @@ struct HealthSummary: Sendable {
         }
         return Response(status: 200, headers: headers, body: body)
     }
+
+    /// Where `/stats` counts a summary (its parts are `health.today` and `health.averages` reads).
+    static let namespace = "health.summary"
 
     /// The summary's outcome is its weakest part's: a fetch beats a wait, a wait beats stale, stale beats a hit.
     static func combined(_ outcomes: [CacheOutcome]) -> CacheOutcome {

@@ -20,7 +20,7 @@ extension UnifiedCacheManager {
             found = nil
         }
         guard let (entry, tier) = found else { return nil }
-        recorder.record(.hit, namespace: request.namespace, tier: tier)
+        count(.hit, request, tier: tier)
         guard entry.kind == .value else { throw .notFound }
         var result = CacheResult(entry: entry, outcome: .hit, tier: tier, stored: false, now: clock.now())
         result.refreshThrottled = true

@@ -84,16 +84,16 @@ public final class UnifiedCacheManager: Sendable {
         let freshness = entry.freshness(at: now, policy: policy)
         guard freshness != .stale else { return nil }
         guard entry.kind == .value else {
-            recorder.record(.hit, namespace: request.namespace, tier: .memory)
+            count(.hit, request, tier: .memory)
             throw .notFound
         }
         if freshness == .refreshAhead {
             startBackgroundRefresh(request, policy: policy, fetcher: fetcher)
             let outcome = CacheOutcome.stale(reason: .backgroundRefresh)
-            recorder.record(outcome, namespace: request.namespace)
+            count(outcome, request)
             return CacheResult(entry: entry, outcome: outcome, tier: .memory, stored: false, now: now)
         }
-        recorder.record(.hit, namespace: request.namespace, tier: .memory)
+        count(.hit, request, tier: .memory)
         return CacheResult(entry: entry, outcome: .hit, tier: .memory, stored: false, now: now)
     }
 
@@ -102,33 +102,50 @@ public final class UnifiedCacheManager: Sendable {
         _ request: FetchRequest, policy: FreshnessPolicy, fetcher: any Fetcher, mode: InFlightTable.Mode
     ) async throws(CacheError) -> CacheResult {
         let (outcome, isLeader) = await joinOrStart(request, policy: policy, fetcher: fetcher, mode: mode).outcome()
-        return try result(of: outcome, namespace: request.namespace, fetched: isLeader ? (mode == .refresh ? .refresh : .miss) : .coalesced)
+        return try result(
+            of: outcome, namespace: request.counted ? request.namespace : nil,
+            fetched: isLeader ? (mode == .refresh ? .refresh : .miss) : .coalesced)
     }
 
-    /// What a load's `outcome` answers a request of `namespace` (counted): a fetched value as `fetched` (the
-    /// leader's miss or refresh, a joiner's coalesced read).
-    func result(of outcome: LoadOutcome, namespace: String, fetched fetchedOutcome: CacheOutcome)
+    /// Counts `outcome` for `request`, unless the request is a part of a composed answer (`counted` false).
+    func count(_ outcome: CacheOutcome, _ request: FetchRequest, tier: CacheTier? = nil) {
+        guard request.counted else { return }
+        recorder.record(outcome, namespace: request.namespace, tier: tier)
+    }
+
+    /// Counts one answer composed of reads made with `counted` false (`/health/summary`), under `namespace`: a
+    /// composed request counts once, as every read-through request does.
+    public func countComposed(_ outcome: CacheOutcome, namespace: String, tier: CacheTier?) {
+        recorder.record(outcome, namespace: namespace, tier: tier)
+    }
+
+    /// What a load's `outcome` answers a request of `namespace` (counted there; nil: not counted): a fetched value as
+    /// `fetched` (the leader's miss or refresh, a joiner's coalesced read).
+    func result(of outcome: LoadOutcome, namespace: String?, fetched fetchedOutcome: CacheOutcome)
         throws(CacheError) -> CacheResult
     {
         let now = clock.now()
+        func tally(_ outcome: CacheOutcome, tier: CacheTier? = nil) {
+            if let namespace { recorder.record(outcome, namespace: namespace, tier: tier) }
+        }
         switch outcome {
         case .cached(let entry, let tier):
-            recorder.record(.hit, namespace: namespace, tier: tier)
+            tally(.hit, tier: tier)
             guard entry.kind == .value else { throw .notFound }
             return CacheResult(entry: entry, outcome: .hit, tier: tier, stored: false, now: now)
         case .joined(let entry):
-            recorder.record(.coalesced, namespace: namespace)
+            tally(.coalesced)
             guard entry.kind == .value else { throw .notFound }
             return CacheResult(entry: entry, outcome: .coalesced, tier: nil, stored: false, now: now)
         case .fetched(let entry, let stored):
-            recorder.record(fetchedOutcome, namespace: namespace)
+            tally(fetchedOutcome)
             return CacheResult(entry: entry, outcome: fetchedOutcome, tier: nil, stored: stored, now: now)
         case .stale(let entry, let tier, let reason):
             let staleOutcome = CacheOutcome.stale(reason: reason)
-            recorder.record(staleOutcome, namespace: namespace)
+            tally(staleOutcome)
             return CacheResult(entry: entry, outcome: staleOutcome, tier: tier, stored: false, now: now)
         case .failed(let error):
-            recorder.record(fetchedOutcome, namespace: namespace)
+            tally(fetchedOutcome)
             throw error
         }
     }
@@ -196,13 +213,13 @@ public final class UnifiedCacheManager: Sendable {
         let now = clock.now()
         guard let (entry, tier) = found else { throw .notCached }
         if entry.isFresh(at: now) {
-            recorder.record(.hit, namespace: request.namespace, tier: tier)
+            count(.hit, request, tier: tier)
             guard entry.kind == .value else { throw .notFound }
             return CacheResult(entry: entry, outcome: .hit, tier: tier, stored: false, now: now)
         }
         guard entry.kind == .value else { throw .notCached }
         let outcome = CacheOutcome.stale(reason: .onlyIfCached)
-        recorder.record(outcome, namespace: request.namespace)
+        count(outcome, request)
         return CacheResult(entry: entry, outcome: outcome, tier: tier, stored: false, now: now)
     }
 }

@@ -96,6 +96,28 @@ import Testing
         #expect(degraded.json["view"] as? String == "average-only")
     }
 
+    /// A summary is one read-through request, counted once (CONTRACT §5), under `health.summary`, with its combined
+    /// outcome; its two parts (a `health.today` and a `health.averages` read) are not counted besides.
+    @Test func aSummaryCountsOnceInTheStatistics() async throws {
+        let h = AppHarness()
+        _ = try await h.send(.get, "/v1/users/alice/health/summary")
+        _ = try await h.send(.get, "/v1/users/alice/health/summary")
+        let stats = try await h.send(.get, "/stats").json
+        let cache = try #require(stats["cache"] as? [String: Any])
+        #expect(cache["misses"] as? Int == 1 && cache["hits"] as? Int == 1, "\(cache)")
+        let namespaces = try #require(stats["namespaces"] as? [String: [String: Any]])
+        #expect(namespaces["health.summary"]?["misses"] as? Int == 1 && namespaces["health.summary"]?["hits"] as? Int == 1)
+        for part in ["health.today", "health.averages"] {
+            let counted = ["hits", "misses", "coalesced", "stale", "refreshes"].map { namespaces[part]?[$0] as? Int ?? 0 }
+            #expect(counted.reduce(0, +) == 0, "\(part): \(namespaces[part] ?? [:])")
+        }
+        // A part read on its own route is counted there.
+        _ = try await h.send(.get, "/v1/users/alice/health/today")
+        let after = try await h.send(.get, "/stats").json
+        #expect((after["cache"] as? [String: Any])?["hits"] as? Int == 2)
+        #expect((after["namespaces"] as? [String: [String: Any]])?["health.today"]?["hits"] as? Int == 1)
+    }
+
     /// A health domain with no source answers its warm-up as its routes: 503 `no-upstream`, nothing fetched.
     @Test func warmingAHealthDomainWithoutASourceIs503NoUpstream() async throws {
         let h = AppHarness(domains: [.activities])
