@@ -46,6 +46,17 @@ extension DiskTier {
         }
     }
 
+    /// The tier's health after a probe of the data dir, at most one a second (a readiness check may come often, and
+    /// unauthenticated): /readyz says whether the disk is writable now, and says so again as soon as it is.
+    public func checkedHealth() async -> String? {
+        let now = elapsed.now()
+        if lastProbe.map({ now - $0 >= .seconds(1) }) ?? true {
+            lastProbe = now
+            probeWritable()
+        }
+        return health()
+    }
+
     /// Writes and deletes a probe file in the data dir, updating the fault state.
     func probeWritable() {
         let probe = "\(layout.root)/\(temporaryPrefix)probe"

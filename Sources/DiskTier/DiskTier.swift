@@ -35,6 +35,8 @@ public actor DiskTier: SecondTier {
     var rebuilding = true
     /// Keys whose file could not be deleted (read-only disk): never served by this instance.
     var undeletable: Set<String> = []
+    /// When `checkedHealth` last probed the data dir (the tier's elapsed time).
+    var lastProbe: Duration?
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 

@@ -23,8 +23,11 @@ public protocol SecondTier: AnyObject, Sendable {
     func list(prefix: String, limit: Int) async -> [CacheEntryMetadata]
     /// Counters and sizes for /stats.
     func statistics() -> SecondTierStatistics
-    /// `nil` when healthy, else a human-readable reason (for /readyz).
+    /// `nil` when healthy, else a human-readable reason (for /stats).
     func health() -> String?
+    /// `health()` after checking the tier now (for /readyz: the data dir's writability as it is, not as the last
+    /// write or periodic check found it).
+    func checkedHealth() async -> String?
     /// Re-seals under the key ring's primary every stored entry that is not (CONTRACT §9.3), never overwriting a
     /// newer value; entries that do not open are deleted.
     func rekey() async -> RekeyReport
@@ -33,6 +36,9 @@ public protocol SecondTier: AnyObject, Sendable {
 extension SecondTier {
     /// A tier that cannot read on the caller's thread leaves every read to `load`.
     public func loadNow(_ key: String) -> CacheEntry? { nil }
+
+    /// A tier with nothing to check now answers its health as it stands.
+    public func checkedHealth() async -> String? { health() }
 
     /// A tier that stores nothing at rest has nothing to re-seal.
     public func rekey() async -> RekeyReport { RekeyReport() }

@@ -105,6 +105,30 @@ import UnifiedCache
         }
     }
 
+    /// /readyz asks `checkedHealth`: the data dir as it is now, not as the last write found it, probed at most once a
+    /// second on the tier's clock.
+    @Test func aReadinessCheckProbesTheDataDirAtMostOnceASecond() async throws {
+        try await withTemporaryFolder { dir in
+            let fileSystem = FaultyFileSystem()
+            let ticker = ManualClock()
+            let tier = try await openTier(dir, fileSystem: fileSystem, ticker: ticker)
+            #expect(await tier.checkedHealth() == nil)
+            fileSystem.set {
+                $0.create = EROFS
+                $0.makeDirectory = EROFS
+            }
+            // Nothing was written since: the tier has not noticed, and a check within the second does not probe.
+            #expect(tier.health() == nil)
+            #expect(await tier.checkedHealth() == nil)
+            ticker.advance(by: .seconds(1))
+            #expect(try #require(await tier.checkedHealth()).contains("Read-only file system"))
+            fileSystem.clearFaults()
+            #expect(await tier.checkedHealth() != nil)
+            ticker.advance(by: .seconds(1))
+            #expect(await tier.checkedHealth() == nil)
+        }
+    }
+
     @Test func openingFailsWithATypedErrorWhenTheDataDirIsNotWritable() async throws {
         try await withTemporaryFolder { dir in
             let file = "\(dir)/plain-file"

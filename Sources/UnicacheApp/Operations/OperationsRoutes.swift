@@ -24,7 +24,7 @@ struct OperationsRoutes: Sendable {
     func register(in router: inout Router) {
         let healthy = Response.json(#"{"status":"ok"}"#).reusable()
         router.handle(.get, "/healthz") { _ in .now(healthy) }
-        router.get("/readyz") { _ in try readiness() }
+        router.get("/readyz") { _ in try await readiness() }
         router.get("/stats") { request in await stats(request) }
         router.get("/metrics") { _ in await prometheus() }
         let openapi = Response(
@@ -32,8 +32,8 @@ struct OperationsRoutes: Sendable {
         router.handle(.get, "/openapi.yaml") { _ in .now(openapi) }
     }
 
-    func readiness() throws(Problem) -> Response {
-        if let reason = cache.health() {
+    func readiness() async throws(Problem) -> Response {
+        if let reason = await cache.checkedHealth() {
             throw Problem.serviceUnavailable(detail: reason, type: Problem.typeURI("not-ready"))
         }
         // A dead Redis must not take the fleet out of its load balancer (CONTRACT §6.5): named, still 200.

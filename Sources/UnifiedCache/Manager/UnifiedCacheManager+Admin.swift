@@ -177,6 +177,11 @@ extension UnifiedCacheManager {
         secondTier?.health()
     }
 
+    /// `health()` after the second tier checked itself now (its data dir writable): for /readyz.
+    public func checkedHealth() async -> String? {
+        await secondTier?.checkedHealth()
+    }
+
     private func invalidate(_ scope: KeyScope) async throws(SharedTierUnavailable) -> Int {
         try await removed(scope).count
     }

@@ -26,11 +26,11 @@ func makeEntry(
 
 func openTier(
     _ directory: String, limit: Int = 1 << 30, fileSystem: any DiskFileSystem = POSIXFileSystem(),
-    clock: any WallClock = ManualWallClock(epoch), codec: EntryCodec = EntryCodec()
+    clock: any WallClock = ManualWallClock(epoch), codec: EntryCodec = EntryCodec(), ticker: ManualClock = ManualClock()
 ) async throws -> DiskTier {
     try await DiskTier.open(
         DiskTierConfiguration(directory: directory, limitBytes: limit), codec: codec, fileSystem: fileSystem,
-        clock: clock, ticker: ManualClock(), logger: testLogger)
+        clock: clock, ticker: ticker, logger: testLogger)
 }
 
 /// Every regular file under `directory`, recursively, with its size.
