@@ -1058,9 +1058,10 @@ components:
           schema: {$ref: '#/components/schemas/Problem'}
     Unauthorized:
       description: |
-        Missing or wrong bearer token. With `--auth jwt`: `WWW-Authenticate: Bearer realm="unicache"` without a
-        token, `Bearer realm="unicache", error="invalid_token", error_description="…"` for a malformed, unsigned,
-        wrongly signed, expired or not-yet-valid one, a wrong `iss`/`aud` or an unknown `kid`.
+        Missing or wrong bearer token: `WWW-Authenticate: Bearer realm="unicache"` without a token,
+        `Bearer realm="unicache", error="invalid_token", error_description="…"` for a wrong admin token or (with
+        `--auth jwt`) a malformed, unsigned, wrongly signed, expired or not-yet-valid one, a wrong `iss`/`aud` or an
+        unknown `kid`.
       headers:
         X-Request-ID: {$ref: '#/components/headers/RequestID'}
         WWW-Authenticate: {$ref: '#/components/headers/WWWAuthenticate'}

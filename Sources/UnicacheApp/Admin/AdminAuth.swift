@@ -1,8 +1,9 @@
 import Access
 import HTTPRouting
 
-/// Bearer-token check for every admin endpoint (CONTRACT §4): 403 when no token is configured,
-/// 401 with `WWW-Authenticate: Bearer` for a missing or wrong one, compared in constant time.
+/// Bearer-token check for every admin endpoint (CONTRACT §4): 403 when no token is configured, 401 with
+/// `WWW-Authenticate: Bearer realm="unicache"` for a missing one (with `error="invalid_token"` for a wrong one),
+/// compared in constant time.
 /// With `--auth jwt` a bearer JWT with the scope `unicache:admin` is accepted too (CONTRACT §8.3).
 struct AdminAuth: Sendable {
     private let token: [UInt8]?
@@ -31,12 +32,19 @@ struct AdminAuth: Sendable {
                 type: Problem.typeURI("admin-disabled"))
         }
         // The access decision's own parser: `Bearer` and one or more spaces, whatever the mode (CONTRACT §8.9).
-        guard case .token(let presented) = BearerToken.credential(request.headers),
-            AdminToken.equal(Array(presented.utf8), token)
-        else {
-            throw Problem.unauthorized(detail: "A valid bearer token is required: Authorization: Bearer TOKEN.")
+        guard case .token(let presented) = BearerToken.credential(request.headers) else {
+            throw Problem.unauthorized(
+                detail: "A valid bearer token is required: Authorization: Bearer TOKEN.", challenge: Self.realm)
+        }
+        guard AdminToken.equal(Array(presented.utf8), token) else {
+            throw Problem.unauthorized(
+                detail: "A valid bearer token is required: Authorization: Bearer TOKEN.",
+                challenge: Self.realm + ", error=\"invalid_token\", error_description=\"not the admin token\"")
         }
     }
+
+    /// The challenge of every 401, in every mode (RFC 6750 section 3, as `--auth jwt` answers user requests).
+    static let realm = "Bearer realm=\"unicache\""
 
     /// The whole fix: either way of giving the token (a file keeps it off the command line), and with `--auth jwt`
     /// the admin scope.

@@ -18,9 +18,12 @@ import Testing
         let h = AppHarness()
         let missing = try await h.send(.delete, "/v1/users/alice")
         #expect(missing.status == 401)
-        #expect(missing.header("WWW-Authenticate") == "Bearer")
+        #expect(missing.header("WWW-Authenticate") == #"Bearer realm="unicache""#)
         let wrong = try await h.send(.delete, "/v1/users/alice", headers: [("Authorization", "Bearer nope")])
         #expect(wrong.status == 401)
+        #expect(
+            wrong.header("WWW-Authenticate")
+                == #"Bearer realm="unicache", error="invalid_token", error_description="not the admin token""#)
         #expect(AdminToken.equal(Array("abc".utf8), Array("abc".utf8)))
         #expect(!AdminToken.equal(Array("abc".utf8), Array("abcd".utf8)))
     }
