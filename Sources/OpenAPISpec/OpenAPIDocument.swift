@@ -812,6 +812,9 @@ paths:
           description: The statistics.
           headers:
             X-Request-ID: {$ref: '#/components/headers/RequestID'}
+            Vary:
+              description: '`Accept`: the form depends on it.'
+              schema: {type: string, const: Accept}
           content:
             application/json:
               schema: {$ref: '#/components/schemas/Stats'}

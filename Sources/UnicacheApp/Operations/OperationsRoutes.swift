@@ -42,7 +42,15 @@ struct OperationsRoutes: Sendable {
         return .json(#"{"status":"ready","sharedTier":"\#(state)"}"#)
     }
 
+    /// JSON, or the Prometheus exposition when `Accept` prefers it: either way `Vary: Accept`, so that a cache in
+    /// front keeps the two apart (RFC 9110 section 12.5.5).
     func stats(_ request: Request) async -> Response {
+        var response = await statsDocument(request)
+        response.headers.add(name: "Vary", value: "Accept")
+        return response
+    }
+
+    private func statsDocument(_ request: Request) async -> Response {
         if Self.prefersExposition(request.headers["Accept"]) { return await prometheus() }
         let uptime = elapsed.now()
         var document = StatsDocument(
