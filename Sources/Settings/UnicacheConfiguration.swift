@@ -42,6 +42,7 @@ public struct UnicacheConfiguration: Sendable, Equatable {
     ) throws(ConfigurationError) -> UnicacheConfiguration {
         let options: ServeOptions
         do {
+            let arguments = CommandLineArguments.prepared(arguments)
             options = try ServeOptions.parse(arguments.first == "serve" ? Array(arguments.dropFirst()) : arguments)
         } catch {
             throw ConfigurationError(commandLineError: error, of: ServeOptions.self)

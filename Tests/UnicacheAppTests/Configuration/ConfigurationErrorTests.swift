@@ -48,7 +48,13 @@ let invalidCases: [InvalidCase] = [
     InvalidCase(arguments: ["--disk-limit", "1TB"], prefix: "--disk-limit: ", form: "0 to disable"),
     InvalidCase(arguments: ["--memory-entries", "0"], prefix: "--memory-entries: ", form: "at least 1"),
     InvalidCase(arguments: ["--max-connections", "many"], prefix: "--max-connections: ", form: "whole number"),
-    InvalidCase(arguments: ["--max-connections-per-ip", "-3"], prefix: "Missing value for '--max-connections-per-ip", form: "unicache --help"),
+    // A negative value is a value, refused with the flag's form (ArgumentParser alone said "Missing value").
+    InvalidCase(arguments: ["--max-connections-per-ip", "-3"], prefix: "--max-connections-per-ip: ", form: "at least 1"),
+    InvalidCase(arguments: ["--port", "-1"], prefix: "--port: ", form: "from 0 to 65535"),
+    InvalidCase(arguments: ["serve", "--refresh-interval", "-1s"], prefix: "--refresh-interval: ", form: "ms, s, m, h or d"),
+    InvalidCase(arguments: ["--memory-limit", "-5MiB"], prefix: "--memory-limit: ", form: "MiB"),
+    InvalidCase(arguments: ["--port"], prefix: "Missing value for '--port", form: "unicache --help"),
+    InvalidCase(arguments: ["--data-dir", "--port", "8080"], prefix: "Missing value for '--data-dir", form: "unicache --help"),
     InvalidCase(arguments: ["--upstream-timeout", "0s"], prefix: "--upstream-timeout: \"0s\" is not above zero", form: "ms, s, m, h or d"),
     InvalidCase(arguments: ["--header-timeout", "0ms"], prefix: "--header-timeout: \"0ms\" is not above zero", form: "10s"),
     InvalidCase(arguments: [], environment: ["UNICACHE_HEADER_TIMEOUT": "ten"], prefix: "UNICACHE_HEADER_TIMEOUT: ", form: "ms, s, m, h or d"),
@@ -86,6 +92,17 @@ let invalidCases: [InvalidCase] = [
 ]
 
 @Suite(.timeLimit(.minutes(10))) struct ConfigurationErrorTests {
+    /// Only a flag's value that starts with `-` and a digit is joined to the flag; the rest stays as given.
+    @Test func aNegativeValueIsJoinedToItsFlag() {
+        #expect(CommandLineArguments.prepared(["--port", "-1", "--host", "h"]) == ["--port=-1", "--host", "h"])
+        #expect(CommandLineArguments.prepared(["serve", "--ttl", "-5s"]) == ["serve", "--ttl=-5s"])
+        for unchanged in [
+            ["--port=1", "-2"], ["--", "-1"], ["-p", "-1"], ["--port", "--host"], ["--port", "-x"], ["-1"], ["--port", "-"],
+        ] {
+            #expect(CommandLineArguments.prepared(unchanged) == unchanged, "\(unchanged)")
+        }
+    }
+
     @Test(arguments: invalidCases)
     func invalidInputGivesOneLineNamingTheSourceAndTheForm(_ invalid: InvalidCase) {
         #expect {
