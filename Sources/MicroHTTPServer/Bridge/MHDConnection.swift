@@ -79,13 +79,25 @@ enum MHDConnection {
                 guard let cls, let key else { return .YES }
                 let arrived = cls.assumingMemoryBound(to: ArrivedHeaders.self)
                 let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
-                let text = value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self) } ?? ""
+                let text = value.map { value in
+                    let count = MHDConnection.trimmedCount(value, valueSize)
+                    return String(decoding: UnsafeRawBufferPointer(start: value, count: count), as: UTF8.self)
+                } ?? ""
                 arrived.pointee.note(key, keySize, value: text)
                 arrived.pointee.headers.add(name: name, value: text)
                 return .YES
             }, pointer)
         }
         return arrived
+    }
+
+    /// `count` less the spaces and tabs that end the value at `value`: a field value does not include the whitespace
+    /// around it (RFC 9110, section 5.5). libmicrohttpd drops the leading whitespace and keeps the trailing, so
+    /// `Authorization: Bearer TOKEN ` or `X-Request-ID: id ` would be read with the space.
+    static func trimmedCount(_ value: UnsafePointer<CChar>, _ count: Int) -> Int {
+        var count = count
+        while count > 0, value[count - 1] == 0x20 || value[count - 1] == 0x09 { count -= 1 }
+        return count
     }
 
     /// The client's address (formatted later, if ever).
