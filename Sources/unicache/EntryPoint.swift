@@ -13,7 +13,8 @@ enum EntryPoint {
     static func main() async {
         var command: any ParsableCommand
         do {
-            command = try UnicacheCommand.parseAsRoot(CommandLineArguments.prepared(Array(CommandLine.arguments.dropFirst())))
+            let arguments = CommandLineArguments.prepared(Array(CommandLine.arguments.dropFirst()))
+            command = try UnicacheCommand.parseAsRoot(arguments)
         } catch {
             if UnicacheCommand.exitCode(for: error) == .success {
                 exitShowingHelp(error)  // --help, --version

@@ -2,11 +2,11 @@ import HTTPRouting
 
 /// Request framing checks libmicrohttpd 0.9.75 does not make (contract §2), or makes with an HTML answer.
 enum RequestFraming {
-    /// 400 (close) for a field name that is not a token, an HTTP/1.1 request without `Host`, differing duplicate `Content-Length` or
-    /// `Content-Length` with `Transfer-Encoding`; 501 (close) for a transfer coding other than `chunked` (which
-    /// libmicrohttpd would take as a body lasting until the connection closes); 413 (close) for a declared body
-    /// over the limit; nil when the request may proceed. One pass over the headers, none for a request that carries
-    /// neither framing header (most: a `GET`), where only the `Host` rule applies.
+    /// 400 (close) for a field name that is not a token, an HTTP/1.1 request without `Host`, differing duplicate
+    /// `Content-Length` or `Content-Length` with `Transfer-Encoding`; 501 (close) for a transfer coding other than
+    /// `chunked` (which libmicrohttpd would take as a body lasting until the connection closes); 413 (close) for a
+    /// declared body over the limit; nil when the request may proceed. One pass over the headers, none for a request
+    /// that carries neither framing header (most: a `GET`), where only the `Host` rule applies.
     static func problem(for arrived: ArrivedHeaders, isHTTP11: Bool, maxBodyBytes: Int) -> Problem? {
         if arrived.invalidName { return .invalidFieldName }
         guard arrived.hasFraming else { return isHTTP11 && !arrived.hasHost ? .missingHost : nil }

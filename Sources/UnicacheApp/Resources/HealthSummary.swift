@@ -31,7 +31,8 @@ struct HealthSummary: Sendable {
             // Counted as a read that went to the upstream, as a single route's failed read is; `only-if-cached`
             // without a copy counts nowhere.
             if control != .onlyIfCached {
-                readThrough.cache.countComposed(control == .refresh ? .refresh : .miss, namespace: Self.namespace, tier: nil)
+                let outcome: CacheOutcome = control == .refresh ? .refresh : .miss
+                readThrough.cache.countComposed(outcome, namespace: Self.namespace, tier: nil)
             }
             throw error
         }
