@@ -26,7 +26,8 @@ struct RawCacheRoutes: Sendable {
         let key = try Self.key(request)
         try Self.refuseOwned(key)
         let ttl = try Self.ttl(request)
-        let contentType = request.headers["Content-Type"] ?? "application/octet-stream"
+        // An empty Content-Type says nothing: the body is stored as bytes, as without one.
+        let contentType = request.headers["Content-Type"].flatMap { $0.isEmpty ? nil : $0 } ?? "application/octet-stream"
         let created: Bool
         let entry: CacheEntry
         do {
@@ -63,10 +64,13 @@ struct RawCacheRoutes: Sendable {
         return Response(status: 200, headers: headers, body: entry.body)
     }
 
+    /// 204 when a fresh value was stored under the key (what `GET` would have answered), else 404; either way every
+    /// copy is removed, an expired one included.
     func delete(_ request: Request) async throws(Problem) -> Response {
         let key = try Self.key(request)
+        let wasServed = await cache.peek(key) != nil
         let removed = try await FleetProblem.map { () throws(SharedTierUnavailable) in try await cache.remove(key) }
-        guard removed else { throw Self.notStored(key) }
+        guard removed, wasServed else { throw Self.notStored(key) }
         return Response(status: 204)
     }
 

@@ -130,10 +130,12 @@ extension UnifiedCacheManager {
         try await invalidate(KeyScope(kind: .all))
     }
 
-    /// Stored entries whose key starts with `prefix`, memory and second tier merged (memory wins), by key.
+    /// Stored entries whose key starts with `prefix`, memory and second tier merged (memory wins), by key; an entry
+    /// past its stale window (a raw entry past its TTL) is no longer listed, as no read serves it.
     public func list(prefix: String, limit: Int = 1000) async -> [EntryListing] {
         var rows: [String: EntryListing] = [:]
-        for metadata in memory.list(prefix: prefix) {
+        let now = clock.now()
+        for metadata in memory.list(prefix: prefix) where now < metadata.staleUntil {
             rows[metadata.key] = EntryListing(metadata, tier: .memory)
         }
         if let secondTier {

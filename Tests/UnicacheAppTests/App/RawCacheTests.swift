@@ -57,6 +57,28 @@ import Testing
         #expect(try await h.send(.get, "/v1/cache/bad", admin: true).status == 404)
     }
 
+    /// A raw entry past its TTL is absent to every part of the raw API: not served, not listed, and its DELETE is 404
+    /// (the copy still goes).
+    @Test func anExpiredEntryIsAbsentToListingAndDelete() async throws {
+        let h = AppHarness()
+        _ = try await h.send(.put, "/v1/cache/gone?ttl=10s", body: "x", admin: true)
+        _ = try await h.send(.put, "/v1/cache/kept?ttl=1h", body: "y", admin: true)
+        h.clock.advance(by: 11)
+        #expect(try await h.send(.get, "/v1/cache/gone", admin: true).status == 404)
+        let listing = try await h.send(.get, "/v1/cache?prefix=", admin: true)
+        let keys = (listing.json["entries"] as? [[String: Any]])?.compactMap { $0["key"] as? String }
+        #expect(keys == ["kept"])
+        #expect(try await h.send(.delete, "/v1/cache/gone", admin: true).status == 404)
+        #expect(try await h.send(.delete, "/v1/cache/kept", admin: true).status == 204)
+    }
+
+    /// An empty `Content-Type` is as none: the body is served as `application/octet-stream`.
+    @Test func anEmptyContentTypeIsStoredAsBytes() async throws {
+        let h = AppHarness()
+        _ = try await h.send(.put, "/v1/cache/ct", headers: [("Content-Type", "")], body: "x", admin: true)
+        #expect(try await h.send(.get, "/v1/cache/ct", admin: true).header("Content-Type") == "application/octet-stream")
+    }
+
     @Test func listAndInvalidateByPrefix() async throws {
         let h = AppHarness()
         _ = try await h.send(.get, "/v1/users/alice/subscription")
