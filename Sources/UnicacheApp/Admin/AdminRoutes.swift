@@ -30,8 +30,10 @@ struct AdminRoutes: Sendable {
                 detail: #"The body must be a JSON object {"type": "..."}."#, type: Problem.typeURI("invalid-body"))
         }
         guard let namespaces = EventRules.namespaces(for: type) else {
+            // The type is named back only when it is short: a body of up to 1 MiB must not come back whole.
+            let named = type.utf8.count <= 64 ? " \"\(type)\"" : ""
             throw Problem.badRequest(
-                detail: "Unknown event type \"\(type)\"; known types: \(EventRules.knownTypes.joined(separator: ", ")).",
+                detail: "Unknown event type\(named); known types: \(EventRules.knownTypes.joined(separator: ", ")).",
                 type: Problem.typeURI("unknown-event"), members: [Problem.Member("knownTypes", .strings(EventRules.knownTypes))])
         }
         let count = try await FleetProblem.map { () throws(SharedTierUnavailable) in

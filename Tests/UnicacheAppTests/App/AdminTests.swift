@@ -59,8 +59,13 @@ import Testing
         let answer = try await h.send(.post, "/v1/users/alice/events", body: #"{"type":"nope"}"#, admin: true)
         #expect(answer.status == 400)
         #expect((answer.json["detail"] as? String)?.contains("question.answered") == true)
+        #expect((answer.json["detail"] as? String)?.contains(#""nope""#) == true)
         let bad = try await h.send(.post, "/v1/users/alice/events", body: "not json", admin: true)
         #expect(bad.status == 400)
+        // A long unknown type is not sent back.
+        let long = String(repeating: "x", count: 100_000)
+        let huge = try await h.send(.post, "/v1/users/alice/events", body: #"{"type":"\#(long)"}"#, admin: true)
+        #expect(huge.status == 400 && huge.body.count < 1_000, "\(huge.body.count)")
     }
 
     @Test func erasureRemovesOnlyThatUser() async throws {
