@@ -32,13 +32,13 @@ struct AdminAuth: Sendable {
                 type: Problem.typeURI("admin-disabled"))
         }
         // The access decision's own parser: `Bearer` and one or more spaces, whatever the mode (CONTRACT §8.9).
+        let detail = "A valid bearer token is required: Authorization: Bearer TOKEN."
         guard case .token(let presented) = BearerToken.credential(request.headers) else {
-            throw Problem.unauthorized(
-                detail: "A valid bearer token is required: Authorization: Bearer TOKEN.", challenge: Self.realm)
+            throw Problem.unauthorized(detail: detail, challenge: Self.realm)
         }
         guard AdminToken.equal(Array(presented.utf8), token) else {
             throw Problem.unauthorized(
-                detail: "A valid bearer token is required: Authorization: Bearer TOKEN.",
+                detail: detail,
                 challenge: Self.realm + ", error=\"invalid_token\", error_description=\"not the admin token\"")
         }
     }
