@@ -65,11 +65,10 @@ extension RawHTTPClient {
         }
     }
 
-    /// Connects, sends `first` (if any; and reads its answer when `answered`), waits `pause` with the connection
-    /// open, then sends `second` and reads the answer: a client that thinks between requests, before its first, or
-    /// in the middle of one.
+    /// Connects, sends `first` (if any) and reads its answer, waits `pause` with the connection open, then sends
+    /// `second` and reads the answer: a client that thinks between requests or before its first.
     static func exchange(
-        port: Int, first: String?, answered: Bool = true, pause: Duration, then second: String
+        port: Int, first: String?, pause: Duration, then second: String
     ) async throws -> RawResponse {
         let result: Result<RawResponse, RawClientError> = await onThread {
             Result { () throws(RawClientError) -> RawResponse in
@@ -77,12 +76,33 @@ extension RawHTTPClient {
                 defer { close(socket) }
                 if let first {
                     try send(socket, Array(first.utf8))
-                    if answered { _ = try readResponse(socket, expectBody: true, checkClosed: false) }
+                    _ = try readResponse(socket, expectBody: true, checkClosed: false)
                 }
                 // The pause is the client's; a server closing the connection meanwhile shows in the second answer.
                 var descriptor = pollfd(fd: socket, events: 0, revents: 0)
                 _ = poll(&descriptor, 1, Int32(pause / .milliseconds(1)))
                 try send(socket, Array(second.utf8))
+                return try readResponse(socket, expectBody: true, checkClosed: false)
+            }
+        }
+        return try result.get()
+    }
+
+    /// On one thread, so that no stall of the cooperative pool comes between the steps: waits until the server closes
+    /// `holder` (at most 20 s), pauses `pause` after that, then sends `rest` on `socket` and reads the answer.
+    static func exchange(
+        on socket: Int32, afterTheServerCloses holder: Int32, pause: Duration, then rest: String
+    ) async throws -> RawResponse {
+        let result: Result<RawResponse, RawClientError> = await onThread {
+            Result { () throws(RawClientError) -> RawResponse in
+                var watched = pollfd(fd: holder, events: Int16(POLLIN), revents: 0)
+                var byte: UInt8 = 0
+                guard poll(&watched, 1, 20_000) > 0, recv(holder, &byte, 1, Int32(MSG_DONTWAIT)) <= 0 else {
+                    throw RawClientError(description: "the holding connection was not closed within 20 s")
+                }
+                var unwatched = pollfd(fd: -1, events: 0, revents: 0)
+                _ = poll(&unwatched, 1, Int32(pause / .milliseconds(1)))
+                try send(socket, Array(rest.utf8))
                 return try readResponse(socket, expectBody: true, checkClosed: false)
             }
         }
