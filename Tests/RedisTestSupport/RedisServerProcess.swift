@@ -91,6 +91,11 @@ public final class RedisServerProcess: Sendable {
         throw lastError
     }
 
+    /// The last `limit` bytes of what the current process wrote (its log, for a failing test's message).
+    public func output(last limit: Int = 4000) -> String {
+        String(child.withLockedValue { $0 }.outputText.suffix(limit))
+    }
+
     /// The current process id (a new one after `restart()`).
     public var pid: Int32 { child.withLockedValue { $0.pid } }
 

@@ -25,7 +25,8 @@ public final class RedisTestCluster: StoppableService {
         primaries: Int = 3, replicasPerPrimary: Int = 1, extraArguments: [String] = [],
         tls: (pki: TestCertificate.Authority, server: (certificate: String, key: String), client: (certificate: String, key: String))? = nil
     ) async throws -> RedisTestCluster {
-        let folder = try TemporaryFolder("redis-cluster")
+        // On tmpfs when there is one: a node stalled 1 s on an fsync of its nodes.conf is failed over by the others.
+        let folder = try TemporaryFolder("redis-cluster", under: TemporaryFolder.memoryBacked)
         var nodes: [RedisServerProcess] = []
         do {
             for _ in 0..<(primaries * (1 + replicasPerPrimary)) {

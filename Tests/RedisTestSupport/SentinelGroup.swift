@@ -4,6 +4,11 @@ import TestSupport
 
 /// A primary, a replica and three `redis-server --sentinel` watching them as `unicache` (quorum 2, down after 1 s,
 /// failover timeout 5 s): a killed primary is replaced in about 2–4 s. Every process is stopped by its PID.
+///
+/// A Sentinel that misses its timer for 2 s enters TILT mode and acts on nothing for 30 s. It fsyncs its config file
+/// at each new epoch and vote, and on a disk busy with the suite's other tests such an fsync took 2.4 s: the failover
+/// came 30 s late, or after the test's time limit. So the servers' folder is on tmpfs when there is one, and TILT
+/// lasts 3 s (still three ping periods for a Sentinel to see the group afresh before it acts).
 public final class SentinelGroup: StoppableService {
     public static let masterName = "unicache"
     public let primary: RedisServerProcess
@@ -28,7 +33,7 @@ public final class SentinelGroup: StoppableService {
     }
 
     public static func start() async throws -> SentinelGroup {
-        let temporary = try TemporaryFolder("unicache-sentinel"), folder = temporary.url
+        let temporary = try TemporaryFolder("unicache-sentinel", under: TemporaryFolder.memoryBacked), folder = temporary.url
         var started: [RedisServerProcess] = []
         do {
             // Their own folder: a full resynchronisation writes dump.rdb into the working directory.
@@ -55,12 +60,24 @@ public final class SentinelGroup: StoppableService {
                 }
                 started.append(sentinel)
                 sentinels.append(sentinel)
+                try await shortenTilt(sentinel)
             }
             return SentinelGroup(primary: primary, replica: replica, sentinels: sentinels, folder: temporary)
         } catch {
             for server in started { await server.stop() }
             temporary.remove()
             throw error
+        }
+    }
+
+    /// `SENTINEL DEBUG tilt-period 3000` (Redis 7.0's only way to set it).
+    private static func shortenTilt(_ sentinel: RedisServerProcess) async throws {
+        let node = RedisNodeClient(
+            endpoint: RedisEndpoint(host: "127.0.0.1", port: sentinel.port), timeout: .seconds(5), clock: ContinuousClock(),
+            size: 1)
+        defer { node.shutdown() }
+        guard case .status("OK") = try await node.send(RedisCommand("SENTINEL", "DEBUG", "tilt-period", "3000")) else {
+            throw RedisProcessError("the Sentinel on \(sentinel.port) refused SENTINEL DEBUG tilt-period")
         }
     }
 
@@ -96,6 +113,13 @@ public final class SentinelGroup: StoppableService {
         let milliseconds = bound.components.seconds * 1000 + bound.components.attoseconds / 1_000_000_000_000_000
         guard case .integer(let replicas)? = try? await node.send(RedisCommand("WAIT", "1", "\(milliseconds)")) else { return false }
         return replicas >= 1
+    }
+
+    /// The end of each server's log, for a failing test's message.
+    public var logs: String {
+        zip(["primary", "replica"] + sentinels.indices.map { "sentinel \($0)" }, [primary, replica] + sentinels)
+            .map { name, server in "\(name) (\(server.port)) logged:\n\(server.output(last: 3000))" }
+            .joined(separator: "\n")
     }
 
     public func stop() async {
