@@ -39,25 +39,39 @@ extension DiskTier {
         }
     }
 
-    enum Deletion { case deleted, absent, failed }
+    enum Deletion: Equatable {
+        case deleted, absent
+        /// The file stays (why); the key is never served by this instance.
+        case failed(String)
+    }
+
+    /// A file that could not be deleted, with the metadata it was indexed with (if it was), for the removals that
+    /// cover it later.
+    struct Undeletable {
+        let metadata: CacheEntryMetadata?
+    }
 
     /// Deletes `key`'s file and forgets it. A file that cannot be deleted is never served by this instance.
     @discardableResult
     func delete(_ key: String) -> Deletion {
+        let metadata = index[key]?.metadata ?? undeletable[key]?.metadata
         forget(key)
         noteTouched(key)
         do {
             try fileSystem.unlink(layout.path(for: key))
-            if undeletable.remove(key) != nil { counters.setHoldsUndeletable(!undeletable.isEmpty) }
+            if undeletable.removeValue(forKey: key) != nil { counters.setHoldsUndeletable(!undeletable.isEmpty) }
             return .deleted
         } catch {
-            if error.isNotFound { return .absent }
-            undeletable.insert(key)
+            if error.isNotFound {
+                if undeletable.removeValue(forKey: key) != nil { counters.setHoldsUndeletable(!undeletable.isEmpty) }
+                return .absent
+            }
+            undeletable[key] = Undeletable(metadata: metadata)
             counters.setHoldsUndeletable(true)
             if counters.writeFailed(error.description) {
                 logger.warning("disk tier degraded: delete failed", metadata: ["error": "\(error)"])
             }
-            return .failed
+            return .failed(error.description)
         }
     }
 

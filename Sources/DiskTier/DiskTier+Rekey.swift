@@ -23,7 +23,7 @@ extension DiskTier {
     }
 
     private func rekey(_ key: String, into report: inout RekeyReport) {
-        guard let indexed = index[key], !undeletable.contains(key) else { return }
+        guard let indexed = index[key], undeletable[key] == nil else { return }
         let bytes: [UInt8]
         do {
             let contents = try fileSystem.read(layout.path(for: key), upTo: indexed.fileSize + 1)

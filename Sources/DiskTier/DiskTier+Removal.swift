@@ -7,16 +7,29 @@ import UnifiedCache
 /// rebuild, so an erasure also reaches files that were not indexed yet.
 extension DiskTier {
     @discardableResult
-    public func remove(_ key: String) async -> Bool {
+    public func remove(_ key: String) async -> SecondTierRemoval {
         let wasIndexed = index[key] != nil
-        return delete(key) == .deleted || wasIndexed
+        switch delete(key) {
+        case .deleted: return SecondTierRemoval(removed: [key])
+        case .absent: return SecondTierRemoval(removed: wasIndexed ? [key] : [])
+        case .failed(let reason): return SecondTierRemoval(failure: reason)
+        }
     }
 
-    public func removeAll(where predicate: @Sendable (CacheEntryMetadata) -> Bool) async -> [String] {
+    /// Also the files earlier removals could not delete, when their metadata matches.
+    @discardableResult
+    public func removeAll(where predicate: @Sendable (CacheEntryMetadata) -> Bool) async -> SecondTierRemoval {
         await waitUntilIndexed()
-        let keys = index.filter { predicate($0.metadata) }.map(\.metadata.key)
-        for key in keys { delete(key) }
-        return keys
+        let indexed = index.filter { predicate($0.metadata) }.map(\.metadata.key)
+        let kept = undeletable.compactMap { key, file in file.metadata.map(predicate) == true ? key : nil }
+        var removal = SecondTierRemoval()
+        for key in indexed + kept {
+            switch delete(key) {
+            case .deleted, .absent: removal.removed.append(key)
+            case .failed(let reason): removal.failure = reason
+            }
+        }
+        return removal
     }
 
     public func list(prefix: String, limit: Int) async -> [CacheEntryMetadata] {

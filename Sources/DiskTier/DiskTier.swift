@@ -33,8 +33,9 @@ public actor DiskTier: SecondTier {
     /// Keys whose files this instance changed while the start-up scan ran: the scan's view of them is outdated.
     var touchedDuringRebuild: Set<String> = []
     var rebuilding = true
-    /// Keys whose file could not be deleted (read-only disk): never served by this instance.
-    var undeletable: Set<String> = []
+    /// Keys whose file could not be deleted (read-only disk): never served by this instance, and deleted by a later
+    /// removal that covers them (by the metadata they were indexed with, when they were).
+    var undeletable: [String: Undeletable] = [:]
     /// When `checkedHealth` last probed the data dir (the tier's elapsed time).
     var lastProbe: Duration?
 
@@ -104,7 +105,7 @@ public actor DiskTier: SecondTier {
     // MARK: SecondTier
 
     public func load(_ key: String) async -> CacheEntry? {
-        guard !undeletable.contains(key) else { return nil }
+        guard undeletable[key] == nil else { return nil }
         let contents: FileContents
         do {
             contents = try readFile(for: key)
@@ -175,7 +176,7 @@ public actor DiskTier: SecondTier {
             }
             return false
         }
-        if undeletable.remove(key) != nil { counters.setHoldsUndeletable(!undeletable.isEmpty) }
+        if undeletable.removeValue(forKey: key) != nil { counters.setHoldsUndeletable(!undeletable.isEmpty) }
         publishSize()
         if counters.writeSucceeded() { logger.info("disk tier recovered: writes succeed again") }
         return true

@@ -14,11 +14,12 @@ public protocol SecondTier: AnyObject, Sendable {
     /// Stores (or replaces) the entry; returns once it is durable in the tier, `false` if it could not be written.
     @discardableResult
     func store(_ entry: CacheEntry) async -> Bool
-    /// Removes `key`; `true` if it was present.
+    /// Removes `key` (`removed` names it if it was present).
     @discardableResult
-    func remove(_ key: String) async -> Bool
-    /// Removes every entry matching; returns the removed keys.
-    func removeAll(where predicate: @Sendable (CacheEntryMetadata) -> Bool) async -> [String]
+    func remove(_ key: String) async -> SecondTierRemoval
+    /// Removes every entry matching (also those an earlier removal could not delete).
+    @discardableResult
+    func removeAll(where predicate: @Sendable (CacheEntryMetadata) -> Bool) async -> SecondTierRemoval
     /// Metadata of stored entries whose key starts with `prefix`, at most `limit`.
     func list(prefix: String, limit: Int) async -> [CacheEntryMetadata]
     /// Counters and sizes for /stats.
@@ -42,6 +43,20 @@ extension SecondTier {
 
     /// A tier that stores nothing at rest has nothing to re-seal.
     public func rekey() async -> RekeyReport { RekeyReport() }
+}
+
+/// What a removal from the second tier did.
+public struct SecondTierRemoval: Sendable, Equatable {
+    /// The keys whose entries were removed.
+    public var removed: [String]
+    /// Why some entries it was asked to remove are still stored (a file that could not be deleted: never served by this
+    /// instance meanwhile, but found again by a restart; a later removal tries again), or nil.
+    public var failure: String?
+
+    public init(removed: [String] = [], failure: String? = nil) {
+        self.removed = removed
+        self.failure = failure
+    }
 }
 
 public struct SecondTierStatistics: Sendable, Equatable {

@@ -164,6 +164,27 @@ public struct SharedTierUnavailable: Error, Sendable, Equatable {
     }
 }
 
+/// Why an invalidation or erasure is not acknowledged: the rest of it was done, and retrying is safe.
+public enum InvalidationIncomplete: Error, Sendable, Equatable {
+    /// The second tier (disk) kept entries it was asked to remove (why: `SecondTierRemoval.failure`), and the shared
+    /// tier could not be asked either, if `shared`.
+    case secondTier(String, shared: SharedTierUnavailable?)
+    /// The shared tier could not be asked: the other instances were not told (every local tier was done).
+    case shared(SharedTierUnavailable)
+}
+
+/// What the tiers could not do during one invalidation, noted as it goes.
+struct InvalidationFailures {
+    var secondTier: String?
+    var shared: SharedTierUnavailable?
+
+    /// Throws when some tier failed.
+    func check() throws(InvalidationIncomplete) {
+        if let secondTier { throw .secondTier(secondTier, shared: shared) }
+        if let shared { throw .shared(shared) }
+    }
+}
+
 /// The shared tier's counters (CONTRACT §6.7).
 public struct SharedTierStatistics: Sendable, Equatable {
     public var connected: Bool

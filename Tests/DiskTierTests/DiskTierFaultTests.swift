@@ -89,8 +89,8 @@ import UnifiedCache
                 $0.unlink = EROFS
                 $0.makeDirectory = EROFS
             }
-            // The invalidation cannot reach the disk: the key must still never be served.
-            await tier.remove("k")
+            // The invalidation cannot reach the disk: it says so, and the key must still never be served.
+            #expect(await tier.remove("k").failure?.contains("Read-only file system") == true)
             #expect(await tier.load("k") == nil)
             #expect(!(await tier.store(makeEntry("other"))))
             #expect(try #require(tier.health()).contains("Read-only file system"))
@@ -100,8 +100,31 @@ import UnifiedCache
             fileSystem.clearFaults()
             await tier.probeWritable()
             #expect(tier.health() == nil)
-            #expect(await tier.remove("k"))
+            #expect(await tier.remove("k") == SecondTierRemoval(removed: ["k"]))
             #expect(filesOnDisk(dir).isEmpty)
+        }
+    }
+
+    /// A removal that covers files an earlier one could not delete deletes them once it can: a retried erasure is
+    /// complete, and the files do not come back with a restart.
+    @Test func aLaterRemovalDeletesWhatAnEarlierOneCouldNot() async throws {
+        try await withTemporaryFolder { dir in
+            let fileSystem = FaultyFileSystem()
+            let tier = try await openTier(dir, fileSystem: fileSystem)
+            for key in ["a", "b", "c"] {
+                await tier.store(makeEntry("\(key):carol", user: key == "c" ? "dave" : "carol"))
+            }
+            fileSystem.set { $0.unlink = EROFS }
+            #expect(await tier.remove("a:carol").failure?.contains("Read-only file system") == true)
+            let refused = await tier.removeAll { $0.user == "carol" }
+            #expect(refused.removed.isEmpty && refused.failure != nil)
+            #expect(await tier.load("b:carol") == nil)
+
+            fileSystem.clearFaults()
+            let retried = await tier.removeAll { $0.user == "carol" }
+            #expect(Set(retried.removed) == ["a:carol", "b:carol"] && retried.failure == nil)
+            let reopened = try await openTier(dir)
+            #expect(await reopened.list(prefix: "", limit: 10).map(\.key) == ["c:carol"])
         }
     }
 

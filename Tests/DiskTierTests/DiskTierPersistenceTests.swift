@@ -76,7 +76,7 @@ import UnifiedCache
             #expect(second.statistics().entries == 0)
             #expect(await second.load("k7") == makeEntry("k7"))
             #expect(await second.load("missing") == nil)
-            #expect(await second.remove("k8"))
+            #expect(await second.remove("k8").removed == ["k8"])
             #expect(second.statistics().entries == 1)
             fileSystem.releaseListings()
             await second.waitUntilIndexed()
@@ -97,10 +97,10 @@ import UnifiedCache
             let reached = fileSystem.holdListings(of: dir)
             let second = try await openTier(dir, fileSystem: fileSystem)
             await reached.wait(for: 1)
-            #expect(await second.remove("k1"))
+            #expect(await second.remove("k1").removed == ["k1"])
             #expect(await second.store(makeEntry("k2", body: [9, 9, 9])))
             #expect(await second.store(makeEntry("k2", body: [8])))
-            #expect(await second.remove("k2"))
+            #expect(await second.remove("k2").removed == ["k2"])
             fileSystem.releaseListings()
             await second.waitUntilIndexed()
 
@@ -135,12 +135,13 @@ import UnifiedCache
                     await tier.store(makeEntry("\(kind):\(user)", namespace: kind, user: user))
                 }
             }
-            #expect(await tier.remove("subscription:bob"))
-            #expect(!(await tier.remove("subscription:bob")))
+            #expect(await tier.remove("subscription:bob") == SecondTierRemoval(removed: ["subscription:bob"]))
+            #expect(await tier.remove("subscription:bob") == SecondTierRemoval())
             #expect(!FileManager.default.fileExists(atPath: entryPath(dir, "subscription:bob")))
 
             let erased = await tier.removeAll { $0.user == "alice" }
-            #expect(Set(erased) == ["subscription:alice", "activities:alice"])
+            #expect(erased.failure == nil)
+            #expect(Set(erased.removed) == ["subscription:alice", "activities:alice"])
             #expect(filesOnDisk(dir).map(\.path) == [entryPath(dir, "activities:bob")])
             #expect(await tier.list(prefix: "", limit: 10).map(\.key) == ["activities:bob"])
             #expect(tier.statistics().entries == 1)
@@ -156,7 +157,7 @@ import UnifiedCache
             let second = try await openTier(dir, fileSystem: fileSystem)
             async let erased = second.removeAll { $0.user == "carol" }
             fileSystem.releaseListings()
-            #expect(await erased.count == 10)
+            #expect(await erased.removed.count == 10)
             #expect(filesOnDisk(dir).isEmpty)
         }
     }

@@ -205,4 +205,41 @@ import TestSupport
         #expect(vouched.tier == .disk && text(vouched.entry) == "disk")
         #expect(fetcher.count == 0)
     }
+
+    /// CONTRACT §4: an invalidation is acknowledged only once memory and disk dropped the entry. A disk that cannot
+    /// delete (read-only) makes each kind of invalidation throw, after memory dropped it and the fleet was told; with
+    /// the shared tier down too, both are said.
+    @Test func aDiskThatCannotDeleteMakesEveryInvalidationThrowAfterTheRestIsDone() async throws {
+        let disk = DictionarySecondTier([
+            entry("raw:a"), entry("raw:b"), entry("subscription:alice", namespace: "subscription"),
+        ])
+        let shared = InMemorySharedTier()
+        let cache = manager(shared: shared, secondTier: disk)
+        _ = try await cache.get(request("raw:a"), policy: .ttl(.seconds(60)), fetcher: ScriptedFetcher(body: "v"))
+        #expect(cache.statistics().memory.entries == 1)
+        disk.refusesRemovals.withLockedValue { $0 = true }
+        let readOnly = InvalidationIncomplete.secondTier("read-only file system", shared: nil)
+
+        await #expect(throws: readOnly) { try await cache.remove("raw:a") }
+        #expect(cache.statistics().memory.entries == 0)
+        #expect(shared.state.withLockedValue { $0.invalidations } == [.key("raw:a")])
+        await #expect(throws: readOnly) { try await cache.invalidate(prefix: "raw:") }
+        await #expect(throws: readOnly) { try await cache.invalidate(namespaces: ["subscription"], user: "alice") }
+        await #expect(throws: readOnly) { try await cache.erase(user: "alice") }
+        await #expect(throws: readOnly) { try await cache.removeAll() }
+        #expect(shared.state.withLockedValue { $0.invalidations.count } >= 5)
+
+        shared.state.withLockedValue { $0.unavailable = true }
+        await #expect(throws: InvalidationIncomplete.secondTier(
+            "read-only file system", shared: SharedTierUnavailable(reason: "test: unavailable"))
+        ) { try await cache.invalidate(prefix: "raw:") }
+
+        disk.refusesRemovals.withLockedValue { $0 = false }
+        await #expect(throws: InvalidationIncomplete.shared(SharedTierUnavailable(reason: "test: unavailable"))) {
+            try await cache.invalidate(prefix: "raw:")
+        }
+        shared.state.withLockedValue { $0.unavailable = false }
+        #expect(try await cache.invalidate(prefix: "raw:") == 0)
+        #expect(disk.stored.keys.sorted() == ["subscription:alice"])
+    }
 }

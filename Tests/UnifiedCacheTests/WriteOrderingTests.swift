@@ -20,8 +20,8 @@ private final class SlowStoreTier: SecondTier {
     }
 
     func load(_ key: String) async -> CacheEntry? { await inner.load(key) }
-    func remove(_ key: String) async -> Bool { await inner.remove(key) }
-    func removeAll(where predicate: @Sendable (CacheEntryMetadata) -> Bool) async -> [String] {
+    func remove(_ key: String) async -> SecondTierRemoval { await inner.remove(key) }
+    func removeAll(where predicate: @Sendable (CacheEntryMetadata) -> Bool) async -> SecondTierRemoval {
         await inner.removeAll(where: predicate)
     }
     func list(prefix: String, limit: Int) async -> [CacheEntryMetadata] {

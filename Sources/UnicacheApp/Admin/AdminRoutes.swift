@@ -36,7 +36,7 @@ struct AdminRoutes: Sendable {
                 detail: "Unknown event type\(named); known types: \(EventRules.knownTypes.joined(separator: ", ")).",
                 type: Problem.typeURI("unknown-event"), members: [Problem.Member("knownTypes", .strings(EventRules.knownTypes))])
         }
-        let count = try await FleetProblem.map { () throws(SharedTierUnavailable) in
+        let count = try await FleetProblem.map { () throws(InvalidationIncomplete) in
             try await cache.invalidate(namespaces: namespaces, user: user)
         }
         return .json(#"{"invalidated":\#(count)}"#)
@@ -44,7 +44,9 @@ struct AdminRoutes: Sendable {
 
     func erase(_ request: Request) async throws(Problem) -> Response {
         let user = try Self.user(request)
-        let count = try await FleetProblem.map { () throws(SharedTierUnavailable) in try await cache.erase(user: user) }
+        let count = try await FleetProblem.map { () throws(InvalidationIncomplete) in
+            try await cache.erase(user: user)
+        }
         return .json(#"{"erased":\#(count)}"#)
     }
 

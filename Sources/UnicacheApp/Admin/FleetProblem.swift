@@ -11,10 +11,21 @@ enum FleetProblem {
             retryAfterSeconds: unavailable.retryAfterSeconds, type: Problem.typeURI("shared-tier-unavailable"))
     }
 
-    /// Runs a fleet-wide operation; a shared tier that cannot be asked becomes the 503 above.
-    static func map<T>(_ body: () async throws(SharedTierUnavailable) -> T) async throws(Problem) -> T {
+    /// Runs an invalidation or erasure: a file the disk tier could not delete, or a shared tier that cannot be asked,
+    /// becomes a 503 (the disk's first: what stays stored here matters more than who was not told).
+    static func map<T>(_ body: () async throws(InvalidationIncomplete) -> T) async throws(Problem) -> T {
         do { return try await body() } catch {
-            throw problem(error, outcome: "It was applied to this instance's own tiers only")
+            switch error {
+            case .secondTier(let reason, let shared):
+                let fleet = shared.map { " Nor could the shared tier (Redis) be reached (\($0.reason))." } ?? ""
+                throw Problem.serviceUnavailable(
+                    detail: "The disk tier could not delete what it holds of this (\(reason)): the rest was "
+                        + "removed, and this instance no longer serves it, but its files stay and a restart would find "
+                        + "them.\(fleet) Retry once the data dir is writable (the operation is idempotent).",
+                    type: Problem.typeURI("not-removed"))
+            case .shared(let unavailable):
+                throw problem(unavailable, outcome: "It was applied to this instance's own tiers only")
+            }
         }
     }
 }

@@ -69,7 +69,7 @@ struct RawCacheRoutes: Sendable {
     func delete(_ request: Request) async throws(Problem) -> Response {
         let key = try Self.key(request)
         let wasServed = await cache.peek(key) != nil
-        let removed = try await FleetProblem.map { () throws(SharedTierUnavailable) in try await cache.remove(key) }
+        let removed = try await FleetProblem.map { () throws(InvalidationIncomplete) in try await cache.remove(key) }
         guard removed, wasServed else { throw Self.notStored(key) }
         return Response(status: 204)
     }
@@ -88,7 +88,7 @@ struct RawCacheRoutes: Sendable {
     func deleteMany(_ request: Request) async throws(Problem) -> Response {
         let all = try Self.input { () throws(InputError) in try InputValidation.boolean(request.query.first("all"), name: "all") }
         if all {
-            let count = try await FleetProblem.map { () throws(SharedTierUnavailable) in try await cache.removeAll() }
+            let count = try await FleetProblem.map { () throws(InvalidationIncomplete) in try await cache.removeAll() }
             return .json(#"{"invalidated":\#(count)}"#)
         }
         guard let prefix = try Self.prefix(request), !prefix.isEmpty else {
@@ -96,7 +96,7 @@ struct RawCacheRoutes: Sendable {
                 detail: "Name what to invalidate: ?prefix=P, or ?all=true to clear everything.",
                 type: Problem.typeURI("invalid-parameter"))
         }
-        let count = try await FleetProblem.map { () throws(SharedTierUnavailable) in
+        let count = try await FleetProblem.map { () throws(InvalidationIncomplete) in
             try await cache.invalidate(prefix: prefix)
         }
         return .json(#"{"invalidated":\#(count)}"#)

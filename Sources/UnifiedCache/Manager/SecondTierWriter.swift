@@ -8,8 +8,8 @@ final class SecondTierWriter: Sendable {
         case store(CacheEntry, CheckedContinuation<Bool, Never>?)
         /// A raw put: `settle` runs in queue order with whether the tier stored it, before `done` resumes.
         case put(CacheEntry, settle: @Sendable (Bool) -> Void, done: CheckedContinuation<Bool, Never>)
-        case remove(String, CheckedContinuation<Bool, Never>?)
-        case removeAll(KeyScope, CheckedContinuation<[String], Never>?)
+        case remove(String, CheckedContinuation<SecondTierRemoval, Never>?)
+        case removeAll(KeyScope, CheckedContinuation<SecondTierRemoval, Never>?)
         /// Resumes once everything enqueued before it is done.
         case barrier(CheckedContinuation<Void, Never>)
     }
@@ -74,13 +74,13 @@ final class SecondTierWriter: Sendable {
             let removed = await tier.remove(key)
             return { done?.resume(returning: removed) }
         case .removeAll(let scope, let done):
-            let keys: [String]
+            let removal: SecondTierRemoval
             if case .key(let key) = scope.kind {
-                keys = await tier.remove(key) ? [key] : []
+                removal = await tier.remove(key)
             } else {
-                keys = await tier.removeAll { scope.matches($0) }
+                removal = await tier.removeAll { scope.matches($0) }
             }
-            return { done?.resume(returning: keys) }
+            return { done?.resume(returning: removal) }
         case .barrier(let done):
             return { done.resume() }
         }

@@ -77,38 +77,44 @@ extension UnifiedCacheManager {
 
     /// Raw API `DELETE`: removes `key` from every tier; `true` if some tier held it.
     @discardableResult
-    public func remove(_ key: String) async throws(SharedTierUnavailable) -> Bool {
+    public func remove(_ key: String) async throws(InvalidationIncomplete) -> Bool {
         try await invalidate(key: key)
     }
 
     /// Removes `key` from memory and the second tier (awaited), then from the shared tier and the fleet's local
-    /// tiers; a load in flight for it will not store. Throws, after the local part, when the shared tier cannot
-    /// be asked.
+    /// tiers; a load in flight for it will not store. Throws, once every tier was asked, when the second tier could
+    /// not delete it or the shared tier could not be asked.
     @discardableResult
-    public func invalidate(key: String) async throws(SharedTierUnavailable) -> Bool {
+    public func invalidate(key: String) async throws(InvalidationIncomplete) -> Bool {
         let scope = KeyScope(kind: .key(key))
         var inMemory = false
-        let onDisk: Bool = await withCheckedContinuation { done in
+        let onDisk: SecondTierRemoval = await withCheckedContinuation { done in
             inMemory = state.withLockedValue { state in
                 state.inFlight.detach(where: scope)
                 state.invalidations &+= 1
                 let removed = memory.remove(key) != nil
-                if let writer { writer.enqueue(.remove(key, done)) } else { done.resume(returning: false) }
+                if let writer {
+                    writer.enqueue(.remove(key, done))
+                } else {
+                    done.resume(returning: SecondTierRemoval())
+                }
                 return removed
             }
         }
         logger.debug("invalidated", metadata: ["key": "\(key)"])
-        let inShared = try await !invalidateShared(scope).isEmpty
-        return inMemory || onDisk || inShared
+        var failures = InvalidationFailures(secondTier: onDisk.failure)
+        let inShared = await invalidateShared(scope, noting: &failures)
+        try failures.check()
+        return inMemory || !onDisk.removed.isEmpty || !inShared.isEmpty
     }
 
     /// Removes every key starting with `prefix`; returns the number of distinct keys removed across tiers.
-    public func invalidate(prefix: String) async throws(SharedTierUnavailable) -> Int {
+    public func invalidate(prefix: String) async throws(InvalidationIncomplete) -> Int {
         try await invalidate(KeyScope(kind: .prefix(prefix)))
     }
 
     /// Removes `user`'s entries of the given namespaces (event rules); distinct keys removed.
-    public func invalidate(namespaces: Set<String>, user: String) async throws(SharedTierUnavailable) -> Int {
+    public func invalidate(namespaces: Set<String>, user: String) async throws(InvalidationIncomplete) -> Int {
         try await invalidate(KeyScope(kind: .namespaces(namespaces, user: user)))
     }
 
@@ -116,17 +122,20 @@ extension UnifiedCacheManager {
     /// (`userKeys`: raw entries under a read-through key, stored before such puts were refused); distinct keys removed.
     /// The shared tier finds a user's entries by the user they were stored with, so the keys naming the user are
     /// removed there by key and prefix as well.
-    public func erase(user: String) async throws(SharedTierUnavailable) -> Int {
-        var erased = try await removed(KeyScope(kind: .user(user), userKeys: userKeys))
-        guard shared != nil else { return erased.count }
-        for scope in userKeys.scopes(of: user) {
-            erased.formUnion(try await invalidateShared(KeyScope(kind: scope)))
+    public func erase(user: String) async throws(InvalidationIncomplete) -> Int {
+        var failures = InvalidationFailures()
+        var erased = await removed(KeyScope(kind: .user(user), userKeys: userKeys), noting: &failures)
+        if shared != nil {
+            for scope in userKeys.scopes(of: user) where failures.shared == nil {
+                erased.formUnion(await invalidateShared(KeyScope(kind: scope), noting: &failures))
+            }
         }
+        try failures.check()
         return erased.count
     }
 
     /// Clears every tier; distinct keys removed.
-    public func removeAll() async throws(SharedTierUnavailable) -> Int {
+    public func removeAll() async throws(InvalidationIncomplete) -> Int {
         try await invalidate(KeyScope(kind: .all))
     }
 
@@ -184,17 +193,23 @@ extension UnifiedCacheManager {
         await secondTier?.checkedHealth()
     }
 
-    private func invalidate(_ scope: KeyScope) async throws(SharedTierUnavailable) -> Int {
-        try await removed(scope).count
+    private func invalidate(_ scope: KeyScope) async throws(InvalidationIncomplete) -> Int {
+        var failures = InvalidationFailures()
+        let keys = await removed(scope, noting: &failures)
+        try failures.check()
+        return keys.count
     }
 
-    /// Removes what `scope` covers from every tier; the distinct keys removed.
-    private func removed(_ scope: KeyScope) async throws(SharedTierUnavailable) -> Set<String> {
+    /// Removes what `scope` covers from every tier, noting what a tier could not do; the distinct keys removed.
+    private func removed(_ scope: KeyScope, noting failures: inout InvalidationFailures) async -> Set<String> {
         var inMemory: [String] = []
-        let onDisk: [String] = await withCheckedContinuation { done in inMemory = dropLocally(scope, done: done) }
-        logger.debug("invalidated", metadata: ["scope": "\(scope.kind)", "keys": "\(Set(inMemory).union(onDisk).count)"])
-        let inShared = try await invalidateShared(scope)
-        return Set(inMemory).union(onDisk).union(inShared)
+        let onDisk: SecondTierRemoval = await withCheckedContinuation { done in
+            inMemory = dropLocally(scope, done: done)
+        }
+        let local = Set(inMemory).union(onDisk.removed)
+        logger.debug("invalidated", metadata: ["scope": "\(scope.kind)", "keys": "\(local.count)"])
+        failures.secondTier = failures.secondTier ?? onDisk.failure
+        return local.union(await invalidateShared(scope, noting: &failures))
     }
 }
 

@@ -85,7 +85,7 @@ extension UnifiedCacheManager {
     /// in flight are detached (unless `detachingLoads` is false), memory entries removed (returned), the disk removal
     /// queued (`done` gets its keys).
     func dropLocally(
-        _ scope: KeyScope, detachingLoads: Bool = true, done: CheckedContinuation<[String], Never>?
+        _ scope: KeyScope, detachingLoads: Bool = true, done: CheckedContinuation<SecondTierRemoval, Never>?
     ) -> [String] {
         state.withLockedValue { state in
             if detachingLoads { state.inFlight.detach(where: scope) }
@@ -97,7 +97,11 @@ extension UnifiedCacheManager {
             } else {
                 removed = memory.removeAll { scope.matches($0) }
             }
-            if let writer { writer.enqueue(.removeAll(scope, done)) } else { done?.resume(returning: []) }
+            if let writer {
+                writer.enqueue(.removeAll(scope, done))
+            } else {
+                done?.resume(returning: SecondTierRemoval())
+            }
             return removed
         }
     }
@@ -107,5 +111,13 @@ extension UnifiedCacheManager {
     func invalidateShared(_ scope: KeyScope) async throws(SharedTierUnavailable) -> [String] {
         guard let shared else { return [] }
         return try await shared.invalidate(scope.kind)
+    }
+
+    /// As `invalidateShared`, noting in `failures` (instead of throwing) that the shared tier cannot be asked.
+    func invalidateShared(_ scope: KeyScope, noting failures: inout InvalidationFailures) async -> [String] {
+        do { return try await invalidateShared(scope) } catch {
+            failures.shared = error
+            return []
+        }
     }
 }

@@ -26,6 +26,11 @@ struct Tmpfs: StoppableService {
         return Tmpfs(folder: folder)
     }
 
+    /// `mount -o remount,ro` (or `rw`): a data dir that turns read-only under a running service.
+    func remount(readOnly: Bool) async -> Bool {
+        await Self.run("/bin/mount", ["-o", "remount,\(readOnly ? "ro" : "rw")", path]) == 0
+    }
+
     func stop() async {
         _ = await Self.run("/bin/umount", [path])
         folder.remove()
@@ -69,6 +74,23 @@ struct FullDiskTests {
     /// `PUT /v1/cache/{key}` with the body "value of {key}" (the data-folder tests): its status.
     static func put(port: Int, key: String, token: String) async throws -> Int {
         try await send(port: port, .PUT, key: key, body: Array("value of \(key)".utf8), token: token).status
+    }
+
+    /// `DELETE /v1/cache?{query}` to the service on `port`, with the admin token.
+    static func deleteMany(port: Int, _ query: String) async throws -> Answer {
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/cache?\(query)")
+        request.method = .DELETE
+        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        let collected = try await response.body.collect(upTo: 1 << 20)
+        return Answer(
+            status: Int(response.status.code), contentType: response.headers.first(name: "Content-Type"),
+            body: Array(collected.readableBytesView))
+    }
+
+    /// The `type` of a problem+json answer.
+    static func problemType(_ answer: Answer) -> String? {
+        (try? JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any])?["type"] as? String
     }
 
     static func body(_ index: Int) -> [UInt8] {
@@ -115,6 +137,40 @@ struct FullDiskTests {
             for index in refused {
                 #expect(try await Self.send(client, port: newPort, .GET, key: "full:\(index)").status == 404)
             }
+            #expect(await restarted.stop() == 0)
+        }
+    }
+
+    /// CONTRACT §4: invalidation removes the entry from memory and disk before the answer is sent. A data dir turned
+    /// read-only cannot delete: the delete is not acknowledged (503 problem+json), the entry is no longer served, and
+    /// the same delete once the disk is writable again removes the files (a restart does not bring them back).
+    @Test func aDeleteTheDiskCannotDoIs503AndItsRetryRemovesTheFiles() async throws {
+        try await withService(Tmpfs.mount(size: "1m")) { disk in
+            let arguments = ["--data-dir", disk.path, "--disk-limit", "1GiB", "--admin-token", Self.token]
+            let keys = ["ro:a", "ro:b", "ro:c"]
+            let service = try await ExecutableTests.Service.start(arguments)
+            let port = try #require(service.port, "no start-up line in: \(service.log)")
+            for key in keys { #expect(try await Self.put(port: port, key: key, token: Self.token) == 201) }
+
+            #expect(await disk.remount(readOnly: true))
+            let one = try await Self.send(port: port, .DELETE, key: "ro:a")
+            #expect(one.status == 503)
+            #expect(one.contentType == "application/problem+json")
+            #expect(
+                Self.problemType(one)?.hasSuffix("/not-removed") == true, "\(String(decoding: one.body, as: UTF8.self))")
+            let many = try await Self.deleteMany(port: port, "prefix=ro:")
+            #expect(many.status == 503)
+            for key in keys { #expect(try await Self.send(port: port, .GET, key: key).status == 404) }
+
+            #expect(await disk.remount(readOnly: false))
+            let retried = try await Self.deleteMany(port: port, "prefix=ro:")
+            #expect(retried.status == 200)
+            #expect(String(decoding: retried.body, as: UTF8.self) == #"{"invalidated":3}"#)
+            await service.killAndWait()
+
+            var restarted = try await ExecutableTests.Service.start(arguments)
+            let newPort = try #require(restarted.port, "no start-up line in: \(restarted.log)")
+            for key in keys { #expect(try await Self.send(port: newPort, .GET, key: key).status == 404) }
             #expect(await restarted.stop() == 0)
         }
     }

@@ -8,6 +8,8 @@ final class DictionarySecondTier: SecondTier {
     private let storeCalls = NIOLockedValueBox(0)
     /// While set, every store fails (a full disk): the key's previous entry is dropped, as the disk tier does.
     let refusesWrites = NIOLockedValueBox(false)
+    /// While set, every removal fails (a read-only disk): the entries stay stored.
+    let refusesRemovals = NIOLockedValueBox(false)
 
     /// Whether `loadNow` answers (as the disk tier does for a clean file); `duringReadNow` runs inside it, after
     /// the read, to change the cache meanwhile.
@@ -47,18 +49,20 @@ final class DictionarySecondTier: SecondTier {
         return !refuse
     }
 
-    func remove(_ key: String) async -> Bool {
+    func remove(_ key: String) async -> SecondTierRemoval {
         removalCount.withLockedValue { $0 += 1 }
         await removals.wait()
-        return entries.withLockedValue { $0.removeValue(forKey: key) != nil }
+        if refusesRemovals.withLockedValue({ $0 }) { return SecondTierRemoval(failure: "read-only file system") }
+        return SecondTierRemoval(removed: entries.withLockedValue { $0.removeValue(forKey: key) == nil ? [] : [key] })
     }
 
-    func removeAll(where predicate: @Sendable (CacheEntryMetadata) -> Bool) async -> [String] {
-        entries.withLockedValue { dict in
+    func removeAll(where predicate: @Sendable (CacheEntryMetadata) -> Bool) async -> SecondTierRemoval {
+        if refusesRemovals.withLockedValue({ $0 }) { return SecondTierRemoval(failure: "read-only file system") }
+        return SecondTierRemoval(removed: entries.withLockedValue { dict in
             let keys = dict.values.filter { predicate($0.metadata) }.map(\.key)
             for key in keys { dict[key] = nil }
             return keys
-        }
+        })
     }
 
     func list(prefix: String, limit: Int) async -> [CacheEntryMetadata] {
