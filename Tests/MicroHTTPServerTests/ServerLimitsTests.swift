@@ -131,6 +131,24 @@ import Testing
         }
     }
 
+    /// RFC 9112: a request with two `Host` lines is a 400 (section 3.2), and chunked applied twice is forbidden
+    /// (section 6.1): two `Transfer-Encoding: chunked` lines, which a proxy taking one would frame differently, are a 400 too.
+    @Test func aSecondHostOrTransferEncodingIs400AndClose() async throws {
+        try await withLiveServer(router: Self.router()) { port, _ in
+            for request in [
+                "POST /upload HTTP/1.1\r\nHost: h\r\nHost: other\r\nContent-Length: 0\r\n\r\n",
+                "GET /upload HTTP/1.1\r\nHost: h\r\nhost: h\r\n\r\n",
+                "POST /upload HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    + "3\r\nabc\r\n0\r\n\r\n",
+            ] {
+                let response = try await RawHTTPClient.exchange(port: port, request, checkClosed: true)
+                #expect(response.status == 400, "\(request)")
+                #expect(response.headers["Content-Type"] == "application/problem+json")
+                #expect(response.closed)
+            }
+        }
+    }
+
     @Test func identicalDuplicateContentLengthIsAccepted() async throws {
         let response = try await answer(
             to: "POST /upload HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello",

@@ -9,6 +9,8 @@ import HTTPRouting
 struct ArrivedHeaders {
     var headers = HTTPHeaders()
     var hasHost = false
+    /// `Host` came more than once (RFC 9112 section 3.2: a 400; which one names the target?).
+    var repeatedHost = false
     /// A `Content-Length` or `Transfer-Encoding` came: `RequestFraming` reads the headers.
     var hasFraming = false
     /// The first `X-Request-ID`'s value.
@@ -24,7 +26,11 @@ struct ArrivedHeaders {
     mutating func note(_ name: UnsafePointer<CChar>, _ count: Int, value: String) {
         if !Self.isToken(name, count) { invalidName = true }
         switch count {
-        case 4: hasHost = hasHost || strncasecmp(name, "host", 4) == 0
+        case 4:
+            if strncasecmp(name, "host", 4) == 0 {
+                repeatedHost = hasHost
+                hasHost = true
+            }
         case RequestID.headerNameLiteral.utf8CodeUnitCount:
             if requestID == nil, strncasecmp(name, RequestID.cHeaderName, count) == 0 { requestID = value }
         case 14: hasFraming = hasFraming || strncasecmp(name, "content-length", 14) == 0

@@ -2,13 +2,14 @@ import HTTPRouting
 
 /// Request framing checks libmicrohttpd 0.9.75 does not make (contract §2), or makes with an HTML answer.
 enum RequestFraming {
-    /// 400 (close) for a field name that is not a token, an HTTP/1.1 request without `Host`, differing duplicate
-    /// `Content-Length` or `Content-Length` with `Transfer-Encoding`; 501 (close) for a transfer coding other than
-    /// `chunked` (which libmicrohttpd would take as a body lasting until the connection closes); 413 (close) for a
-    /// declared body over the limit; nil when the request may proceed. One pass over the headers, none for a request
+    /// 400 (close) for a field name that is not a token, an HTTP/1.1 request without `Host` or with two, differing
+    /// duplicate `Content-Length`, `Transfer-Encoding` twice or with `Content-Length`; 501 (close) for a coding other
+    /// than `chunked` (which libmicrohttpd would take as a body lasting until the connection closes); 413 (close) for
+    /// a declared body over the limit; nil when the request may proceed. One pass over the headers, none for a request
     /// that carries neither framing header (most: a `GET`), where only the `Host` rule applies.
     static func problem(for arrived: ArrivedHeaders, isHTTP11: Bool, maxBodyBytes: Int) -> Problem? {
         if arrived.invalidName { return .invalidFieldName }
+        if arrived.repeatedHost { return .badFraming(detail: "The request has more than one Host header.") }
         guard arrived.hasFraming else { return isHTTP11 && !arrived.hasHost ? .missingHost : nil }
         return problem(for: arrived.headers, isHTTP11: isHTTP11, maxBodyBytes: maxBodyBytes)
     }
@@ -27,7 +28,7 @@ enum RequestFraming {
 
     static func problem(for headers: HTTPHeaders, isHTTP11: Bool, maxBodyBytes: Int) -> Problem? {
         var hasHost = false
-        var hasTransferEncoding = false
+        var transferEncodings = 0
         var unknownCoding = false
         var declared: Substring?
         var conflicting = false
@@ -39,7 +40,7 @@ enum RequestFraming {
                 if let declared, declared != value { conflicting = true }
                 declared = declared ?? value
             } else if field.name.equalsIgnoringASCIICase("Transfer-Encoding") {
-                hasTransferEncoding = true
+                transferEncodings += 1
                 unknownCoding = unknownCoding || !String(field.value.trimmingSpaces).equalsIgnoringASCIICase("chunked")
             }
         }
@@ -50,11 +51,15 @@ enum RequestFraming {
                 detail: "The only Transfer-Encoding supported is chunked; or send the body with Content-Length.",
                 headers: ["Connection": "close"])
         }
+        if transferEncodings > 1 {
+            // Chunked applied twice (RFC 9112 section 6.1 forbids it), or read once by a proxy that took only one line.
+            return .badFraming(detail: "The request has more than one Transfer-Encoding header.")
+        }
         guard let declared else { return nil }
         if conflicting {
             return .badFraming(detail: "The request has conflicting Content-Length headers.")
         }
-        if hasTransferEncoding {
+        if transferEncodings > 0 {
             return .badFraming(detail: "The request has both Content-Length and Transfer-Encoding.")
         }
         guard let length = Int(declared), length >= 0 else { return .invalidContentLength }
