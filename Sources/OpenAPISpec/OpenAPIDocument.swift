@@ -1092,9 +1092,15 @@ components:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}
     NotFound:
-      description: Unknown route, unknown entry, or the upstream answered 404 (remembered for 60 s).
+      description: |
+        Unknown route, unknown entry, or the upstream answered 404 (remembered for 60 s). The upstream's 404 carries
+        the cache headers of a resource's answer: `X-Cache: MISS` and `Cache-Status: unicache; fwd=miss; stored` when
+        fetched now, `HIT`, `unicache; hit` and `X-Cache-Tier` when remembered.
       headers:
         X-Request-ID: {$ref: '#/components/headers/RequestID'}
+        X-Cache: {$ref: '#/components/headers/XCacheOptional'}
+        Cache-Status: {$ref: '#/components/headers/CacheStatusOptional'}
+        X-Cache-Tier: {$ref: '#/components/headers/XCacheTier'}
       content:
         application/problem+json:
           schema: {$ref: '#/components/schemas/Problem'}

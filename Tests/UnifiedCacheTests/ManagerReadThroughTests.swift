@@ -73,16 +73,18 @@ import TestSupport
         let clock = ManualWallClock(instant("2026-06-01T12:00:00Z"))
         let cache = makeManager(clock: clock)
         let fetcher = ScriptedFetcher(error: .notFound)
-        await #expect(throws: CacheError.notFound) {
+        // Each 404 says how it was had (X-Cache on the answer): fetched and remembered, then a hit from memory.
+        let fetched = CacheError.notFound(.miss, tier: nil, stored: true)
+        await #expect(throws: fetched) {
             try await cache.get(request("k"), policy: .ttl(.seconds(600)), fetcher: fetcher)
         }
-        await #expect(throws: CacheError.notFound) {
+        await #expect(throws: CacheError.notFound(.hit, tier: .memory, stored: false)) {
             try await cache.get(request("k"), policy: .ttl(.seconds(600)), fetcher: fetcher)
         }
         #expect(fetcher.count == 1)
         #expect(cache.ready("k", policy: .ttl(.seconds(600))) == nil)
         clock.advance(by: 60)
-        await #expect(throws: CacheError.notFound) {
+        await #expect(throws: fetched) {
             try await cache.get(request("k"), policy: .ttl(.seconds(600)), fetcher: fetcher)
         }
         #expect(fetcher.count == 2)

@@ -81,8 +81,10 @@ import Testing
     /// A remembered 404 fetched within the interval answers 404 again, counted as the hit it is.
     @Test func aRememberedNotFoundWithinTheIntervalIsAHit() async throws {
         let fixture = Fixture(fetcher: ScriptedFetcher(error: .notFound))
-        await #expect(throws: CacheError.notFound) { try await fixture.get() }
-        await #expect(throws: CacheError.notFound) { try await fixture.get("k", .refresh) }
+        await #expect(throws: CacheError.notFound(.miss, tier: nil, stored: true)) { try await fixture.get() }
+        await #expect(throws: CacheError.notFound(.hit, tier: .memory, stored: false)) {
+            try await fixture.get("k", .refresh)
+        }
         #expect(fixture.fetcher.count == 1 && fixture.cache.statistics().requests.hits == 1)
     }
 }

@@ -260,9 +260,15 @@ final class ReadThrough: Sendable {
 
     static func problem(for error: CacheError) -> Problem {
         switch error {
-        case .notFound:
-            return Problem.notFound(
+        case .notFound(let outcome, let tier, let stored):
+            // Answered as a resource is: how this request had it (a remembered 404 is a hit), and from where.
+            var problem = Problem.notFound(
                 detail: "The upstream has no such resource.", type: Problem.typeURI("upstream-not-found"))
+            problem.headers.add(name: "X-Cache", value: CacheHeaders.xCache(outcome))
+            let status = CacheHeaders.cacheStatus(outcome, stored: stored, tier: tier)
+            problem.headers.add(name: "Cache-Status", value: status)
+            if let tier { problem.headers.add(name: "X-Cache-Tier", value: tier.rawValue) }
+            return problem
         case .rateLimited(let retryAfter):
             return Problem.serviceUnavailable(
                 detail: "The upstream is rate limiting requests and no stored copy is available.",

@@ -10,7 +10,9 @@ enum LoadOutcome: Sendable {
     case joined(CacheEntry)
     /// The fetch failed (or the upstream gate refused it) and a stored copy within its window was served.
     case stale(CacheEntry, CacheTier, CacheOutcome.StaleReason)
-    /// No value: upstream 404, 429 or failure with nothing servable.
+    /// The upstream said not found; `stored`: remembered for the negative TTL.
+    case notFound(stored: Bool)
+    /// No value: upstream 429 or failure with nothing servable.
     case failed(CacheError)
 }
 

@@ -1,7 +1,8 @@
 /// Why a `get` produced no value.
 public enum CacheError: Error, Sendable, Equatable {
-    /// The upstream said not found, now or within the negative TTL (a remembered 404).
-    case notFound
+    /// The upstream said not found, now or within the negative TTL (a remembered 404): how this request had the answer
+    /// (`hit`: remembered, in `tier`; `miss`, `coalesced`, `refresh`: fetched now) and whether it was stored.
+    case notFound(CacheOutcome, tier: CacheTier?, stored: Bool)
     /// The upstream said 429 and no stored copy was servable.
     case rateLimited(retryAfter: Int?)
     /// The upstream failed and no stored copy was servable.

@@ -108,13 +108,14 @@ extension UnifiedCacheManager {
                 key: key, namespace: request.namespace, user: request.user, kind: .notFound, body: [],
                 contentType: "application/json", etag: ETag.make(for: []),
                 storedAt: storedAt, expiresAt: expiresAt, staleUntil: staleUntil)
-            if complete(id: id, key: key, mode: mode, storing: policy.negativeTTL > .zero ? negative : nil) {
-                announce(.failed(.notFound))
+            let stored = complete(id: id, key: key, mode: mode, storing: policy.negativeTTL > .zero ? negative : nil)
+            if stored {
+                announce(.notFound(stored: true))
                 await storeShared(negative, releasing: lease)
                 lease = nil
             }
             logger.debug("upstream not found", metadata: ["key": "\(key)"])
-            return .failed(.notFound)
+            return .notFound(stored: stored)
 
         case .failure(let error):
             logger.debug("fetch failed", metadata: ["key": "\(key)", "error": "\(error)"])

@@ -21,7 +21,7 @@ extension UnifiedCacheManager {
         }
         guard let (entry, tier) = found else { return nil }
         count(.hit, request, tier: tier)
-        guard entry.kind == .value else { throw .notFound }
+        guard entry.kind == .value else { throw .notFound(.hit, tier: tier, stored: false) }
         var result = CacheResult(entry: entry, outcome: .hit, tier: tier, stored: false, now: clock.now())
         result.refreshThrottled = true
         return result

@@ -85,7 +85,7 @@ public final class UnifiedCacheManager: Sendable {
         guard freshness != .stale else { return nil }
         guard entry.kind == .value else {
             count(.hit, request, tier: .memory)
-            throw .notFound
+            throw .notFound(.hit, tier: .memory, stored: false)
         }
         if freshness == .refreshAhead {
             startBackgroundRefresh(request, policy: policy, fetcher: fetcher)
@@ -131,11 +131,11 @@ public final class UnifiedCacheManager: Sendable {
         switch outcome {
         case .cached(let entry, let tier):
             tally(.hit, tier: tier)
-            guard entry.kind == .value else { throw .notFound }
+            guard entry.kind == .value else { throw .notFound(.hit, tier: tier, stored: false) }
             return CacheResult(entry: entry, outcome: .hit, tier: tier, stored: false, now: now)
         case .joined(let entry):
             tally(.coalesced)
-            guard entry.kind == .value else { throw .notFound }
+            guard entry.kind == .value else { throw .notFound(.coalesced, tier: nil, stored: false) }
             return CacheResult(entry: entry, outcome: .coalesced, tier: nil, stored: false, now: now)
         case .fetched(let entry, let stored):
             tally(fetchedOutcome)
@@ -144,6 +144,9 @@ public final class UnifiedCacheManager: Sendable {
             let staleOutcome = CacheOutcome.stale(reason: reason)
             tally(staleOutcome)
             return CacheResult(entry: entry, outcome: staleOutcome, tier: tier, stored: false, now: now)
+        case .notFound(let stored):
+            tally(fetchedOutcome)
+            throw .notFound(fetchedOutcome, tier: nil, stored: stored)
         case .failed(let error):
             tally(fetchedOutcome)
             throw error
@@ -214,7 +217,7 @@ public final class UnifiedCacheManager: Sendable {
         guard let (entry, tier) = found else { throw .notCached }
         if entry.isFresh(at: now) {
             count(.hit, request, tier: tier)
-            guard entry.kind == .value else { throw .notFound }
+            guard entry.kind == .value else { throw .notFound(.hit, tier: tier, stored: false) }
             return CacheResult(entry: entry, outcome: .hit, tier: tier, stored: false, now: now)
         }
         guard entry.kind == .value else { throw .notCached }

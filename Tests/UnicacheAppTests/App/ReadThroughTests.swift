@@ -124,11 +124,17 @@ import UnifiedCache
         #expect(response.header("Retry-After") == "17")
     }
 
+    /// A 404 carries the headers of any answer of a resource: fetched (`MISS`, stored), then remembered (`HIT`).
     @Test func notFoundIsRememberedForAMinute() async throws {
         let h = AppHarness()
         h.fetcher.set(.fail(.notFound))
-        #expect(try await h.send(.get, "/v1/users/alice/activities/a1/streams").status == 404)
-        #expect(try await h.send(.get, "/v1/users/alice/activities/a1/streams").status == 404)
+        let fetched = try await h.send(.get, "/v1/users/alice/activities/a1/streams")
+        #expect(fetched.status == 404)
+        #expect(fetched.header("X-Cache") == "MISS" && fetched.header("Cache-Status") == "unicache; fwd=miss; stored")
+        let remembered = try await h.send(.get, "/v1/users/alice/activities/a1/streams")
+        #expect(remembered.status == 404)
+        #expect(remembered.header("X-Cache") == "HIT" && remembered.header("Cache-Status") == "unicache; hit")
+        #expect(remembered.header("X-Cache-Tier") == "memory")
         #expect(h.fetcher.calls.count == 1)
         h.clock.advance(by: 61)
         h.fetcher.set(.answer)
