@@ -24,6 +24,23 @@ struct RedisSentinelTests {
         #expect(throws: RedisError.self) { try read("+switch-master", "unicache 10.0.0.1 6379 10.0.0.2 70000") }
     }
 
+    /// The endpoint names the Sentinels only: a primary they name that cannot be reached is named in the failure (the
+    /// log said "cannot connect to redis-sentinel://…: refused" without saying where). With the replica gone too, no
+    /// failover replaces the dead primary meanwhile.
+    @Test(.timeLimit(.minutes(2)))
+    func aPrimaryThatCannotBeReachedIsNamed() async throws {
+        try await withService(SentinelGroup.start()) { group in
+            await group.replica.kill()
+            await group.primary.kill()
+            let endpoint = try RedisEndpoint(url: group.url)
+            let sentinel = try #require(RedisSentinel(endpoint, timeout: .seconds(5)))
+            let named = "its primary 127.0.0.1:\(group.primary.port), as the Sentinels name it"
+            await #expect(throws: RedisError.connectFailed("\(named): refused (nothing accepts connections there)")) {
+                _ = try await sentinel.connectToPrimary(endpoint)
+            }
+        }
+    }
+
     @Test(.timeLimit(.minutes(2)))
     func discoveryFindsThePrimaryAndFollowsAFailover() async throws {
         try await withService(SentinelGroup.start()) { group in try await discoverAndFollow(group) }

@@ -78,8 +78,17 @@ package final class RedisSentinel: Sendable {
     /// checked with `ROLE`. Throws when the node is not a master.
     package func connectToPrimary(_ endpoint: RedisEndpoint) async throws(RedisError) -> RedisConnection {
         let address = try await primaryAddress()
-        let connection = try await RedisConnection.connect(
-            endpoint, at: address, timeout: timeout, connectTimeout: timeout, eventLoopGroup: eventLoopGroup, logger: logger)
+        let connection: RedisConnection
+        // The endpoint names the Sentinels only: a failure says which primary they named.
+        do throws(RedisError) {
+            connection = try await RedisConnection.connect(
+                endpoint, at: address, timeout: timeout, connectTimeout: timeout, eventLoopGroup: eventLoopGroup,
+                logger: logger)
+        } catch .connectFailed(let reason) {
+            throw .connectFailed("its primary \(address), as the Sentinels name it: \(reason)")
+        } catch .tls(let reason) {
+            throw .tls("its primary \(address), as the Sentinels name it: \(reason)")
+        }
         do throws(RedisError) {
             let role = try await connection.send(.role)
             if let error = role.errorReply { throw .errorReply(error.answering("ROLE")) }
