@@ -1321,9 +1321,11 @@ components:
     CacheCounters:
       type: object
       description: |
-        Every read-through request counts once in exactly one of the five counters. A forced refresh answered from a
-        copy fetched within `--refresh-interval` (`detail=refresh-throttled`) is a hit; `refreshes` counts forced
-        refreshes that went to the upstream (or were refused there with nothing stored).
+        Every read-through request answered from the cache or by an upstream counts once in exactly one of the five
+        counters. A forced refresh answered from a copy fetched within `--refresh-interval`
+        (`detail=refresh-throttled`) is a hit; `refreshes` counts forced refreshes that went to the upstream. A
+        request the upstream gate refused with nothing stored to serve (429 or 503) counts in none, as an
+        `only-if-cached` 504 does; the domain's `rejected` counts it.
       required: [hits, misses, coalesced, stale, refreshes]
       properties:
         hits: {type: integer, minimum: 0}

@@ -147,6 +147,10 @@ public final class UnifiedCacheManager: Sendable {
         case .notFound(let stored):
             tally(fetchedOutcome)
             throw .notFound(fetchedOutcome, tier: nil, stored: stored)
+        case .failed(.refused(let refusal)):
+            // Answered neither from the cache nor by an upstream (CONTRACT §5): counted in none, as an only-if-cached
+            // 504 is; the gate counts the refusal itself.
+            throw .refused(refusal)
         case .failed(let error):
             tally(fetchedOutcome)
             throw error
