@@ -53,7 +53,7 @@ public struct HealthcheckTLS: Sendable, Equatable {
                 .withConnectedSocket(socket.fileDescriptor).wait()
         } catch {
             socket.close()
-            throw .tls("\(error)")
+            throw .tls(Self.reason(error))
         }
         let left = ContinuousClock.now.duration(to: deadline)
         let timer = channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(left / .nanoseconds(1)))) {
@@ -70,8 +70,27 @@ public struct HealthcheckTLS: Sendable, Equatable {
         } catch let error as HealthcheckError {
             throw error
         } catch {
-            throw .tls("\(error)")
+            throw .tls(Self.reason(error))
         }
+    }
+
+    /// Why a handshake failed, in words and BoringSSL's reason codes: its own text names the build paths of its
+    /// source files (`… at /…/handshake.cc:320`), which say nothing to an operator.
+    static func reason(_ error: any Error) -> String {
+        let text = "\(error)"
+        let codes = text.components(separatedBy: "OPENSSL_internal:").dropFirst().map { part in
+            String(part.prefix { $0 != " " && $0 != "]" && $0 != ")" })
+        }
+        if codes.contains("CERTIFICATE_VERIFY_FAILED") {
+            return "the service showed another certificate than the one given (--tls-cert): not this service's, or "
+                + "the service's certificate was replaced"
+        }
+        if codes.contains("WRONG_VERSION_NUMBER") { return "the port does not speak TLS" }
+        if !codes.isEmpty { return "the handshake failed (\(codes.joined(separator: ", ")))" }
+        if let ssl = error as? NIOSSLError, case .uncleanShutdown = ssl {
+            return "the connection closed during the handshake"
+        }
+        return text
     }
 }
 
@@ -100,7 +119,7 @@ private final class HeadReader: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        received.fail(HealthcheckError.tls("\(error)"))
+        received.fail(HealthcheckError.tls(HealthcheckTLS.reason(error)))
         context.close(promise: nil)
     }
 }
