@@ -46,8 +46,8 @@ struct TLSServiceTests {
             ["healthcheck", "--port", "\(port)", "--tls-cert", other.certificate, "--timeout", "10s"])
         #expect(impostor.status == 1)
         #expect(
-            impostor.standardError == "unhealthy: 127.0.0.1:\(port): TLS failed: the service showed another certificate "
-                + "than the one given (--tls-cert): not this service's, or the service's certificate was replaced\n",
+            impostor.standardError == "unhealthy: 127.0.0.1:\(port): TLS failed: the service showed another "
+                + "certificate than the one given (--tls-cert): not this service's, or the service's certificate was replaced\n",
             "\(impostor.standardError)")
         #expect(await service.stop() == 0)
     }
