@@ -8,7 +8,7 @@ final class SecondTierWriter: Sendable {
         case store(CacheEntry, CheckedContinuation<Bool, Never>?)
         /// A raw put: `settle` runs in queue order with whether the tier stored it, before `done` resumes.
         case put(CacheEntry, settle: @Sendable (Bool) -> Void, done: CheckedContinuation<Bool, Never>)
-        case remove(String, CheckedContinuation<SecondTierRemoval, Never>?)
+        /// Removes what the scope covers (one key: that key's file, no scan of the tier).
         case removeAll(KeyScope, CheckedContinuation<SecondTierRemoval, Never>?)
         /// Resumes once everything enqueued before it is done.
         case barrier(CheckedContinuation<Void, Never>)
@@ -70,9 +70,6 @@ final class SecondTierWriter: Sendable {
             let stored = await tier.store(entry)
             settle(stored)
             return { done.resume(returning: stored) }
-        case .remove(let key, let done):
-            let removed = await tier.remove(key)
-            return { done?.resume(returning: removed) }
         case .removeAll(let scope, let done):
             let removal: SecondTierRemoval
             if case .key(let key) = scope.kind {

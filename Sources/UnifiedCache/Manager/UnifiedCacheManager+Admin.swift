@@ -86,26 +86,7 @@ extension UnifiedCacheManager {
     /// not delete it or the shared tier could not be asked.
     @discardableResult
     public func invalidate(key: String) async throws(InvalidationIncomplete) -> Bool {
-        let scope = KeyScope(kind: .key(key))
-        var inMemory = false
-        let onDisk: SecondTierRemoval = await withCheckedContinuation { done in
-            inMemory = state.withLockedValue { state in
-                state.inFlight.detach(where: scope)
-                state.invalidations &+= 1
-                let removed = memory.remove(key) != nil
-                if let writer {
-                    writer.enqueue(.remove(key, done))
-                } else {
-                    done.resume(returning: SecondTierRemoval())
-                }
-                return removed
-            }
-        }
-        logger.debug("invalidated", metadata: ["key": "\(key)"])
-        var failures = InvalidationFailures(secondTier: onDisk.failure)
-        let inShared = await invalidateShared(scope, noting: &failures)
-        try failures.check()
-        return inMemory || !onDisk.removed.isEmpty || !inShared.isEmpty
+        try await invalidate(KeyScope(kind: .key(key))) > 0
     }
 
     /// Removes every key starting with `prefix`; returns the number of distinct keys removed across tiers.

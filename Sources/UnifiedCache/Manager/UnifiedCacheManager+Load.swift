@@ -174,7 +174,7 @@ extension UnifiedCacheManager {
     private func completeUnstorable(id: UInt64, key: String, mode: InFlightTable.Mode, copySeen: Bool) async {
         let (current, inMemory) = state.withLockedValue { state -> (Bool, Bool) in
             guard state.inFlight.finish(id: id, key: key, mode: mode) else { return (false, false) }
-            writer?.enqueue(.remove(key, nil))
+            writer?.enqueue(.removeAll(KeyScope(kind: .key(key)), nil))
             return (true, memory.remove(key) != nil)
         }
         guard current, inMemory || copySeen else { return }
