@@ -577,8 +577,9 @@ paths:
         TTL from `?ttl=`, else `Cache-Control: max-age=N`, else 24 h; at most 100 years. Acknowledged only once written to the disk tier
         (when it is enabled), so it survives a crash of the process; until then readers still see the previous
         value. When the disk tier cannot write it (full, read-only, I/O error) the answer is 507 and nothing is
-        stored under the key in any tier (a previous value is gone too). A body over 1 MiB is 413. A key that a
-        read-through route owns is 409 (see that answer).
+        stored under the key in any tier (a previous value is removed too; when the disk cannot delete its file
+        either, the detail says so: this instance no longer serves it, a restart would). A body over 1 MiB is 413.
+        A key that a read-through route owns is 409 (see that answer).
       security:
         - bearerAuth: []
       parameters:

@@ -178,10 +178,15 @@ struct InvalidationFailures {
     var secondTier: String?
     var shared: SharedTierUnavailable?
 
+    /// What was not done, if some tier failed.
+    var incomplete: InvalidationIncomplete? {
+        if let secondTier { return .secondTier(secondTier, shared: shared) }
+        return shared.map { .shared($0) }
+    }
+
     /// Throws when some tier failed.
     func check() throws(InvalidationIncomplete) {
-        if let secondTier { throw .secondTier(secondTier, shared: shared) }
-        if let shared { throw .shared(shared) }
+        if let incomplete { throw incomplete }
     }
 }
 

@@ -126,6 +126,26 @@ import TestSupport
         #expect(await cache.peek("raw1") == nil)
     }
 
+    /// When the shared tier took the value and then cannot be asked to drop it after the disk refused it, the error
+    /// says so (other instances may serve it).
+    @Test func aRefusedRawPutTheFleetCannotTakeBackIsTheErrorsLeftover() async throws {
+        let shared = InMemorySharedTier()
+        let storeGate = Latch()
+        shared.state.withLockedValue { $0.storeGate = storeGate }
+        let disk = DictionarySecondTier()
+        disk.refusesWrites.withLockedValue { $0 = true }
+        let cache = manager(shared: shared, secondTier: disk)
+        let put = Task { try await cache.put(key: "raw1", body: bytes("v"), ttl: .seconds(60)) }
+        await waitUntil("the shared store begins") { shared.state.withLockedValue { $0.storesBegun } == 1 }
+        shared.state.withLockedValue { $0.unavailable = true }
+        storeGate.open()
+        let unavailable = SharedTierUnavailable(reason: "test: unavailable")
+        await #expect(throws: PutError.notStored(reason: "no space left on device", leftover: .shared(unavailable))) {
+            try await put.value
+        }
+        #expect(shared.state.withLockedValue { $0.entries["raw1"] } != nil)
+    }
+
     /// A raw PUT the fleet cannot be told of stores nothing anywhere.
     @Test func aRawPutWithoutTheFleetStoresNothing() async throws {
         let shared = InMemorySharedTier()

@@ -91,6 +91,27 @@ private final class SlowStoreTier: SecondTier {
         #expect(await cache.peek("raw").map(text) == "again")
     }
 
+    /// The previous value's file the refusing tier cannot delete either is said in the error (a restart would find
+    /// it), and the put retried once the tier writes replaces it.
+    @Test func aPreviousValueTheRefusingTierCannotDeleteIsTheErrorsLeftover() async throws {
+        let disk = DictionarySecondTier()
+        let cache = makeManager(secondTier: disk)
+        _ = try await cache.put(key: "raw", body: bytes("old"), ttl: .seconds(60))
+        disk.refusesWrites.withLockedValue { $0 = true }
+        disk.refusesRemovals.withLockedValue { $0 = true }
+        await #expect(
+            throws: PutError.notStored(
+                reason: "no space left on device", leftover: .secondTier("read-only file system", shared: nil))
+        ) {
+            try await cache.put(key: "raw", body: bytes("new"), ttl: .seconds(60))
+        }
+        #expect(await cache.peek("raw") == nil)
+        disk.refusesWrites.withLockedValue { $0 = false }
+        disk.refusesRemovals.withLockedValue { $0 = false }
+        _ = try await cache.put(key: "raw", body: bytes("again"), ttl: .seconds(60))
+        #expect(disk.stored["raw"].map(text) == "again")
+    }
+
     @Test func withoutASecondTierAPutIsStoredInMemory() async throws {
         let cache = makeManager(secondTier: nil)
         let (created, _) = try await cache.put(key: "raw", body: bytes("x"), ttl: .seconds(60))

@@ -174,10 +174,15 @@ public struct POSIXFileSystem: DiskFileSystem {
         guard Glibc.rename(source, destination) == 0 else { throw FileSystemError("rename", code: errno) }
     }
 
-    /// As `rename`, the file kept open at `path` is let go after the unlink.
+    /// As `rename`, the file kept open at `path` is let go after the unlink. A missing file is "not found" on a
+    /// read-only mount too (where Linux's unlink says EROFS before it looks the name up).
     public func unlink(_ path: String) throws(FileSystemError) {
         defer { openFiles.drop(path) }
-        guard Glibc.unlink(path) == 0 else { throw FileSystemError("unlink", code: errno) }
+        guard Glibc.unlink(path) != 0 else { return }
+        let code = errno
+        var status = stat()
+        if code != ENOENT, lstat(path, &status) != 0, errno == ENOENT { throw FileSystemError("unlink", code: ENOENT) }
+        throw FileSystemError("unlink", code: code)
     }
 
     public func list(_ directory: String) throws(FileSystemError) -> [String] {

@@ -34,9 +34,8 @@ struct RawCacheRoutes: Sendable {
             (created, entry) = try await cache.put(key: key, body: request.body, contentType: contentType, ttl: ttl)
         } catch {
             switch error {
-            case .notStored(let reason):
-                throw Problem.insufficientStorage(
-                    detail: "Not stored: the disk tier could not write the entry (\(reason)). Nothing is kept under this key; retry once the disk has room.")
+            case .notStored(let reason, let leftover):
+                throw Problem.insufficientStorage(detail: Self.notWritten(reason, leftover: leftover))
             case .sharedTierUnavailable(let unavailable):
                 throw FleetProblem.problem(unavailable, outcome: "Nothing is stored under this key")
             }
@@ -46,6 +45,25 @@ struct RawCacheRoutes: Sendable {
             status: created ? 201 : 200)
         response.headers.add(name: "ETag", value: entry.etag)
         return response
+    }
+
+    /// The 507's detail: what is kept under the key now (nothing, or what a tier could not remove after the refusal).
+    static func notWritten(_ reason: String, leftover: InvalidationIncomplete?) -> String {
+        let refused = "Not stored: the disk tier could not write the entry (\(reason))."
+        switch leftover {
+        case nil:
+            return "\(refused) Nothing is kept under this key; retry once the disk has room."
+        case .secondTier(let undeleted, let shared):
+            let fleet = shared.map { " Nor could the shared tier (Redis) be told to drop the new value (\($0.reason))."
+            }
+            return "\(refused) Nor could it delete the previous value's file (\(undeleted)): this instance no longer "
+                + "serves it, but a restart would find it.\(fleet ?? "") Retry the PUT, or DELETE the key, once the "
+                + "data dir is writable."
+        case .shared(let unavailable):
+            return "\(refused) This instance keeps nothing under this key, but the shared tier (Redis) could not be "
+                + "told to drop the new value (\(unavailable.reason)): other instances may serve it. Retry once the "
+                + "disk has room."
+        }
     }
 
     /// GET and HEAD (the server drops the body of a HEAD answer).

@@ -5,7 +5,8 @@ extension UnifiedCacheManager {
     /// Raw API `PUT`: stores `body` under `key` for `ttl` (never served stale); `created` is false when a fresh
     /// value was replaced. With a second tier the put is acknowledged only once that tier has written it: until
     /// then readers see the previous value, and when the tier cannot write it (full or read-only disk, I/O error)
-    /// it throws `PutError.notStored` and the key is left in no tier (the tier dropped its previous file too).
+    /// it throws `PutError.notStored` and the key is removed from every tier (a previous file the tier could not
+    /// delete either, or a shared tier that cannot be asked, is the error's `leftover`).
     /// With a shared tier the value is written there first (which tells the fleet its older copies are gone);
     /// when it cannot be, `PutError.sharedTierUnavailable` and nothing is stored anywhere.
     public func put(
@@ -39,9 +40,11 @@ extension UnifiedCacheManager {
         }
         guard stored else {
             logger.warning("raw put refused: the disk tier could not write it", metadata: ["bytes": "\(body.count)"])
-            // Nothing may stay stored: the shared tier took it first.
-            if let shared { _ = try? await shared.invalidate(.key(key)) }
-            throw .notStored(reason: secondTier?.health() ?? "the disk tier could not write the entry")
+            // Nothing may stay stored: the shared tier took it first, and the tier may have kept its previous file.
+            var leftover = InvalidationFailures()
+            _ = await removed(KeyScope(kind: .key(key)), noting: &leftover)
+            let reason = secondTier?.health() ?? "the disk tier could not write the entry"
+            throw .notStored(reason: reason, leftover: leftover.incomplete)
         }
         logger.debug("raw put", metadata: ["key": "\(key)", "bytes": "\(body.count)"])
         return (!(replacedFresh || elsewhere), entry)

@@ -174,4 +174,53 @@ struct FullDiskTests {
             #expect(await restarted.stop() == 0)
         }
     }
+
+    /// A replacing PUT the read-only disk cannot write is 507, and the previous value's file, which it cannot delete
+    /// either, is named in the answer (a restart would serve it); the PUT retried, or a DELETE, once the disk is
+    /// writable again leaves no trace of it. A PUT of a new key, and a DELETE of a key never stored, say nothing of
+    /// a previous value (Linux's unlink says "read-only" before it finds no such file, once the file's folder exists:
+    /// the test makes every folder of the layout, `<data dir>/a/bc`, first).
+    @Test func aReplacingPutTheDiskCannotWriteNamesThePreviousFileAndItsRetryReplacesIt() async throws {
+        try await withService(Tmpfs.mount(size: "1m")) { disk in
+            let hex = Array("0123456789abcdef")
+            for first in hex {
+                for second in hex {
+                    for third in hex {
+                        try FileManager.default.createDirectory(
+                            atPath: "\(disk.path)/\(first)/\(second)\(third)", withIntermediateDirectories: true)
+                    }
+                }
+            }
+            let arguments = ["--data-dir", disk.path, "--disk-limit", "1GiB", "--admin-token", Self.token]
+            let service = try await ExecutableTests.Service.start(arguments)
+            let port = try #require(service.port, "no start-up line in: \(service.log)")
+            for key in ["ro:put", "ro:delete"] {
+                #expect(try await Self.put(port: port, key: key, token: Self.token) == 201)
+            }
+
+            #expect(await disk.remount(readOnly: true))
+            for key in ["ro:put", "ro:delete"] {
+                let refused = try await Self.send(port: port, .PUT, key: key, body: Array("new".utf8))
+                #expect(refused.status == 507)
+                let detail = String(decoding: refused.body, as: UTF8.self)
+                #expect(detail.contains("Nor could it delete the previous value's file"), "\(detail)")
+                #expect(try await Self.send(port: port, .GET, key: key).status == 404)
+            }
+            let fresh = try await Self.send(port: port, .PUT, key: "ro:new", body: Array("new".utf8))
+            #expect(fresh.status == 507)
+            #expect(String(decoding: fresh.body, as: UTF8.self).contains("Nothing is kept under this key"))
+            #expect(try await Self.send(port: port, .DELETE, key: "ro:never-stored").status == 404)
+
+            #expect(await disk.remount(readOnly: false))
+            #expect(try await Self.send(port: port, .PUT, key: "ro:put", body: Array("new".utf8)).status == 201)
+            #expect(try await Self.send(port: port, .DELETE, key: "ro:delete").status == 404)
+            await service.killAndWait()
+
+            var restarted = try await ExecutableTests.Service.start(arguments)
+            let newPort = try #require(restarted.port, "no start-up line in: \(restarted.log)")
+            #expect(try await Self.send(port: newPort, .GET, key: "ro:put").body == Array("new".utf8))
+            #expect(try await Self.send(port: newPort, .GET, key: "ro:delete").status == 404)
+            #expect(await restarted.stop() == 0)
+        }
+    }
 }
