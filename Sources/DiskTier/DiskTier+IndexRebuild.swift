@@ -15,7 +15,9 @@ extension DiskTier {
 
     private func rebuildIndex() async {
         let started = elapsed.now()
-        let scanner = IndexScanner(fileSystem: fileSystem, layout: layout, ownTemporaryPrefix: temporaryPrefix)
+        let scanner = IndexScanner(
+            fileSystem: fileSystem, layout: layout, ownTemporaryPrefix: temporaryPrefix,
+            acceptsPlaintext: codec.acceptsPlaintext)
         // The walk blocks on file I/O for a while: a queue of its own, neither the pool nor this actor's.
         let result = await Blocking.run(label: "unicache.disk-index-scan") { scanner.scan() }
         let (corrupt, undecryptable) = merge(result, scanner: scanner)
@@ -37,8 +39,8 @@ extension DiskTier {
 
     /// Adds what the scan found, least recently written as least recently used. Keys this instance already
     /// touched are skipped (its view is newer); doubtful files are checked again here, where no store can
-    /// interleave, and deleted if they still do not verify (or, sealed under another entry's name, still do not
-    /// open). Returns the numbers of corrupt and of undecryptable files deleted.
+    /// interleave, and deleted if they still do not verify (or still do not open: sealed under another entry's name,
+    /// or plaintext the key ring refuses). Returns the numbers of corrupt and of undecryptable files deleted.
     private func merge(_ result: IndexScanner.Result, scanner: IndexScanner) -> (corrupt: Int, undecryptable: Int) {
         let now = clock.now()
         var expired: [String] = []
@@ -54,7 +56,7 @@ extension DiskTier {
         }
         for key in expired { delete(key) }
         let corrupt = deleteDoubtful(result.suspect, still: .suspect, scanner: scanner)
-        let undecryptable = deleteDoubtful(result.misplacedSealed, still: .misplacedSealed, scanner: scanner)
+        let undecryptable = deleteDoubtful(result.undecryptable, still: .undecryptable, scanner: scanner)
         if corrupt > 0 {
             counters.addCorrupt(corrupt)
             logger.warning("disk tier: corrupt files deleted at start-up", metadata: ["count": "\(corrupt)"])
@@ -62,7 +64,7 @@ extension DiskTier {
         if undecryptable > 0 {
             counters.addUndecryptable(undecryptable)
             logger.warning(
-                "disk tier: sealed files under another entry's name deleted at start-up",
+                "disk tier: files that do not open (sealed under another entry's name, or plaintext) deleted at start-up",
                 metadata: ["count": "\(undecryptable)"])
         }
         return (corrupt, undecryptable)
@@ -85,10 +87,10 @@ extension DiskTier {
 }
 
 extension IndexScanner.Outcome {
-    /// Whether both are `.suspect`, or both `.misplacedSealed`.
+    /// Whether both are `.suspect`, or both `.undecryptable`.
     fileprivate func isSame(as other: Self) -> Bool {
         switch (self, other) {
-        case (.suspect, .suspect), (.misplacedSealed, .misplacedSealed): true
+        case (.suspect, .suspect), (.undecryptable, .undecryptable): true
         default: false
         }
     }

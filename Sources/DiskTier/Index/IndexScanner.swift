@@ -15,8 +15,9 @@ struct IndexScanner: Sendable {
         var found: [Found] = []
         /// Paths of entry files whose header or size did not verify.
         var suspect: [String] = []
-        /// Paths of sealed files under another entry's name (moved): undecryptable, as a read finds them (§9.2).
-        var misplacedSealed: [String] = []
+        /// Paths of files that do not open, as a read finds them (§9.2): sealed under another entry's name (moved),
+        /// or plaintext where the key ring refuses it.
+        var undecryptable: [String] = []
         var temporaryFilesSwept = 0
         var readErrors: [FileSystemError] = []
     }
@@ -25,6 +26,8 @@ struct IndexScanner: Sendable {
     let layout: DiskLayout
     /// Temporary files with this prefix belong to the running instance and are left alone.
     let ownTemporaryPrefix: String
+    /// Whether a plaintext entry opens (`EntryCodec.acceptsPlaintext`): not with a key ring, outside a migration.
+    let acceptsPlaintext: Bool
 
     func scan() -> Result {
         var result = Result()
@@ -62,7 +65,7 @@ struct IndexScanner: Sendable {
         switch inspect(path, named: name) {
         case .found(let found): result.found.append(found)
         case .suspect: result.suspect.append(path)
-        case .misplacedSealed: result.misplacedSealed.append(path)
+        case .undecryptable: result.undecryptable.append(path)
         case .gone: break  // Removed by the running tier since the listing: nothing to index.
         case .failed(let error): result.readErrors.append(error)
         }
@@ -71,8 +74,9 @@ struct IndexScanner: Sendable {
     enum Outcome: Sendable {
         case found(Found)
         case suspect
-        /// A sealed file whose header names another key than its file name's: it was moved, and does not open.
-        case misplacedSealed
+        /// A file that does not open: sealed, with a header that names another key than its file name's (it was moved),
+        /// or plaintext where the key ring refuses it (it needs no secret to forge).
+        case undecryptable
         case gone
         case failed(FileSystemError)
     }
@@ -85,8 +89,9 @@ struct IndexScanner: Sendable {
             if header.permissions & 0o077 != 0 { fileSystem.restrictAccess(path) }
             // The key first, as a read checks it: a sealed value under another key's name is undecryptable.
             guard DiskLayout.fileName(for: header.header.metadata.key) == name else {
-                return header.header.isSealed ? .misplacedSealed : .suspect
+                return header.header.isSealed ? .undecryptable : .suspect
             }
+            guard header.header.isSealed || acceptsPlaintext else { return .undecryptable }
             guard header.size == header.header.fileSize else { return .suspect }
             let entry = IndexedEntry(metadata: header.header.metadata, fileSize: header.size)
             return .found(Found(entry: entry, modified: header.modified))
