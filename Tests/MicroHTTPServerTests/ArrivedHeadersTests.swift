@@ -10,7 +10,9 @@ import Testing
         var arrived = ArrivedHeaders()
         for (name, value) in fields {
             // The name followed by more bytes, as in MHD's buffer: only `count` of them are read.
-            (name + "XYZ").withCString { arrived.note($0, name.utf8.count, value: value) }
+            (name + "XYZ").withCString { raw in
+                Array(value.utf8).withUnsafeBytes { arrived.note(raw, name.utf8.count, value: value, bytes: $0) }
+            }
             arrived.headers.add(name: name, value: value)
         }
         return arrived
@@ -48,15 +50,30 @@ import Testing
             #expect(RequestFraming.problem(for: noted, isHTTP11: false, maxBodyBytes: 10)?.status == 400)
         }
         // Every byte, one at a time: exactly the 77 of tchar pass.
-        let passing = (0...255).filter { byte in
-            var name = [CChar(bitPattern: UInt8(byte))]
-            return ArrivedHeaders.isToken(&name, 1)
-        }
-        #expect(passing.count == 77)
-        #expect(passing.allSatisfy { byte in
-            let scalar = Unicode.Scalar(UInt8(byte))
-            return ("0"..."9").contains(Character(scalar)) || "!#$%&'*+-.^_`|~".unicodeScalars.contains(scalar)
-                || ("a"..."z").contains(Character(scalar)) || ("A"..."Z").contains(Character(scalar))
-        })
+        #expect(Self.bytesAccepted(by: ArrivedHeaders.isToken) == Self.alphanumerics.union("!#$%&'*+-.^_`|~".utf8))
     }
+
+    /// A Host value is a host name, an IPv4 address or an IP literal, with an optional port: RFC 3986's unreserved and
+    /// sub-delims bytes, `%`, `:`, `[` and `]`, or nothing; a value with any other byte is a 400.
+    @Test func aHostValueWithAByteNoHostHasIsRefused() {
+        for value in ["", "127.0.0.1:8080", "[::1]:80", "[v1.fe80::a+en1]", "xn--bcher-kva.example", "a%20b", "h_1~x"] {
+            let noted = arrived([("Host", value)])
+            #expect(!noted.invalidHost && RequestFraming.problem(for: noted, isHTTP11: true, maxBodyBytes: 10) == nil)
+        }
+        for value in ["a b", "a/b", "u@h", "h?x", "h#x", "h\\x", "h\"x", "<h>", "h{1}", "h|x", "h^x", "h`x", "h\u{7F}",
+                      "h\u{01}", "bücher"] {
+            let noted = arrived([("Host", value)])
+            #expect(noted.invalidHost, "\(value)")
+            #expect(RequestFraming.problem(for: noted, isHTTP11: true, maxBodyBytes: 10)?.status == 400)
+        }
+        // Every byte, one at a time: exactly the 81 of host and port pass.
+        #expect(Self.bytesAccepted(by: ArrivedHeaders.isHost) == Self.alphanumerics.union("-._~!$&'()*+,;=%:[]".utf8))
+    }
+
+    /// The bytes `check` accepts alone, each of the 256 tried.
+    private static func bytesAccepted(by check: (UnsafeRawBufferPointer) -> Bool) -> Set<UInt8> {
+        Set((0...255).map(UInt8.init).filter { byte in [byte].withUnsafeBytes(check) })
+    }
+
+    private static let alphanumerics = Set("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ".utf8)
 }

@@ -149,6 +149,24 @@ import Testing
         }
     }
 
+    /// RFC 9112 section 3.2: a Host value that is no host (and optional port) is a 400; names, IPv4, IPv6 literals,
+    /// ports and an empty value are served.
+    @Test func aHostValueThatIsNoHostIs400AndClose() async throws {
+        try await withLiveServer(router: Self.router()) { port, _ in
+            for host in ["a b", "a/b", "user@h", "h?x", "h#x", "h\\x", "h\u{7F}", "bücher.example"] {
+                let request = "POST /upload HTTP/1.1\r\nHost: \(host)\r\nContent-Length: 0\r\n\r\n"
+                let response = try await RawHTTPClient.exchange(port: port, request, checkClosed: true)
+                #expect(response.status == 400, "\(host)")
+                #expect(response.headers["Content-Type"] == "application/problem+json")
+                #expect(response.closed)
+            }
+            for host in ["127.0.0.1:8080", "[::1]:80", "Cache.example", "xn--bcher-kva.example", "h_1~x", ""] {
+                let request = "POST /upload HTTP/1.1\r\nHost: \(host)\r\nContent-Length: 0\r\n\r\n"
+                #expect(try await RawHTTPClient.exchange(port: port, request).status == 200, "\(host)")
+            }
+        }
+    }
+
     @Test func identicalDuplicateContentLengthIsAccepted() async throws {
         let response = try await answer(
             to: "POST /upload HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello",

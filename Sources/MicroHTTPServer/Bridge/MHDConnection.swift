@@ -79,11 +79,10 @@ enum MHDConnection {
                 guard let cls, let key else { return .YES }
                 let arrived = cls.assumingMemoryBound(to: ArrivedHeaders.self)
                 let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
-                let text = value.map { value in
-                    let count = MHDConnection.trimmedCount(value, valueSize)
-                    return String(decoding: UnsafeRawBufferPointer(start: value, count: count), as: UTF8.self)
-                } ?? ""
-                arrived.pointee.note(key, keySize, value: text)
+                let count = value.map { MHDConnection.trimmedCount($0, valueSize) } ?? 0
+                let bytes = UnsafeRawBufferPointer(start: value, count: count)
+                let text = String(decoding: bytes, as: UTF8.self)
+                arrived.pointee.note(key, keySize, value: text, bytes: bytes)
                 arrived.pointee.headers.add(name: name, value: text)
                 return .YES
             }, pointer)

@@ -2,14 +2,18 @@ import HTTPRouting
 
 /// Request framing checks libmicrohttpd 0.9.75 does not make (contract §2), or makes with an HTML answer.
 enum RequestFraming {
-    /// 400 (close) for a field name that is not a token, an HTTP/1.1 request without `Host` or with two, differing
-    /// duplicate `Content-Length`, `Transfer-Encoding` twice or with `Content-Length`; 501 (close) for a coding other
-    /// than `chunked` (which libmicrohttpd would take as a body lasting until the connection closes); 413 (close) for
-    /// a declared body over the limit; nil when the request may proceed. One pass over the headers, none for a request
-    /// that carries neither framing header (most: a `GET`), where only the `Host` rule applies.
+    /// 400 (close) for a field name that is not a token, an HTTP/1.1 request without `Host`, with two or with a value
+    /// that is no host, differing duplicate `Content-Length`, `Transfer-Encoding` twice or with `Content-Length`; 501
+    /// (close) for a coding other than `chunked` (which libmicrohttpd would take as a body lasting until the connection
+    /// closes); 413 (close) for a declared body over the limit; nil when the request may proceed. One pass over the
+    /// headers, none for a request that carries neither framing header (most: a `GET`), where only the `Host` rules
+    /// apply.
     static func problem(for arrived: ArrivedHeaders, isHTTP11: Bool, maxBodyBytes: Int) -> Problem? {
         if arrived.invalidName { return .invalidFieldName }
         if arrived.repeatedHost { return .badFraming(detail: "The request has more than one Host header.") }
+        if arrived.invalidHost {
+            return .badFraming(detail: "The Host header is not a host name or address with an optional port.")
+        }
         guard arrived.hasFraming else { return isHTTP11 && !arrived.hasHost ? .missingHost : nil }
         return problem(for: arrived.headers, isHTTP11: isHTTP11, maxBodyBytes: maxBodyBytes)
     }
