@@ -574,7 +574,8 @@ paths:
       summary: Store a body (at most 1 MiB) under a key.
       description: |
         The body is stored with its `Content-Type` (`application/octet-stream` when absent) and namespace `raw`.
-        TTL from `?ttl=`, else `Cache-Control: max-age=N`, else 24 h; at most 100 years. Acknowledged only once written to the disk tier
+        TTL from `?ttl=`, else `Cache-Control: max-age=N`, else 24 h; at most 100 years (a longer one, or a number too
+        large to hold, is cut to it). Acknowledged only once written to the disk tier
         (when it is enabled), so it survives a crash of the process; until then readers still see the previous
         value. When the disk tier cannot write it (full, read-only, I/O error) the answer is 507 and nothing is
         stored under the key in any tier (a previous value is removed too; when the disk cannot delete its file

@@ -59,7 +59,7 @@ extension ValueFormat where Value == Duration {
     static func duration(example: String, aboveZero: Bool) -> Self {
         ValueFormat(
             kind: "a duration", form: "use a whole number with ms, s, m, h or d, e.g. \(example)",
-            parse: ValueSyntax.duration, constraint: aboveZero ? ("above zero", { $0 > .zero }) : nil)
+            parse: { ValueSyntax.duration($0) }, constraint: aboveZero ? ("above zero", { $0 > .zero }) : nil)
     }
 }
 

@@ -18,10 +18,12 @@ public enum ValueSyntax {
         return overflow ? nil : bytes
     }
 
-    /// A whole number with `ms`, `s`, `m`, `h` or `d`, e.g. `250ms`, `90s`, `30d`; `nil` otherwise or on overflow.
-    public static func duration(_ text: String) -> Duration? {
+    /// A whole number with `ms`, `s`, `m`, `h` or `d`, e.g. `250ms`, `90s`, `30d`; `nil` otherwise, and on overflow
+    /// unless `saturating` (then a number too large to hold is the longest duration a second count holds, as RFC
+    /// 9111's delta-seconds is: a TTL that is cut anyway).
+    public static func duration(_ text: String, saturating: Bool = false) -> Duration? {
         let (digits, unit) = split(text)
-        guard let number = wholeNumber(digits) else { return nil }
+        guard isDigits(digits), let number = Int(digits) ?? (saturating ? .max : nil) else { return nil }
         let secondsPerUnit: Int
         switch unit {
         case "ms": return .milliseconds(number)
@@ -32,7 +34,8 @@ public enum ValueSyntax {
         default: return nil
         }
         let (seconds, overflow) = number.multipliedReportingOverflow(by: secondsPerUnit)
-        return overflow ? nil : .seconds(seconds)
+        guard overflow else { return .seconds(seconds) }
+        return saturating ? .seconds(Int.max) : nil
     }
 
     /// Only ASCII digits (no sign, no spaces), fitting an `Int`.

@@ -151,7 +151,8 @@ struct RawCacheRoutes: Sendable {
     /// is refused, as a flag's duration is.
     static func ttl(_ request: Request) throws(Problem) -> Duration {
         if let text = request.query.first("ttl") {
-            guard let duration = ValueSyntax.duration(text), duration > .zero else {
+            // As `max-age`'s: a number too large to hold is the longest TTL, not an error.
+            guard let duration = ValueSyntax.duration(text, saturating: true), duration > .zero else {
                 throw Problem.invalidInput(InputError(parameter: "ttl", expected: "a positive duration such as 90s, 10m, 24h or 30d"))
             }
             return min(maximumTTL, duration)

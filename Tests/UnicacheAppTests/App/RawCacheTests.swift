@@ -46,8 +46,14 @@ import Testing
             let put = try await h.send(.put, "/v1/cache/long\(index)", headers: [("Cache-Control", "max-age=\(value)")], body: "x", admin: true)
             #expect(put.status == 201, "\(value)")
         }
+        // `?ttl=` alike: a number too large to hold, in any unit, is the longest TTL.
+        let tooLarge = ["99999999999999999999999999s", "106751991167301d", "9223372036854775808ms"]
+        for (index, value) in tooLarge.enumerated() {
+            let put = try await h.send(.put, "/v1/cache/long\(index + 3)?ttl=\(value)", body: "x", admin: true)
+            #expect(put.status == 201, "\(value)")
+        }
         h.clock.advance(by: 99 * 365 * 86400)
-        for index in 0..<3 {
+        for index in 0..<6 {
             #expect(try await h.send(.get, "/v1/cache/long\(index)", admin: true).status == 200)
         }
         for value in ["+5", "-5", "0", "5s", " ", "0x10", "1e3"] {

@@ -35,6 +35,17 @@ import UnicacheApp
         #expect(ValueSyntax.duration(text) == nil)
     }
 
+    /// Saturating, a number too large to hold is the longest duration; anything else that is no duration stays nil.
+    @Test func saturatingDurations() {
+        #expect(ValueSyntax.duration("99999999999999999999s", saturating: true) == .seconds(Int.max))
+        #expect(ValueSyntax.duration("106751991167301d", saturating: true) == .seconds(Int.max))
+        #expect(ValueSyntax.duration("9223372036854775808ms", saturating: true) == .milliseconds(Int.max))
+        #expect(ValueSyntax.duration("90s", saturating: true) == .seconds(90))
+        for text in ["", "-5s", "1.5s", "99999999999999999999", "99999999999999999999w"] {
+            #expect(ValueSyntax.duration(text, saturating: true) == nil, "\(text)")
+        }
+    }
+
     @Test(arguments: [
         (Duration.milliseconds(200), "200ms"), (.seconds(30), "30s"), (.seconds(90), "90s"), (.seconds(600), "10m"),
         (.seconds(7200), "2h"), (.seconds(86400 * 7), "7d"), (.zero, "0ms"), (.milliseconds(1500), "1500ms"),
