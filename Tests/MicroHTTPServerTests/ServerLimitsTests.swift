@@ -214,7 +214,7 @@ import Testing
         let release = Latch()
         var router = Router()
         router.getHeld("/hold", started: started, until: release)
-        try await withLiveServer(.test(maxPendingRequests: 1), router: router) { port, _ in
+        try await withLiveServer(.test(maxPendingRequests: 1), router: router) { port, server in
             async let first = RawHTTPClient.get(port: port, "/hold")
             await started.wait(for: 1)
             let second = try await RawHTTPClient.get(port: port, "/hold")
@@ -223,7 +223,9 @@ import Testing
             #expect(second.headers["Content-Type"] == "application/problem+json")
             release.open()
             #expect(try await first.status == 200)
-            // The slot is free again.
+            // The slot is free again: freed just after the answer was handed over (so that shutdown waits for the
+            // answer), which the client may read first.
+            await waitUntil("the first request's slot is freed") { server.core.pending.count == 0 }
             let third = try await RawHTTPClient.get(port: port, "/hold")
             #expect(third.status == 200)
         }
