@@ -117,6 +117,23 @@ struct ExecutableTests {
             self.port = port
         }
 
+        /// Reads the log on until it holds `text` (a line the service writes later than its start-up line, such as
+        /// the disk tier's "disk tier index rebuilt"); false if the service ended first.
+        mutating func waitForLog(_ text: String) async -> Bool {
+            let (standardError, read) = (self.standardError, self.log)
+            let found = await onThread { () -> (String, Bool) in
+                var log = read
+                while !log.contains(text) {
+                    let chunk = standardError.availableData
+                    if chunk.isEmpty { return (log, false) }
+                    log += String(decoding: chunk, as: UTF8.self)
+                }
+                return (log, true)
+            }
+            self.log = found.0
+            return found.1
+        }
+
         /// SIGTERM, then the rest of the log; returns the exit status.
         mutating func stop() async -> Int32 {
             let (process, standardError) = (self.process, self.standardError)

@@ -19,16 +19,21 @@ struct Tmpfs: StoppableService {
 
     static func mount(size: String) async throws -> Tmpfs {
         let folder = try TemporaryFolder("unicache-tmpfs")
-        guard await run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", folder.path]) == 0 else {
+        guard await run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size),noatime", "tmpfs", folder.path]) == 0 else {
             folder.remove()
             throw CocoaError(.fileWriteNoPermission)
         }
         return Tmpfs(folder: folder)
     }
 
-    /// `mount -o remount,ro` (or `rw`): a data dir that turns read-only under a running service.
-    func remount(readOnly: Bool) async -> Bool {
-        await Self.run("/bin/mount", ["-o", "remount,\(readOnly ? "ro" : "rw")", path]) == 0
+    /// `mount -o remount,ro` (or `rw`): a data dir that turns read-only under a running service. Nil when done, or
+    /// what `mount` said. Linux refuses a read-only remount ("busy") while anything writes to the mount, an atime
+    /// update too: the tmpfs is `noatime`, and a test waits for the service's start-up scan to end first.
+    func remount(readOnly: Bool) async -> String? {
+        let done = try? await ChildProcess.run(
+            URL(fileURLWithPath: "/bin/mount"), ["-o", "remount,\(readOnly ? "ro" : "rw")", path])
+        guard let done else { return "mount did not run" }
+        return done.status == 0 ? nil : done.standardError
     }
 
     func stop() async {
@@ -148,11 +153,12 @@ struct FullDiskTests {
         try await withService(Tmpfs.mount(size: "1m")) { disk in
             let arguments = ["--data-dir", disk.path, "--disk-limit", "1GiB", "--admin-token", Self.token]
             let keys = ["ro:a", "ro:b", "ro:c"]
-            let service = try await ExecutableTests.Service.start(arguments)
+            var service = try await ExecutableTests.Service.start(arguments)
             let port = try #require(service.port, "no start-up line in: \(service.log)")
+            #expect(await service.waitForLog("disk tier index rebuilt"), "\(service.log)")
             for key in keys { #expect(try await Self.put(port: port, key: key, token: Self.token) == 201) }
 
-            #expect(await disk.remount(readOnly: true))
+            #expect(await disk.remount(readOnly: true) == nil)
             let one = try await Self.send(port: port, .DELETE, key: "ro:a")
             #expect(one.status == 503)
             #expect(one.contentType == "application/problem+json")
@@ -162,7 +168,7 @@ struct FullDiskTests {
             #expect(many.status == 503)
             for key in keys { #expect(try await Self.send(port: port, .GET, key: key).status == 404) }
 
-            #expect(await disk.remount(readOnly: false))
+            #expect(await disk.remount(readOnly: false) == nil)
             let retried = try await Self.deleteMany(port: port, "prefix=ro:")
             #expect(retried.status == 200)
             #expect(String(decoding: retried.body, as: UTF8.self) == #"{"invalidated":3}"#)
@@ -192,13 +198,14 @@ struct FullDiskTests {
                 }
             }
             let arguments = ["--data-dir", disk.path, "--disk-limit", "1GiB", "--admin-token", Self.token]
-            let service = try await ExecutableTests.Service.start(arguments)
+            var service = try await ExecutableTests.Service.start(arguments)
             let port = try #require(service.port, "no start-up line in: \(service.log)")
+            #expect(await service.waitForLog("disk tier index rebuilt"), "\(service.log)")
             for key in ["ro:put", "ro:delete"] {
                 #expect(try await Self.put(port: port, key: key, token: Self.token) == 201)
             }
 
-            #expect(await disk.remount(readOnly: true))
+            #expect(await disk.remount(readOnly: true) == nil)
             for key in ["ro:put", "ro:delete"] {
                 let refused = try await Self.send(port: port, .PUT, key: key, body: Array("new".utf8))
                 #expect(refused.status == 507)
@@ -211,7 +218,7 @@ struct FullDiskTests {
             #expect(String(decoding: fresh.body, as: UTF8.self).contains("Nothing is kept under this key"))
             #expect(try await Self.send(port: port, .DELETE, key: "ro:never-stored").status == 404)
 
-            #expect(await disk.remount(readOnly: false))
+            #expect(await disk.remount(readOnly: false) == nil)
             #expect(try await Self.send(port: port, .PUT, key: "ro:put", body: Array("new".utf8)).status == 201)
             #expect(try await Self.send(port: port, .DELETE, key: "ro:delete").status == 404)
             await service.killAndWait()
