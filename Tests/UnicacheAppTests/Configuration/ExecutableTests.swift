@@ -103,33 +103,35 @@ struct ExecutableTests {
             process.standardOutput = FileHandle.nullDevice
             try process.run()
             standardError = error.fileHandleForReading
-            var log = ""
-            var port: Int?
-            while port == nil {
-                let chunk = standardError.availableData
-                if chunk.isEmpty { break }
-                log += String(decoding: chunk, as: UTF8.self)
-                if let range = log.range(of: #"listening on https?://127\.0\.0\.1:[0-9]+"#, options: .regularExpression) {
-                    port = Int(log[range].split(separator: ":").last ?? "")
-                }
+            let startUpLine = #"listening on https?://127\.0\.0\.1:[0-9]+"#
+            let (log, _) = Self.read(standardError, after: "") {
+                $0.range(of: startUpLine, options: .regularExpression) != nil
             }
             self.log = log
-            self.port = port
+            port = log.range(of: startUpLine, options: .regularExpression).flatMap {
+                Int(log[$0].split(separator: ":").last ?? "")
+            }
+        }
+
+        /// `log` and what `standardError` gives after it, read until `done` holds of the whole (true) or the
+        /// service's standard error ends (false). Blocks: call it on a thread of its own.
+        private static func read(
+            _ standardError: FileHandle, after log: String, until done: (String) -> Bool
+        ) -> (String, Bool) {
+            var log = log
+            while !done(log) {
+                let chunk = standardError.availableData
+                if chunk.isEmpty { return (log, false) }
+                log += String(decoding: chunk, as: UTF8.self)
+            }
+            return (log, true)
         }
 
         /// Reads the log on until it holds `text` (a line the service writes later than its start-up line, such as
         /// the disk tier's "disk tier index rebuilt"); false if the service ended first.
         mutating func waitForLog(_ text: String) async -> Bool {
             let (standardError, read) = (self.standardError, self.log)
-            let found = await onThread { () -> (String, Bool) in
-                var log = read
-                while !log.contains(text) {
-                    let chunk = standardError.availableData
-                    if chunk.isEmpty { return (log, false) }
-                    log += String(decoding: chunk, as: UTF8.self)
-                }
-                return (log, true)
-            }
+            let found = await onThread { Self.read(standardError, after: read) { $0.contains(text) } }
             self.log = found.0
             return found.1
         }

@@ -19,7 +19,7 @@ struct Tmpfs: StoppableService {
 
     static func mount(size: String) async throws -> Tmpfs {
         let folder = try TemporaryFolder("unicache-tmpfs")
-        guard await run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size),noatime", "tmpfs", folder.path]) == 0 else {
+        guard await run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size),noatime", "tmpfs", folder.path]) == nil else {
             folder.remove()
             throw CocoaError(.fileWriteNoPermission)
         }
@@ -30,10 +30,7 @@ struct Tmpfs: StoppableService {
     /// what `mount` said. Linux refuses a read-only remount ("busy") while anything writes to the mount, an atime
     /// update too: the tmpfs is `noatime`, and a test waits for the service's start-up scan to end first.
     func remount(readOnly: Bool) async -> String? {
-        let done = try? await ChildProcess.run(
-            URL(fileURLWithPath: "/bin/mount"), ["-o", "remount,\(readOnly ? "ro" : "rw")", path])
-        guard let done else { return "mount did not run" }
-        return done.status == 0 ? nil : done.standardError
+        await Self.run("/bin/mount", ["-o", "remount,\(readOnly ? "ro" : "rw")", path])
     }
 
     func stop() async {
@@ -41,8 +38,12 @@ struct Tmpfs: StoppableService {
         folder.remove()
     }
 
-    private static func run(_ tool: String, _ arguments: [String]) async -> Int32 {
-        (try? await ChildProcess.run(URL(fileURLWithPath: tool), arguments))?.status ?? -1
+    /// Nil when `tool` exits 0, else what it said on standard error.
+    private static func run(_ tool: String, _ arguments: [String]) async -> String? {
+        guard let done = try? await ChildProcess.run(URL(fileURLWithPath: tool), arguments) else {
+            return "\(tool) did not run"
+        }
+        return done.status == 0 ? nil : done.standardError
     }
 }
 
