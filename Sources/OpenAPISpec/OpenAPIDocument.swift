@@ -373,7 +373,8 @@ paths:
       description: |
         `question.answered` → `subscription`, `progress.*`; `subscription.purchased`, `subscription.updated`,
         `trial.started` → `subscription`; `activity.created` → `activities`; `health.synced` → `health.today`,
-        `health.metrics`. An unknown type answers 400 listing the known ones.
+        `health.metrics`. An unknown type answers 400 listing the known ones; a body that names a member twice
+        (`{"type": "a", "type": "b"}`, at any depth) answers 400 `invalid-body` and invalidates nothing.
       security:
         - bearerAuth: []
       requestBody:
@@ -580,7 +581,8 @@ paths:
         value. When the disk tier cannot write it (full, read-only, I/O error) the answer is 507 and nothing is
         stored under the key in any tier (a previous value is removed too; when the disk cannot delete its file
         either, the detail says so: this instance no longer serves it, a restart would). A body over 1 MiB is 413.
-        A key that a read-through route owns is 409 (see that answer).
+        A key that a read-through route owns is 409 (see that answer). A body in a content coding
+        (`Content-Encoding` other than `identity`) is 415.
       security:
         - bearerAuth: []
       parameters:
@@ -597,7 +599,8 @@ paths:
           required: false
           description: >-
             `max-age=N` (a positive whole number of seconds; one too large to hold is the longest TTL, as RFC 9111
-            reads it) sets the TTL unless `?ttl=` does; other directives are ignored.
+            reads it; `max-age="N"`, the quoted form, alike) sets the TTL unless `?ttl=` does; other directives are
+            ignored.
           schema:
             type: string
             examples: ['max-age=3600']
@@ -645,6 +648,19 @@ paths:
               schema: {$ref: '#/components/schemas/Problem'}
         '413': {$ref: '#/components/responses/PayloadTooLarge'}
         '414': {$ref: '#/components/responses/URITooLong'}
+        '415':
+          description: |
+            The body has a content coding (`Content-Encoding: gzip`, any but `identity`): the raw cache would store it
+            and serve it back without that header. Send it unencoded, or store compressed bytes under their own media
+            type (`Content-Type: application/gzip`). Problem type ending `unsupported-content-coding`.
+          headers:
+            X-Request-ID: {$ref: '#/components/headers/RequestID'}
+            Accept-Encoding:
+              description: '`identity`: the only coding a raw PUT takes.'
+              schema: {type: string, const: identity}
+          content:
+            application/problem+json:
+              schema: {$ref: '#/components/schemas/Problem'}
         '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
         '507':
           description: The disk tier could not write the entry (full, read-only, I/O error); nothing was stored.

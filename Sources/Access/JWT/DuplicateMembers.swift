@@ -4,9 +4,9 @@
 /// libraries keep the last: two verifiers would read one token two ways. This scan runs over the bytes before
 /// they are decoded and compares names after their escapes are undone (`"\u006bid"` is `"kid"`).
 /// It only looks for repeated names: a text that is not JSON at all is left to the decoder to refuse.
-enum DuplicateMembers {
+package enum DuplicateMembers {
     /// True when some object in `bytes` names a member twice, or when the text is too broken to tell.
-    static func found(in bytes: some Collection<UInt8>) -> Bool {
+    package static func found(in bytes: some Collection<UInt8>) -> Bool {
         var scanner = Scanner(bytes: Array(bytes))
         return !scanner.valueHasUniqueMembers(depth: 0)
     }

@@ -1,3 +1,4 @@
+import Access
 import Foundation
 import HTTPRouting
 import Settings
@@ -23,11 +24,15 @@ struct AdminRoutes: Sendable {
 
     func events(_ request: Request) async throws(Problem) -> Response {
         let user = try Self.user(request)
-        guard let object = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any],
+        // A member named twice (`{"type": "a", "type": "b"}`) has no one reading (RFC 8259 section 4): refused, as a
+        // token's repeated claim is, rather than acting on whichever of the two a parser keeps.
+        guard !DuplicateMembers.found(in: request.body),
+            let object = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any],
             let type = object["type"] as? String
         else {
             throw Problem.badRequest(
-                detail: #"The body must be a JSON object {"type": "..."}."#, type: Problem.typeURI("invalid-body"))
+                detail: #"The body must be a JSON object {"type": "..."} that names each member once, nested at most 32 deep."#,
+                type: Problem.typeURI("invalid-body"))
         }
         guard let namespaces = EventRules.namespaces(for: type) else {
             // The type is named back only when it is short: a body of up to 1 MiB must not come back whole.

@@ -25,6 +25,7 @@ struct RawCacheRoutes: Sendable {
     func put(_ request: Request) async throws(Problem) -> Response {
         let key = try Self.key(request)
         try Self.refuseOwned(key)
+        try Self.refuseContentCoding(request)
         let ttl = try Self.ttl(request)
         // An empty Content-Type says nothing: the body is stored as bytes, as without one.
         let contentType = request.headers["Content-Type"].flatMap { $0.isEmpty ? nil : $0 } ?? "application/octet-stream"
@@ -135,6 +136,22 @@ struct RawCacheRoutes: Sendable {
                 + "with \(ResourceTable.userKeys.prefixes.joined(separator: ", ")) followed by a user.")
     }
 
+    /// A body in a content coding (`Content-Encoding: gzip`) would be stored and served back without it, so a reader
+    /// would take gzip bytes for the media type: 415 with `Accept-Encoding: identity` (RFC 9110 section 15.5.16).
+    /// Compressed bytes are stored as a media type of their own (`Content-Type: application/gzip`).
+    static func refuseContentCoding(_ request: Request) throws(Problem) {
+        let codings = request.headers.values(for: "Content-Encoding").flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        guard codings.contains(where: { !$0.isEmpty && $0 != "identity" }) else { return }
+        var headers = HTTPHeaders()
+        headers.add(name: "Accept-Encoding", value: "identity")
+        throw Problem(
+            type: Problem.typeURI("unsupported-content-coding"), status: 415,
+            detail: "The raw cache stores a body as it is and serves it back without a Content-Encoding: send it "
+                + "unencoded, or store compressed bytes under their own media type (Content-Type: application/gzip).",
+            headers: headers)
+    }
+
     /// `?prefix=`: empty, or the characters of a key.
     static func prefix(_ request: Request) throws(Problem) -> String? {
         guard let prefix = request.query.first("prefix") else { return nil }
@@ -146,9 +163,9 @@ struct RawCacheRoutes: Sendable {
         }
     }
 
-    /// `?ttl=DURATION` wins over `Cache-Control: max-age=N`; the default is 24 h. Either is held to `maximumTTL`; a
-    /// `max-age` too large for an `Int` is the largest (RFC 9111), a `?ttl=` past what it can hold
-    /// is refused, as a flag's duration is.
+    /// `?ttl=DURATION` wins over `Cache-Control: max-age=N`; the default is 24 h. Either is held to `maximumTTL`, and
+    /// either, too large to hold, is that longest TTL (RFC 9111 delta-seconds). `max-age`'s quoted form
+    /// (`max-age="60"`) is read as its token form, as RFC 9111 section 5.2 asks of recipients.
     static func ttl(_ request: Request) throws(Problem) -> Duration {
         if let text = request.query.first("ttl") {
             // As `max-age`'s: a number too large to hold is the longest TTL, not an error.
@@ -161,13 +178,20 @@ struct RawCacheRoutes: Sendable {
             for directive in value.split(separator: ",") {
                 let parts = directive.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
                 guard parts.count == 2, parts[0].lowercased() == "max-age" else { continue }
-                guard let seconds = ValueSyntax.deltaSeconds(parts[1]), seconds > 0 else {
+                guard let seconds = ValueSyntax.deltaSeconds(Self.unquoted(parts[1])), seconds > 0 else {
                     throw Problem.invalidInput(InputError(parameter: "Cache-Control max-age", expected: "a positive whole number of seconds"))
                 }
                 return min(maximumTTL, .seconds(seconds))
             }
         }
         return defaultTTL
+    }
+
+    /// A directive's argument without the quotes of its quoted-string form (`"60"` → `60`).
+    static func unquoted(_ argument: String) -> Substring {
+        let quote = UInt8(ascii: "\"")
+        guard argument.utf8.count >= 2, argument.utf8.first == quote, argument.utf8.last == quote else { return argument[...] }
+        return argument.dropFirst().dropLast()
     }
 
     static func notStored(_ key: String) -> Problem {

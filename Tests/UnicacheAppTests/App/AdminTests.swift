@@ -68,6 +68,28 @@ import Testing
         #expect(huge.status == 400 && huge.body.count < 1_000, "\(huge.body.count)")
     }
 
+    /// An event body that names a member twice has no one reading (RFC 8259 section 4): 400, and nothing is
+    /// invalidated, whichever of the two a parser would keep; escaped spellings of one name are one name.
+    @Test func anEventThatNamesAMemberTwiceIsRefused() async throws {
+        let h = AppHarness()
+        _ = try await h.send(.get, "/v1/users/alice/subscription")
+        let bodies = [
+            #"{"type":"question.answered","type":"nope"}"#, #"{"type":"nope","type":"question.answered"}"#,
+            #"{"type":"question.answered","\u0074ype":"question.answered"}"#,
+            #"{"type":"question.answered","data":{"id":1,"id":2}}"#,
+            #"{"type":"question.answered","data":"# + String(repeating: "[", count: 40) + String(repeating: "]", count: 40) + "}",
+        ]
+        for body in bodies {
+            let answer = try await h.send(.post, "/v1/users/alice/events", body: body, admin: true)
+            #expect(answer.status == 400, "\(body)")
+            #expect(answer.json["type"] as? String == Problem.typeURI("invalid-body"), "\(body)")
+        }
+        #expect(try await h.send(.get, "/v1/users/alice/subscription").header("X-Cache") == "HIT")
+        // Other members, once each, are no matter.
+        let fine = #"{"type":"question.answered","data":{"id":1,"at":"2026-12-04"}}"#
+        #expect(try await h.send(.post, "/v1/users/alice/events", body: fine, admin: true).json["invalidated"] as? Int == 1)
+    }
+
     @Test func erasureRemovesOnlyThatUser() async throws {
         let h = AppHarness()
         for user in ["alice", "bob"] {

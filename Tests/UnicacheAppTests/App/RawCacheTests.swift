@@ -63,6 +63,39 @@ import Testing
         #expect(try await h.send(.get, "/v1/cache/bad", admin: true).status == 404)
     }
 
+    /// A body in a content coding would be served back without its `Content-Encoding`: 415 with
+    /// `Accept-Encoding: identity`, and nothing stored; `identity` (or an empty value) is no coding.
+    @Test func aBodyInAContentCodingIsRefused() async throws {
+        let h = AppHarness()
+        for coding in ["gzip", "br", "identity, gzip", "GZIP"] {
+            let put = try await h.send(.put, "/v1/cache/coded", headers: [("Content-Encoding", coding)], body: "x", admin: true)
+            #expect(put.status == 415, "\(coding)")
+            #expect(put.header("Accept-Encoding") == "identity", "\(coding)")
+            #expect(put.json["type"] as? String == Problem.typeURI("unsupported-content-coding"), "\(coding)")
+        }
+        #expect(try await h.send(.get, "/v1/cache/coded", admin: true).status == 404)
+        for coding in ["identity", "", " Identity "] {
+            let put = try await h.send(.put, "/v1/cache/plain", headers: [("Content-Encoding", coding)], body: "x", admin: true)
+            #expect(put.status == 201 || put.status == 200, "\(coding)")
+        }
+    }
+
+    /// RFC 9111 section 5.2: a recipient accepts a directive's argument in quoted-string form too, so
+    /// `max-age="60"` is a TTL of 60 s; quotes around nothing, or only one of them, are no number.
+    @Test func maxAgeInQuotedFormIsItsNumber() async throws {
+        let h = AppHarness()
+        let put = try await h.send(.put, "/v1/cache/quoted", headers: [("Cache-Control", #"max-age="60""#)], body: "x", admin: true)
+        #expect(put.status == 201)
+        h.clock.advance(by: 59)
+        #expect(try await h.send(.get, "/v1/cache/quoted", admin: true).status == 200)
+        h.clock.advance(by: 2)
+        #expect(try await h.send(.get, "/v1/cache/quoted", admin: true).status == 404)
+        for value in [#""""#, #"""#, #""60"#, #"60""#, #""6"0""#] {
+            let bad = try await h.send(.put, "/v1/cache/bad", headers: [("Cache-Control", "max-age=\(value)")], body: "x", admin: true)
+            #expect(bad.status == 400, "\(value)")
+        }
+    }
+
     /// A raw entry past its TTL is absent to every part of the raw API: not served, not listed, and its DELETE is 404
     /// (the copy still goes).
     @Test func anExpiredEntryIsAbsentToListingAndDelete() async throws {
