@@ -19,14 +19,18 @@ extension RedisEndpoint {
 extension RedisEndpoint.Address {
     /// Whether `host` is an IP address (v4 or v6) or a host name: dot-separated labels of ASCII letters, digits, `-`
     /// and `_` (container names have it), each 1–63 bytes and not starting or ending with `-`, 253 bytes in all, an
-    /// optional final dot. What a Sentinel names is input: a host outside this grammar (escape codes, spaces, control
+    /// optional final dot, the last label not all digits (RFC 1123 section 2.1: `999.1.1.1` or `1.2.3` is a mistyped
+    /// address, not a name). What a Sentinel names is input: a host outside this grammar (escape codes, spaces, control
     /// characters) is refused, so that nothing raw reaches a log line, `/stats` or a problem.
     public static func isValidHost(_ host: String) -> Bool {
         if (try? SocketAddress(ipAddress: host, port: 0)) != nil { return true }
         var name = Substring(host)
         if name.hasSuffix(".") { name = name.dropLast() }
         guard !name.isEmpty, name.utf8.count <= 253 else { return false }
-        return name.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { label in
+        let labels = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard let last = labels.last, !last.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+        else { return false }
+        return labels.allSatisfy { label in
             let bytes = label.utf8
             guard (1...63).contains(bytes.count), bytes.first != UInt8(ascii: "-"), bytes.last != UInt8(ascii: "-")
             else { return false }

@@ -1,5 +1,6 @@
 import JSONLogging
 import Logging
+import Redis
 import UnifiedCache
 
 /// How one setting's text becomes a value, and how to say what is accepted when it does not.
@@ -64,12 +65,12 @@ extension ValueFormat where Value == Duration {
 }
 
 extension ValueFormat where Value == String {
+    /// An IP address or a host name (`RedisEndpoint.Address.isValidHost`'s grammar): `999.1.1.1`, `[::1]` or `a b`
+    /// stop start-up here, naming the flag, rather than when the server binds.
     static var host: Self {
         ValueFormat(
             kind: "a bind address", form: "use an IP address or host name, e.g. 127.0.0.1 or 0.0.0.0",
-            parse: { text in
-                text.isEmpty || text.unicodeScalars.contains { $0.properties.isWhitespace || $0 == "/" } ? nil : text
-            })
+            parse: { text in RedisEndpoint.Address.isValidHost(text) ? text : nil })
     }
 
     static var directory: Self {

@@ -114,7 +114,14 @@ public struct UnicacheService: Sendable {
         logger.info("unicache \(UnicacheVersion.current)", metadata: configuration.sourcesMetadata)
         // The server binds (and logs `listening on …`) inside the group, after the group has trapped
         // SIGTERM/SIGINT: a signal right after the start-up line is a graceful shutdown, never a kill.
-        try await service.serviceGroup(stopsOnSignals: true).run()
+        do {
+            try await service.serviceGroup(stopsOnSignals: true).run()
+        } catch MicroHTTPServerError.invalidHost(let host) {
+            // A name of the right form that does not resolve here: one line naming the flag, as a bad value's.
+            throw ConfigurationError(
+                source: "--host", value: host, isNot: "a name this machine resolves",
+                form: "use an IP address or a host name that resolves here, e.g. 127.0.0.1 or 0.0.0.0")
+        }
         logger.info("unicache stopped")
     }
 

@@ -124,7 +124,8 @@ struct RedisSentinelWatchTests {
         ("redis-1.internal", true), ("10.0.0.5", true), ("::1", true), ("fe80::1", true), ("redis_primary", true),
         ("localhost.", true), ("a b", false), ("\u{1b}[31m", false), ("", false), ("-bad.example", false),
         ("bad-.example", false), ("a..b", false), ("host\nname", false), ("ünïcode.example", false),
-        (String(repeating: "a", count: 64) + ".example", false),
+        (String(repeating: "a", count: 64) + ".example", false), ("999.1.1.1", false), ("1.2.3", false),
+        ("10.0.0.5.", false), ("1.2.3.4.5", false), ("host.123", false), ("3com.example", true), ("[::1]", false),
     ])
     func theHostGrammar(host: String, valid: Bool) {
         #expect(RedisEndpoint.Address.isValidHost(host) == valid)

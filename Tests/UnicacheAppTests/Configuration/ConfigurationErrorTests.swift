@@ -43,6 +43,11 @@ let invalidCases: [InvalidCase] = [
     InvalidCase(arguments: ["--port"], prefix: "Missing value for '--port", form: "unicache --help"),
     InvalidCase(arguments: ["stray"], prefix: "Unexpected argument 'stray'", form: "unicache --help"),
     InvalidCase(arguments: ["--host", ""], prefix: "--host: ", form: "IP address or host name"),
+    // Neither an address nor a name: a mistyped address, brackets, a space (they failed only when the server bound).
+    InvalidCase(arguments: ["--host", "999.1.1.1"], prefix: "--host: \"999.1.1.1\" is not a bind address", form: "IP address"),
+    InvalidCase(arguments: ["--host", "1.2.3"], prefix: "--host: ", form: "IP address or host name"),
+    InvalidCase(arguments: ["--host", "[::1]"], prefix: "--host: ", form: "IP address or host name"),
+    InvalidCase(arguments: ["--host", "a b"], prefix: "--host: ", form: "IP address or host name"),
     InvalidCase(arguments: ["--data-dir", ""], prefix: "--data-dir: ", form: "path"),
     InvalidCase(arguments: ["--memory-limit", "0"], prefix: "--memory-limit: \"0\" is not above zero", form: "64MiB"),
     InvalidCase(arguments: ["--disk-limit", "1TB"], prefix: "--disk-limit: ", form: "0 to disable"),

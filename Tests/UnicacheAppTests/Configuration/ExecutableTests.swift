@@ -59,6 +59,18 @@ struct ExecutableTests {
         #expect(result.standardOutput.isEmpty)
     }
 
+    /// A host name of the right form that does not resolve (`.invalid` never does, RFC 2606) is found only when the
+    /// server binds: it still stops start-up with one line naming the flag, and exit status 64, as a bad value does.
+    @Test func aHostThatDoesNotResolveIsNamedAsTheFlag() async throws {
+        let result = try await withTemporaryFolder { folder in
+            try await BuiltExecutable.run(["--host", "no-such-host.invalid", "--port", "0", "--data-dir", folder])
+        }
+        #expect(result.status == 64)
+        let lines = result.standardError.split(separator: "\n")
+        #expect(lines.last?.hasPrefix(#"error: --host: "no-such-host.invalid" is not a name this machine resolves"#) == true)
+        #expect(!result.standardError.contains("listening on"))
+    }
+
     @Test func aBadEnvironmentVariableIsNamed() async throws {
         let result = try await BuiltExecutable.run([], environment: ["UNICACHE_DISK_LIMIT": "lots"])
         #expect(result.status == 64)
