@@ -1,3 +1,4 @@
+import Clocks
 import UnifiedCache
 
 /// A fetcher behind its domain's upstream gate: every fetch is let through (or refused) by the gate and reports
@@ -20,7 +21,11 @@ public struct GatedFetcher: Fetcher {
         } catch {
             switch error {
             case .notFound: gate.finish(pass, .answered)
-            case .rateLimited(let retryAfter): gate.finish(pass, .rateLimited(retryAfter: retryAfter))
+            case .rateLimited(let retryAfter):
+                gate.finish(pass, .rateLimited(retryAfter: retryAfter))
+                // The client is told the pause the gate keeps (60 s without a `Retry-After`, at most an hour), not
+                // the upstream's number: no request reaches the upstream before then, and all may after it.
+                throw .rateLimited(retryAfter: Int(gate.pause(retryAfter: retryAfter).wholeSecondsRoundedUp))
             case .unavailable, .unreachable, .timeout, .refused: gate.finish(pass, .failed)
             case .invalidRequest: gate.finish(pass, .notSent)
             }

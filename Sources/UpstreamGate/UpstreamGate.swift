@@ -134,15 +134,19 @@ public final class UpstreamGate: Sendable {
                 state.breaker.succeeded()
             case .rateLimited(let retryAfter):
                 state.breaker.succeeded()
-                let pause = min(retryAfter.map { .seconds(max(0, $0)) } ?? configuration.defaultPause,
-                                configuration.maximumPause)
-                state.pausedUntil = max(state.pausedUntil, now + pause)
+                state.pausedUntil = max(state.pausedUntil, now + pause(retryAfter: retryAfter))
             case .failed:
                 state.breaker.failed(at: now, probe: pass.probe, random: jitter())
             case .notSent:
                 if pass.probe { state.breaker.probeAbandoned() }
             }
         }
+    }
+
+    /// How long a 429 pauses the domain: its `Retry-After` seconds, `defaultPause` without one, at most
+    /// `maximumPause` (CONTRACT §7.2).
+    public func pause(retryAfter: Int?) -> Duration {
+        min(retryAfter.map { .seconds(max(0, $0)) } ?? configuration.defaultPause, configuration.maximumPause)
     }
 
     public func snapshot() async -> UpstreamGateSnapshot {

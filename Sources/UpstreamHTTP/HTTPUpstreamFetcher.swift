@@ -48,6 +48,9 @@ public struct HTTPUpstreamFetcher: Fetcher {
         var outgoing = HTTPClientRequest(url: url(for: request))
         outgoing.method = .GET
         outgoing.headers.add(name: "Accept", value: "application/json")
+        // The body is stored and served as the upstream sends it, with no `Content-Encoding` of its own: asked for
+        // unencoded (without this header RFC 9110 lets a server pick any coding), and refused when encoded anyway.
+        outgoing.headers.add(name: "Accept-Encoding", value: "identity")
         for header in headers { outgoing.headers.add(name: header.name, value: header.value) }
         // Valid already (a request's id is); checked again so that no caller can hand the client a value it refuses.
         if let id = request.requestID.flatMap(RequestID.init(validating:)) {
@@ -92,6 +95,10 @@ public struct HTTPUpstreamFetcher: Fetcher {
     private func outcome(of response: HTTPClientResponse) async throws -> FetchedValue {
         switch response.status.code {
         case 200..<300:
+            // Not named: the upstream's header value is not echoed into a problem or a log line.
+            if Self.isEncoded(response.headers["Content-Encoding"]) {
+                throw FetchError.unavailable("upstream body in a content coding it was not asked for")
+            }
             return FetchedValue(
                 body: try await readBody(of: response),
                 contentType: response.headers.first(name: "Content-Type") ?? "application/json",
@@ -123,6 +130,16 @@ public struct HTTPUpstreamFetcher: Fetcher {
             chunk.withUnsafeReadableBytes { body.append(contentsOf: $0) }
         }
         return body
+    }
+
+    /// `true` when the `Content-Encoding` values name a coding other than `identity`.
+    static func isEncoded(_ values: [String]) -> Bool {
+        values.contains { value in
+            value.split(separator: ",").contains {
+                let coding = $0.trimmingCharacters(in: .whitespaces).lowercased()
+                return !coding.isEmpty && coding != "identity"
+            }
+        }
     }
 
     /// `true` when any directive of the `Cache-Control` values is `no-store`.

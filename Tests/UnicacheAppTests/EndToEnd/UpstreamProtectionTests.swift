@@ -96,6 +96,21 @@ import UpstreamGate
         }
     }
 
+    /// The request that met the 429 is told the pause the domain keeps, as the requests after it are: an hour at most
+    /// (not the upstream's ten), 60 s when the upstream named none or something that is no time.
+    @Test(arguments: [("36000", "3600"), (nil, "60"), ("soon", "60")])
+    func the429sOwnRequestIsToldThePauseKept(retryAfter: String?, told: String) async throws {
+        let clock = ManualClock()
+        try await withService(LiveService.start(gateClock: clock)) { live in
+            live.upstream.reply("/users/a/subscription", .rateLimited(retryAfter: retryAfter))
+            let limited = try await live.request(.GET, "/v1/users/a/subscription")
+            let paused = try await live.request(.GET, "/v1/users/b/subscription")
+            await live.stop()
+            #expect(limited.status == 503 && limited.header("Retry-After") == told)
+            #expect(paused.status == 503 && paused.header("Retry-After") == told)
+        }
+    }
+
     @Test func fiveFailuresOpenTheCircuitAndAProbeClosesIt() async throws {
         let clock = ManualClock()
         try await withService(LiveService.start(gateClock: clock)) { live in

@@ -69,6 +69,25 @@ import UnifiedCache
         }
     }
 
+    /// The body is stored and served without a `Content-Encoding`, so it is asked for unencoded, and an upstream that
+    /// encodes it anyway has failed (its bytes would be served as JSON); `identity` is no coding.
+    @Test func aBodyInAContentCodingIsAnUpstreamFailure() async throws {
+        try await Self.withUpstream { upstream, fetcher in
+            let gzipped: [UInt8] = [0x1F, 0x8B, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00]
+            upstream.reply("/gzip", TestUpstream.Reply(status: 200, headers: [("Content-Encoding", "gzip")], body: gzipped))
+            upstream.reply("/both", .json("{}", headers: [("Content-Encoding", "identity, br")]))
+            upstream.reply("/identity", .json("{}", headers: [("Content-Encoding", "identity")]))
+            for path in ["/gzip", "/both"] {
+                await #expect(throws: FetchError.unavailable("upstream body in a content coding it was not asked for")) {
+                    try await fetcher.fetch(Self.request(path))
+                }
+            }
+            let unencoded = try await fetcher.fetch(Self.request("/identity"))
+            #expect(unencoded.body == Array("{}".utf8))
+            #expect(upstream.lastHeaders("/gzip")?.first(name: "Accept-Encoding") == "identity")
+        }
+    }
+
     @Test func noStoreIsServedButNotStorable() async throws {
         try await Self.withUpstream { upstream, fetcher in
             upstream.reply("/users/alice/subscription", .noStore(#"{"status":"active"}"#))
