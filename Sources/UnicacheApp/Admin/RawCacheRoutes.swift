@@ -78,7 +78,7 @@ struct RawCacheRoutes: Sendable {
         headers.add(name: "Age", value: String(entry.age(at: now)))
         headers.add(name: "Expires", value: HTTPDates.httpDate(entry.expiresAt))
         if let condition = request.headers["If-None-Match"], CacheHeaders.etagMatches(condition, entry.etag) {
-            return Response(status: 304, headers: headers)
+            return CacheHeaders.notModified(headers)
         }
         return Response(status: 200, headers: headers, body: entry.body)
     }

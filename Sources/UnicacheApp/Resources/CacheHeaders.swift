@@ -51,9 +51,17 @@ enum CacheHeaders {
     static func response(for result: CacheResult, request: Request) -> Response {
         let response = response(for: result)
         if let condition = request.headers["If-None-Match"], etagMatches(condition, result.entry.etag) {
-            return Response(status: 304, headers: response.headers)
+            return notModified(response.headers)
         }
         return response
+    }
+
+    /// 304 with the 200's headers but `Content-Type`: RFC 9110 section 15.4.5 keeps the validators and caching
+    /// fields (`ETag`, `Cache-Control`, `Expires`, `Date`) and asks for no other representation metadata.
+    static func notModified(_ headers: HTTPHeaders) -> Response {
+        var headers = headers
+        headers.remove(name: "Content-Type")
+        return Response(status: 304, headers: headers)
     }
 
     /// The unconditional 200 answer for `result`; with `date`, its `Date` header (else the server adds one).

@@ -63,7 +63,7 @@ struct HealthSummary: Sendable {
         if let condition = request.headers["If-None-Match"],
             let etag = headers["ETag"], CacheHeaders.etagMatches(condition, etag)
         {
-            return Response(status: 304, headers: headers)
+            return CacheHeaders.notModified(headers)
         }
         return Response(status: 200, headers: headers, body: body)
     }

@@ -44,7 +44,7 @@ import UnifiedCache
         #expect(h.fetcher.calls.count == 1)
     }
 
-    @Test func ifNoneMatchGives304WithoutBody() async throws {
+    @Test func ifNoneMatchGives304WithoutBodyOrContentType() async throws {
         let h = AppHarness()
         let first = try await h.send(.get, "/v1/users/alice/profile")
         let etag = try #require(first.header("ETag"))
@@ -52,6 +52,17 @@ import UnifiedCache
         #expect(again.status == 304)
         #expect(again.body.isEmpty)
         #expect(again.header("ETag") == etag)
+        // The validators and caching fields stay; no other representation metadata (RFC 9110 section 15.4.5).
+        #expect(again.header("Cache-Control") != nil && again.header("Content-Type") == nil)
+        let summary = try await h.send(.get, "/v1/users/alice/health/summary")
+        let summaryAgain = try await h.send(
+            .get, "/v1/users/alice/health/summary", headers: [("If-None-Match", try #require(summary.header("ETag")))])
+        #expect(summaryAgain.status == 304 && summaryAgain.header("Content-Type") == nil)
+        _ = try await h.send(.put, "/v1/cache/raw304", body: "x", admin: true)
+        let raw = try await h.send(.get, "/v1/cache/raw304", admin: true)
+        let rawAgain = try await h.send(
+            .get, "/v1/cache/raw304", headers: [("If-None-Match", try #require(raw.header("ETag")))], admin: true)
+        #expect(rawAgain.status == 304 && rawAgain.header("Content-Type") == nil && rawAgain.header("Expires") != nil)
         let other = try await h.send(.get, "/v1/users/alice/profile", headers: [("If-None-Match", "\"other\"")])
         #expect(other.status == 200)
     }
