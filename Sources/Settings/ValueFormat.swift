@@ -65,12 +65,29 @@ extension ValueFormat where Value == Duration {
 }
 
 extension ValueFormat where Value == String {
-    /// An IP address or a host name (`RedisEndpoint.Address.isValidHost`'s grammar): `999.1.1.1`, `[::1]` or `a b`
-    /// stop start-up here, naming the flag, rather than when the server binds.
+    /// An IP address or a host name (`RedisEndpoint.Address.isValidHost`'s grammar), or an IPv6 address with its zone
+    /// (`fe80::1%eth0`, which the resolver takes): `999.1.1.1`, `[::1]` or `a b` stop start-up here, naming the flag,
+    /// rather than when the server binds.
     static var host: Self {
         ValueFormat(
             kind: "a bind address", form: "use an IP address or host name, e.g. 127.0.0.1 or 0.0.0.0",
-            parse: { text in RedisEndpoint.Address.isValidHost(text) ? text : nil })
+            parse: { text in RedisEndpoint.Address.isValidHost(text) || isScopedIPv6(text) ? text : nil })
+    }
+
+    private static func isScopedIPv6(_ text: String) -> Bool {
+        let parts = text.split(separator: "%", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, parts[0].contains(":"), RedisEndpoint.Address.isValidHost(String(parts[0])),
+            !parts[1].isEmpty
+        else { return false }
+        return parts[1].utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                true
+            default:
+                false
+            }
+        }
     }
 
     static var directory: Self {

@@ -119,6 +119,17 @@ let invalidCases: [InvalidCase] = [
         }
     }
 
+    /// What a bind address may be: addresses, names (container names with `_` too), and an IPv6 address with its zone.
+    @Test(arguments: ["0.0.0.0", "::", "::1", "fe80::1%eth0", "localhost", "unicache-1", "my_service", "api.example"])
+    func aBindAddressIsAnAddressOrAName(_ host: String) throws {
+        #expect(try UnicacheConfiguration.parse(arguments: ["--host", host], environment: [:]).server.host == host)
+    }
+
+    @Test(arguments: ["fe80::1%", "fe80::1%e th0", "10.0.0.1%eth0", "::1%%x"])
+    func aZoneGoesOnlyWithAnIPv6Address(_ host: String) {
+        #expect(throws: ConfigurationError.self) { try UnicacheConfiguration.parse(arguments: ["--host", host], environment: [:]) }
+    }
+
     @Test func theBriefsExampleLineIsExact() throws {
         let error = #expect(throws: ConfigurationError.self) {
             try UnicacheConfiguration.parse(arguments: ["--memory-limit", "12XB"], environment: [:])
