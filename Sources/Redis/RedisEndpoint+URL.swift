@@ -130,6 +130,10 @@ extension RedisEndpoint {
             portText = text[text.index(after: colon)...]
         }
         guard !host.isEmpty else { throw RedisError.invalidURL("Redis URL has no host") }
+        // `999.1.1.1`, `a b` or `host.123` would only fail each connection: refused here, at start-up.
+        guard Address.isValidHost(String(host)) else {
+            throw RedisError.invalidURL("Redis URL host must be a host name or an IP address (IPv6 in brackets)")
+        }
         var port = defaultPort
         if let portText {
             guard let value = decimal(portText), (1...65535).contains(value) else {

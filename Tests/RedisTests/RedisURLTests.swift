@@ -50,7 +50,8 @@ struct RedisURLTests {
     @Test(arguments: [
         "http://x", "redis//x", "redis://", "redis://:pw@", "redis://host:0", "redis://host:70000", "redis://host/abc",
         "redis://host?master=x", "redis-sentinel://s1", "redis-sentinel://s1,,s2?master=m", "redis-sentinel://s1?master=m&tls=yes",
-        "redis://:%zz@host", "redis://h#frag",
+        "redis://:%zz@host", "redis://h#frag", "redis://999.1.1.1", "rediss://a b:1", "redis://host.123:6379",
+        "redis://[::1%zz]", "redis-sentinel://s1,1.2.3?master=m",
     ])
     func malformedURLsAreRefusedWithoutEchoingSecrets(url: String) {
         let error = #expect(throws: RedisError.self) { try RedisEndpoint(url: url) }
