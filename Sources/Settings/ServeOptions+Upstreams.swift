@@ -1,4 +1,5 @@
 import Foundation
+import Redis
 import UpstreamGate
 
 extension ServeOptions {
@@ -85,7 +86,9 @@ extension ServeOptions {
         }
     }
 
-    /// The URL without trailing `/` when it is `http(s)://host…` without query or fragment; else `nil`.
+    /// The URL without trailing `/` when it is `http(s)://host…` without query or fragment; else `nil`. The host is
+    /// a host name or an IP address (the one host grammar, `RedisEndpoint.Address.isValidHost`) and a port from 1 to
+    /// 65535: `http://999.1.1.1` or `http://up:0` would only fail every fetch.
     static func normalisedUpstreamURL(_ text: String) -> String? {
         var url = text.trimmingWhitespace()
         while url.hasSuffix("/") { url.removeLast() }
@@ -93,6 +96,9 @@ extension ServeOptions {
             let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
             let host = components.host, !host.isEmpty,
             components.query == nil, components.fragment == nil
+        else { return nil }
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        guard RedisEndpoint.Address.isValidHost(bare), components.port.map({ (1...65535).contains($0) }) ?? true
         else { return nil }
         return url
     }

@@ -71,6 +71,10 @@ let invalidCases: [InvalidCase] = [
     InvalidCase(arguments: ["--upstream", "health=http://"], prefix: "--upstream: ", form: "with a host"),
     InvalidCase(arguments: ["--upstream", "health=http://up/x?q=1"], prefix: "--upstream: ", form: "no query"),
     InvalidCase(arguments: ["--upstream", "health=up:9000"], prefix: "--upstream: ", form: "http:// or https://"),
+    // A host that is no host, or port 0: every fetch would fail; refused at start-up.
+    InvalidCase(arguments: ["--upstream", "health=http://999.1.1.1:9000"], prefix: "--upstream: ", form: "with a host"),
+    InvalidCase(arguments: ["--upstream", "health=http://a%20b"], prefix: "--upstream: ", form: "with a host"),
+    InvalidCase(arguments: ["--upstream", "health=http://up:0"], prefix: "--upstream: ", form: "with a host"),
     InvalidCase(arguments: ["--upstream", "health=http://a", "--upstream", "health=http://b"], prefix: "--upstream: domain health is given twice", form: "at most once"),
     InvalidCase(arguments: ["--ttl", "wellness"], prefix: "--ttl: \"wellness\" is not NAMESPACE=DURATION", form: "wellness=10m"),
     InvalidCase(arguments: ["--ttl", "wellness=10"], prefix: "--ttl: ", form: "ms, s, m, h or d"),
@@ -123,6 +127,13 @@ let invalidCases: [InvalidCase] = [
     @Test(arguments: ["0.0.0.0", "::", "::1", "fe80::1%eth0", "localhost", "unicache-1", "my_service", "api.example"])
     func aBindAddressIsAnAddressOrAName(_ host: String) throws {
         #expect(try UnicacheConfiguration.parse(arguments: ["--host", host], environment: [:]).server.host == host)
+    }
+
+    /// Upstream URLs with an address, a name, IPv6 in brackets, credentials or a base path are taken.
+    @Test(arguments: ["http://10.0.0.5:9000", "https://api.example", "http://[::1]:9000", "http://u:p@up:9000/base", "http://up_1"])
+    func anUpstreamURLNamesAHost(_ url: String) throws {
+        let configuration = try UnicacheConfiguration.parse(arguments: ["--upstream", "health=\(url)"], environment: [:])
+        #expect(configuration.upstreams.urls[.health] == url)
     }
 
     @Test(arguments: ["fe80::1%", "fe80::1%e th0", "10.0.0.1%eth0", "::1%%x"])
