@@ -31,7 +31,8 @@ struct AdminRoutes: Sendable {
             let type = object["type"] as? String
         else {
             throw Problem.badRequest(
-                detail: #"The body must be a JSON object {"type": "..."} that names each member once, nested at most 32 deep."#,
+                detail: #"The body must be a JSON object {"type": "..."} that names each member once, "#
+                    + "nested at most 32 deep.",
                 type: Problem.typeURI("invalid-body"))
         }
         guard let namespaces = EventRules.namespaces(for: type) else {

@@ -190,7 +190,9 @@ struct RawCacheRoutes: Sendable {
     /// A directive's argument without the quotes of its quoted-string form (`"60"` → `60`).
     static func unquoted(_ argument: String) -> Substring {
         let quote = UInt8(ascii: "\"")
-        guard argument.utf8.count >= 2, argument.utf8.first == quote, argument.utf8.last == quote else { return argument[...] }
+        guard argument.utf8.count >= 2, argument.utf8.first == quote, argument.utf8.last == quote else {
+            return argument[...]
+        }
         return argument.dropFirst().dropLast()
     }
 
