@@ -674,6 +674,9 @@ paths:
       operationId: deleteRawEntry
       tags: [admin]
       summary: Remove one entry from every tier.
+      description: |
+        204 when a fresh value, or a remembered upstream "not found" (listed by `GET /v1/cache`, 60 s), was stored
+        under the key; 404 when nothing was (an expired copy is removed too).
       security:
         - bearerAuth: []
       responses:

@@ -87,9 +87,11 @@ struct RawCacheRoutes: Sendable {
     /// copy is removed, an expired one included.
     func delete(_ request: Request) async throws(Problem) -> Response {
         let key = try Self.key(request)
-        let wasServed = await cache.peek(key) != nil
+        // 204 for what is in effect: a fresh value, or a remembered "not found" (listed, and counted by a prefix
+        // delete); an expired copy is removed too, but was absent already.
+        let held = await cache.holds(key)
         let removed = try await FleetProblem.map { () throws(InvalidationIncomplete) in try await cache.remove(key) }
-        guard removed, wasServed else { throw Self.notStored(key) }
+        guard removed, held else { throw Self.notStored(key) }
         return Response(status: 204)
     }
 

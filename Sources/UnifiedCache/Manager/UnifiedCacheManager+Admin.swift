@@ -71,10 +71,20 @@ extension UnifiedCacheManager {
         return await peekBelowMemory(key)
     }
 
-    /// A fresh value from the second tier, else from the shared tier.
-    private func peekBelowMemory(_ key: String) async -> CacheEntry? {
-        if let entry = await loadSecond(key), entry.kind == .value, entry.isFresh(at: clock.now()) { return entry }
-        guard let entry = await loadShared(key), entry.kind == .value, entry.isFresh(at: clock.now()) else { return nil }
+    /// Raw API `DELETE`: whether a fresh value, or a remembered "not found" (which the listing shows and a prefix
+    /// delete counts), is in effect under `key`.
+    public func holds(_ key: String) async -> Bool {
+        if let entry = memory.entry(for: key), entry.isFresh(at: clock.now()) { return true }
+        return await peekBelowMemory(key, notFoundToo: true) != nil
+    }
+
+    /// A fresh value (`notFoundToo`: or a remembered "not found") from the second tier, else from the shared tier.
+    private func peekBelowMemory(_ key: String, notFoundToo: Bool = false) async -> CacheEntry? {
+        let wanted = { (entry: CacheEntry) in
+            (notFoundToo || entry.kind == .value) && entry.isFresh(at: self.clock.now())
+        }
+        if let entry = await loadSecond(key), wanted(entry) { return entry }
+        guard let entry = await loadShared(key), wanted(entry) else { return nil }
         return entry
     }
 

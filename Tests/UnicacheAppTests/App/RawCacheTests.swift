@@ -111,6 +111,26 @@ import Testing
         #expect(try await h.send(.delete, "/v1/cache/kept", admin: true).status == 204)
     }
 
+    /// A remembered "not found" is listed and counted by a prefix delete, so a `DELETE` of its key removes something:
+    /// 204, then 404; the next read asks the upstream again. `GET` still has no value to show (404).
+    @Test func aRememberedNotFoundIsDeletedWith204() async throws {
+        let h = AppHarness()
+        h.fetcher.set(.fail(.notFound))
+        #expect(try await h.send(.get, "/v1/users/alice/activities/a1/streams").status == 404)
+        let listing = try await h.send(.get, "/v1/cache?prefix=streams:", admin: true)
+        #expect((listing.json["entries"] as? [[String: Any]])?.compactMap { $0["key"] as? String } == ["streams:alice:a1"])
+        #expect(try await h.send(.get, "/v1/cache/streams:alice:a1", admin: true).status == 404)
+        #expect(try await h.send(.delete, "/v1/cache/streams:alice:a1", admin: true).status == 204)
+        #expect(try await h.send(.delete, "/v1/cache/streams:alice:a1", admin: true).status == 404)
+        h.fetcher.set(.answer)
+        #expect(try await h.send(.get, "/v1/users/alice/activities/a1/streams").status == 200)
+        // Past its minute, a remembered "not found" is absent to DELETE, as an expired value is.
+        h.fetcher.set(.fail(.notFound))
+        _ = try await h.send(.get, "/v1/users/alice/activities/a2/streams")
+        h.clock.advance(by: 61)
+        #expect(try await h.send(.delete, "/v1/cache/streams:alice:a2", admin: true).status == 404)
+    }
+
     /// An empty `Content-Type` is as none: the body is served as `application/octet-stream`.
     @Test func anEmptyContentTypeIsStoredAsBytes() async throws {
         let h = AppHarness()
