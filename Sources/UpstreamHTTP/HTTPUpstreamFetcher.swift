@@ -96,7 +96,7 @@ public struct HTTPUpstreamFetcher: Fetcher {
         switch response.status.code {
         case 200..<300:
             // Not named: the upstream's header value is not echoed into a problem or a log line.
-            if Self.isEncoded(response.headers["Content-Encoding"]) {
+            if ContentCoding.isEncoded(response.headers["Content-Encoding"]) {
                 throw FetchError.unavailable("upstream body in a content coding it was not asked for")
             }
             return FetchedValue(
@@ -130,16 +130,6 @@ public struct HTTPUpstreamFetcher: Fetcher {
             chunk.withUnsafeReadableBytes { body.append(contentsOf: $0) }
         }
         return body
-    }
-
-    /// `true` when the `Content-Encoding` values name a coding other than `identity`.
-    static func isEncoded(_ values: [String]) -> Bool {
-        values.contains { value in
-            value.split(separator: ",").contains {
-                let coding = $0.trimmingCharacters(in: .whitespaces).lowercased()
-                return !coding.isEmpty && coding != "identity"
-            }
-        }
     }
 
     /// `true` when any directive of the `Cache-Control` values is `no-store`.

@@ -142,9 +142,7 @@ struct RawCacheRoutes: Sendable {
     /// would take gzip bytes for the media type: 415 with `Accept-Encoding: identity` (RFC 9110 section 15.5.16).
     /// Compressed bytes are stored as a media type of their own (`Content-Type: application/gzip`).
     static func refuseContentCoding(_ request: Request) throws(Problem) {
-        let codings = request.headers.values(for: "Content-Encoding").flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-        guard codings.contains(where: { !$0.isEmpty && $0 != "identity" }) else { return }
+        guard ContentCoding.isEncoded(request.headers.values(for: "Content-Encoding")) else { return }
         var headers = HTTPHeaders()
         headers.add(name: "Accept-Encoding", value: "identity")
         throw Problem(
