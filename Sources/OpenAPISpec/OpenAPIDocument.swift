@@ -1074,7 +1074,7 @@ components:
         X-Cache: {$ref: '#/components/headers/XCacheOptional'}
         Cache-Control: {$ref: '#/components/headers/CacheControlOptional'}
     BadRequest:
-      description: A malformed or out-of-range path, query, header or body value.
+      description: A malformed or out-of-range path, query, header or body value, a query parameter given twice, or a request target with a fragment.
       headers:
         X-Request-ID: {$ref: '#/components/headers/RequestID'}
       content:

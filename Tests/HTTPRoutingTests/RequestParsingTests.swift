@@ -41,6 +41,19 @@ import Testing
         }
     }
 
+    /// A fragment never reaches a server (RFC 9112 section 3.2): in the path it was a segment (`healthz#x`, 404), in
+    /// the query part of a value (`days` = `3#x`); either is one 400.
+    @Test(arguments: ["/healthz#x", "/v1/users/alice/wellness?days=3#x", "/#", "/a%23b#"])
+    func aFragmentIsA400Problem(target: String) {
+        let error = #expect(throws: Problem.self) { try Request(method: .get, target: target) }
+        #expect(error?.status == 400)
+        #expect(error?.detail.contains("fragment") == true)
+    }
+
+    @Test func anEncodedHashIsAPathCharacter() throws {
+        #expect(try Request(method: .get, target: "/v1/cache/a%23b").pathSegments == ["v1", "cache", "a#b"])
+    }
+
     @Test func invalidQueryEncodingIsA400Problem() {
         #expect(throws: Problem.self) { try Request(method: .get, target: "/x?days=%4") }
     }

@@ -9,6 +9,12 @@ struct RequestTarget {
     }
 
     private init(utf8 whole: UnsafeBufferPointer<UInt8>) throws(Problem) {
+        // A fragment is the client's own (RFC 9112 section 3.2: a request target has none): `/healthz#x` was a
+        // path segment `healthz#x` (404) and `?days=3#x` a bad `days` (400); both are one 400 now.
+        if whole.contains(UInt8(ascii: "#")) {
+            throw Problem.badRequest(
+                detail: "The request target has a fragment (#...): send the path and query without it.")
+        }
         var bytes = whole[...]
         // absolute-form (`http://host/path`): keep only the path.
         if bytes.first != UInt8(ascii: "/"), let colon = bytes.firstIndex(of: UInt8(ascii: ":")),

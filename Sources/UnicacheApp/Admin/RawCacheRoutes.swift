@@ -98,7 +98,8 @@ struct RawCacheRoutes: Sendable {
     func list(_ request: Request) async throws(Problem) -> Response {
         let prefix = try Self.prefix(request) ?? ""
         let limit = try Self.input { () throws(InputError) in
-            try InputValidation.integer(request.query.first("limit"), name: "limit", range: 1...100_000, default: 1000)
+            try InputValidation.integer(
+                InputValidation.single("limit", of: request.query), name: "limit", range: 1...100_000, default: 1000)
         }
         let rows = await cache.list(prefix: prefix, limit: limit).map { row in
             #"{"key":"\#(row.key)","namespace":"\#(row.namespace)","bytes":\#(row.bytes),"tier":"\#(row.tier.rawValue)","storedAt":"\#(HTTPDates.iso8601(row.storedAt))","expiresAt":"\#(HTTPDates.iso8601(row.expiresAt))"}"#
@@ -107,7 +108,9 @@ struct RawCacheRoutes: Sendable {
     }
 
     func deleteMany(_ request: Request) async throws(Problem) -> Response {
-        let all = try Self.input { () throws(InputError) in try InputValidation.boolean(request.query.first("all"), name: "all") }
+        let all = try Self.input { () throws(InputError) in
+            try InputValidation.boolean(InputValidation.single("all", of: request.query), name: "all")
+        }
         if all {
             let count = try await FleetProblem.map { () throws(InvalidationIncomplete) in try await cache.removeAll() }
             return .json(#"{"invalidated":\#(count)}"#)
@@ -154,7 +157,8 @@ struct RawCacheRoutes: Sendable {
 
     /// `?prefix=`: empty, or the characters of a key.
     static func prefix(_ request: Request) throws(Problem) -> String? {
-        guard let prefix = request.query.first("prefix") else { return nil }
+        let given = try input { () throws(InputError) in try InputValidation.single("prefix", of: request.query) }
+        guard let prefix = given else { return nil }
         if prefix.isEmpty { return prefix }
         return try input { () throws(InputError) in
             do { return try InputValidation.key(prefix) } catch {
@@ -167,7 +171,7 @@ struct RawCacheRoutes: Sendable {
     /// either, too large to hold, is that longest TTL (RFC 9111 delta-seconds). `max-age`'s quoted form
     /// (`max-age="60"`) is read as its token form, as RFC 9111 section 5.2 asks of recipients.
     static func ttl(_ request: Request) throws(Problem) -> Duration {
-        if let text = request.query.first("ttl") {
+        if let text = try input({ () throws(InputError) in try InputValidation.single("ttl", of: request.query) }) {
             // As `max-age`'s: a number too large to hold is the longest TTL, not an error.
             guard let duration = ValueSyntax.duration(text, saturating: true), duration > .zero else {
                 throw Problem.invalidInput(InputError(parameter: "ttl", expected: "a positive duration such as 90s, 10m, 24h or 30d"))

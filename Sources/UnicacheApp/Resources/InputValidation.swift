@@ -1,4 +1,5 @@
 import Foundation
+import HTTPRouting
 
 /// The contract's (§2, §3) patterns and ranges for path and query values. Pure functions, no I/O.
 enum InputValidation {
@@ -39,6 +40,17 @@ enum InputValidation {
     }
 
     /// `true`/`false` (also `1`/`0`); `nil` → false.
+    /// The value of the query parameter `name`, nil when absent; given twice (`?days=3&days=4`) it is refused rather
+    /// than one value chosen for the client.
+    static func single(_ name: String, of query: QueryParameters) throws(InputError) -> String? {
+        var found: String?
+        for item in query.items where item.name == name {
+            guard found == nil else { throw InputError(parameter: name, expected: "given at most once") }
+            found = item.value
+        }
+        return found
+    }
+
     static func boolean(_ value: String?, name: String) throws(InputError) -> Bool {
         switch value?.lowercased() {
         case nil, "false", "0": return false

@@ -16,7 +16,7 @@ enum RequestControls {
             }
         }
         if onlyIfCached { return .onlyIfCached }
-        let refresh = try InputValidation.boolean(request.query.first("refresh"), name: "refresh")
+        let refresh = try InputValidation.boolean(InputValidation.single("refresh", of: request.query), name: "refresh")
         return noCache || refresh ? .refresh : .normal
     }
 }

@@ -36,13 +36,14 @@ struct ResourceContext: Sendable {
     let now: Date
     let ttl: TTLTable
 
-    func query(_ name: String) -> String? { request.query.first(name) }
+    /// The query parameter `name`: nil when absent, an error when given twice.
+    func query(_ name: String) throws(InputError) -> String? { try InputValidation.single(name, of: request.query) }
     func path(_ name: String) -> String { request.pathParameters[name] ?? "" }
 
     /// The time zone of `?tz=` (default UTC) and its name as normalised for keys and upstream queries.
     func timeZone() throws(InputError) -> (zone: TimeZone, name: String) {
-        let zone = try InputValidation.timeZone(query("tz"))
-        return (zone, query("tz") ?? "UTC")
+        let name = try query("tz")
+        return (try InputValidation.timeZone(name), name ?? "UTC")
     }
 
     /// A resolved resource for `namespace` with the upstream path `/users/{user}{suffix}`.

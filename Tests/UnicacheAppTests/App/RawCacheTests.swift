@@ -156,6 +156,21 @@ import Testing
         #expect(try await h.send(.delete, "/v1/cache?all=true", admin: true).json["invalidated"] as? Int == 1)
     }
 
+    /// `DELETE /v1/cache?prefix=raw:&prefix=` invalidated `raw:` only; given twice, a parameter of the raw API is
+    /// refused and nothing is touched.
+    @Test(arguments: [
+        (HTTPMethod.delete, "/v1/cache?prefix=raw:&prefix=", "prefix"), (.delete, "/v1/cache?all=false&all=true", "all"),
+        (.get, "/v1/cache?limit=1&limit=2", "limit"), (.put, "/v1/cache/raw:1?ttl=1m&ttl=1h", "ttl"),
+    ])
+    func aParameterGivenTwiceIs400(method: HTTPMethod, target: String, parameter: String) async throws {
+        let h = AppHarness()
+        _ = try await h.send(.put, "/v1/cache/raw:1", body: "a", admin: true)
+        let response = try await h.send(method, target, body: "b", admin: true)
+        #expect(response.status == 400)
+        #expect(response.json["parameter"] as? String == parameter)
+        #expect(try await h.send(.get, "/v1/cache/raw:1", admin: true).text == "a")
+    }
+
     @Test(arguments: ["/v1/cache/..", "/v1/cache/a%2Fb", "/v1/cache/a%00b", "/v1/cache/sp%20ace"])
     func badKeysAre400(target: String) async throws {
         let h = AppHarness()

@@ -229,4 +229,20 @@ import UnifiedCache
         #expect(response.json["title"] != nil && response.json["detail"] != nil && response.json["type"] != nil)
         #expect(h.fetcher.calls.isEmpty)
     }
+
+    /// A parameter given twice was read as its first value (`?days=3&days=90` fetched 3 days); which one the client
+    /// meant is not the service's to guess: 400, the parameter named, nothing fetched.
+    @Test(arguments: [
+        ("/v1/users/alice/wellness?days=3&days=90", "days"), ("/v1/users/alice/wellness?days=3&days=3", "days"),
+        ("/v1/users/alice/activities?types=run&types=ride", "types"), ("/v1/users/alice/health/today?tz=UTC&tz=UTC", "tz"),
+        ("/v1/users/alice/health/summary?tz=Europe/Berlin&tz=UTC", "tz"), ("/v1/users/alice/profile?refresh=true&refresh=false", "refresh"),
+    ])
+    func aParameterGivenTwiceIs400(target: String, parameter: String) async throws {
+        let h = AppHarness()
+        let response = try await h.send(.get, target)
+        #expect(response.status == 400)
+        #expect(response.json["detail"] as? String == "\(parameter) must be given at most once")
+        #expect(h.fetcher.calls.isEmpty)
+        #expect(try await h.send(.get, "/v1/users/alice/wellness?days=3&other=1&other=2").status == 200)
+    }
 }
