@@ -24,8 +24,9 @@ extension ServeOptions {
 
     static let headerOption = DomainOption<UpstreamHeader>(
         flag: "--upstream-header", variablePrefix: "UNICACHE_UPSTREAM_HEADER_", valueName: "NAME:VALUE",
-        kind: "a header NAME:VALUE", form: "use NAME:VALUE, NAME a header name without spaces, VALUE printable, e.g. "
-            + "Authorization:Bearer <token>",
+        kind: "a header NAME:VALUE",
+        form: "use NAME:VALUE, NAME a header name without spaces and not one the service sets itself ("
+            + UpstreamHeader.reservedNames.joined(separator: ", ") + "), VALUE printable, e.g. Authorization:Bearer <token>",
         example: "activities=Authorization:Bearer <token>", oncePerDomain: false, secret: true, parse: UpstreamHeader.init(text:))
 
     /// Where each domain fetches and how it is protected (CONTRACT §1, §7).

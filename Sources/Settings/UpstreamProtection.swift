@@ -57,8 +57,17 @@ public struct UpstreamHeader: Sendable, Equatable, CustomStringConvertible, Cust
         self.value = value
     }
 
-    /// `NAME:VALUE`: NAME an HTTP token (RFC 9110 §5.6.2), VALUE printable ASCII (spaces and tabs inside),
-    /// both trimmed; nil otherwise.
+    /// The fields the service sets on each fetch, or that frame the connection and the message: a configured one
+    /// would contradict them (`Content-Length: 5` on a GET without a body leaves the upstream waiting for it,
+    /// `Accept-Encoding: gzip` brings a body the service refuses, a second `X-Request-ID` hides the request's).
+    /// `Accept` is not among them: a configured one replaces the default `application/json`.
+    public static let reservedNames = [
+        "Accept-Encoding", "Connection", "Content-Length", "Expect", "Keep-Alive", "Proxy-Connection", "TE",
+        "Trailer", "Transfer-Encoding", "Upgrade", "X-Request-ID", "traceparent", "tracestate",
+    ]
+
+    /// `NAME:VALUE`: NAME an HTTP token (RFC 9110 §5.6.2) and none of `reservedNames` (in any case), VALUE printable
+    /// ASCII (spaces and tabs inside), both trimmed; nil otherwise.
     init?(text: String) {
         guard let colon = text.firstIndex(of: ":") else { return nil }
         let name = text[..<colon].trimmingWhitespace()
@@ -66,6 +75,7 @@ public struct UpstreamHeader: Sendable, Equatable, CustomStringConvertible, Cust
         let tokenSymbols = Set("!#$%&'*+-.^_`|~".utf8)
         guard !name.isEmpty,
             name.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || tokenSymbols.contains($0) }),
+            !Self.reservedNames.contains(where: { $0.lowercased() == name.lowercased() }),
             value.utf8.allSatisfy({ ($0 >= 0x20 && $0 < 0x7F) || $0 == 0x09 })
         else { return nil }
         self.init(name: name, value: value)

@@ -2,6 +2,7 @@ import Access
 import AsyncHTTPClient
 import Clocks
 import Foundation
+import HTTPRouting
 import NIOCore
 import NIOPosix
 
@@ -39,10 +40,16 @@ package struct HTTPJWKSSource: JWKSSource {
     package func read() async throws(KeySetError) -> [UInt8]? {
         var request = HTTPClientRequest(url: url)
         request.headers.add(name: "Accept", value: "application/jwk-set+json, application/json")
+        // Read as JSON as it comes: asked for unencoded, and refused with its reason when encoded anyway (a gzip
+        // document read as JSON would be "no usable key", which sends an operator to the keys, not the server).
+        request.headers.add(name: "Accept-Encoding", value: "identity")
         do {
             let response = try await client.execute(request, timeout: .nanoseconds(timeout.wholeNanosecondsSaturating))
             guard response.status.code == 200 else {
                 throw KeySetError("the JWKS URL answered HTTP \(response.status.code) \(response.status.reasonPhrase)")
+            }
+            guard !ContentCoding.isEncoded(response.headers["Content-Encoding"]) else {
+                throw KeySetError("the JWKS URL answered in a content coding it was not asked for (Content-Encoding)")
             }
             return Array(try await response.body.collect(upTo: Self.maxBytes).readableBytesView)
         } catch let error as KeySetError {

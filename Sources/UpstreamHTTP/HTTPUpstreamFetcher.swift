@@ -24,6 +24,8 @@ public struct HTTPUpstreamFetcher: Fetcher {
     public let baseURL: String
     /// Sent with every request; their values are never logged.
     let headers: [UpstreamHeader]
+    /// `Accept: application/json` unless `headers` name an `Accept` of their own (an upstream's media type).
+    let sendsDefaultAccept: Bool
     /// `--upstream-path` templates by namespace.
     let paths: [String: UpstreamPathTemplate]
     let client: UpstreamClient
@@ -31,6 +33,7 @@ public struct HTTPUpstreamFetcher: Fetcher {
     init(baseURL: String, headers: [UpstreamHeader] = [], paths: [String: UpstreamPathTemplate] = [:], client: UpstreamClient) {
         self.baseURL = baseURL
         self.headers = headers
+        sendsDefaultAccept = !headers.contains { $0.name.lowercased() == "accept" }
         self.paths = paths
         self.client = client
     }
@@ -47,7 +50,7 @@ public struct HTTPUpstreamFetcher: Fetcher {
     public func fetch(_ request: FetchRequest) async throws(FetchError) -> FetchedValue {
         var outgoing = HTTPClientRequest(url: url(for: request))
         outgoing.method = .GET
-        outgoing.headers.add(name: "Accept", value: "application/json")
+        if sendsDefaultAccept { outgoing.headers.add(name: "Accept", value: "application/json") }
         // The body is stored and served as the upstream sends it, with no `Content-Encoding` of its own: asked for
         // unencoded (without this header RFC 9110 lets a server pick any coding), and refused when encoded anyway.
         outgoing.headers.add(name: "Accept-Encoding", value: "identity")
@@ -91,10 +94,11 @@ public struct HTTPUpstreamFetcher: Fetcher {
         return metadata
     }
 
-    /// Reads the answer: status mapping and the capped body.
+    /// Reads the answer: status mapping and the capped body. 200 and 203 carry the resource (RFC 9110 section 15.3);
+    /// another 2xx does not (204 has no body, 206 a part, 202 a promise) and would be stored as the value: a failure.
     private func outcome(of response: HTTPClientResponse) async throws -> FetchedValue {
         switch response.status.code {
-        case 200..<300:
+        case 200, 203:
             // Not named: the upstream's header value is not echoed into a problem or a log line.
             if ContentCoding.isEncoded(response.headers["Content-Encoding"]) {
                 throw FetchError.unavailable("upstream body in a content coding it was not asked for")

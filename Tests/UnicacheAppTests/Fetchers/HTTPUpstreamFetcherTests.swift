@@ -1,3 +1,5 @@
+import Access
+import AsyncHTTPClient
 import Clocks
 import RedisTestSupport
 import Foundation
@@ -88,6 +90,27 @@ import UnifiedCache
         }
     }
 
+    /// The JWKS URL is asked for its document unencoded too; an encoded one is refused naming why (it was parsed as
+    /// JSON and reported as holding no usable key).
+    @Test func theJWKSIsAskedForUnencoded() async throws {
+        let upstream = TestUpstream()
+        let port = try await upstream.start()
+        upstream.reply("/jwks.json", .json(#"{"keys":[]}"#))
+        upstream.reply("/gzip.json", .json(#"{"keys":[]}"#, headers: [("Content-Encoding", "gzip")]))
+        let base = TestUpstream.baseURL(port: port)
+        try await withService(upstream) { upstream in
+            try await withHTTPClient(HTTPClient(eventLoopGroupProvider: .singleton)) { client in
+                let plain = HTTPJWKSSource(url: base + "/jwks.json", client: client, timeout: .seconds(30))
+                let document = try await plain.read()
+                #expect(document == Array(#"{"keys":[]}"#.utf8))
+                #expect(upstream.lastHeaders("/jwks.json")?.first(name: "Accept-Encoding") == "identity")
+                let encoded = HTTPJWKSSource(url: base + "/gzip.json", client: client, timeout: .seconds(30))
+                let error = await #expect(throws: KeySetError.self) { try await encoded.read() }
+                #expect("\(error.map { "\($0)" } ?? "")".contains("content coding"))
+            }
+        }
+    }
+
     @Test func noStoreIsServedButNotStorable() async throws {
         try await Self.withUpstream { upstream, fetcher in
             upstream.reply("/users/alice/subscription", .noStore(#"{"status":"active"}"#))
@@ -116,13 +139,23 @@ import UnifiedCache
         }
     }
 
-    @Test(arguments: [500, 502, 503, 302, 304, 418])
+    /// 204 was stored as an empty body served `200 application/json` (not JSON), 206's part as the whole: a 2xx
+    /// other than 200 and 203 does not carry the resource. 203 (a transformed copy) does.
+    @Test(arguments: [500, 502, 503, 302, 304, 418, 201, 202, 204, 205, 206])
     func otherStatusesAreUnavailable(status: Int) async throws {
         try await Self.withUpstream { upstream, fetcher in
             upstream.reply("/p", .json("{}", status: status, headers: [("Location", "/elsewhere")]))
             await #expect(throws: FetchError.unavailable("upstream status \(status)")) {
                 try await fetcher.fetch(Self.request("/p"))
             }
+        }
+    }
+
+    @Test func aNonAuthoritativeAnswerIsTheValue() async throws {
+        try await Self.withUpstream { upstream, fetcher in
+            upstream.reply("/p", .json(#"{"a":1}"#, status: 203))
+            let value = try await fetcher.fetch(Self.request("/p"))
+            #expect(value.body == Array(#"{"a":1}"#.utf8))
         }
     }
 
@@ -230,6 +263,27 @@ import UnifiedCache
         }
         #expect(reason == "the HTTP client refused a header of the request")
         #expect(upstream.requestTargets.isEmpty)
+    }
+
+    /// `--upstream-header`s go with every fetch; an `Accept` among them replaces the default `application/json`
+    /// (an upstream's own media type), which was sent beside it.
+    @Test func configuredHeadersAreSentAndAnAcceptReplacesTheDefault() async throws {
+        let upstream = TestUpstream()
+        let port = try await upstream.start()
+        try await withService(upstream) { upstream in
+            try await withHTTPClient(UpstreamClient(clock: SystemWallClock(), ticker: ManualClock(), logger: Self.logger)) { client in
+                let plain = try client.fetcher(
+                    baseURL: TestUpstream.baseURL(port: port), headers: [UpstreamHeader(name: "X-Key", value: "k")])
+                let own = try client.fetcher(
+                    baseURL: TestUpstream.baseURL(port: port),
+                    headers: [UpstreamHeader(name: "accept", value: "application/vnd.api+json")])
+                _ = try await plain.fetch(Self.request("/plain"))
+                _ = try await own.fetch(Self.request("/own"))
+                #expect(upstream.lastHeaders("/plain")?["Accept"] == ["application/json"])
+                #expect(upstream.lastHeaders("/plain")?.first(name: "X-Key") == "k")
+                #expect(upstream.lastHeaders("/own")?["Accept"] == ["application/vnd.api+json"])
+            }
+        }
     }
 
     @Test(arguments: ["", "up:9000", "ftp://up", "http://", "http://up:9000?x=1", "not a url"])
