@@ -574,7 +574,8 @@ paths:
       tags: [admin]
       summary: Store a body (at most 1 MiB) under a key.
       description: |
-        The body is stored with its `Content-Type` (`application/octet-stream` when absent) and namespace `raw`.
+        The body is stored with its `Content-Type` (`application/octet-stream` when absent; a value that is no media
+        type `type/subtype` is 400) and namespace `raw`.
         TTL from `?ttl=`, else `Cache-Control: max-age=N`, else 24 h; at most 100 years (a longer one, or a number too
         large to hold, is cut to it). Acknowledged only once written to the disk tier
         (when it is enabled), so it survives a crash of the process; until then readers still see the previous

@@ -27,8 +27,7 @@ struct RawCacheRoutes: Sendable {
         try Self.refuseOwned(key)
         try Self.refuseContentCoding(request)
         let ttl = try Self.ttl(request)
-        // An empty Content-Type says nothing: the body is stored as bytes, as without one.
-        let contentType = request.headers["Content-Type"].flatMap { $0.isEmpty ? nil : $0 } ?? "application/octet-stream"
+        let contentType = try Self.mediaType(request)
         let created: Bool
         let entry: CacheEntry
         do {
@@ -153,6 +152,18 @@ struct RawCacheRoutes: Sendable {
             detail: "The raw cache stores a body as it is and serves it back without a Content-Encoding: send it "
                 + "unencoded, or store compressed bytes under their own media type (Content-Type: application/gzip).",
             headers: headers)
+    }
+
+    /// The body's `Content-Type`, served back with it: `application/octet-stream` when absent or empty (an empty one
+    /// says nothing), else a media type (`text/plain; charset=utf-8`); `not a type` was stored and served back.
+    static func mediaType(_ request: Request) throws(Problem) -> String {
+        guard let value = request.headers["Content-Type"]?.trimmingCharacters(in: .whitespaces), !value.isEmpty
+        else { return "application/octet-stream" }
+        guard MediaType.isValid(value) else {
+            throw Problem.invalidInput(
+                InputError(parameter: "Content-Type", expected: "a media type type/subtype, such as application/json"))
+        }
+        return value
     }
 
     /// `?prefix=`: empty, or the characters of a key.

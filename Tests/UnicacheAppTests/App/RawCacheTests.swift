@@ -138,6 +138,24 @@ import Testing
         #expect(try await h.send(.get, "/v1/cache/ct", admin: true).header("Content-Type") == "application/octet-stream")
     }
 
+    /// The `Content-Type` is served back with the body, so it must be a media type: `not a type` was stored and
+    /// served. Parameters are kept as given.
+    @Test(arguments: ["not a type", "text", "text/", "/plain", "text/plain/x", "te xt/plain", "text/pla(in", "text/plain;\u{7f}"])
+    func aContentTypeThatIsNoMediaTypeIsRefused(contentType: String) async throws {
+        let h = AppHarness()
+        let response = try await h.send(.put, "/v1/cache/ct", headers: [("Content-Type", contentType)], body: "x", admin: true)
+        #expect(response.status == 400)
+        #expect(response.json["parameter"] as? String == "Content-Type")
+        #expect(try await h.send(.get, "/v1/cache/ct", admin: true).status == 404)
+    }
+
+    @Test(arguments: ["text/plain; charset=utf-8", "application/vnd.api+json", "multipart/x;boundary=\"a b\"", "a/b ;q=1", "*/*"])
+    func aMediaTypeIsStoredAsGiven(contentType: String) async throws {
+        let h = AppHarness()
+        #expect(try await h.send(.put, "/v1/cache/ct", headers: [("Content-Type", contentType)], body: "x", admin: true).status == 201)
+        #expect(try await h.send(.get, "/v1/cache/ct", admin: true).header("Content-Type") == contentType)
+    }
+
     @Test func listAndInvalidateByPrefix() async throws {
         let h = AppHarness()
         _ = try await h.send(.get, "/v1/users/alice/subscription")
