@@ -2,6 +2,7 @@ import ArgumentParser
 import Clocks
 import Foundation
 import JSONLogging
+import Logging
 import Settings
 import UnicacheApp
 
@@ -14,12 +15,18 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         // The same checks as UnicacheConfiguration.parse(arguments:environment:), on the options parsed above.
-        let configuration = try options.configuration(environment: ProcessInfo.processInfo.environment)
+        let environment = ProcessInfo.processInfo.environment
+        let configuration = try options.configuration(environment: environment)
         // The process's two clocks, made here and passed down: the wall clock (dates, expiry, log timestamps) and the
         // monotonic one (deadlines, budgets, back-offs).
         let clock = SystemWallClock()
         let ticker = ContinuousClock()
         let logger = LoggingBootstrap.bootstrap(configuration.log, clock: clock)
+        for ignored in ServeOptions.ignoredVariables(in: environment) {
+            var metadata: Logger.Metadata = ["variable": "\(ignored.name)"]
+            if let suggestion = ignored.suggestion { metadata["didYouMean"] = "\(suggestion)" }
+            logger.warning("environment variable ignored: unicache reads no such variable", metadata: metadata)
+        }
         do {
             try await UnicacheService.run(configuration: configuration, logger: logger, clock: clock, ticker: ticker)
         } catch where configuration.log.format == .json {
