@@ -103,6 +103,8 @@ struct TokenVerificationTests {
         var noExp = claims()
         noExp["exp"] = nil
         #expect(try #require(await decide(access, token: TokenMinter.mint(key, claims: noExp))).challenge.contains("no exp"))
+        let textExp = TokenMinter.mint(key, claims: claims(["exp": "\(Int(now) + 600)"]))
+        #expect(try #require(await decide(access, token: textExp)).challenge.contains("malformed exp"))
     }
 
     @Test func issuerAndAudienceWhenConfigured() async throws {

@@ -65,7 +65,9 @@ struct TokenVerifier: Sendable {
 
     /// Times, issuer and audience, then what the token grants.
     private func grant(_ claims: [String: JSONValue], now: Double) throws(TokenRejection) -> VerifiedToken {
-        guard let exp = claims["exp"]?.number else { throw .invalid("no exp") }
+        // As `nbf` and `iat`: a missing `exp` and one that is no NumericDate (`"exp": "1700000000"`) told apart.
+        guard let given = claims["exp"] else { throw .invalid("no exp") }
+        guard let exp = given.number else { throw .invalid("malformed exp") }
         guard now < exp + leeway else { throw .expired }
         if let nbf = claims["nbf"] {
             guard let nbf = nbf.number else { throw .invalid("malformed nbf") }
