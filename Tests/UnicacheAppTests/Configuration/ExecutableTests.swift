@@ -97,19 +97,23 @@ struct ExecutableTests {
         let port: Int?
 
         /// `launcher` runs the executable (`taskset -c 0`), or nothing; `executable` is the built one unless given.
-        static func start(_ arguments: [String], launcher: [String] = [], executable: URL? = nil) async throws -> Service {
+        /// `environment` is added to the service's own (`PATH`, no disk tier, port 0).
+        static func start(
+            _ arguments: [String], launcher: [String] = [], executable: URL? = nil, environment: [String: String] = [:]
+        ) async throws -> Service {
             guard let executable = executable ?? BuiltExecutable.url else { throw BuiltExecutable.NotBuilt() }
             return try await onThread { () throws -> Service in
-                try Service(arguments, launcher: launcher, executable: executable)
+                try Service(arguments, launcher: launcher, executable: executable, environment: environment)
             }
         }
 
-        private init(_ arguments: [String], launcher: [String], executable: URL) throws {
+        private init(_ arguments: [String], launcher: [String], executable: URL, environment: [String: String]) throws {
             process = Process()
             let command = launcher + [executable.path] + arguments
             process.executableURL = URL(fileURLWithPath: command[0])
             process.arguments = Array(command.dropFirst())
             process.environment = ["PATH": "/usr/bin:/bin", "UNICACHE_DISK_LIMIT": "0", "UNICACHE_PORT": "0"]
+                .merging(environment) { _, added in added }
             let error = Pipe()
             process.standardError = error
             process.standardOutput = FileHandle.nullDevice
@@ -182,6 +186,22 @@ struct ExecutableTests {
             #expect(object?["level"] != nil)
         }
         #expect(!log.contains("never-logged"))
+    }
+
+    /// A misspelt variable is named at start-up, with the one meant and without its value; the service starts.
+    @Test func aMisspeltVariableIsNamedInTheStartUpLog() async throws {
+        var service = try await Service.start(
+            ["--log-format", "json"], environment: ["UNICACHE_MEMORY_LIMT": "1GiB", "UNICACHE_ADMIN_TOKN": "never-logged"])
+        #expect(service.port != nil, "no start-up line in: \(service.log)")
+        #expect(await service.stop() == 0)
+        let warnings = service.log.split(separator: "\n").compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+        }.filter { ($0["message"] as? String)?.hasPrefix("environment variable ignored") == true }
+        let named = warnings.compactMap { $0["metadata"] as? [String: String] }
+        #expect(named.contains { $0 == ["variable": "UNICACHE_MEMORY_LIMT", "didYouMean": "UNICACHE_MEMORY_LIMIT"] })
+        #expect(named.contains { $0 == ["variable": "UNICACHE_ADMIN_TOKN", "didYouMean": "UNICACHE_ADMIN_TOKEN"] })
+        #expect(warnings.allSatisfy { $0["level"] as? String == "warning" })
+        #expect(!service.log.contains("never-logged"))
     }
 
     /// With `--log-format json` every line is one JSON object, the fatal one too: a port already taken is told as a
