@@ -39,7 +39,6 @@ enum InputValidation {
         return number
     }
 
-    /// `true`/`false` (also `1`/`0`); `nil` → false.
     /// The value of the query parameter `name`, nil when absent; given twice (`?days=3&days=4`) it is refused rather
     /// than one value chosen for the client.
     static func single(_ name: String, of query: QueryParameters) throws(InputError) -> String? {
@@ -51,6 +50,7 @@ enum InputValidation {
         return found
     }
 
+    /// `true`/`false` (also `1`/`0`); `nil` → false.
     static func boolean(_ value: String?, name: String) throws(InputError) -> Bool {
         switch value?.lowercased() {
         case nil, "false", "0": return false
