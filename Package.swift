@@ -188,8 +188,8 @@ let package = Package(
         .target(
             name: "Settings",
             dependencies: [
-                "Access", "Clocks", "JSONLogging", "MicroHTTPServer", "Redis", "Sealing", "Tools", "UnifiedCache",
-                "UpstreamGate", .product(name: "Logging", package: "swift-log"),
+                "Access", "Clocks", "HTTPRouting", "JSONLogging", "MicroHTTPServer", "Redis", "Sealing", "Tools",
+                "UnifiedCache", "UpstreamGate", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],

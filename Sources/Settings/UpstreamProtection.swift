@@ -1,3 +1,4 @@
+import HTTPRouting
 import UpstreamGate
 
 /// How one domain's upstream is protected and called (CONTRACT §7).
@@ -72,9 +73,7 @@ public struct UpstreamHeader: Sendable, Equatable, CustomStringConvertible, Cust
         guard let colon = text.firstIndex(of: ":") else { return nil }
         let name = text[..<colon].trimmingWhitespace()
         let value = text[text.index(after: colon)...].trimmingWhitespace()
-        let tokenSymbols = Set("!#$%&'*+-.^_`|~".utf8)
-        guard !name.isEmpty,
-            name.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || tokenSymbols.contains($0) }),
+        guard HTTPToken.isToken(name),
             !Self.reservedNames.contains(where: { $0.lowercased() == name.lowercased() }),
             value.utf8.allSatisfy({ ($0 >= 0x20 && $0 < 0x7F) || $0 == 0x09 })
         else { return nil }

@@ -9,17 +9,7 @@ package enum MediaType {
         var essence = bytes[..<semicolon]
         while let last = essence.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { essence.removeLast() }
         let parts = essence.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-        return parts.count == 2 && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(isTokenByte) }
+        return parts.count == 2 && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(HTTPToken.isTokenByte) }
             && bytes[semicolon...].allSatisfy { ($0 >= 0x20 && $0 < 0x7F) || $0 == UInt8(ascii: "\t") }
-    }
-
-    /// RFC 9110's `tchar`: a letter, a digit or one of ``!#$%&'*+-.^_`|~``.
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"):
-            return true
-        default:
-            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }
     }
 }
