@@ -81,6 +81,11 @@ struct RedisKeys: Sendable {
         Self.globEscaped(prefix) + (shards == 1 ? "" : "{s*}") + Self.globEscaped(keyPrefix) + "*"
     }
 
+    /// A SCAN glob for the entries whose cache key contains `text` (a superset: the caller filters).
+    func entryPattern(containing text: String) -> String {
+        entryPattern(keyPrefix: "") + Self.globEscaped(text) + "*"
+    }
+
     static func globEscaped(_ text: String) -> String {
         var out = ""
         for character in text {

@@ -82,7 +82,14 @@ extension RedisSharedTier {
     /// The Redis names and cache keys of the entries whose key starts with `keyPrefix` (SCAN on every node holding
     /// entries; never the tier's own keys).
     func scanEntries(keyPrefix: String) async throws(SharedTierUnavailable) -> [(name: String, key: String)] {
-        let pattern = keys.entryPattern(keyPrefix: keyPrefix)
+        try await scanEntries(matching: keys.entryPattern(keyPrefix: keyPrefix)) { $0.hasPrefix(keyPrefix) }
+    }
+
+    /// The entries `pattern` (a SCAN glob over Redis names) finds whose cache key `wanted` takes, by one pass over
+    /// every node holding entries; never the tier's own keys.
+    private func scanEntries(matching pattern: String, where wanted: (String) -> Bool)
+        async throws(SharedTierUnavailable) -> [(name: String, key: String)]
+    {
         var found: [(name: String, key: String)] = []
         for node in try await commands.entryNodes() {
             var cursor = "0"
@@ -94,10 +101,21 @@ extension RedisSharedTier {
                 cursor = String(decoding: next, as: UTF8.self)
                 for case .string(let name) in names {
                     let name = String(decoding: name, as: UTF8.self)
-                    if let key = keys.cacheKey(ofEntry: name), key.hasPrefix(keyPrefix) { found.append((name, key)) }
+                    if let key = keys.cacheKey(ofEntry: name), wanted(key) { found.append((name, key)) }
                 }
             } while cursor != "0"
         }
         return found
+    }
+
+    /// Deletes, without announcing, the entries whose key names `user` (`configuration.userKeys`) but that were
+    /// stored without a user, so that no user index finds them: one SCAN pass for every such key shape. The caller
+    /// announces the user's erasure, which every instance applies to such keys as well.
+    func deleteUnindexed(namingUser user: String) async throws(SharedTierUnavailable) -> [String] {
+        let userKeys = configuration.userKeys
+        guard !userKeys.prefixes.isEmpty else { return [] }
+        let found = try await scanEntries(matching: keys.entryPattern(containing: user)) { userKeys.key($0, names: user) }
+        for entry in found { _ = try await commands.run("invalidate", .del([entry.name]), key: entry.name) }
+        return found.map(\.key)
     }
 }

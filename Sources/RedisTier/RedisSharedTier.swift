@@ -33,6 +33,9 @@ public struct RedisTierConfiguration: Sendable {
     /// under one hash tag with its own log, epoch and channel (CONTRACT §13). Fixed for a fleet: every instance of one
     /// must use the same. Ignored on one Redis (one shard).
     public var clusterShards: Int = RedisTierConfiguration.defaultClusterShards
+    /// Keys that name a user by their shape (the app's read-through keys): erasing a user also removes the entries
+    /// stored under them without a user (raw entries stored before such puts were refused), which no user index finds.
+    public var userKeys = UserKeys()
 
     package static let defaultClusterShards = 16
 
@@ -239,7 +242,9 @@ public final class RedisSharedTier: SharedTier {
                 arguments: [keys.channel(shard), messageHead, change, "\(configuration.logLength)"])
             removed = reply == .integer(1) ? [key] : []
         case .user(let user):
-            removed = try await deleteUser(user, namespaces: nil, change: change)
+            // Unannounced: the user's announcement below makes every instance drop the keys naming the user too.
+            let unindexed = try await deleteUnindexed(namingUser: user)
+            removed = unindexed + (try await deleteUser(user, namespaces: nil, change: change))
         case .namespaces(let namespaces, let user):
             removed = try await deleteUser(user, namespaces: namespaces, change: change)
         case .prefix(let prefix):

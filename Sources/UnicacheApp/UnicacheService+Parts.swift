@@ -21,12 +21,12 @@ extension UnicacheService {
         guard let endpoint = configuration.shared.redis else { return nil }
         if let warning = sentinelTrustWarning(endpoint) { logger.warning("\(warning)") }
         let cache = configuration.cache
-        return RedisSharedTier(
-            configuration: RedisTierConfiguration(
-                endpoint: endpoint, timeout: configuration.shared.timeout, prefix: configuration.shared.prefix,
-                leaseTime: configuration.upstreams.timeout + .seconds(1),
-                checkpointFile: cache.diskTierEnabled ? cache.dataDir + "/" + Self.checkpointFileName : nil),
-            codec: codec, clock: clock, ticker: ticker, logger: logger)
+        var tier = RedisTierConfiguration(
+            endpoint: endpoint, timeout: configuration.shared.timeout, prefix: configuration.shared.prefix,
+            leaseTime: configuration.upstreams.timeout + .seconds(1),
+            checkpointFile: cache.diskTierEnabled ? cache.dataDir + "/" + Self.checkpointFileName : nil)
+        tier.userKeys = ResourceTable.userKeys
+        return RedisSharedTier(configuration: tier, codec: codec, clock: clock, ticker: ticker, logger: logger)
     }
 
     /// Sentinels answer unauthenticated: over plain TCP to one that is not on loopback, whoever answers at its address

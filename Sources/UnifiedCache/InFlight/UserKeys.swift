@@ -25,9 +25,4 @@ public struct UserKeys: Sendable, Equatable {
         self.user(in: key).map { $0 == user } ?? false
     }
 
-    /// The keys and key prefixes that hold every key naming `user`: each prefix with the user alone, and with `:`
-    /// after it (for a tier that can remove only by key or prefix).
-    public func scopes(of user: String) -> [SharedScope] {
-        prefixes.flatMap { prefix in [.key(prefix + user), .prefix(prefix + user + ":")] }
-    }
 }

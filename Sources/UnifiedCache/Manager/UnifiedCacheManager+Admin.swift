@@ -114,18 +114,10 @@ extension UnifiedCacheManager {
 
     /// Erases every entry of `user` from every tier, those stored with the user and those whose key names the user
     /// (`userKeys`: raw entries under a read-through key, stored before such puts were refused); distinct keys removed.
-    /// The shared tier finds a user's entries by the user they were stored with, so the keys naming the user are
-    /// removed there by key and prefix as well.
+    /// The shared tier is given the same key shapes (`RedisTierConfiguration.userKeys`) and announces the erasure
+    /// once, which every instance applies with its `userKeys`.
     public func erase(user: String) async throws(InvalidationIncomplete) -> Int {
-        var failures = InvalidationFailures()
-        var erased = await removed(KeyScope(kind: .user(user), userKeys: userKeys), noting: &failures)
-        if shared != nil {
-            for scope in userKeys.scopes(of: user) where failures.shared == nil {
-                erased.formUnion(await invalidateShared(KeyScope(kind: scope), noting: &failures))
-            }
-        }
-        try failures.check()
-        return erased.count
+        try await invalidate(KeyScope(kind: .user(user), userKeys: userKeys))
     }
 
     /// Clears every tier; distinct keys removed.

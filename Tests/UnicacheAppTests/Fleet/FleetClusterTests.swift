@@ -63,9 +63,15 @@ import UnicacheApp
             _ = try await announced("fill 1") { try await a.request(.GET, "/v1/users/\(user)/subscription") }
             _ = try await announced("fill 2") { try await a.request(.GET, "/v1/users/\(user)/profile") }
             #expect(try await b.request(.GET, "/v1/users/\(user)/profile").header("X-Cache-Tier") == "shared")
+            // And a raw entry under a key naming the user, stored before such puts were refused: in no user index.
+            let legacy = "health:today:\(user):2026-11-29"
+            _ = try await a.app.cache.put(key: legacy, body: Array("forged".utf8), ttl: .seconds(600))
+            let sentBefore = ClusterFleet.shared(a).invalidationsSent
             let erased = try await announced("erasure") { try await a.request(.DELETE, "/v1/users/\(user)", admin: true) }
-            #expect(erased.body == #"{"erased":2}"#)
-            for key in ["subscription:\(user)", "profile:\(user)"] {
+            #expect(erased.body == #"{"erased":3}"#)
+            // One erasure announced (in each shard's log), not one more per key shape naming a user.
+            #expect(ClusterFleet.shared(a).invalidationsSent - sentBefore == 1)
+            for key in ["subscription:\(user)", "profile:\(user)", legacy] {
                 #expect(try await fleet.command(fleet.entryName(key), "EXISTS", fleet.entryName(key)) == .integer(0))
             }
             #expect(try await b.request(.GET, "/v1/users/\(user)/profile").header("X-Cache") == "MISS")

@@ -10,7 +10,7 @@ import UnicacheApp
 
 /// CONTRACT §14.3 across a fleet: a raw entry stored under a key naming a user before such puts were refused has no
 /// user in Redis (no user index finds it); erasing the user on another instance removes it from Redis and from the
-/// instance that holds it in memory, and leaves other users' keys alone.
+/// instance that holds it in memory, and leaves other users' keys alone, by one announcement to the fleet.
 @Suite(.serialized, .timeLimit(.minutes(2))) struct FleetErasureTests {
     @Test func erasureFindsRawEntriesByKeyInRedisAndOnEveryInstance() async throws {
         try await withService(Fleet.start(instances: 2)) { fleet in
@@ -19,7 +19,9 @@ import UnicacheApp
             for key in legacy + ["subscription:carolyn"] {
                 _ = try await a.app.cache.put(key: key, body: Array("forged".utf8), ttl: .seconds(600))
             }
+            let loggedBefore = try await redisCommand(fleet.redis, "XLEN", fleet.prefix + "#log")
             let erased = try await b.request(.DELETE, "/v1/users/carol", admin: true)
+            let loggedAfter = try await redisCommand(fleet.redis, "XLEN", fleet.prefix + "#log")
             var left: [RedisReply] = []
             for key in legacy + ["subscription:carolyn"] {
                 left.append(try await redisCommand(fleet.redis, "EXISTS", fleet.prefix + key))
@@ -31,6 +33,13 @@ import UnicacheApp
             let otherUser = try await a.request(.GET, "/v1/cache/subscription:carolyn", admin: true).status
             await fleet.stop()
             #expect(erased.body == #"{"erased":2}"#)
+            // One announcement for the fleet: each instance drops the keys naming the user on the user's message (a
+            // message per key shape made every instance scan its tiers thirty times over).
+            guard case .integer(let before) = loggedBefore, case .integer(let after) = loggedAfter else {
+                Issue.record("XLEN: \(loggedBefore), \(loggedAfter)")
+                return
+            }
+            #expect(after - before == 1)
             #expect(left == [.integer(0), .integer(0), .integer(1)])
             #expect(stillOnA == 404)
             #expect(otherUser == 200)
