@@ -108,6 +108,24 @@ let benchmarks: @Sendable () -> Void = {
         return (makeCache(entries: 10_000), GatedFetcher(InstantFetcher(body: body, yields: 0), gate: open))
     }
 
+    // One user's invalidation (an event's namespaces, as another instance's event arrives) over 100,000 entries of
+    // other users: the scan of the memory tier, under its lock, that every such event costs each instance.
+    Benchmark("user invalidation over 100,000 entries", configuration: .init(maxIterations: 10_000)) {
+        (benchmark: Benchmark, cache: UnifiedCacheManager) async in
+        for _ in benchmark.scaledIterations {
+            blackHole(try? await cache.invalidate(namespaces: ["bench"], user: "nobody"))
+        }
+    } setup: {
+        let cache = makeCache()
+        let fetcher = InstantFetcher(body: [UInt8](repeating: 0x61, count: 64), yields: 0)
+        for index in 0..<100_000 {
+            let user = "user\(index)"
+            let key = FetchRequest(key: "bench:\(user)", namespace: "bench", user: user, path: "/users/\(user)")
+            _ = try? await cache.get(key, policy: policy, fetcher: fetcher)
+        }
+        return cache
+    }
+
     // 1,000 concurrent gets of one cold key: one fetch, 999 coalesced.
     Benchmark("coalesced stampede of 1000", configuration: .init(maxIterations: 2_000)) {
         (benchmark: Benchmark, cache: UnifiedCacheManager) async in

@@ -71,15 +71,43 @@ import Testing
         #expect(tier.statistics().entries == 2)
     }
 
-    @Test(arguments: EvictionKind.allCases) func removeAllWhereAndList(eviction: EvictionKind) {
+    @Test(arguments: EvictionKind.allCases) func removeAllInScopeAndList(eviction: EvictionKind) {
         let tier = MemoryTier(configuration: .init(eviction: eviction))
         tier.insert(entry("u:a", user: "alice"))
         tier.insert(entry("u:b", user: "bob"))
         tier.insert(entry("v:a", user: "alice"))
         #expect(tier.list(prefix: "u:").map(\.key).sorted() == ["u:a", "u:b"])
-        #expect(tier.removeAll { $0.user == "alice" }.sorted() == ["u:a", "v:a"])
+        #expect(tier.removeAll(in: KeyScope(kind: .user("alice"))).sorted() == ["u:a", "v:a"])
         #expect(tier.statistics().entries == 1)
         #expect(tier.statistics().bytes == MemoryTier.cost(of: entry("u:b", user: "bob")))
+    }
+
+    /// Each scope the fleet sends removes exactly what it covers, read from the entries in place.
+    @Test func everyScopeRemovesWhatItCovers() {
+        let userKeys = UserKeys(prefixes: ["sub:"])
+        let entries = [
+            entry("sub:carol", namespace: "subscription", user: "carol"),
+            entry("prof:carol", namespace: "profile", user: "carol"),
+            entry("sub:dave", namespace: "subscription", user: "dave"),
+            entry("sub:carol:old", namespace: "raw", user: nil),
+            entry("raw:x", namespace: "raw", user: nil),
+        ]
+        let cases: [(SharedScope, [String])] = [
+            (.key("sub:dave"), ["sub:dave"]),
+            (.prefix("sub:"), ["sub:carol", "sub:carol:old", "sub:dave"]),
+            (.namespaces(["subscription"], user: "carol"), ["sub:carol"]),
+            (.namespaces(["subscription", "profile"], user: "carol"), ["prof:carol", "sub:carol"]),
+            (.user("carol"), ["prof:carol", "sub:carol", "sub:carol:old"]),
+            (.user("nobody"), []),
+            (.all, ["prof:carol", "raw:x", "sub:carol", "sub:carol:old", "sub:dave"]),
+        ]
+        for (scope, expected) in cases {
+            let tier = MemoryTier(configuration: .init())
+            for stored in entries { tier.insert(stored) }
+            #expect(tier.removeAll(in: KeyScope(kind: scope, userKeys: userKeys)).sorted() == expected, "\(scope)")
+            #expect(tier.statistics().entries == entries.count - expected.count, "\(scope)")
+            for key in expected { #expect(tier.peek(key) == nil, "\(scope) \(key)") }
+        }
     }
 
     /// Both budgets hold after every call, whatever the policy and the mix of sizes, and a stored entry is always the

@@ -10,13 +10,15 @@ struct KeyScope: Sendable {
     /// Only the keys of this shard (a shard's reset), nil: every key.
     var shard: SharedShard?
 
-    func matches(key: String, namespace: String, user: String?) -> Bool {
-        if let shard, !shard.contains(key) { return false }
+    /// `key` is read only when the scope needs it, and the user is compared before the namespace is hashed: a scan of
+    /// the memory tier for one user's scope then reads two short strings of most entries.
+    func matches(key: @autoclosure () -> String, namespace: String, user: String?) -> Bool {
+        if let shard, !shard.contains(key()) { return false }
         return switch kind {
-        case .key(let wanted): key == wanted
-        case .prefix(let prefix): key.hasPrefix(prefix)
-        case .namespaces(let namespaces, let wantedUser): namespaces.contains(namespace) && user == wantedUser
-        case .user(let wanted): user == wanted || (user == nil && userKeys.key(key, names: wanted))
+        case .key(let wanted): key() == wanted
+        case .prefix(let prefix): key().hasPrefix(prefix)
+        case .namespaces(let namespaces, let wantedUser): user == wantedUser && namespaces.contains(namespace)
+        case .user(let wanted): user == wanted || (user == nil && userKeys.key(key(), names: wanted))
         case .all: true
         }
     }

@@ -95,7 +95,7 @@ extension UnifiedCacheManager {
             if case .key(let key) = scope.kind {
                 removed = memory.remove(key) == nil ? [] : [key]
             } else {
-                removed = memory.removeAll { scope.matches($0) }
+                removed = memory.removeAll(in: scope)
             }
             if let writer {
                 writer.enqueue(.removeAll(scope, done))

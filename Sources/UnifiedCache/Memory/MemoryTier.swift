@@ -96,11 +96,11 @@ package final class MemoryTier: Sendable {
         }
     }
 
-    /// Removes every entry whose metadata matches; returns the removed keys.
-    public func removeAll(where predicate: (CacheEntryMetadata) -> Bool) -> [String] {
+    /// Removes every entry `scope` covers; returns the removed keys.
+    func removeAll(in scope: KeyScope) -> [String] {
         policy.withLockedValue { state in
             state.drain(reads)
-            let removed = map.withLockedValue { $0.removeAll { predicate($0.metadata) } }
+            let removed = map.withLockedValue { $0.removeAll(in: scope) }
             for (_, slot) in removed {
                 state.releasedBytes += state.policy.weight(of: slot)
                 state.policy.remove(slot)
