@@ -39,6 +39,21 @@ let benchmarks: @Sendable () -> Void = {
             blackHole(tier?.statistics().entries)
         },
         teardown: { await DiskFixture.shared.removeAll() })
+
+    // One user's invalidation arriving from the fleet (an event's namespaces, none of them held here): the scan of the
+    // index, on the tier's queue, that every such event costs each instance.
+    Benchmark(
+        "user invalidation: scan of a 100,000-entry index",
+        configuration: .init(metrics: [.wallClock, .mallocCountTotal], maxDuration: .seconds(10), maxIterations: 1_000),
+        closure: { benchmark in
+            let tier = await DiskFixture.shared.restartTier()
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations {
+                blackHole(await tier.removeAll { $0.user == "nobody" && $0.namespace == "subscription" })
+            }
+            benchmark.stopMeasurement()
+        },
+        teardown: { await DiskFixture.shared.removeAll() })
 }
 
 /// Folders filled once and shared by the iterations of a benchmark.
@@ -75,6 +90,16 @@ actor DiskFixture {
         for i in 0..<Self.restartEntries { await tier.store(entry("activities:user\(i):run:30", bytes: 512)) }
         restart = folder
         return folder
+    }
+
+    /// The tier of `restartDirectory()`, indexed.
+    func restartTier() async -> DiskTier {
+        // Force unwrap as precondition: as above.
+        let tier = try! await DiskTier.open(
+            DiskTierConfiguration(directory: await restartDirectory(), limitBytes: 1 << 30), clock: SystemWallClock(),
+            ticker: ContinuousClock())
+        await tier.waitUntilIndexed()
+        return tier
     }
 
     func removeAll() {

@@ -10,7 +10,7 @@ extension DiskTier {
         var report = RekeyReport()
         guard codec.keyRing != nil else { return report }
         await waitUntilIndexed()
-        for key in index.filter({ _ in true }).map(\.metadata.key) {
+        for key in index.metadata(where: { _ in true }).map(\.key) {
             rekey(key, into: &report)
             // Requests and writes go on between two files.
             await Task.yield()

@@ -20,7 +20,7 @@ extension DiskTier {
     @discardableResult
     public func removeAll(where predicate: @Sendable (CacheEntryMetadata) -> Bool) async -> SecondTierRemoval {
         await waitUntilIndexed()
-        let indexed = index.filter { predicate($0.metadata) }.map(\.metadata.key)
+        let indexed = index.metadata(where: predicate).map(\.key)
         let kept = undeletable.compactMap { key, file in file.metadata.map(predicate) == true ? key : nil }
         var removal = SecondTierRemoval()
         for key in indexed + kept {
@@ -35,15 +35,15 @@ extension DiskTier {
     public func list(prefix: String, limit: Int) async -> [CacheEntryMetadata] {
         await waitUntilIndexed()
         let now = clock.now()
-        let matching = index.filter { $0.metadata.key.hasPrefix(prefix) && now < $0.metadata.staleUntil }
-        return matching.map(\.metadata).sorted { $0.key < $1.key }.prefix(max(0, limit)).map { $0 }
+        let matching = index.metadata { $0.key.hasPrefix(prefix) && now < $0.staleUntil }
+        return matching.sorted { $0.key < $1.key }.prefix(max(0, limit)).map { $0 }
     }
 
     /// Deletes every entry past its stale-until; returns how many.
     @discardableResult
     package func sweepExpired(now: Date) async -> Int {
         await waitUntilIndexed()
-        let keys = index.filter { $0.metadata.staleUntil <= now }.map(\.metadata.key)
+        let keys = index.metadata { $0.staleUntil <= now }.map(\.key)
         for key in keys { delete(key) }
         if !keys.isEmpty { logger.debug("disk tier swept expired entries", metadata: ["count": "\(keys.count)"]) }
         return keys.count

@@ -75,7 +75,10 @@ import UnifiedCache
             #expect(index.count == model.count)
         }
         for key in (0..<300).map({ "k\($0)" }) { #expect(index[key]?.metadata.key == model[key].map { _ in key }) }
-        #expect(Set(index.filter { _ in true }.map(\.metadata.key)) == Set(model.keys))
+        #expect(Set(index.metadata { _ in true }.map(\.key)) == Set(model.keys))
+        // A predicate sees each held entry's own metadata, and only the entries it takes come back.
+        let even = Set(model.keys.filter { Int($0.dropFirst())! % 2 == 0 })
+        #expect(Set(index.metadata { Int($0.key.dropFirst())! % 2 == 0 }.map(\.key)) == even)
     }
 
     /// Evicted keys leave the slot table with their slots: the survivors are still found, the evicted are not, and a

@@ -85,9 +85,12 @@ struct DiskIndex {
         }
     }
 
-    /// Every entry matching `predicate`, in no particular order.
-    func filter(_ predicate: (IndexedEntry) -> Bool) -> [IndexedEntry] {
-        slots.slots.map(entry(at:)).filter(predicate)
+    /// The metadata of every entry `predicate` takes, in no particular order. The slots are read in their order (a
+    /// free one has an empty key), not in the slot table's hash order, and only the entries taken are kept: a scan
+    /// that jumped from slot to slot and copied every entry took twice as long, and a fleet's event for one user
+    /// scans the index.
+    func metadata(where predicate: (CacheEntryMetadata) -> Bool) -> [CacheEntryMetadata] {
+        metadata.filter { !$0.key.isEmpty && predicate($0) }
     }
 
     private func entry(at slot: Int) -> IndexedEntry {
