@@ -24,5 +24,4 @@ public struct UserKeys: Sendable, Equatable {
     public func key(_ key: String, names user: String) -> Bool {
         self.user(in: key).map { $0 == user } ?? false
     }
-
 }
