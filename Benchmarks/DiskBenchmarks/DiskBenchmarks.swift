@@ -49,7 +49,7 @@ let benchmarks: @Sendable () -> Void = {
             let tier = await DiskFixture.shared.restartTier()
             benchmark.startMeasurement()
             for _ in benchmark.scaledIterations {
-                blackHole(await tier.removeAll { $0.user == "nobody" && $0.namespace == "subscription" })
+                blackHole(await tier.removeAll(in: KeyScope(kind: .namespaces(["subscription"], user: "nobody"))))
             }
             benchmark.stopMeasurement()
         },

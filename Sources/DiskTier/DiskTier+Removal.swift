@@ -18,10 +18,10 @@ extension DiskTier {
 
     /// Also the files earlier removals could not delete, when their metadata matches.
     @discardableResult
-    public func removeAll(where predicate: @Sendable (CacheEntryMetadata) -> Bool) async -> SecondTierRemoval {
+    public func removeAll(in scope: KeyScope) async -> SecondTierRemoval {
         await waitUntilIndexed()
-        let indexed = index.metadata(where: predicate).map(\.key)
-        let kept = undeletable.compactMap { key, file in file.metadata.map(predicate) == true ? key : nil }
+        let indexed = index.keys(in: scope)
+        let kept = undeletable.compactMap { key, file in file.metadata.map(scope.matches) == true ? key : nil }
         var removal = SecondTierRemoval()
         for key in indexed + kept {
             switch delete(key) {

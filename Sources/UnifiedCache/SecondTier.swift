@@ -17,9 +17,11 @@ public protocol SecondTier: AnyObject, Sendable {
     /// Removes `key` (`removed` names it if it was present).
     @discardableResult
     func remove(_ key: String) async -> SecondTierRemoval
-    /// Removes every entry matching (also those an earlier removal could not delete).
+    /// Removes every entry `scope` covers (also those an earlier removal could not delete). A scope, not a predicate
+    /// over a copy of each entry's metadata: a fleet's event for one user is applied by this scan, and the tier reads
+    /// what the scope needs of each entry where it lies.
     @discardableResult
-    func removeAll(where predicate: @Sendable (CacheEntryMetadata) -> Bool) async -> SecondTierRemoval
+    func removeAll(in scope: KeyScope) async -> SecondTierRemoval
     /// Metadata of stored entries whose key starts with `prefix`, at most `limit`.
     func list(prefix: String, limit: Int) async -> [CacheEntryMetadata]
     /// Counters and sizes for /stats.

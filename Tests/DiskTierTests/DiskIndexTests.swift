@@ -79,6 +79,9 @@ import UnifiedCache
         // A predicate sees each held entry's own metadata, and only the entries it takes come back.
         let even = Set(model.keys.filter { Int($0.dropFirst())! % 2 == 0 })
         #expect(Set(index.metadata { Int($0.key.dropFirst())! % 2 == 0 }.map(\.key)) == even)
+        // A scope reads each held entry in place: free slots never match, not even `all`.
+        #expect(Set(index.keys(in: KeyScope(kind: .all))) == Set(model.keys))
+        #expect(Set(index.keys(in: KeyScope(kind: .prefix("k1")))) == Set(model.keys.filter { $0.hasPrefix("k1") }))
     }
 
     /// Evicted keys leave the slot table with their slots: the survivors are still found, the evicted are not, and a

@@ -116,12 +116,12 @@ import UnifiedCache
             }
             fileSystem.set { $0.unlink = EROFS }
             #expect(await tier.remove("a:carol").failure?.contains("Read-only file system") == true)
-            let refused = await tier.removeAll { $0.user == "carol" }
+            let refused = await tier.removeAll(in: KeyScope(kind: .user("carol")))
             #expect(refused.removed.isEmpty && refused.failure != nil)
             #expect(await tier.load("b:carol") == nil)
 
             fileSystem.clearFaults()
-            let retried = await tier.removeAll { $0.user == "carol" }
+            let retried = await tier.removeAll(in: KeyScope(kind: .user("carol")))
             #expect(Set(retried.removed) == ["a:carol", "b:carol"] && retried.failure == nil)
             let reopened = try await openTier(dir)
             #expect(await reopened.list(prefix: "", limit: 10).map(\.key) == ["c:carol"])

@@ -139,7 +139,7 @@ import UnifiedCache
             #expect(await tier.remove("subscription:bob") == SecondTierRemoval())
             #expect(!FileManager.default.fileExists(atPath: entryPath(dir, "subscription:bob")))
 
-            let erased = await tier.removeAll { $0.user == "alice" }
+            let erased = await tier.removeAll(in: KeyScope(kind: .user("alice")))
             #expect(erased.failure == nil)
             #expect(Set(erased.removed) == ["subscription:alice", "activities:alice"])
             #expect(filesOnDisk(dir).map(\.path) == [entryPath(dir, "activities:bob")])
@@ -155,7 +155,7 @@ import UnifiedCache
             let fileSystem = FaultyFileSystem()
             fileSystem.holdListings()
             let second = try await openTier(dir, fileSystem: fileSystem)
-            async let erased = second.removeAll { $0.user == "carol" }
+            async let erased = second.removeAll(in: KeyScope(kind: .user("carol")))
             fileSystem.releaseListings()
             #expect(await erased.removed.count == 10)
             #expect(filesOnDisk(dir).isEmpty)

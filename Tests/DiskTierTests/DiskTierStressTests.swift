@@ -33,7 +33,7 @@ import UnifiedCache
                                 }
                             case 3: await tier.remove(key)
                             default:
-                                if step % 25 == 0 { _ = await tier.removeAll { $0.user == "u\(worker % 3)" } }
+                                if step % 25 == 0 { _ = await tier.removeAll(in: KeyScope(kind: .user("u\(worker % 3)"))) }
                                 _ = await tier.list(prefix: "k1", limit: 5)
                                 _ = tier.statistics()
                             }

@@ -21,8 +21,8 @@ private final class SlowStoreTier: SecondTier {
 
     func load(_ key: String) async -> CacheEntry? { await inner.load(key) }
     func remove(_ key: String) async -> SecondTierRemoval { await inner.remove(key) }
-    func removeAll(where predicate: @Sendable (CacheEntryMetadata) -> Bool) async -> SecondTierRemoval {
-        await inner.removeAll(where: predicate)
+    func removeAll(in scope: KeyScope) async -> SecondTierRemoval {
+        await inner.removeAll(in: scope)
     }
     func list(prefix: String, limit: Int) async -> [CacheEntryMetadata] {
         await inner.list(prefix: prefix, limit: limit)

@@ -93,6 +93,20 @@ struct DiskIndex {
         metadata.filter { !$0.key.isEmpty && predicate($0) }
     }
 
+    /// The keys of the entries `scope` covers, each entry's fields read where they lie (its key only when the scope
+    /// needs it), as the memory tier reads its own: a copy of each entry's metadata was most of a scan's time.
+    func keys(in scope: KeyScope) -> [String] {
+        metadata.withUnsafeBufferPointer { metadata in
+            metadata.indices.compactMap { slot in
+                let namespace = metadata[slot].namespace
+                guard !metadata[slot].key.isEmpty,
+                    scope.matches(key: metadata[slot].key, namespace: namespace, user: metadata[slot].user)
+                else { return nil }
+                return metadata[slot].key
+            }
+        }
+    }
+
     private func entry(at slot: Int) -> IndexedEntry {
         IndexedEntry(metadata: metadata[slot], fileSize: policy.weight(of: slot))
     }

@@ -75,7 +75,7 @@ final class SecondTierWriter: Sendable {
             if case .key(let key) = scope.kind {
                 removal = await tier.remove(key)
             } else {
-                removal = await tier.removeAll { scope.matches($0) }
+                removal = await tier.removeAll(in: scope)
             }
             return { done?.resume(returning: removal) }
         case .barrier(let done):

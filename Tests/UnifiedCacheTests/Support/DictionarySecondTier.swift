@@ -56,10 +56,10 @@ final class DictionarySecondTier: SecondTier {
         return SecondTierRemoval(removed: entries.withLockedValue { $0.removeValue(forKey: key) == nil ? [] : [key] })
     }
 
-    func removeAll(where predicate: @Sendable (CacheEntryMetadata) -> Bool) async -> SecondTierRemoval {
+    func removeAll(in scope: KeyScope) async -> SecondTierRemoval {
         if refusesRemovals.withLockedValue({ $0 }) { return SecondTierRemoval(failure: "read-only file system") }
         return SecondTierRemoval(removed: entries.withLockedValue { dict in
-            let keys = dict.values.filter { predicate($0.metadata) }.map(\.key)
+            let keys = dict.values.filter { scope.matches($0.metadata) }.map(\.key)
             for key in keys { dict[key] = nil }
             return keys
         })
