@@ -85,10 +85,9 @@ struct DiskIndex {
         }
     }
 
-    /// The metadata of every entry `predicate` takes, in no particular order. The slots are read in their order (a
-    /// free one has an empty key), not in the slot table's hash order, and only the entries taken are kept: a scan
-    /// that jumped from slot to slot and copied every entry took twice as long, and a fleet's event for one user
-    /// scans the index.
+    /// The metadata of every entry `predicate` takes, in no particular order (listings, expiry sweeps, rekeying; a
+    /// fleet's removal reads fields in place with `keys(in:)`). The slots are read in their order (a free one has an
+    /// empty key), not in the slot table's hash order, and only the entries taken are kept.
     func metadata(where predicate: (CacheEntryMetadata) -> Bool) -> [CacheEntryMetadata] {
         metadata.filter { !$0.key.isEmpty && predicate($0) }
     }

@@ -17,7 +17,7 @@ public struct KeyScope: Sendable {
     }
 
     /// `key` is read only when the scope needs it, and the user is compared before the namespace is hashed: a scan of
-    /// the memory tier for one user's scope then reads two short strings of most entries.
+    /// the memory tier or the disk index for one user's scope then reads two short strings of most entries.
     public func matches(key: @autoclosure () -> String, namespace: String, user: String?) -> Bool {
         if let shard, !shard.contains(key()) { return false }
         return switch kind {
