@@ -126,7 +126,11 @@ extension RedisSharedTier {
                 defer { state.inStep = false }
                 return state.inStep
             }
-            if first { logger.warning("shared tier: invalidation channel lost", metadata: ["reason": "\(reason)"]) }
+            if first {
+                var metadata: Logger.Metadata = ["reason": "\(reason)"]
+                if shards.count > 1 { metadata["shard"] = "\(SharedShard(index: shard.index, of: shards.count))" }
+                logger.warning("shared tier: invalidation channel lost", metadata: metadata)
+            }
             waiters.wakeAll()
         case .subscribed:
             let generation = sync.withLockedValue { state in
@@ -173,8 +177,8 @@ extension RedisSharedTier {
                     return true
                 }
                 guard inStep else { return }
-                logger.info(
-                    "shared tier: subscribed; caught up from the fleet's log",
+                report(
+                    shard, .caughtUp(replayed: replayed),
                     metadata: [
                         "replayed": "\(replayed)", "position": "\(end.position)",
                         "duration": "\(elapsed.now() - started)",
@@ -185,17 +189,39 @@ extension RedisSharedTier {
                         shard, from: reached, to: LogCheckpoint(epoch: fleet.epoch, position: fleet.last),
                         generation: generation)
                 else { return }
-                var metadata: Logger.Metadata = [
-                    "position": "\(fleet.last)", "knownBefore": "\(reached.map { "\($0.position)" } ?? "none")",
-                ]
-                if shards.count > 1 { metadata["shard"] = "\(SharedShard(index: shard.index, of: shards.count))" }
-                logger.info(
-                    "shared tier: subscribed; the fleet's log cannot vouch for what was missed, local tiers reset",
-                    metadata: metadata)
+                report(
+                    shard, .reset,
+                    metadata: ["position": "\(fleet.last)", "knownBefore": "\(reached.map { "\($0.position)" } ?? "none")"])
             }
             await saveCheckpoint()
             return
         }
+    }
+
+    /// Logs a shard's catch-up: at once on one Redis and for a shard's later catch-ups; on a cluster the shards'
+    /// first ones at debug, and one line once every shard is in step.
+    private func report(_ shard: ShardSync, _ outcome: FirstCatchUps.Outcome, metadata: Logger.Metadata) {
+        let message: Logger.Message
+        switch outcome {
+        case .caughtUp: message = "shared tier: subscribed; caught up from the fleet's log"
+        case .reset: message = "shared tier: subscribed; the fleet's log cannot vouch for what was missed, local tiers reset"
+        }
+        guard shards.count > 1 else { return logger.info(message, metadata: metadata) }
+        var metadata = metadata
+        metadata["shard"] = "\(SharedShard(index: shard.index, of: shards.count))"
+        let (first, last, summary) = firstCatchUps.withLockedValue { firsts in
+            let (first, last) = firsts.count(shard.index, outcome)
+            return (first, last, firsts)
+        }
+        guard first else { return logger.info(message, metadata: metadata) }
+        logger.debug(message, metadata: metadata)
+        guard last else { return }
+        logger.info(
+            "shared tier: subscribed to every shard; caught up from their logs, or reset where a log cannot vouch for what was missed",
+            metadata: [
+                "shards": "\(shards.count)", "caughtUp": "\(summary.caughtUp)", "reset": "\(summary.reset)",
+                "replayed": "\(summary.replayed)",
+            ])
     }
 
     enum CatchUp {

@@ -83,6 +83,8 @@ public final class RedisSharedTier: SharedTier {
     let hooks = NIOLockedValueBox(EventHooks())
     /// One on one Redis; a cluster's shards, each with its own log position and subscriber.
     let shards: [ShardSync]
+    /// The shards' first catch-ups since start-up, logged as one line on a cluster.
+    let firstCatchUps: NIOLockedValueBox<FirstCatchUps>
     /// The checkpoint across restarts, with the disk tier.
     let checkpointFile: LogPositionFile?
     /// The tickets of the checkpoint's saves: the last issued (with its snapshot) and the last written.
@@ -111,6 +113,7 @@ public final class RedisSharedTier: SharedTier {
         checkpointFile = configuration.checkpointFile.map { LogPositionFile(path: $0, shards: count) }
         let saved = checkpointFile?.loadShards() ?? [:]
         shards = (0..<count).map { ShardSync(index: $0, applied: saved[$0]) }
+        firstCatchUps = NIOLockedValueBox(FirstCatchUps(shards: count))
     }
 
     // MARK: Entries

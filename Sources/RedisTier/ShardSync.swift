@@ -57,3 +57,36 @@ struct EventHooks {
     /// A change this instance could not read has been logged (at warning, once).
     var unreadableSeen = false
 }
+
+/// The first catch-up of each shard since start-up. On a cluster they are logged as one line once every shard is in
+/// step (sixteen shards made sixteen lines at every start); a shard's later ones (its primary lost, a failover) are
+/// logged shard by shard.
+struct FirstCatchUps {
+    enum Outcome {
+        /// Applied the log from this instance's position: `replayed` changes of other instances.
+        case caughtUp(replayed: Int)
+        /// The log could not vouch for what was missed: the shard's local entries dropped.
+        case reset
+    }
+
+    /// The shards whose first catch-up is still to come.
+    private(set) var waiting: Set<Int>
+    private(set) var caughtUp = 0
+    private(set) var reset = 0
+    private(set) var replayed = 0
+
+    init(shards: Int) { waiting = Set(0..<shards) }
+
+    /// Counts `shard`'s catch-up when it is its first. `first`: it was; `last`: it was the last shard's first.
+    mutating func count(_ shard: Int, _ outcome: Outcome) -> (first: Bool, last: Bool) {
+        guard waiting.remove(shard) != nil else { return (false, false) }
+        switch outcome {
+        case .caughtUp(let changes):
+            caughtUp += 1
+            replayed += changes
+        case .reset:
+            reset += 1
+        }
+        return (true, waiting.isEmpty)
+    }
+}

@@ -131,6 +131,30 @@ import Testing
         }
     }
 
+    /// A subscription made on another node than the endpoint's (a cluster's shard owner, where the endpoint names a
+    /// seed; Sentinel's primary): its loss names that node. It used to name the endpoint's own address, so a dead
+    /// cluster primary was reported as the seed's connection lost.
+    @Test func aLostSubscriptionNamesTheNodeItWasOn() async throws {
+        try await withRedisNode { server, node async throws in
+            let seed = try RedisEndpoint(url: "redis://127.0.0.1:1")
+            let events = AsyncEventQueue<Event>()
+            let subscriber = RedisSubscriber(
+                endpoint: seed, channel: "invalidations", timeout: .seconds(2), clock: ContinuousClock(),
+                subscribe: { () async throws(RedisError) -> RedisSubscription in
+                    let subscription = try await RedisSubscription.connect(server.endpoint, connectTimeout: .seconds(2))
+                    try await subscription.subscribe(["invalidations"])
+                    return subscription
+                }
+            ) { events.push($0) }
+            defer { subscriber.stop() }
+            subscriber.start()
+            #expect(await subscribed(events))
+            _ = try await node.send(RedisCommand("CLIENT", "KILL", "TYPE", "pubsub"))
+            let reason = await disconnectReason(events) ?? ""
+            #expect(reason.contains("127.0.0.1:\(server.port)") && !reason.contains("127.0.0.1:1/"), "\(reason)")
+        }
+    }
+
     @Test func aPausedServerIsDetectedByPingsAndTheSubscriptionComesBack() async throws {
         try await withRedisNode { server, node async throws in
             // The subscriber's defaults (2 s, a ping a second): its SUBSCRIBE and pings before the pause must not time

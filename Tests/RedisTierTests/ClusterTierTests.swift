@@ -73,7 +73,8 @@ import UpstreamGate
     }
 
     /// §6.6 per shard: with one shard's log lost while an instance is away, its restart resets that shard alone
-    /// (`resetShard`), and applies the other shards' changes from their logs.
+    /// (`resetShard`), and applies the other shards' changes from their logs. The restart logs one line at info for
+    /// the sixteen shards' catch-ups (sixteen before), with what they did.
     @Test func aLostShardLogResetsThatShardAlone() async throws {
         try await withService(RedisTestCluster.start()) { cluster in
             let prefix = Self.prefix()
@@ -97,15 +98,28 @@ import UpstreamGate
             defer { client.shutdown() }
             #expect(try await client.send(RedisCommand("DEL", log), key: Array(log.utf8)) == .integer(1))
 
-            let back = TierInstance(endpoint: try Self.seed(cluster), prefix: prefix, checkpointFile: file)
+            let lines = CapturingLogHandler.Store()
+            var logger = CapturingLogHandler.logger(lines)
+            logger.logLevel = .info
+            let back = TierInstance(endpoint: try Self.seed(cluster), prefix: prefix, checkpointFile: file, logger: logger)
             try await back.startConnected()
+            func subscribedLines() -> [String] { lines.rendered.filter { $0.hasPrefix("shared tier: subscribed") } }
+            await waitUntil("the catch-ups are logged") { !subscribedLines().isEmpty }
             let events = back.events
             let statistics = back.statistics
+            // A later loss is logged shard by shard: every subscription cut, each shard's catch-up is a line of its own.
+            for node in cluster.nodes { _ = try await redisCommand(node, "CLIENT", "KILL", "TYPE", "pubsub") }
+            await waitUntil("every shard's catch-up after the loss is logged") { subscribedLines().count == 1 + shards }
             await back.stop()
             #expect(events.contains(.invalidate(.key(changed))))
             #expect(events.filter { if case .resetShard = $0 { true } else { false } } == [.resetShard(SharedShard(index: lostShard, of: shards))])
             #expect(!events.contains(.reset))
             #expect(statistics.resets == 1 && statistics.replayed == 1)
+            let logged = subscribedLines()
+            #expect(logged.first?.hasSuffix("caughtUp=\(shards - 1) replayed=1 reset=1 shards=\(shards)") == true, "\(logged)")
+            let later = logged.dropFirst()
+            #expect(later.count == shards, "\(later)")
+            #expect(Set(later.compactMap { $0.split(separator: " ").first { $0.hasPrefix("shard=") } }).count == shards)
         }
     }
 }

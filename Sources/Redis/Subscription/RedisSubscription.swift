@@ -9,10 +9,13 @@ import NIOPosix
 /// `PING` is allowed, as in RESP2's subscribe mode.
 public final class RedisSubscription: Sendable {
     package let messages: AsyncStream<RedisPubSubMessage>
+    /// The node it is connected to: a cluster's node or Sentinel's primary, not the seed or the Sentinels.
+    package let address: RedisEndpoint.Address
     private let connection: RedisConnection
 
-    private init(messages: AsyncStream<RedisPubSubMessage>, connection: RedisConnection) {
+    private init(messages: AsyncStream<RedisPubSubMessage>, address: RedisEndpoint.Address, connection: RedisConnection) {
         self.messages = messages
+        self.address = address
         self.connection = connection
     }
 
@@ -37,7 +40,7 @@ public final class RedisSubscription: Sendable {
             continuation.finish()
             throw error
         }
-        return RedisSubscription(messages: messages, connection: connection)
+        return RedisSubscription(messages: messages, address: settings.address, connection: connection)
     }
 
     /// `SUBSCRIBE` the channels; returns once Redis confirmed each.
