@@ -1511,7 +1511,7 @@ components:
               required: [nodes, slotsCovered, moved, ask, mapRefreshes]
               properties:
                 nodes: {type: integer, minimum: 0, description: 'Nodes in the slot map, primaries and replicas.'}
-                slotsCovered: {type: integer, minimum: 0, maximum: 16384, description: 'Slots with a primary: 16384 when the cluster is whole.'}
+                slotsCovered: {type: integer, minimum: 0, maximum: 16384, description: 'Slots whose primary is up, as the last read of the slot map found: 16384 when the cluster is whole.'}
                 moved: {type: integer, minimum: 0, description: '`MOVED` redirections followed (the map updated and read again).'}
                 ask: {type: integer, minimum: 0, description: '`ASK` redirections followed (a slot being migrated).'}
                 mapRefreshes: {type: integer, minimum: 0, description: 'Reads of the slot map.'}

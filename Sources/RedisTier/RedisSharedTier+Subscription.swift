@@ -23,6 +23,16 @@ extension RedisSharedTier {
         await withDiscardingTaskGroup { group in
             for shard in shards { group.addTask { await self.runSubscriptions(shard) } }
             group.addTask { await self.membership.run() }
+            if let cluster = commands.link.cluster {
+                // While a shard's primary is down the map is read again every second: nothing else reads a map whose
+                // commands succeed, so `slotsCovered` would not see the shard back when its primary returns.
+                group.addTask {
+                    await self.elapsed.repeating(every: .seconds(1)) {
+                        if let map = cluster.map, map.slotsServed < map.slotsCovered { await cluster.refreshMap() }
+                        return true
+                    }
+                }
+            }
             if checkpointFile != nil {
                 let interval = configuration.checkpointInterval
                 group.addTask {

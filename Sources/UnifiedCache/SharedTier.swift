@@ -228,7 +228,7 @@ public struct SharedTierStatistics: Sendable, Equatable {
     public struct Cluster: Sendable, Hashable {
         /// Nodes in the slot map, primaries and replicas.
         public var nodes: Int
-        /// Slots with a primary: 16384 when the cluster is whole.
+        /// Slots whose primary is up, as the map's last read found: 16384 when the cluster is whole.
         public var slotsCovered: Int
         /// `-MOVED` and `-ASK` redirections followed.
         public var moved: Int

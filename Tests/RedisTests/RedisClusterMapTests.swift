@@ -36,7 +36,7 @@ struct RedisClusterMapTests {
         #expect(map.primaries == [address(7001), address(7003)])
         #expect(map.shards[1].replicas.contains(RedisEndpoint.Address(host: "10.0.0.9", port: 7006)))
         #expect(map.nodeCount == 4)
-        #expect(map.slotsCovered == 16384 - 1)
+        #expect(map.slotsCovered == 16384 - 1 && map.slotsServed == 16384 - 1)
         #expect(map.primary(serving: 0) == address(7001))
         #expect(map.primary(serving: 5461) == nil)
         #expect(map.primary(serving: 5462) == address(7001))
@@ -45,6 +45,21 @@ struct RedisClusterMapTests {
 
         let tls = try RedisClusterMap(shardsReply: reply, tls: true, askedHost: "10.0.0.9")
         #expect(tls.primaries.map(\.port) == [17001, 17003])
+    }
+
+    /// A shard whose only primary failed, with no replica to promote, keeps its slots and its keys still go to that
+    /// primary (they fail there, as Redis answers), but its slots are not served: `/stats`' `slotsCovered` falls
+    /// below 16384 (it stayed at 16384 while a shard was down).
+    @Test func aFailedPrimaryKeepsItsSlotsButDoesNotServeThem() throws {
+        let reply = RedisReply.array([
+            shard(slots: [0, 5460], nodes: [node(port: 7001, role: "master", health: "online")]),
+            shard(slots: [5461, 16383], nodes: [node(port: 7002, role: "master", health: "fail")]),
+        ])
+        let map = try RedisClusterMap(shardsReply: reply, tls: false, askedHost: "x")
+        #expect(map.primary(serving: 5461) == address(7002))
+        #expect(map.slotsCovered == 16384)
+        #expect(map.slotsServed == 5461)
+        #expect(RedisClusterMap(shards: [.init(primary: address(7001), slots: [0...16383])]).slotsServed == 16384)
     }
 
     @Test func cluster_slotsGroupsRangesByPrimary() throws {
@@ -56,7 +71,7 @@ struct RedisClusterMapTests {
         #expect(map.primaries == [address(7001), address(7002)])
         #expect(map.primary(serving: 250) == address(7001))
         #expect(map.primary(serving: 150) == address(7002))
-        #expect(map.slotsCovered == 16384)
+        #expect(map.slotsCovered == 16384 && map.slotsServed == 16384)
         #expect(map.nodeCount == 3)
     }
 

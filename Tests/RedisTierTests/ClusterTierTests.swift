@@ -72,6 +72,24 @@ import UpstreamGate
         }
     }
 
+    /// §13.6: `slotsCovered` counts the slots whose primary is up. A shard whose primary stops, with no replica to
+    /// promote, falls out of it once the cluster marks that primary failed, and is back once the cluster has it up
+    /// again (the map is read every second meanwhile). It used to stay at 16384 through the outage.
+    @Test func slotsCoveredFollowsAShardThatLostItsPrimary() async throws {
+        try await withService(RedisTestCluster.start(primaries: 3, replicasPerPrimary: 0)) { cluster in
+            let instance = TierInstance(endpoint: try Self.seed(cluster), prefix: Self.prefix())
+            try await instance.startConnected()
+            func covered() -> Int { instance.statistics.cluster?.slotsCovered ?? -1 }
+            #expect(covered() == 16384)
+            let stopped = cluster.nodes[1]
+            stopped.suspend()
+            await waitUntil("the stopped primary's slots are left out", within: .seconds(30)) { (0..<16384).contains(covered()) }
+            stopped.resume()
+            await waitUntil("its slots are counted again", within: .seconds(30)) { covered() == 16384 }
+            await instance.stop()
+        }
+    }
+
     /// §6.6 per shard: with one shard's log lost while an instance is away, its restart resets that shard alone
     /// (`resetShard`), and applies the other shards' changes from their logs. The restart logs one line at info for
     /// the sixteen shards' catch-ups (sixteen before), with what they did.

@@ -97,7 +97,7 @@ public final class RedisClusterClient: Sendable {
     public var statistics: RedisClusterStatistics {
         state.withLockedValue { state in
             RedisClusterStatistics(
-                nodes: state.map?.nodeCount ?? 0, slotsCovered: state.map?.slotsCovered ?? 0, moved: state.moved,
+                nodes: state.map?.nodeCount ?? 0, slotsCovered: state.map?.slotsServed ?? 0, moved: state.moved,
                 ask: state.ask, mapRefreshes: state.refreshes)
         }
     }
@@ -150,7 +150,7 @@ public final class RedisClusterClient: Sendable {
 public struct RedisClusterStatistics: Sendable, Hashable {
     /// Nodes in the map, primaries and replicas.
     public var nodes: Int
-    /// Slots with a primary: 16384 when the cluster is whole.
+    /// Slots whose primary is up, as the map's last read found: 16384 when the cluster is whole.
     public var slotsCovered: Int
     /// `-MOVED` and `-ASK` redirections followed.
     public var moved: Int

@@ -33,8 +33,8 @@ extension RedisClusterMap {
                     replicas.append(address)
                 }
             }
-            guard let primary = primaries.first(where: \.online)?.0 ?? primaries.first?.0 else { continue }
-            shards.append(Shard(primary: primary, replicas: replicas, slots: slots))
+            guard let primary = primaries.first(where: \.online) ?? primaries.first else { continue }
+            shards.append(Shard(primary: primary.0, replicas: replicas, slots: slots, online: primary.online))
         }
         self.init(shards: shards)
     }

@@ -6,11 +6,17 @@ public struct RedisClusterMap: Sendable, Hashable {
         public var primary: RedisEndpoint.Address
         public var replicas: [RedisEndpoint.Address]
         public var slots: [ClosedRange<Int>]
+        /// Whether the node that told the map had the primary up (`CLUSTER SHARDS`' `health`; `CLUSTER SLOTS` does
+        /// not say: up). A failed primary with no replica to promote keeps its slots, and is still sent their keys.
+        public var online: Bool
 
-        public init(primary: RedisEndpoint.Address, replicas: [RedisEndpoint.Address] = [], slots: [ClosedRange<Int>]) {
+        public init(
+            primary: RedisEndpoint.Address, replicas: [RedisEndpoint.Address] = [], slots: [ClosedRange<Int>], online: Bool = true
+        ) {
             self.primary = primary
             self.replicas = replicas
             self.slots = slots
+            self.online = online
         }
     }
 
@@ -42,8 +48,11 @@ public struct RedisClusterMap: Sendable, Hashable {
     /// Every node the map names: primaries and replicas.
     package var nodeCount: Int { shards.reduce(0) { $0 + 1 + $1.replicas.count } }
 
-    /// How many slots have a primary (16384 when the cluster is whole).
+    /// How many slots have a primary, up or not.
     public var slotsCovered: Int { owners.reduce(0) { $0 + ($1 < 0 ? 0 : 1) } }
+
+    /// How many slots have a primary that is up (16384 when the cluster is whole): `/stats`' `slotsCovered`.
+    public var slotsServed: Int { owners.reduce(0) { $0 + ($1 >= 0 && shards[Int($1)].online ? 1 : 0) } }
 
     /// The map after a `MOVED`: `slot` is served by `primary` (a shard of its own when the map does not know it yet).
     func moving(_ slot: Int, to primary: RedisEndpoint.Address) -> RedisClusterMap {

@@ -3,7 +3,8 @@ import Foundation
 
 /// The text of one `unicache top` frame (varnishstat's model): a rate per second over the last interval beside the
 /// total since start-up, for requests and cache results; the hit rate by tier; p50/p99 from the HTTP duration
-/// histogram; each upstream's breaker, budget and refusals; the shared tier; access decisions; memory and disk.
+/// histogram; each upstream's breaker, budget and refusals (one user's spent share among them); the shared tier (on a
+/// Redis Cluster its nodes and the slots they cover); access decisions; memory and disk.
 /// A field the service does not have (a later version's, e.g. `shared.endpoint`) shows as `-`. A frame fits an
 /// 80×24 terminal (CONTRACT §11.6).
 public struct TopView {
@@ -62,11 +63,11 @@ public struct TopView {
     }
 
     private func upstreams() -> [String] {
-        let widths = [14, 11, 13, 11]
-        var lines = [Self.columns(["upstream", "circuit", "budget left", "in flight", "rejected rate/paused/circuit"], widths: widths)]
+        let widths = [13, 10, 12, 10]
+        var lines = [Self.columns(["upstream", "circuit", "budget left", "in flight", "rejected rate/paused/circuit/user"], widths: widths)]
         for domain in current.keys("upstream.domains") {
             let base = "upstream.domains.\(domain)"
-            let rejected = ["rate", "paused", "circuit"].map { figure("\(base).rejected.\($0)") }.joined(separator: "/")
+            let rejected = ["rate", "paused", "circuit", "user"].map { figure("\(base).rejected.\($0)") }.joined(separator: "/")
             lines.append(Self.columns([
                 domain, figure("\(base).circuit"), figure("\(base).budgetRemaining"), figure("\(base).inFlight"), rejected,
             ], widths: widths))
@@ -84,9 +85,15 @@ public struct TopView {
         let shared = current.bool("shared.enabled") == false
             ? "off" : current.bool("shared.connected").map { $0 ? "connected" : "unreachable" } ?? "-"
         let diskErrors = Self.sum(["writeErrors", "readErrors", "corrupt", "undecryptable"].map { current.number("disk.\($0)") })
+        // A Redis Cluster fails over by itself (no Sentinel, `failovers` stays 0): its nodes and the slots whose
+        // primary is up say more (16384 when whole, shown in full: one slot short matters; fewer while a shard has
+        // lost its primary and has no replica to promote, its writes answering 503).
+        let links = current.value("shared.cluster") == nil
+            ? "failovers \(figure("shared.failovers"))"
+            : "nodes \(figure("shared.cluster.nodes"))  slots \(Self.count(current.number("shared.cluster.slotsCovered")))"
         return [
             "shared   \(shared)  hits \(figure("shared.hits"))  misses \(figure("shared.misses"))"
-                + "  errors \(figure("shared.errors"))  failovers \(figure("shared.failovers"))",
+                + "  errors \(figure("shared.errors"))  \(links)",
             "         endpoint \(figure("shared.endpoint"))",
             "auth     mode \(figure("auth.mode"))  allowed \(figure("auth.allowed")) (\(rate { $0.number("auth.allowed") })/s)"
                 + "  keys \(figure("auth.keys"))  key errors \(figure("auth.keyErrors"))",

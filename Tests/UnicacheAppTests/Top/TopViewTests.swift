@@ -28,7 +28,7 @@ import Testing
             ] as [String: Any],
             "shared": ["enabled": false, "connected": false] as [String: Any],
             "upstream": ["domains": ["activities": ["circuit": "open", "budgetRemaining": 7, "inFlight": 1,
-                                                    "rejected": ["rate": 2, "paused": 0, "circuit": 5]]]],
+                                                    "rejected": ["rate": 2, "paused": 0, "circuit": 5, "user": 3]]]],
         ]
         return TopSnapshot(stats: stats, metrics: MetricsText(metrics), at: at)
     }
@@ -48,7 +48,7 @@ import Testing
         #expect(row("  memory/disk/shared") == ["50.0/16.7/0.0%", "50.0/10.0/0.0%"])
         #expect(row("requests (http)") == ["0.0", "90"])      // /stats left out
         let domain = lines.first { $0.hasPrefix("activities") } ?? ""
-        #expect(domain.split(separator: " ") == ["activities", "open", "7", "1", "2/0/5"])
+        #expect(domain.split(separator: " ") == ["activities", "open", "7", "1", "2/0/5/3"])
         let shared = lines.drop { !$0.hasPrefix("shared") }.prefix(2).joined(separator: "\n")
         #expect(shared.hasPrefix("shared   off") && shared.contains("endpoint -") && shared.contains("failovers -"))
         #expect(lines.contains { $0.hasPrefix("auth     mode -") })
@@ -59,7 +59,8 @@ import Testing
     @Test func aFullFrameFitsAnEightyByTwentyFourTerminal() {
         let big = 123_456_789
         let domain: [String: Any] = [
-            "circuit": "half-open", "budgetRemaining": big, "inFlight": 64, "rejected": ["rate": big, "paused": big, "circuit": big],
+            "circuit": "half-open", "budgetRemaining": big, "inFlight": 64,
+            "rejected": ["rate": big, "paused": big, "circuit": big, "user": big],
         ]
         let stats: [String: Any] = [
             "version": "0.5.0", "uptimeSeconds": 3_599_999,
@@ -96,6 +97,29 @@ import Testing
                        "errors 246M", "latency p50 / p99", "shared   connected", "up 999h59m59s"] {
             #expect(lines.contains { $0.contains(figure) }, "\(figure)")
         }
+    }
+
+    /// On a Redis Cluster the shared line shows the nodes and the slots they cover, every slot counted (a cluster one
+    /// slot short is not whole), in place of Sentinel failovers, which a cluster never has; the frame still fits.
+    @Test func aClusterShowsItsNodesAndCoveredSlots() {
+        let big = 123_456_789
+        func lines(cluster: [String: Any]?) -> [String] {
+            var shared: [String: Any] = [
+                "enabled": true, "connected": true, "endpoint": "10.0.0.7:7001", "failovers": 0,
+                "hits": big, "misses": big, "errors": big,
+            ]
+            shared["cluster"] = cluster
+            let snapshot = TopSnapshot(stats: ["shared": shared], metrics: MetricsText(""), at: .zero)
+            return TopView(url: "http://x:1", previous: nil, current: snapshot).lines()
+        }
+        let whole = lines(cluster: ["nodes": 6, "slotsCovered": 16384, "moved": 0, "ask": 0, "mapRefreshes": 2])
+        let line = whole.first { $0.hasPrefix("shared") } ?? ""
+        #expect(line.hasSuffix("errors 123M  nodes 6  slots 16384") && line.count <= TopView.width, "\(line)")
+        let short = lines(cluster: ["nodes": 5, "slotsCovered": 16383, "moved": 0, "ask": 0, "mapRefreshes": 3])
+        #expect(short.contains { $0.hasSuffix("nodes 5  slots 16383") }, "\(short)")
+        let single = lines(cluster: nil)
+        #expect(single.contains { $0.hasPrefix("shared") && $0.hasSuffix("failovers 0") }, "\(single)")
+        #expect(!single.contains { $0.contains("slots") })
     }
 
     @Test func longerLinesAreCutToTheTerminal() {
