@@ -20,10 +20,15 @@ struct RedisKeys: Sendable {
     let prefix: String
     /// 1 on one Redis; a cluster's fixed number of shards.
     let shards: Int
+    /// Each shard's `shardPrefix` as bytes, made once: a shared hit's `GET` names its entry without joining strings.
+    private let shardPrefixBytes: [[UInt8]]
 
     init(prefix: String, shards: Int = 1) {
         self.prefix = prefix
         self.shards = max(1, shards)
+        shardPrefixBytes = (0..<self.shards).map { [prefix, shards = self.shards] shard in
+            Array((shards == 1 ? prefix : prefix + "{s\(shard)}").utf8)
+        }
     }
 
     /// The shard of `key`'s entry (0 with one shard).
@@ -33,13 +38,13 @@ struct RedisKeys: Sendable {
     func shardPrefix(_ shard: Int) -> String { shards == 1 ? prefix : prefix + "{s\(shard)}" }
 
     func entry(_ key: String) -> String { shardPrefix(shard(of: key)) + key }
-    /// `entry(key)` as the bytes a command carries; with one shard made in one allocation (for a shared hit's `GET`,
-    /// the joined string and then its copy into the command were two).
+    /// `entry(key)` as the bytes a command carries, made in one allocation (for a shared hit's `GET`, the joined
+    /// string and then its copy into the command were two, and on a cluster the shard's tag was interpolated too).
     func entryBytes(_ key: String) -> [UInt8] {
-        guard shards == 1 else { return Array(entry(key).utf8) }
+        let head = shardPrefixBytes[shard(of: key)]
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(prefix.utf8.count + key.utf8.count)
-        bytes.append(contentsOf: prefix.utf8)
+        bytes.reserveCapacity(head.count + key.utf8.count)
+        bytes.append(contentsOf: head)
         bytes.append(contentsOf: key.utf8)
         return bytes
     }

@@ -11,6 +11,9 @@ struct RedisClusterMapTests {
         #expect(RedisHashSlot.crc16(Array("123456789".utf8)) == 0x31C3)
         #expect(RedisHashSlot.of("123456789") == 12739)
         #expect(RedisHashSlot.of("foo") == 12182)
+        // Bytes, a slice, and a collection with no contiguous storage: the same slot.
+        #expect(RedisHashSlot.of(Array("foo".utf8)) == 12182 && RedisHashSlot.of(Array("xfoo".utf8).dropFirst()) == 12182)
+        #expect(RedisHashSlot.of("{user1000}.following".utf8.lazy.map { $0 }) == RedisHashSlot.of("user1000"))
         #expect(RedisHashSlot.of("{user1000}.following") == RedisHashSlot.of("{user1000}.followers"))
         #expect(RedisHashSlot.of("{user1000}.following") == RedisHashSlot.of("user1000"))
         // The first `{` and the first `}` after it; an empty tag hashes the whole key.

@@ -85,7 +85,7 @@ public final class RedisClusterClient: Sendable {
     /// The node client of the primary the map in use names for `key`'s slot, without waiting: nil before a map was
     /// read or while no primary serves the slot (the async `send` then reads the map). What it answers may be a
     /// redirection (`MOVED`, `ASK`) when the slot moved since: a caller that cannot follow one asks `send` instead.
-    public func primaryNow(forKey key: some Collection<UInt8>) -> RedisNodeClient? {
+    public func primaryNow(forKey key: [UInt8]) -> RedisNodeClient? {
         let slot = RedisHashSlot.of(key)
         guard let owner = state.withLockedValue({ $0.map?.primary(serving: slot) }) else { return nil }
         return node(owner)
