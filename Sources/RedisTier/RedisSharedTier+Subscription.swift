@@ -23,16 +23,7 @@ extension RedisSharedTier {
         await withDiscardingTaskGroup { group in
             for shard in shards { group.addTask { await self.runSubscriptions(shard) } }
             group.addTask { await self.membership.run() }
-            if let cluster = commands.link.cluster {
-                // While a shard's primary is down the map is read again every second: nothing else reads a map whose
-                // commands succeed, so `slotsCovered` would not see the shard back when its primary returns.
-                group.addTask {
-                    await self.elapsed.repeating(every: .seconds(1)) {
-                        if let map = cluster.map, map.slotsServed < map.slotsCovered { await cluster.refreshMap() }
-                        return true
-                    }
-                }
-            }
+            if let cluster = commands.link.cluster { group.addTask { await self.watchMap(cluster) } }
             if checkpointFile != nil {
                 let interval = configuration.checkpointInterval
                 group.addTask {
@@ -50,6 +41,22 @@ extension RedisSharedTier {
         }
         commands.link.shutdown()
         waiters.wakeAll()
+    }
+
+    /// Reads the slot map again while a shard's primary is down, every second (nothing else reads a map whose
+    /// commands succeed, so `slotsCovered` would not see the shard back when its primary returns), and every
+    /// `clusterMapRefresh` anyway (a replica added or attached since, a slot moved that no command met).
+    private func watchMap(_ cluster: RedisClusterClient) async {
+        var sinceRead = Duration.zero
+        await elapsed.repeating(every: .seconds(1)) {
+            sinceRead += .seconds(1)
+            let degraded = cluster.map.map { $0.slotsServed < $0.slotsCovered } ?? false
+            if degraded || sinceRead >= configuration.clusterMapRefresh {
+                sinceRead = .zero
+                await cluster.refreshMap()
+            }
+            return true
+        }
     }
 
     /// One subscriber of `shard`'s channel after another until cancelled: a primary switch stops the current one

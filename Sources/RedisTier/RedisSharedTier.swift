@@ -36,6 +36,10 @@ public struct RedisTierConfiguration: Sendable {
     /// Keys that name a user by their shape (the app's read-through keys): erasing a user also removes the entries
     /// stored under them without a user (raw entries stored before such puts were refused), which no user index finds.
     public var userKeys = UserKeys()
+    /// On a Redis Cluster: how often the slot map is read again when nothing else has read it (a replica added, or not
+    /// yet attached when the map was read; a slot moved that no command met). While a shard's primary is down it is
+    /// read every second.
+    package var clusterMapRefresh: Duration = .seconds(60)
 
     package static let defaultClusterShards = 16
 

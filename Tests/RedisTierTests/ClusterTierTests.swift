@@ -90,6 +90,21 @@ import UpstreamGate
         }
     }
 
+    /// The slot map is read again every `clusterMapRefresh` while every command succeeds (a replica attached after
+    /// the first read, a slot moved that no command met): before, only a failure or a redirection read it, so a
+    /// replica missing from the first read was missing from `/stats`' `nodes` for good.
+    @Test func theSlotMapIsReadAgainWhileAllIsWell() async throws {
+        try await withService(RedisTestCluster.start(primaries: 3, replicasPerPrimary: 0)) { cluster in
+            let instance = TierInstance(endpoint: try Self.seed(cluster), prefix: Self.prefix(), clusterMapRefresh: .seconds(1))
+            try await instance.startConnected()
+            func reads() -> Int { instance.statistics.cluster?.mapRefreshes ?? -1 }
+            let first = reads()
+            await waitUntil("two more reads of the map", within: .seconds(30)) { reads() >= first + 2 }
+            #expect(instance.statistics.cluster?.slotsCovered == 16384 && instance.statistics.cluster?.nodes == 3)
+            await instance.stop()
+        }
+    }
+
     /// §6.6 per shard: with one shard's log lost while an instance is away, its restart resets that shard alone
     /// (`resetShard`), and applies the other shards' changes from their logs. The restart logs one line at info for
     /// the sixteen shards' catch-ups (sixteen before), with what they did.

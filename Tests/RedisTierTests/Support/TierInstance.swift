@@ -36,17 +36,17 @@ final class TierInstance: Sendable {
     }
 
     /// An instance of the fleet at `endpoint` (a cluster's seed with `Target.cluster`), its values sealed by `codec`,
-    /// its wall clock `clock`, its lines logged to `logger`.
+    /// its wall clock `clock`, its lines logged to `logger`; on a cluster its slot map read every `clusterMapRefresh`.
     init(
         endpoint: RedisEndpoint, prefix: String, checkpointFile: String? = nil, logLength: Int = 100_000,
         catchUpBatch: Int = 1_000, codec: EntryCodec = EntryCodec(), clock: any WallClock = SystemWallClock(),
-        logger: Logger = Logger(label: "redis-tier-test")
+        logger: Logger = Logger(label: "redis-tier-test"), clusterMapRefresh: Duration = .seconds(60)
     ) {
-        tier = RedisSharedTier(
-            configuration: RedisTierConfiguration(
-                endpoint: endpoint, timeout: .seconds(1), prefix: prefix, logLength: logLength,
-                catchUpBatch: catchUpBatch, checkpointFile: checkpointFile, checkpointInterval: .seconds(3600)),
-            codec: codec, clock: clock, ticker: ContinuousClock(), logger: logger)
+        var configuration = RedisTierConfiguration(
+            endpoint: endpoint, timeout: .seconds(1), prefix: prefix, logLength: logLength,
+            catchUpBatch: catchUpBatch, checkpointFile: checkpointFile, checkpointInterval: .seconds(3600))
+        configuration.clusterMapRefresh = clusterMapRefresh
+        tier = RedisSharedTier(configuration: configuration, codec: codec, clock: clock, ticker: ContinuousClock(), logger: logger)
     }
 
     var events: [SharedTierEvent] { recorded.withLockedValue { $0 } }
