@@ -32,6 +32,13 @@ public struct RedisEndpoint: Sendable, Hashable, CustomStringConvertible {
         self.database = database
     }
 
+    /// The same user, password, TLS and database at the node `address`: a cluster's node, Sentinel's primary.
+    public func node(at address: Address) -> RedisEndpoint {
+        var node = self
+        node.target = .node(address)
+        return node
+    }
+
     /// One node at `host:port`.
     public init(
         host: String, port: Int, user: String? = nil, password: String? = nil, database: Int = 0,

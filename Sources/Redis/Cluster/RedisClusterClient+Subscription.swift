@@ -11,7 +11,7 @@ extension RedisClusterClient {
             let address: RedisEndpoint.Address
             if let redirected { address = redirected } else { address = try await owner(of: slot) }
             let subscription = try await RedisSubscription.connect(
-                endpoint(of: address), timeout: timeout, connectTimeout: timeout, eventLoopGroup: eventLoopGroup,
+                endpoint.node(at: address), timeout: timeout, connectTimeout: timeout, eventLoopGroup: eventLoopGroup,
                 logger: logger)
             do throws(RedisError) {
                 try await subscription.ssubscribe(channels)

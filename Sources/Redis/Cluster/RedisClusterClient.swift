@@ -124,19 +124,12 @@ public final class RedisClusterClient: Sendable {
         for node in nodes { node.shutdown() }
     }
 
-    /// The endpoint of the node at `address`: the cluster's credentials and TLS.
-    func endpoint(of address: RedisEndpoint.Address) -> RedisEndpoint {
-        var node = endpoint
-        node.target = .node(address)
-        return node
-    }
-
     /// The node client for `address` (made on first use).
     func node(_ address: RedisEndpoint.Address) -> RedisNodeClient {
         let (node, shutDown) = state.withLockedValue { state -> (RedisNodeClient, Bool) in
             if let node = state.nodes[address] { return (node, false) }
             let node = RedisNodeClient(
-                endpoint: endpoint(of: address), timeout: timeout, clock: clock, size: connectionsPerNode,
+                endpoint: endpoint.node(at: address), timeout: timeout, clock: clock, size: connectionsPerNode,
                 eventLoopGroup: eventLoopGroup, logger: logger)
             if !state.isShutDown { state.nodes[address] = node }
             return (node, state.isShutDown)

@@ -255,9 +255,8 @@ final class SubscriberCore: Sendable {
     /// Delivers messages while a second child task keeps the connection checked with PINGs; returns why it ended,
     /// naming the node the subscription was on (a cluster's node or Sentinel's primary, not the seed or Sentinels).
     private func receive(_ subscription: RedisSubscription) async -> String {
-        var node = self.endpoint
-        node.target = .node(subscription.address)
-        let (channel, endpoint, pingInterval, elapsed) = (self.channel, node, self.pingInterval, self.elapsed)
+        let (channel, pingInterval, elapsed) = (self.channel, self.pingInterval, self.elapsed)
+        let endpoint = self.endpoint.node(at: subscription.address)
         return await withTaskGroup(of: String?.self) { group in
             group.addTask { [self] in
                 for await message in subscription.messages where message.channel == channel {
