@@ -20,22 +20,23 @@ struct RedisKeys: Sendable {
     let prefix: String
     /// 1 on one Redis; a cluster's fixed number of shards.
     let shards: Int
-    /// Each shard's `shardPrefix` as bytes, made once: a shared hit's `GET` names its entry without joining strings.
+    /// Each shard's `shardPrefix`, made once, and as bytes: a shared hit's `GET` names its entry without joining
+    /// strings.
+    private let shardPrefixes: [String]
     private let shardPrefixBytes: [[UInt8]]
 
     init(prefix: String, shards: Int = 1) {
         self.prefix = prefix
         self.shards = max(1, shards)
-        shardPrefixBytes = (0..<self.shards).map { [prefix, shards = self.shards] shard in
-            Array((shards == 1 ? prefix : prefix + "{s\(shard)}").utf8)
-        }
+        shardPrefixes = self.shards == 1 ? [prefix] : (0..<self.shards).map { prefix + "{s\($0)}" }
+        shardPrefixBytes = shardPrefixes.map { Array($0.utf8) }
     }
 
     /// The shard of `key`'s entry (0 with one shard).
     func shard(of key: String) -> Int { SharedShard.index(of: key, count: shards) }
 
     /// What every name of `shard` starts with: the prefix, and on a cluster the shard's hash tag.
-    func shardPrefix(_ shard: Int) -> String { shards == 1 ? prefix : prefix + "{s\(shard)}" }
+    func shardPrefix(_ shard: Int) -> String { shardPrefixes[shards == 1 ? 0 : shard] }
 
     func entry(_ key: String) -> String { shardPrefix(shard(of: key)) + key }
     /// `entry(key)` as the bytes a command carries, made in one allocation (for a shared hit's `GET`, the joined
