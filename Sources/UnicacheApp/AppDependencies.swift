@@ -22,8 +22,8 @@ package struct AppDependencies: Sendable {
     public var ttlOverrides: [String: Duration] = [:]
     /// Each domain's budget and cap (CONTRACT §7); every domain has a circuit breaker.
     public var protection: [UpstreamDomain: UpstreamProtection] = [:]
-    /// How long a fetch waits for a slot under its domain's cap (the upstream timeout).
-    public var slotWait: Duration = .seconds(5)
+    /// How long a fetch waits for a slot under its domain's cap (`--request-timeout`, the request's deadline).
+    public var slotWait: Duration = .seconds(30)
     /// The upstream gates' clock (monotonic: budgets' windows, pauses, the circuit's cool-down).
     package var gateClock: any Clock<Duration>
     /// Builds each budget's counter (fleet-wide with `--redis`); local sliding logs without.

@@ -73,7 +73,7 @@ public struct UnicacheService: Sendable {
             gateClock: ticker)
         dependencies.ttlOverrides = configuration.cache.ttlOverrides
         dependencies.protection = upstreams.protection
-        dependencies.slotWait = upstreams.timeout
+        dependencies.slotWait = configuration.server.requestTimeout
         dependencies.rateCounter = Self.fleetBudgets(shared)
         dependencies.userShare = upstreams.userShare
         dependencies.access = access

@@ -10,7 +10,7 @@ package typealias RateCounterFactory = @Sendable (UpstreamDomain, [RateWindow], 
 struct UpstreamGates: Sendable {
     private let gates: PerDomain<UpstreamGate>
 
-    /// `slotWait`: how long a request waits for a slot under the concurrency cap (the upstream timeout).
+    /// `slotWait`: how long a request waits for a slot under the concurrency cap (the request's deadline).
     /// `counter`: builds a domain's budget counter (the fleet's, with a shared tier); a local sliding log without.
     /// `userShare`: one user's share of each budget and cap (CONTRACT §15.2).
     init(

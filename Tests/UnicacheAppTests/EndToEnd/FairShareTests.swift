@@ -106,8 +106,8 @@ import UpstreamGate
                     return try await group.reduce(into: []) { $0.append($1) }
                 }
             }
-            // One of mallory's fetches at the upstream, two waiting for it (each wait parks its deadline, the upstream
-            // timeout of 30 s, on the clock; the service's once-a-second memory reclaimer sleeps on it too).
+            // One of mallory's fetches at the upstream, two waiting for it (each wait parks its deadline, the request
+            // deadline of 30 s, on the clock; the service's once-a-second memory reclaimer sleeps on it too).
             let mallorysAtUpstream = { (0..<3).map { live.upstream.requestCount("/users/mallory/activities/\($0)/streams") }.reduce(0, +) }
             await waitUntil("mallory's other fetches wait") { gateClock.sleepers(beyond: .seconds(5)) == 2 && mallorysAtUpstream() == 1 }
             let victim = try await live.request(.GET, "/v1/users/victim/activities/9/streams")

@@ -176,6 +176,36 @@ import UpstreamGate
         }
     }
 
+    /// A fetch over the cap waits for a slot until the request's deadline (`--request-timeout`), not the upstream
+    /// timeout: past 5 s of waiting (the upstream timeout here) it still waits, and is fetched once the slot frees.
+    /// It gave up at the upstream timeout with 502 "the upstream failed (timeout)", though the upstream had not.
+    @Test func aFetchOverTheCapWaitsForASlotUntilTheRequestsDeadline() async throws {
+        let gateClock = ManualClock()
+        let cap = [UpstreamDomain.subscription: UpstreamProtection(concurrency: 1)]
+        try await withService(
+            LiveService.start(
+                requestTimeout: .seconds(30), upstreamTimeout: .seconds(5), protection: cap, gateClock: gateClock)
+        ) { live in
+            let latch = Latch()
+            live.upstream.set("/users/first/subscription", .gated(latch, .json(#"{"ok":1}"#)))
+            let first = Task { try await live.request(.GET, "/v1/users/first/subscription").status }
+            await live.upstream.waitForRequests("/users/first/subscription", count: 1)
+            let second = Task { try await live.request(.GET, "/v1/users/second/subscription").status }
+            // The second fetch's wait parks its deadline on the gate's clock (the once-a-second reclaimer sleeps on it
+            // too, within 2 s).
+            await waitUntil("the second fetch waits for the slot") { gateClock.sleepers(beyond: .seconds(2)) == 1 }
+            gateClock.advance(by: .seconds(10))
+            let stillWaiting = gateClock.sleepers(beyond: .seconds(2))
+            latch.open()
+            let statuses = [try await first.value, try await second.value]
+            let fetched = live.upstream.requestCount("/users/second/subscription")
+            await live.stop()
+            #expect(stillWaiting == 1)
+            #expect(statuses == [200, 200])
+            #expect(fetched == 1)
+        }
+    }
+
     @Test func serviceHeadersReachTheUpstreamOfTheirDomainOnly() async throws {
         let protection = [
             UpstreamDomain.activities: UpstreamProtection(headers: [UpstreamHeader(name: "Authorization", value: "Bearer s3cret")])
