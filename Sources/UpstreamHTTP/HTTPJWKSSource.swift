@@ -44,14 +44,15 @@ package struct HTTPJWKSSource: JWKSSource {
         // document read as JSON would be "no usable key", which sends an operator to the keys, not the server).
         request.headers.add(name: "Accept-Encoding", value: "identity")
         do {
-            let response = try await client.execute(request, timeout: .nanoseconds(timeout.wholeNanosecondsSaturating))
-            guard response.status.code == 200 else {
-                throw KeySetError("the JWKS URL answered HTTP \(response.status.code) \(response.status.reasonPhrase)")
+            return try await client.exchange(request, within: timeout) { response in
+                guard response.status.code == 200 else {
+                    throw KeySetError("the JWKS URL answered HTTP \(response.status.code) \(response.status.reasonPhrase)")
+                }
+                guard !ContentCoding.isEncoded(response.headers["Content-Encoding"]) else {
+                    throw KeySetError("the JWKS URL answered in a content coding it was not asked for (Content-Encoding)")
+                }
+                return Array(try await response.body.collect(upTo: Self.maxBytes).readableBytesView)
             }
-            guard !ContentCoding.isEncoded(response.headers["Content-Encoding"]) else {
-                throw KeySetError("the JWKS URL answered in a content coding it was not asked for (Content-Encoding)")
-            }
-            return Array(try await response.body.collect(upTo: Self.maxBytes).readableBytesView)
         } catch let error as KeySetError {
             throw error
         } catch {

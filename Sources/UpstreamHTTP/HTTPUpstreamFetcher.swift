@@ -65,12 +65,11 @@ public struct HTTPUpstreamFetcher: Fetcher {
         if let state = trace.tracestate { outgoing.headers.add(name: TraceParent.stateHeaderName, value: state) }
         let start = client.elapsed.now()
         do {
-            let response = try await client.httpClient.execute(
-                outgoing, timeout: .nanoseconds(client.timeout.wholeNanosecondsSaturating)
-            )
-            let result = try await outcome(of: response)
+            let (status, result) = try await client.httpClient.exchange(outgoing, within: client.timeout) { response in
+                (response.status.code, try await self.outcome(of: response))
+            }
             client.logger.debug("upstream answered", metadata: Self.metadata(request, trace.traceparent, [
-                "status": "\(response.status.code)",
+                "status": "\(status)",
                 "ms": "\((client.elapsed.now() - start).wholeNanosecondsSaturating / 1_000_000)",
             ]))
             return result

@@ -22,7 +22,7 @@ public final class UpstreamClient: Sendable {
     let logger: Logger
 
     /// - Parameters:
-    ///   - timeout: per upstream request (connect, and no answer within it) → `FetchError.timeout`.
+    ///   - timeout: per upstream request, its whole answer within it (connect, head and body) → `FetchError.timeout`.
     ///   - maxBodyBytes: larger bodies are `FetchError.unavailable`.
     ///   - connectionsPerUpstream: connections the pool opens to one upstream at once: the largest
     ///     `--upstream-concurrency`, so that the gate, not the pool, decides how many requests are in flight.

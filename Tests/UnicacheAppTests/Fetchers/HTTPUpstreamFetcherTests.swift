@@ -170,6 +170,18 @@ import UnifiedCache
         }
     }
 
+    /// An upstream that sends its head at once, then its body a byte at a time (each within the HTTP client's read
+    /// timeout), is a timeout at `--upstream-timeout` from the request, its connection closed: the client's deadline
+    /// ended with the head, and the fetch (and its slot under the cap) was held for as long as the upstream liked.
+    @Test(.timeLimit(.minutes(1))) func anUpstreamTricklingItsBodyTimesOutAtTheDeadline() async throws {
+        try await Self.withUpstream(timeout: .seconds(1)) { upstream, fetcher in
+            upstream.set("/trickle", .trickle(every: .milliseconds(100)))
+            await #expect(throws: FetchError.timeout) { try await fetcher.fetch(Self.request("/trickle")) }
+            await waitUntil("the trickled answer's connection is closed") { upstream.abandonedTrickles == 1 }
+            #expect(upstream.requestCount("/trickle") == 1)
+        }
+    }
+
     @Test func aBodyOverTheCapIsUnavailable() async throws {
         try await Self.withUpstream(maxBodyBytes: 1024) { upstream, fetcher in
             upstream.reply("/big", .json("[" + String(repeating: "1,", count: 1024) + "1]"))

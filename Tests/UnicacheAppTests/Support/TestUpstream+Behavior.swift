@@ -51,6 +51,9 @@ extension TestUpstream {
         case delayed(Duration, Reply)
         /// Read the request and never answer (until the upstream shuts down).
         case hang
+        /// Answer 200 with a head promising a 1 MiB body, then send it a byte every `interval` (each byte within any
+        /// read timeout), never finishing: until the client closes the connection or the upstream shuts down.
+        case trickle(every: Duration)
     }
 }
 

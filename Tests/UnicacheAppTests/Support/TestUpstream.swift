@@ -21,6 +21,8 @@ final class TestUpstream: Sendable {
         /// The headers of the latest request per path.
         var headers: [String: HTTPHeaders] = [:]
         var countWaiters: [(path: String, count: Int, latch: Latch)] = []
+        /// Trickled answers whose client closed the connection before the body was whole.
+        var abandonedTrickles = 0
         var server: Task<Void, Never>?
     }
 
@@ -101,6 +103,9 @@ final class TestUpstream: Sendable {
         state.withLockedValue { $0.headers[path] }
     }
 
+    /// Trickled answers (`.trickle`) whose client closed the connection before the body was whole.
+    var abandonedTrickles: Int { state.withLockedValue { $0.abandonedTrickles } }
+
     /// Every request target (path and query, as received), in arrival order.
     var requestTargets: [String] { state.withLockedValue { $0.targets } }
 
@@ -140,6 +145,11 @@ final class TestUpstream: Sendable {
                 case .end:
                     guard let requestHead = head else { continue }
                     head = nil
+                    if case .trickle(let interval)? = state.withLockedValue({ $0.behaviors[Self.path(of: requestHead.uri)] }) {
+                        _ = try await answer(requestHead.uri, headers: requestHead.headers)
+                        await trickle(every: interval, version: requestHead.version, to: outbound)
+                        return
+                    }
                     let reply = try await answer(requestHead.uri, headers: requestHead.headers)
                     var headers = HTTPHeaders(reply.headers.map { ($0.name, $0.value) })
                     headers.replaceOrAdd(name: "Content-Length", value: String(reply.body.count))
@@ -152,9 +162,31 @@ final class TestUpstream: Sendable {
         }
     }
 
+    /// A `.trickle` answer: a head, then a byte every `interval` until a write fails (the client closed the
+    /// connection: counted) or the upstream shuts down.
+    private func trickle(
+        every interval: Duration, version: HTTPVersion, to outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>
+    ) async {
+        let headers = HTTPHeaders([("Content-Type", "application/json"), ("Content-Length", String(1 << 20))])
+        do {
+            try await outbound.write(.head(HTTPResponseHead(version: version, status: .ok, headers: headers)))
+            while true {
+                try await outbound.write(.body(.byteBuffer(ByteBuffer(string: " "))))
+                try await Task.sleep(for: interval)
+            }
+        } catch is CancellationError {
+            return
+        } catch {
+            state.withLockedValue { $0.abandonedTrickles += 1 }
+        }
+    }
+
+    /// A request target's path (without its query).
+    private static func path(of target: String) -> String { String(target.prefix { $0 != "?" }) }
+
     /// Records the request, then produces (or withholds) its answer.
     private func answer(_ target: String, headers: HTTPHeaders) async throws -> Reply {
-        let path = String(target.prefix { $0 != "?" })
+        let path = Self.path(of: target)
         let (behavior, count, ready) = state.withLockedValue { state in
             state.targets.append(target)
             state.headers[path] = headers
@@ -179,6 +211,8 @@ final class TestUpstream: Sendable {
             await Latch().wait()
             try Task.checkCancellation()
             return .serverError
+        case .trickle:
+            return .serverError  // answered by `trickle`, never by a reply
         case nil:
             return .json(#"{"path":"\#(path)","request":\#(count)}"#)
         }
