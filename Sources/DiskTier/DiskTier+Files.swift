@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import UnifiedCache
 
@@ -28,6 +29,11 @@ extension DiskTier {
             try? fileSystem.unlink(temporary)
             throw error
         }
+    }
+
+    /// `directory` from the working directory when it is relative.
+    static func absolute(_ directory: String) -> String {
+        directory.hasPrefix("/") ? directory : FileManager.default.currentDirectoryPath + "/" + directory
     }
 
     /// `mkdir -p`.

@@ -66,9 +66,7 @@ public actor DiskTier: SecondTier {
     ) throws(DiskTierError) {
         guard configuration.limitBytes > 0 else { throw .invalidLimit(configuration.limitBytes) }
         var configuration = configuration
-        if !configuration.directory.hasPrefix("/") {
-            configuration.directory = FileManager.default.currentDirectoryPath + "/" + configuration.directory
-        }
+        configuration.directory = Self.absolute(configuration.directory)
         self.configuration = configuration
         self.fileSystem = fileSystem
         self.layout = DiskLayout(root: configuration.directory)

@@ -25,12 +25,16 @@ public struct DiskTierConfiguration: Sendable, Equatable {
 public enum DiskTierError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The data dir cannot be created or written; `reason` is the failing call and its error.
     case dataDirectoryUnusable(path: String, reason: String)
+    /// Another running service holds the data dir's lock (`DataDirectoryLock`); `holder`: its process id.
+    case dataDirectoryInUse(path: String, holder: Int?)
     /// The byte budget is not positive (a limit of 0 means: do not create the tier).
     case invalidLimit(Int)
 
     public var description: String {
         switch self {
         case .dataDirectoryUnusable(let path, let reason): "data dir \(path) is not writable: \(reason)"
+        case .dataDirectoryInUse(let path, let holder):
+            "data dir \(path) is in use by another unicache\(holder.map { " (pid \($0))" } ?? "")"
         case .invalidLimit(let limit): "disk limit must be positive, got \(limit)"
         }
     }

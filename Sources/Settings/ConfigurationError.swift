@@ -24,6 +24,14 @@ public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConver
                 + "(use a directory the service may create and write, or set --disk-limit 0 to disable the disk tier)")
     }
 
+    /// The data dir's lock is held by another running service (`holder`: its process id, when known).
+    public static func dataDirectoryInUse(_ path: String, holder: Int?) -> ConfigurationError {
+        ConfigurationError(
+            message: "--data-dir: \(quoted(path)) is in use by another running unicache"
+                + (holder.map { " (pid \($0))" } ?? "")
+                + " (give each instance a data dir of its own, or set --disk-limit 0 to disable the disk tier)")
+    }
+
     public var description: String { "error: \(message)" }
 
     /// The value in double quotes, with quotes, backslashes and control characters escaped,

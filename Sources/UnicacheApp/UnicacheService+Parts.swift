@@ -69,6 +69,25 @@ extension UnicacheService {
     }
 
     /// The disk tier, or `nil` with `--disk-limit 0`; an unusable data dir stops start-up with a one-line error.
+    /// The data dir's lock (nil without a disk tier): a folder another running service holds stops start-up.
+    static func lockDataDirectory(_ settings: CacheSettings) throws -> DataDirectoryLock? {
+        guard settings.diskTierEnabled else { return nil }
+        do {
+            return try DataDirectoryLock.acquire(settings.dataDir)
+        } catch {
+            throw Self.configurationError(error)
+        }
+    }
+
+    /// A disk tier that cannot open, as the start-up error naming the flag.
+    private static func configurationError(_ error: DiskTierError) -> ConfigurationError {
+        switch error {
+        case .dataDirectoryUnusable(let path, let reason): ConfigurationError.dataDirectory(path, reason: reason)
+        case .dataDirectoryInUse(let path, let holder): ConfigurationError.dataDirectoryInUse(path, holder: holder)
+        case .invalidLimit: ConfigurationError(message: "--disk-limit: \(error.description)")
+        }
+    }
+
     static func openDiskTier(
         _ settings: CacheSettings, codec: EntryCodec, clock: any WallClock, ticker: any Clock<Duration>, logger: Logger
     ) async throws -> DiskTier? {
@@ -79,10 +98,7 @@ extension UnicacheService {
                     directory: settings.dataDir, limitBytes: settings.diskLimitBytes, eviction: settings.eviction),
                 codec: codec, clock: clock, ticker: ticker, logger: logger)
         } catch {
-            if case .dataDirectoryUnusable(let path, let reason) = error {
-                throw ConfigurationError.dataDirectory(path, reason: reason)
-            }
-            throw ConfigurationError(message: "--disk-limit: \(error.description)")
+            throw Self.configurationError(error)
         }
     }
 

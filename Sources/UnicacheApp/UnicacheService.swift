@@ -25,6 +25,8 @@ public struct UnicacheService: Sendable {
     let services: [any Service]
     /// Also `CacheLifecycle`'s, which closes it when the group stops; `discard` closes it when no group runs.
     private let upstream: UpstreamClient
+    /// Also `CacheLifecycle`'s, which releases it once the last disk write is flushed; `discard` when no group runs.
+    private let directoryLock: DataDirectoryLock?
     let logger: Logger
 
     /// - Parameters:
@@ -39,8 +41,16 @@ public struct UnicacheService: Sendable {
         let codec = try Self.entryCodec(configuration.encryption, logger: logger)
         // Before the disk tier keeps a quarter of the open-file limit's files open (the server would raise it later).
         FileDescriptorLimit.raiseToHardLimit()
-        let disk = try await Self.openDiskTier(
-            configuration.cache, codec: codec, clock: clock, ticker: ticker, logger: logger)
+        // Before the disk tier sweeps its folder: no second instance shares it.
+        let directoryLock = try Self.lockDataDirectory(configuration.cache)
+        let disk: DiskTier?
+        do {
+            disk = try await Self.openDiskTier(
+                configuration.cache, codec: codec, clock: clock, ticker: ticker, logger: logger)
+        } catch {
+            directoryLock?.release()
+            throw error
+        }
         let shared = Self.sharedTier(configuration, codec: codec, clock: clock, ticker: ticker, logger: logger)
         let cache = UnifiedCacheManager(
             configuration: MemoryTierConfiguration(
@@ -66,6 +76,7 @@ public struct UnicacheService: Sendable {
                 logger: logger)
         } catch {
             await upstream.shutdown()
+            directoryLock?.release()
             throw error
         }
         var dependencies = AppDependencies(
@@ -86,21 +97,25 @@ public struct UnicacheService: Sendable {
         var indexed: (@Sendable () async -> Void)?
         if let disk { indexed = { await disk.waitUntilIndexed() } }
         var services: [any Service] = [
-            CacheLifecycle(cache: cache, upstream: upstream),
+            CacheLifecycle(cache: cache, upstream: upstream, directoryLock: directoryLock),
             MemoryReclaimer(
                 cache: cache, memoryLimitBytes: configuration.cache.memoryLimitBytes, indexed: indexed, ticker: ticker,
                 logger: logger),
         ]
         if let disk { services.append(DiskMaintenance(tier: disk)) }
         services.append(server)
-        return UnicacheService(app: app, server: server, services: services, upstream: upstream, logger: logger)
+        return UnicacheService(
+            app: app, server: server, services: services, upstream: upstream, directoryLock: directoryLock,
+            logger: logger)
     }
 
     /// For a caller that built the service and will not run its group (a test whose `server.start()` threw): closes
     /// what only the group's shutdown closes otherwise, the upstream client (async-http-client stops a debug process
-    /// that drops a client still open). Nothing else `build` makes holds a connection before the group starts it.
+    /// that drops a client still open) and the data dir's lock. Nothing else `build` makes holds a connection before
+    /// the group starts it.
     package func discard() async {
         await upstream.shutdown()
+        directoryLock?.release()
     }
 
     /// Runs the service from its configuration until SIGINT/SIGTERM (`unicache serve`).
@@ -135,11 +150,12 @@ public struct UnicacheService: Sendable {
 }
 
 /// The cache's own start and stop: the shared tier starts delivering the fleet's events when the group starts;
-/// at shutdown (after the server has drained) pending disk writes are flushed, the shared tier disconnects and
-/// the upstream client closes its connections.
+/// at shutdown (after the server has drained) pending disk writes are flushed, the data dir's lock is released, the
+/// shared tier disconnects and the upstream client closes its connections.
 struct CacheLifecycle: Service {
     let cache: UnifiedCacheManager
     let upstream: UpstreamClient
+    let directoryLock: DataDirectoryLock?
 
     func run() async throws {
         cache.startSharedTier()
@@ -151,6 +167,7 @@ struct CacheLifecycle: Service {
             // The fleet's last changes applied and the local tiers' writes done first: the shared tier's last
             // checkpoint claims only what reached them.
             await cache.prepareToStop()
+            directoryLock?.release()
             group.cancelAll()
         }
         await upstream.shutdown()

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import DiskTier
 import Foundation
 import RedisTestSupport
 @testable import Settings
@@ -53,11 +54,12 @@ struct DataFolderModeTests {
         await redis.stop()
 
         let (files, folders) = try Self.modes(under: dataDir)
-        // Three entries and the fleet's log position (and, when the process exited while a checkpoint was being
-        // written, that checkpoint's temporary file: a file the service wrote, so checked too).
+        // Three entries, the folder's lock and the fleet's log position (and, when the process exited while a
+        // checkpoint was being written, that checkpoint's temporary file: a file the service wrote, so checked too).
         let checkpoint = dataDir + "/" + UnicacheService.checkpointFileName
-        #expect(files.keys.filter { $0.hasPrefix(dataDir + "/") && !$0.hasPrefix(checkpoint) }.count == 3, "\(files.keys.sorted())")
-        #expect(files.keys.contains(checkpoint))
+        let lock = dataDir + "/" + DataDirectoryLock.fileName
+        #expect(files.keys.filter { $0.hasPrefix(dataDir + "/") && !$0.hasPrefix(checkpoint) && $0 != lock }.count == 3, "\(files.keys.sorted())")
+        #expect(files.keys.contains(checkpoint) && files.keys.contains(lock))
         for (path, mode) in files { #expect(mode == 0o600, "\(path): \(String(mode, radix: 8))") }
         #expect(folders.count >= 4)
         for (path, mode) in folders { #expect(mode == 0o700, "\(path): \(String(mode, radix: 8))") }

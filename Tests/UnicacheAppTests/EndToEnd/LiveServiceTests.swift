@@ -173,4 +173,29 @@ import Testing
             }
         }
     }
+
+    /// A second service on a data dir another one runs on stops at start-up naming the holder: it would have swept
+    /// the first one's writes in progress as a crash's leftovers. Once the first has stopped, the folder is free.
+    @Test func aSecondServiceOnTheSameDataDirStopsAtStartUp() async throws {
+        let folder = try TemporaryFolder("unicache-live"), dataDir = folder.file("data")
+        defer { folder.remove() }
+        try await withService(LiveService.start(dataDir: dataDir)) { first in
+            var refusal = "none"
+            do {
+                try await LiveService.start(dataDir: dataDir).stop()
+            } catch {
+                refusal = "\(error)"
+            }
+            _ = try await first.request(.PUT, "/v1/cache/k", body: "{}", admin: true)
+            let kept = try await first.request(.GET, "/v1/cache/k", admin: true)
+            await first.stop()
+            #expect(refusal.contains("is in use by another running unicache (pid \(getpid()))"), "\(refusal)")
+            #expect(kept.status == 200)
+            try await withService(LiveService.start(dataDir: dataDir)) { second in
+                let again = try await second.request(.GET, "/v1/cache/k", admin: true)
+                await second.stop()
+                #expect(again.status == 200)
+            }
+        }
+    }
 }
