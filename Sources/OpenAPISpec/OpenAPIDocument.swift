@@ -664,7 +664,7 @@ paths:
               schema: {$ref: '#/components/schemas/Problem'}
         '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
         '507':
-          description: The disk tier could not write the entry (full, read-only, I/O error); nothing was stored.
+          description: The disk tier could not write the entry (full, read-only, I/O error, or the value larger than its whole budget); nothing was stored.
           headers:
             X-Request-ID: {$ref: '#/components/headers/RequestID'}
           content:

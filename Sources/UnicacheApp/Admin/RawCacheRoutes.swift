@@ -52,7 +52,8 @@ struct RawCacheRoutes: Sendable {
         let refused = "Not stored: the disk tier could not write the entry (\(reason))."
         switch leftover {
         case nil:
-            return "\(refused) Nothing is kept under this key; retry once the disk has room."
+            return "\(refused) Nothing is kept under this key; retry once the disk has room (a value larger than "
+                + "the disk tier's whole budget never fits: raise --disk-limit)."
         case .secondTier(let undeleted, let shared):
             let fleet = shared.map { " Nor could the shared tier (Redis) be told to drop the new value (\($0.reason))."
             }

@@ -43,7 +43,10 @@ extension UnifiedCacheManager {
             // Nothing may stay stored: the shared tier took it first, and the tier may have kept its previous file.
             var leftover = InvalidationFailures()
             _ = await removed(KeyScope(kind: .key(key)), noting: &leftover)
-            let reason = secondTier?.health() ?? "the disk tier could not write the entry"
+            // A healthy tier refuses only an entry larger than its whole budget (a fault is its health's reason).
+            let reason = secondTier.map {
+                $0.health() ?? "the entry is larger than the disk tier's whole budget of \($0.statistics().limitBytes) bytes"
+            } ?? "the disk tier could not write the entry"
             throw .notStored(reason: reason, leftover: leftover.incomplete)
         }
         logger.debug("raw put", metadata: ["key": "\(key)", "bytes": "\(body.count)"])

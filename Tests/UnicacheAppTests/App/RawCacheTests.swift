@@ -1,6 +1,8 @@
+import DiskTier
 import Foundation
 import HTTPRouting
 @testable import Settings
+import TestSupport
 import Testing
 
 @testable import UnicacheApp
@@ -201,5 +203,26 @@ import Testing
         let key = String(repeating: "k", count: 513)
         #expect(try await h.send(.put, "/v1/cache/\(key)", body: "x", admin: true).status == 400)
         #expect(try await h.send(.put, "/v1/cache/\(key.dropLast())", body: "x", admin: true).status == 201)
+    }
+}
+
+/// A raw PUT larger than the disk tier's whole budget: 507, its detail saying so (it said "the disk tier could not
+/// write the entry (the disk tier could not write the entry)" and to retry once the disk had room), and the tier
+/// still healthy.
+@Suite(.timeLimit(.minutes(1))) struct RawCacheBudgetTests {
+    @Test func aValueLargerThanTheDiskBudgetIsRefusedSayingSo() async throws {
+        try await withTemporaryFolder("raw-budget") { folder in
+            let tier = try await DiskTier.open(
+                DiskTierConfiguration(directory: folder, limitBytes: 4096), clock: ManualWallClock(AppHarness.start),
+                ticker: ManualClock())
+            let h = AppHarness(secondTier: tier)
+            let refused = try await h.send(.put, "/v1/cache/big", body: String(repeating: "a", count: 5000), admin: true)
+            let detail = refused.json["detail"] as? String ?? ""
+            #expect(refused.status == 507)
+            #expect(detail.contains("the entry is larger than the disk tier's whole budget of 4096 bytes"), "\(detail)")
+            #expect(detail.contains("raise --disk-limit"), "\(detail)")
+            #expect(tier.health() == nil)
+            #expect(try await h.send(.put, "/v1/cache/small", body: "a", admin: true).status == 201)
+        }
     }
 }
