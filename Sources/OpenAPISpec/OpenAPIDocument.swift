@@ -436,13 +436,16 @@ paths:
       tags: [admin]
       summary: Fetch and store the averages of all 7 weekdays.
       description: |
-        Concurrent warms and reads of one weekday make one upstream call per key. When the health domain has neither
-        an `--upstream` nor `--demo` naming it, 503 `no-upstream`, as the health routes answer.
+        Concurrent warms and reads of one weekday make one upstream call per key. A weekday the upstream has no
+        average for (404) is warmed as its remembered "not found". When some weekdays fail, the answer is the problem
+        of the earliest of them (its status and `Retry-After`), its detail saying how many failed and that the others
+        are stored, and its member `failed` listing their keys. When the health domain has neither an `--upstream`
+        nor `--demo` naming it, 503 `no-upstream`, as the health routes answer.
       security:
         - bearerAuth: []
       responses:
         '200':
-          description: The 7 keys that were fetched and stored.
+          description: The 7 keys that were fetched and stored (a weekday's "not found" included).
           headers:
             X-Request-ID: {$ref: '#/components/headers/RequestID'}
           content:

@@ -67,20 +67,31 @@ struct AdminRoutes: Sendable {
                 return item
             }
         }
-        let failures = await withTaskGroup(of: Problem?.self) { group in
-            for item in resolved {
+        let failures = await withTaskGroup(of: (Int, Problem)?.self) { group in
+            for (weekday, item) in resolved.enumerated() {
                 group.addTask {
                     do throws(Problem) {
                         _ = try await readThrough.get(item, domain: .health, control: .normal)
                         return nil
-                    } catch { return error }
+                    } catch {
+                        // The upstream has no average for that weekday: its "not found" is what is now kept.
+                        return error.status == 404 ? nil : (weekday, error)
+                    }
                 }
             }
-            var failures: [Problem] = []
+            var failures: [(Int, Problem)] = []
             for await failure in group { if let failure { failures.append(failure) } }
-            return failures
+            return failures.sorted { $0.0 < $1.0 }
         }
-        if let first = failures.first { throw first }
+        if let (_, first) = failures.first {
+            // The earliest weekday's problem (its status and Retry-After), told that the others are stored.
+            let failed = failures.map { resolved[$0.0].key }
+            var problem = first
+            problem.detail = "\(failed.count) of 7 weekdays could not be warmed (\(failed.joined(separator: ", "))); "
+                + "the others are stored. \(first.detail)"
+            problem.members.append(Problem.Member("failed", .strings(failed)))
+            throw problem
+        }
         let keys = resolved.map { "\"\($0.key)\"" }.joined(separator: ",")
         return .json(#"{"keys":[\#(keys)]}"#)
     }

@@ -112,6 +112,29 @@ import Testing
         #expect(try await h.send(.get, "/v1/users/alice/health/averages/3").header("X-Cache") == "HIT")
     }
 
+    /// A weekday the upstream has no average for is warmed as its "not found" (remembered, as a read would); one
+    /// that fails makes the answer that failure's problem, naming every key that failed and saying the others are
+    /// stored. A 404 made the whole warm-up 404 "the upstream has no such resource", and which failure answered
+    /// depended on which fetch ended first.
+    @Test func warmingKeepsANotFoundWeekdayAndNamesTheFailedOnes() async throws {
+        let h = AppHarness()
+        h.fetcher.set(failure: .notFound, for: "health:avg:alice:6")
+        let warmed = try await h.send(.post, "/v1/users/alice/health/averages/warm", admin: true)
+        #expect(warmed.status == 200)
+        #expect(warmed.json["keys"] as? [String] == (1...7).map { "health:avg:alice:\($0)" })
+        #expect(try await h.send(.get, "/v1/users/alice/health/averages/6").status == 404)
+        #expect(h.fetcher.count("health:avg:alice:6") == 1)
+
+        h.fetcher.set(failure: .unavailable("upstream status 500"), for: "health:avg:bob:3")
+        h.fetcher.set(failure: .unavailable("upstream status 500"), for: "health:avg:bob:5")
+        let failed = try await h.send(.post, "/v1/users/bob/health/averages/warm", admin: true)
+        #expect(failed.status == 502)
+        #expect(failed.json["failed"] as? [String] == ["health:avg:bob:3", "health:avg:bob:5"])
+        let detail = failed.json["detail"] as? String ?? ""
+        #expect(detail.hasPrefix("2 of 7 weekdays could not be warmed (health:avg:bob:3, health:avg:bob:5); the others are stored."), "\(detail)")
+        #expect(try await h.send(.get, "/v1/users/bob/health/averages/1").header("X-Cache") == "HIT")
+    }
+
     @Test func summaryIsFullWithTodaysDataAndAverageOnlyWithout() async throws {
         let h = AppHarness()
         let full = try await h.send(.get, "/v1/users/alice/health/summary")

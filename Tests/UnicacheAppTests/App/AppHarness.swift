@@ -21,6 +21,7 @@ final class ScriptedFetcher: Fetcher {
         var calls: [FetchRequest] = []
         var behaviour: Behaviour = .answer
         var bodies: [String: String] = [:]
+        var failures: [String: FetchError] = [:]
         var arrivals: [(count: Int, latch: Latch)] = []
     }
 
@@ -35,6 +36,8 @@ final class ScriptedFetcher: Fetcher {
     func set(_ behaviour: Behaviour) { state.withLockedValue { $0.behaviour = behaviour } }
     /// The body for `key` (else a generated one).
     func set(body: String, for key: String) { state.withLockedValue { $0.bodies[key] = body } }
+    /// `key`'s fetches fail with `failure`, whatever the behaviour.
+    func set(failure: FetchError, for key: String) { state.withLockedValue { $0.failures[key] = failure } }
 
     /// From now on fetches wait until `open()`.
     func close() { latch.close() }
@@ -58,7 +61,10 @@ final class ScriptedFetcher: Fetcher {
         }
         for waiter in arrived { waiter.latch.open() }
         await latch.wait()
-        let (behaviour, body, number) = state.withLockedValue { ($0.behaviour, $0.bodies[request.key], $0.calls.count) }
+        let (behaviour, body, number, failure) = state.withLockedValue {
+            ($0.behaviour, $0.bodies[request.key], $0.calls.count, $0.failures[request.key])
+        }
+        if let failure { throw failure }
         switch behaviour {
         case .fail(let error): throw error
         case .answer, .noStore:
