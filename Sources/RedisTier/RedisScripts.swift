@@ -168,6 +168,13 @@ enum RedisScripts {
         return 0
         """)
 
+    /// Renews a fill lease only while it is still this holder's. KEYS: the lease. ARGV: the token, its life in
+    /// milliseconds. Returns 1 when renewed, else 0.
+    static let renew = RedisScript("""
+        if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+        return 0
+        """)
+
     /// Replaces a value only while it is still the one read, keeping its expiry (a rekey never overwrites a value
     /// written meanwhile). KEYS: entry. ARGV: the value read, the replacement. Returns 1 when replaced, else 0.
     static let replace = RedisScript("""

@@ -282,6 +282,18 @@ public final class RedisSharedTier: SharedTier {
         max(1, configuration.leaseTime.wholeMillisecondsRoundedUp)
     }
 
+    /// Renews the lease every half of its life until cancelled, or until Redis says it is not this holder's (a
+    /// renewal Redis does not answer is tried again at the next one).
+    public func holdFill(_ key: String, token: String) async {
+        let lock = keys.lock(key)
+        while true {
+            do { try await elapsed.sleep(for: configuration.leaseTime / 2) } catch { return }
+            let reply = try? await commands.run(
+                "lease", RedisScripts.renew, keys: [lock], arguments: [token, String(leaseMilliseconds)])
+            if reply == .integer(0) { return }
+        }
+    }
+
     public func releaseFill(_ key: String, token: String) async {
         _ = try? await commands.run("lease", RedisScripts.release, keys: [keys.lock(key)], arguments: [token])
     }

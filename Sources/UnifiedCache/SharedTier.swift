@@ -37,6 +37,10 @@ public protocol SharedTier: AnyObject, Sendable {
     func claimFill(_ key: String) async -> FillClaim
     /// Gives a lease back (the leader's fetch is over, stored or not).
     func releaseFill(_ key: String, token: String) async
+    /// Keeps the fill lease `token` of `key` while the leader's fetch lasts, which may outlast the lease (a wait for
+    /// a slot under the upstream's cap is bounded by the request's deadline, not the lease): returns once the task is
+    /// cancelled (the fetch is over) or the lease is no longer this holder's.
+    func holdFill(_ key: String, token: String) async
     /// Waits until another instance fills `key` and returns its value; `nil` when the lease ended without one,
     /// the lease expired or the shared tier cannot be asked (the caller then fetches itself).
     func awaitFill(_ key: String) async -> CacheEntry?
@@ -62,6 +66,9 @@ public protocol SharedTier: AnyObject, Sendable {
 }
 
 extension SharedTier {
+    /// A tier serving one instance: no other instance waits on its leases.
+    public func holdFill(_ key: String, token: String) async {}
+
     /// A look, then a claim: two round trips where a tier cannot make them one.
     public func lookUp(_ key: String) async -> SharedLookup {
         do throws(SharedTierUnavailable) {

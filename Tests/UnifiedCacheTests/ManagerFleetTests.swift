@@ -63,6 +63,21 @@ import TestSupport
         #expect(shared.state.withLockedValue { $0.stores } == 1)
     }
 
+    /// The leader holds its fill lease while its fetch lasts (the fetch may wait for a slot longer than the lease
+    /// lives), and lets go of it once the fetch is over.
+    @Test func theLeaderHoldsItsLeaseWhileItsFetchLasts() async throws {
+        let shared = InMemorySharedTier()
+        let cache = manager(shared: shared)
+        let fetcher = HeldFetcher(body: "fetched")
+        let leader = Task { try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher) }
+        await fetcher.waitForStarts(1)
+        await waitUntil("the lease is held") { shared.state.withLockedValue { $0.holding["k"] } == "t1" }
+        fetcher.open()
+        #expect(try await leader.value.outcome == .miss)
+        await waitUntil("the hold ends with the fetch") { shared.state.withLockedValue { $0.holdsEnded } == 1 }
+        #expect(shared.state.withLockedValue { $0.holding.isEmpty })
+    }
+
     @Test func aFollowerAnswersWithTheLeadersValue() async throws {
         let shared = InMemorySharedTier()
         shared.state.withLockedValue { state in

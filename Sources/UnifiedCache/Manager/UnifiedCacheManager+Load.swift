@@ -41,9 +41,15 @@ extension UnifiedCacheManager {
                 if staleCopy == nil, let stale { staleCopy = (stale, .shared) }
             }
         }
-        let outcome = await fetchAndStore(
-            request, policy: policy, fetcher: fetcher, id: id, mode: mode, staleCopy: staleCopy, lease: &lease,
-            announce: announce)
+        let outcome = await withTaskGroup(of: Void.self) { group in
+            // A fleet lease is kept while the fetch lasts (it may wait for a slot longer than the lease lives).
+            if let token = lease, let shared { group.addTask { await shared.holdFill(key, token: token) } }
+            let outcome = await fetchAndStore(
+                request, policy: policy, fetcher: fetcher, id: id, mode: mode, staleCopy: staleCopy, lease: &lease,
+                announce: announce)
+            group.cancelAll()
+            return outcome
+        }
         if let lease, let shared {
             announce(outcome)
             await shared.releaseFill(key, token: lease)

@@ -28,6 +28,9 @@ final class InMemorySharedTier: SharedTier {
         var storeGate: Latch?
         /// Stores begun (counted before the gate).
         var storesBegun = 0
+        /// Leases held now by `holdFill` (key and token), and the holds that ended.
+        var holding: [String: String] = [:]
+        var holdsEnded = 0
     }
 
     let state = NIOLockedValueBox(State())
@@ -103,6 +106,16 @@ final class InMemorySharedTier: SharedTier {
     }
 
     func releaseFill(_ key: String, token: String) async {}
+
+    /// Holds until cancelled, as the Redis tier renews until the fetch is over.
+    func holdFill(_ key: String, token: String) async {
+        state.withLockedValue { $0.holding[key] = token }
+        await Latch().wait()
+        state.withLockedValue { state in
+            state.holding[key] = nil
+            state.holdsEnded += 1
+        }
+    }
 
     func awaitFill(_ key: String) async -> CacheEntry? {
         state.withLockedValue { state in state.fills.isEmpty ? nil : state.fills.removeFirst() }
