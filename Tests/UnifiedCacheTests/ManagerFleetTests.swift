@@ -53,10 +53,12 @@ import TestSupport
         let joiner = Task { try await cache.get(request("k"), policy: .ttl(.seconds(60)), fetcher: fetcher) }
         await waitUntil("the second request joins the load") { cache.coalescedWaiters(for: "k") == 1 }
         fetcher.open()
-        // Answered with the store still held (a joiner that waited for it would never come back here).
+        // Answered with the store still held (a joiner that waited for it would never come back here). The joiner is
+        // told before the leader begins its store: the test waits for that begin, which the gate then holds.
         let joined = try await joiner.value
         #expect(joined.outcome == .coalesced && text(joined.entry) == "fetched")
-        #expect(shared.state.withLockedValue { ($0.storesBegun, $0.stores) } == (1, 0))
+        await waitUntil("the leader's store begins") { shared.state.withLockedValue { $0.storesBegun } == 1 }
+        #expect(shared.state.withLockedValue { $0.stores } == 0)
         storeGate.open()
         let led = try await leader.value
         #expect(led.outcome == .miss)
