@@ -23,8 +23,14 @@ public final class DataDirectoryLock: Sendable {
         do throws(FileSystemError) {
             try DiskTier.makeDirectories(root, fileSystem: POSIXFileSystem())
             // Held read-only: Linux refuses to remount a file system read-only while a file on it is open for writing.
-            fd = open(path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            // Non-blocking, and a regular file only: a FIFO under its name would hold start-up in `open` for ever.
+            fd = open(path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
             guard fd >= 0 else { throw FileSystemError("open \(fileName)", code: errno) }
+            var status = stat()
+            guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+                close(fd)
+                throw FileSystemError.notRegularFile
+            }
         } catch {
             throw .dataDirectoryUnusable(path: directory, reason: error.description)
         }

@@ -33,6 +33,20 @@ import Testing
         }
     }
 
+    /// A FIFO under the lock's name (put there by whoever else writes in the folder) is refused at once: opening it
+    /// waited for a writer, and start-up hung with no line.
+    @Test func aFIFOUnderTheLocksNameIsRefusedAtOnce() throws {
+        try withTemporaryFolder { dir in
+            #expect(mkfifo("\(dir)/\(DataDirectoryLock.fileName)", 0o600) == 0)
+            #expect {
+                _ = try DataDirectoryLock.acquire(dir)
+            } throws: { error in
+                guard case .dataDirectoryUnusable(let path, let reason)? = error as? DiskTierError else { return false }
+                return path == dir && reason.contains("not a regular file")
+            }
+        }
+    }
+
     @Test func aFileWhereTheFolderShouldBeIsUnusable() throws {
         try withTemporaryFolder { dir in
             #expect(FileManager.default.createFile(atPath: "\(dir)/file", contents: Data()))
