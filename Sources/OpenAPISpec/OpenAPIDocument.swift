@@ -584,7 +584,9 @@ paths:
         (when it is enabled), so it survives a crash of the process; until then readers still see the previous
         value. When the disk tier cannot write it (full, read-only, I/O error) the answer is 507 and nothing is
         stored under the key in any tier (a previous value is removed too; when the disk cannot delete its file
-        either, the detail says so: this instance no longer serves it, a restart would). A body over 1 MiB is 413.
+        either, the detail says so: this instance no longer serves it, a restart would). With the disk tier off and
+        no shared tier, a value larger than the memory tier's whole budget (`--memory-limit`, each entry's whole
+        cost) is 507 too, and nothing changes under the key. A body over 1 MiB is 413.
         A key that a read-through route owns is 409 (see that answer). A body in a content coding
         (`Content-Encoding` other than `identity`) is 415.
       security:
@@ -667,7 +669,7 @@ paths:
               schema: {$ref: '#/components/schemas/Problem'}
         '431': {$ref: '#/components/responses/RequestHeaderFieldsTooLarge'}
         '507':
-          description: The disk tier could not write the entry (full, read-only, I/O error, or the value larger than its whole budget); nothing was stored.
+          description: The disk tier could not write the entry (full, read-only, I/O error, or the value larger than its whole budget), or, with no disk and no shared tier, the value is larger than the memory tier's whole budget; nothing was stored.
           headers:
             X-Request-ID: {$ref: '#/components/headers/RequestID'}
           content:

@@ -36,6 +36,11 @@ struct RawCacheRoutes: Sendable {
             switch error {
             case .notStored(let reason, let leftover):
                 throw Problem.insufficientStorage(detail: Self.notWritten(reason, leftover: leftover))
+            case .largerThanMemory(let cost, let limitBytes):
+                throw Problem.insufficientStorage(
+                    detail: "Not stored: with the disk tier off, memory is this instance's only tier, and the entry "
+                        + "takes \(cost) bytes there, more than its whole budget of \(limitBytes) bytes. Nothing "
+                        + "changed under this key; raise --memory-limit, or give the disk tier a budget (--disk-limit).")
             case .sharedTierUnavailable(let unavailable):
                 throw FleetProblem.problem(unavailable, outcome: "Nothing is stored under this key")
             }

@@ -8,7 +8,8 @@ extension UnifiedCacheManager {
     /// it throws `PutError.notStored` and the key is removed from every tier (a previous file the tier could not
     /// delete either, or a shared tier that cannot be asked, is the error's `leftover`).
     /// With a shared tier the value is written there first (which tells the fleet its older copies are gone);
-    /// when it cannot be, `PutError.sharedTierUnavailable` and nothing is stored anywhere.
+    /// when it cannot be, `PutError.sharedTierUnavailable` and nothing is stored anywhere. With neither tier, an entry
+    /// larger than the memory tier's whole budget is `PutError.largerThanMemory`, and nothing changes.
     public func put(
         key: String, body: [UInt8], contentType: String = "application/octet-stream", ttl: Duration,
         namespace: String = "raw", user: String? = nil
@@ -21,6 +22,10 @@ extension UnifiedCacheManager {
         let entry = CacheEntry(
             key: key, namespace: namespace, user: user, body: body, contentType: contentType,
             etag: ETag.make(for: body), storedAt: now, expiresAt: expiresAt, staleUntil: expiresAt)
+        // Memory alone would drop it at once (the acknowledged value then absent); refused before anything changes.
+        if writer == nil, shared == nil, !memory.canHold(entry) {
+            throw .largerThanMemory(cost: MemoryTier.cost(of: entry), limitBytes: memory.configuration.maxBytes)
+        }
         if let shared {
             do throws(SharedTierUnavailable) { try await shared.store(entry) } catch { throw .sharedTierUnavailable(error) }
         }

@@ -56,6 +56,11 @@ package final class MemoryTier: Sendable {
         insert(entry, ifAbsent: true) != .held
     }
 
+    /// Whether `entry` fits the budgets at all (`insert` refuses one that does not).
+    public func canHold(_ entry: CacheEntry) -> Bool { fits(Self.cost(of: entry)) }
+
+    private func fits(_ cost: Int) -> Bool { cost <= configuration.maxBytes && configuration.maxEntries > 0 }
+
     private enum Insertion { case stored, refused, held }
 
     private func insert(_ entry: CacheEntry, ifAbsent: Bool) -> Insertion {
@@ -64,7 +69,7 @@ package final class MemoryTier: Sendable {
             let held = map.withLockedValue { $0.handles[entry.key] }
             if ifAbsent, held != nil { return .held }
             state.drain(reads)
-            guard cost <= configuration.maxBytes, configuration.maxEntries > 0 else {
+            guard fits(cost) else {
                 remove(entry.key, state: &state)
                 return .refused
             }

@@ -93,11 +93,11 @@ struct AppHarness {
     /// domain and no `--demo`).
     init(
         adminToken: String? = AppHarness.token, ttl: [String: Duration] = [:], secondTier: (any SecondTier)? = nil,
-        domains: [UpstreamDomain] = UpstreamDomain.allCases
+        memory: MemoryTierConfiguration = MemoryTierConfiguration(), domains: [UpstreamDomain] = UpstreamDomain.allCases
     ) {
         fetcher = ScriptedFetcher(clock: clock)
         let cache = UnifiedCacheManager(
-            configuration: MemoryTierConfiguration(), secondTier: secondTier, clock: clock, ticker: ManualClock(),
+            configuration: memory, secondTier: secondTier, clock: clock, ticker: ManualClock(),
             userKeys: ResourceTable.userKeys, logger: Logger(label: "test"))
         let fetcher = self.fetcher
         var dependencies = AppDependencies(

@@ -4,6 +4,7 @@ import HTTPRouting
 @testable import Settings
 import TestSupport
 import Testing
+import UnifiedCache
 
 @testable import UnicacheApp
 
@@ -224,5 +225,20 @@ import Testing
             #expect(tier.health() == nil)
             #expect(try await h.send(.put, "/v1/cache/small", body: "a", admin: true).status == 201)
         }
+    }
+
+    /// Memory alone dropped such a value at once: the PUT answered 201 and the next GET 404.
+    @Test func aValueLargerThanTheMemoryBudgetWithNoOtherTierIsRefusedAndChangesNothing() async throws {
+        let h = AppHarness(memory: MemoryTierConfiguration(maxBytes: 4096))
+        #expect(try await h.send(.put, "/v1/cache/k", body: "kept", admin: true).status == 201)
+        for key in ["k", "new"] {
+            let refused = try await h.send(.put, "/v1/cache/\(key)", body: String(repeating: "a", count: 5000), admin: true)
+            let detail = refused.json["detail"] as? String ?? ""
+            #expect(refused.status == 507)
+            #expect(detail.contains("more than its whole budget of 4096 bytes"), "\(detail)")
+            #expect(detail.contains("raise --memory-limit"), "\(detail)")
+        }
+        #expect(try await h.send(.get, "/v1/cache/k", admin: true).text == "kept")
+        #expect(try await h.send(.get, "/v1/cache/new", admin: true).status == 404)
     }
 }
