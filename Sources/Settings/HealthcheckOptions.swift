@@ -21,14 +21,9 @@ public struct HealthcheckOptions: ParsableArguments, Sendable {
     public func client(environment: [String: String]) throws(ConfigurationError) -> HealthcheckClient {
         let resolver = SettingResolver(environment: environment)
         let defaults = ServerSettings()
-        let port = try resolver.value(port, flag: "--port", default: defaults.port, format: .port)
-        guard port != 0 else {
-            throw ConfigurationError(
-                source: "--port", value: "0", isNot: "a port to check", form: "use the port the service listens on, e.g. 8080")
-        }
         return HealthcheckClient(
             host: try resolver.value(host, flag: "--host", default: defaults.host, format: .host),
-            port: port,
+            port: try resolver.value(port, flag: "--port", default: defaults.port, format: .portToCheck),
             timeout: try timeout.map { text throws(ConfigurationError) in
                 try ValueFormat.duration(example: "2s", aboveZero: true).value(of: text, from: "--timeout")
             } ?? .seconds(2),

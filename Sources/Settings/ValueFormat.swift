@@ -54,6 +54,13 @@ extension ValueFormat where Value == Int {
             kind: "a port", form: "use a whole number from 0 to 65535, e.g. 8080; 0 picks a free port",
             parse: { ValueSyntax.wholeNumber($0).flatMap { (0...65535).contains($0) ? $0 : nil } })
     }
+
+    /// A port a client connects to (`healthcheck`): 0 picks nothing there.
+    static var portToCheck: Self {
+        ValueFormat(
+            kind: "a port to check", form: "use the port the service listens on, from 1 to 65535, e.g. 8080",
+            parse: { ValueSyntax.wholeNumber($0).flatMap { (1...65535).contains($0) ? $0 : nil } })
+    }
 }
 
 extension ValueFormat where Value == Duration {

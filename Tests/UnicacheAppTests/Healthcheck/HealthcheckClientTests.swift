@@ -115,4 +115,17 @@ import UnicacheApp
             }
         }
     }
+
+    /// A port out of range told the checker that "0 picks a free port", the server's meaning of 0, and the
+    /// variable's 0 was blamed on `--port`.
+    @Test(arguments: [(["--port", "70000"], [String: String](), "--port: \"70000\""), ([], ["UNICACHE_PORT": "0"], "UNICACHE_PORT")])
+    func aPortToCheckIsOneToUpperBound(_ arguments: [String], _ environment: [String: String], _ named: String) {
+        #expect {
+            try HealthcheckOptions.parse(arguments).client(environment: environment)
+        } throws: { error in
+            guard let error = error as? ConfigurationError else { return false }
+            return error.message.hasPrefix(named) && error.message.contains("is not a port to check")
+                && error.message.contains("from 1 to 65535") && !error.message.contains("free port")
+        }
+    }
 }
