@@ -13,8 +13,11 @@ struct TopCommand: ParsableCommand {
         commandName: "top",
         abstract: "Show a running service's requests, hit rates, latency, upstreams, tiers and access, every second.")
 
-    @Option(name: .customLong("url"), help: "The service (plain HTTP): http://HOST:PORT (env UNICACHE_TOP_URL, default http://127.0.0.1:8080).")
+    @Option(name: .customLong("url"), help: "The service: http://HOST:PORT, or https://HOST:PORT with --tls-cert (env UNICACHE_TOP_URL, default http://127.0.0.1:8080, https:// with a certificate).")
     var url: String?
+
+    @Option(name: .customLong("tls-cert"), help: "The service's --tls-cert, for an https:// URL: only this certificate is accepted (env UNICACHE_TLS_CERT).")
+    var tlsCert: String?
 
     @Option(name: .customLong("interval"), help: "Time between frames: ms, s, m (default 1s).")
     var interval: String?
@@ -24,7 +27,7 @@ struct TopCommand: ParsableCommand {
 
     func run() throws {
         let environment = ProcessInfo.processInfo.environment
-        let source = try TopOptions.source(url: url ?? environment["UNICACHE_TOP_URL"] ?? "http://127.0.0.1:8080")
+        let source = try TopOptions.source(url: url, tlsCert: tlsCert, environment: environment)
         let every = try TopOptions.interval(interval)
         // The command's one monotonic clock: when each reading was taken, and the pace of the frames.
         let elapsed = Elapsed(ContinuousClock())
@@ -33,7 +36,7 @@ struct TopCommand: ParsableCommand {
         if once {
             Blocking.sleep(for: every)
             let second = try reading(source, on: elapsed)
-            write(frame: TopView(url: source.url, previous: first, current: second).lines(), terminal: false)
+            try write(frame: TopView(url: source.url, previous: first, current: second).lines(), terminal: false)
             return
         }
         let terminal = isatty(STDOUT_FILENO) == 1
@@ -51,7 +54,7 @@ struct TopCommand: ParsableCommand {
                 // A later failure (the service restarting) keeps top running.
                 lines = TopView.fit(["unicache top  \(source.url)", "", "cannot read the service: \(error) (retrying)"])
             }
-            write(frame: lines, terminal: terminal)
+            try write(frame: lines, terminal: terminal)
             Blocking.sleep(for: every - (elapsed.now() - started))
         }
     }
@@ -69,10 +72,15 @@ struct TopCommand: ParsableCommand {
     /// On a terminal: home, each line cleared to its end, the rest of the screen cleared (no flicker), and no newline
     /// after the last line, so that a frame of 24 lines fills a 24-line terminal without scrolling it. Else the frame
     /// as plain lines and a blank line after it.
-    private func write(frame lines: [String], terminal: Bool) {
+    /// A standard output that cannot be written (`unicache top | head`, the reader gone) ends top with status 0.
+    private func write(frame lines: [String], terminal: Bool) throws {
         let text = terminal
             ? "\u{1B}[H" + lines.map { $0 + "\u{1B}[K" }.joined(separator: "\n") + "\u{1B}[J"
             : lines.joined(separator: "\n") + "\n\n"
-        FileHandle.standardOutput.write(Data(text.utf8))
+        do {
+            try FileHandle.standardOutput.write(contentsOf: Data(text.utf8))
+        } catch {
+            throw ExitCode.success
+        }
     }
 }

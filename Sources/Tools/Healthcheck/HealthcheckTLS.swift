@@ -23,9 +23,10 @@ public struct HealthcheckTLS: Sendable, Equatable {
     }
 
     /// Sends `request` over TLS on `socket` (which it takes over and closes) and returns what arrived until
-    /// `marker`, the peer's close, 8 KiB, or `deadline`.
+    /// `marker` or the peer's close, within `deadline`: at most `limit` bytes with a marker, else more than `limit`
+    /// is an error (a whole answer, as `ClientSocket.receiveAll` reads one).
     func exchange(
-        on socket: ClientSocket, request: [UInt8], until marker: [UInt8], deadline: ContinuousClock.Instant
+        on socket: ClientSocket, request: [UInt8], until marker: [UInt8]?, limit: Int, deadline: ContinuousClock.Instant
     ) throws(HealthcheckError) -> [UInt8] {
         let loop = MultiThreadedEventLoopGroup.singleton.next()
         let pinned = pinnedCertificateDER
@@ -47,7 +48,7 @@ public struct HealthcheckTLS: Sendable, Equatable {
                         }
                         try channel.pipeline.syncOperations.addHandler(handler)
                         try channel.pipeline.syncOperations.addHandler(
-                            HeadReader(marker: marker, limit: 8192, received: received))
+                            AnswerReader(marker: marker, limit: limit, received: received))
                     }
                 }
                 .withConnectedSocket(socket.fileDescriptor).wait()
@@ -94,16 +95,17 @@ public struct HealthcheckTLS: Sendable, Equatable {
     }
 }
 
-/// Collects the answer's first bytes for `HealthcheckTLS.exchange`; on the channel's event loop only.
-private final class HeadReader: ChannelInboundHandler {
+/// Collects the answer for `HealthcheckTLS.exchange` (its head up to a marker, or all of it); on the channel's event
+/// loop only.
+private final class AnswerReader: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
 
-    let marker: [UInt8]
+    let marker: [UInt8]?
     let limit: Int
     let received: EventLoopPromise<[UInt8]>
     var bytes: [UInt8] = []
 
-    init(marker: [UInt8], limit: Int, received: EventLoopPromise<[UInt8]>) {
+    init(marker: [UInt8]?, limit: Int, received: EventLoopPromise<[UInt8]>) {
         self.marker = marker
         self.limit = limit
         self.received = received
@@ -111,6 +113,10 @@ private final class HeadReader: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         bytes += unwrapInboundIn(data).readableBytesView
+        guard let marker else {
+            if bytes.count > limit { received.fail(HealthcheckError.io("answer larger than \(limit) bytes")) }
+            return
+        }
         if bytes.count >= limit || ClientSocket.contains(bytes, marker) { received.succeed(bytes) }
     }
 

@@ -1,8 +1,10 @@
+import Clocks
 import Foundation
 @testable import Settings
 import TestSupport
 import TLSTestSupport
 import Testing
+import Tools
 import UnicacheApp
 
 /// The built executable with `--tls-cert`/`--tls-key`: HTTPS on its port, `listening on https://…`, a bad pair
@@ -49,6 +51,19 @@ struct TLSServiceTests {
             impostor.standardError == "unhealthy: 127.0.0.1:\(port): TLS failed: the service showed another "
                 + "certificate than the one given (--tls-cert): not this service's, or the service's certificate was replaced\n",
             "\(impostor.standardError)")
+
+        // `unicache top` over HTTPS with the same pin (it refused https:// URLs); plain HTTP says to use https://.
+        let url = "https://127.0.0.1:\(port)"
+        let source = try TopOptions.source(url: url, tlsCert: files.certificate, environment: [:])
+        let patient = TopSource(url: url, host: "127.0.0.1", port: port, timeout: .seconds(30), tls: source.tls)
+        let version = try await onThread { try patient.snapshot(on: Elapsed(ContinuousClock())).text("version") }
+        #expect(version == UnicacheVersion.current)
+        let plainTop = TopSource(url: "http://127.0.0.1:\(port)", host: "127.0.0.1", port: port, timeout: .seconds(30))
+        await #expect {
+            try await onThread { _ = try plainTop.snapshot(on: Elapsed(ContinuousClock())) }
+        } throws: { error in
+            "\(error)".contains("use --url https://HOST:PORT and pass the same --tls-cert FILE")
+        }
         #expect(await service.stop() == 0)
     }
 

@@ -31,6 +31,24 @@ struct TopExecutableTests {
         #expect(result.standardError.filter { $0 == "\n" }.count == 1)
     }
 
+    /// `unicache top | head -1`: the reader gone, top's next frame met a closed pipe (`EPIPE` where `SIGPIPE` is
+    /// ignored, as a shell's `trap '' PIPE` or a supervisor leaves it) and trapped in Foundation's `FileHandle.write`
+    /// with a stack trace; now it ends quietly with status 0.
+    @Test func aClosedStandardOutputEndsTopQuietly() async throws {
+        guard let executable = BuiltExecutable.url else { throw BuiltExecutable.NotBuilt() }
+        var service = try await ExecutableTests.Service.start([])
+        defer { if service.process.isRunning { kill(service.process.processIdentifier, SIGKILL) } }  // a test that threw
+        let port = try #require(service.port, "no start-up line in: \(service.log)")
+        let script = "trap '' PIPE; timeout 20 \"$0\" top --url http://127.0.0.1:\(port) --interval 50ms | head -1; "
+            + "exit ${PIPESTATUS[0]}"
+        let result = try await ChildProcess.run(
+            URL(fileURLWithPath: "/bin/bash"), ["-c", script, executable.path], environment: ["PATH": "/usr/bin:/bin"])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.hasPrefix("unicache top  http://127.0.0.1:\(port)"))
+        #expect(result.standardError.isEmpty, "\(result.standardError)")
+        #expect(await service.stop() == 0)
+    }
+
     @Test func nothingListeningEndsTopToo() async throws {
         let port = try TinyHTTPServer.unusedPort()
         let result = try await Self.top(["--url", "http://127.0.0.1:\(port)"])
