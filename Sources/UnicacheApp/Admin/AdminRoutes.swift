@@ -68,14 +68,14 @@ struct AdminRoutes: Sendable {
             }
         }
         let failures = await withTaskGroup(of: (Int, Problem)?.self) { group in
-            for (weekday, item) in resolved.enumerated() {
+            for (index, item) in resolved.enumerated() {
                 group.addTask {
                     do throws(Problem) {
                         _ = try await readThrough.get(item, domain: .health, control: .normal)
                         return nil
                     } catch {
                         // The upstream has no average for that weekday: its "not found" is what is now kept.
-                        return error.status == 404 ? nil : (weekday, error)
+                        return error.status == 404 ? nil : (index, error)
                     }
                 }
             }

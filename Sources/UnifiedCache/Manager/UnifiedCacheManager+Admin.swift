@@ -59,8 +59,9 @@ extension UnifiedCacheManager {
     }
 
     /// Runs in the second tier's queue order once it has answered a put: a written entry enters memory unless an
-    /// invalidation came in between (the disk copy, if still current, serves it); a refused one leaves the key
-    /// in no tier, so that memory never holds what the disk does not.
+    /// invalidation (of any key) came in between, and then the previous value leaves it (the disk copy, if still
+    /// current, serves the key); a refused one leaves the key in no tier, so that memory never holds what the disk
+    /// does not.
     private func settlePut(_ entry: CacheEntry, stored: Bool, since invalidations: UInt64) {
         state.withLockedValue { state in
             if !stored {
@@ -68,6 +69,8 @@ extension UnifiedCacheManager {
                 memory.remove(entry.key)
             } else if state.invalidations == invalidations {
                 memory.insert(entry)
+            } else {
+                memory.remove(entry.key)
             }
         }
     }
