@@ -304,7 +304,7 @@ let package = Package(
         .testTarget(
             name: "RedisTests",
             dependencies: [
-                "Redis", "RedisTestSupport", "TestSupport", "TLSTestSupport", "Breaker",
+                "Redis", "RedisTestSupport", "TestSupport", "TLSTestSupport", "Breaker", "ClocksTesting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

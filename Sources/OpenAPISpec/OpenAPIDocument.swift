@@ -706,6 +706,10 @@ paths:
       operationId: listEntries
       tags: [admin]
       summary: List the entries whose key starts with a prefix.
+      description: |
+        The entries this instance holds, in memory and on its disk. With `--redis` the shared tier's entries are not
+        listed (a value another instance stored is read by `GET /v1/cache/{key}` all the same): behind a load
+        balancer, list on each instance. Deletes by prefix, by contrast, reach the whole fleet.
       security:
         - bearerAuth: []
       parameters:

@@ -45,16 +45,27 @@ extension RedisSharedTier {
 
     /// Reads the slot map again while a shard's primary is down, every second (nothing else reads a map whose
     /// commands succeed, so `slotsCovered` would not see the shard back when its primary returns), and every
-    /// `clusterMapRefresh` anyway (a replica added or attached since, a slot moved that no command met).
+    /// `clusterMapRefresh` anyway (a replica added or attached since, a slot moved that no command met). While a
+    /// shard's channel is lost, every 100 ms: when the map gets better (a replica promoted, a primary back), the lost
+    /// channels are subscribed again at once, not after their back-off (grown to seconds by then), during which the
+    /// other instances' writes to the shard, accepted from the promotion on, went unheard and local copies of its
+    /// keys stayed served. Only on that change, so that a channel refused for another reason keeps its back-off.
     private func watchMap(_ cluster: RedisClusterClient) async {
+        let tick = Duration.milliseconds(100)
         var sinceRead = Duration.zero
-        await elapsed.repeating(every: .seconds(1)) {
-            sinceRead += .seconds(1)
+        var last = cluster.map.map { (served: $0.slotsServed, primaries: $0.primaries) }
+        await elapsed.repeating(every: tick) {
+            sinceRead += tick
+            let lost = shards.compactMap { shard in shard.isConnected ? nil : shard.subscriber }
             let degraded = cluster.map.map { $0.slotsServed < $0.slotsCovered } ?? false
-            if degraded || sinceRead >= configuration.clusterMapRefresh {
-                sinceRead = .zero
-                await cluster.refreshMap()
+            guard !lost.isEmpty || degraded && sinceRead >= .seconds(1) || sinceRead >= configuration.clusterMapRefresh
+            else { return true }
+            sinceRead = .zero
+            guard let map = await cluster.refreshMap() else { return true }
+            if let before = last, map.slotsServed > before.served || map.primaries != before.primaries {
+                lost.forEach { $0.retryNow() }
             }
+            last = (map.slotsServed, map.primaries)
             return true
         }
     }

@@ -1,3 +1,4 @@
+import ClocksTesting
 import NIOConcurrencyHelpers
 import Redis
 import RedisTestSupport
@@ -10,11 +11,11 @@ import Testing
     /// A subscriber whose events land in a queue the test awaits with a bound.
     func makeSubscriber(
         _ endpoint: RedisEndpoint, channel: String = "invalidations", timeout: Duration = .seconds(2),
-        pingInterval: Duration = .seconds(1)
+        pingInterval: Duration = .seconds(1), clock: any Clock<Duration> = ContinuousClock()
     ) -> (RedisSubscriber, AsyncEventQueue<Event>) {
         let events = AsyncEventQueue<Event>()
         let subscriber = RedisSubscriber(
-            endpoint: endpoint, channel: channel, timeout: timeout, clock: ContinuousClock(), pingInterval: pingInterval
+            endpoint: endpoint, channel: channel, timeout: timeout, clock: clock, pingInterval: pingInterval
         ) { event in
             events.push(event)
         }
@@ -26,6 +27,17 @@ import Testing
     /// a test checks next (a lost connection noticed, messages) starts from the subscription, not from the attempt.
     func subscribed(_ events: AsyncEventQueue<Event>) async -> Bool {
         await events.first(within: .seconds(20)) { $0 == .subscribed } != nil
+    }
+
+    /// Kills the server, expects the subscriber to report the loss, and starts the server again.
+    func killAndRestart(
+        _ server: RedisServerProcess, _ subscriber: RedisSubscriber, _ events: AsyncEventQueue<Event>
+    ) async throws {
+        await server.kill()
+        let lost = await events.next()
+        #expect(lost.map(isDisconnected) == true, "\(String(describing: lost))")
+        #expect(!subscriber.isConnected)
+        try await server.restart()
     }
 
     func isDisconnected(_ event: Event) -> Bool {
@@ -91,12 +103,7 @@ import Testing
             subscriber.start()
             #expect(await subscribed(events))
 
-            await server.kill()
-            let lost = await events.next()
-            #expect(lost.map(isDisconnected) == true, "\(String(describing: lost))")
-            #expect(!subscriber.isConnected)
-
-            try await server.restart()
+            try await killAndRestart(server, subscriber, events)
             // Only failed reconnects may come between (not reported again): the next event is .subscribed.
             #expect(await events.next(within: .seconds(20)) == .subscribed)
             #expect(subscriber.isConnected)
@@ -108,6 +115,24 @@ import Testing
             }
             #expect(published == .integer(1))
             #expect(await events.next() == .message(Array("again")))
+        }
+    }
+
+    /// A back-off grown to seconds (a cluster's primary dead until its replica was promoted) kept the channel deaf
+    /// after the node answered again, while other instances' writes went on: `retryNow()` ends it at once. The
+    /// back-off's clock never moves here, so only `retryNow()` can bring the subscription back.
+    @Test func retryNowEndsTheBackOffAtOnce() async throws {
+        try await withRedisNode(timeout: .seconds(2)) { server, _ async throws in
+            let clock = ManualClock()
+            let (subscriber, events) = makeSubscriber(server.endpoint, clock: clock)
+            defer { subscriber.stop() }
+            subscriber.start()
+            #expect(await subscribed(events))
+
+            try await killAndRestart(server, subscriber, events)
+            subscriber.retryNow()
+            #expect(await events.next(within: .seconds(20)) == .subscribed)
+            #expect(subscriber.isConnected)
         }
     }
 

@@ -78,6 +78,13 @@ public final class RedisSubscriber: Sendable {
         await core.loop?.value
     }
 
+    /// Ends a back-off under way at once (the next one starts again from 100 ms): the caller knows the channel's
+    /// node answers again (a cluster's map shows the shard's primary promoted), where waiting out a back-off grown to
+    /// seconds would leave the channel deaf while others write. Does nothing while subscribed.
+    public func retryNow() {
+        core.retryNow()
+    }
+
     /// Whether the subscription is confirmed and the connection not known to be lost (false
     /// once stop() was called).
     public var isConnected: Bool {
@@ -93,6 +100,10 @@ final class SubscriberCore: Sendable {
         var loop: Task<Void, Never>?
         /// The connection of the session under way, closed by `stop()`.
         var subscription: RedisSubscription?
+        /// The back-off's sleep under way, cut short by `retryNow()` and `stop()`.
+        var backoff: Task<Void, Never>?
+        /// `retryNow()` came while no back-off was under way: the next one is skipped.
+        var retrySoon = false
     }
 
     let endpoint: RedisEndpoint
@@ -138,13 +149,43 @@ final class SubscriberCore: Sendable {
     }
 
     func stop() {
-        let (loop, subscription) = state.withLockedValue { state in
+        let (loop, subscription, backoff) = state.withLockedValue { state in
             state.stopping = true
             state.connected = false
-            return (state.loop, state.subscription)
+            return (state.loop, state.subscription, state.backoff)
         }
         loop?.cancel()
+        backoff?.cancel()
         subscription?.closeSoon()
+    }
+
+    func retryNow() {
+        let backoff = state.withLockedValue { state -> Task<Void, Never>? in
+            if state.backoff == nil, !state.connected { state.retrySoon = true }
+            return state.backoff
+        }
+        backoff?.cancel()
+    }
+
+    /// Sleeps `duration` unless `retryNow()` (or `stop()`) ends it first; false when it was cut short.
+    private func backOff(for duration: Duration) async -> Bool {
+        let elapsed = self.elapsed
+        let sleep = state.withLockedValue { state -> Task<Void, Never>? in
+            guard !state.retrySoon, !state.stopping else {
+                state.retrySoon = false
+                return nil
+            }
+            // A task of its own, so that `retryNow()` can cancel the sleep without cancelling the loop.
+            let sleep = Task { _ = try? await elapsed.sleep(for: duration) }
+            state.backoff = sleep
+            return sleep
+        }
+        guard let sleep else { return false }
+        await sleep.value
+        return state.withLockedValue { state in
+            state.backoff = nil
+            return !sleep.isCancelled
+        }
     }
 
     private var isStopping: Bool { state.withLockedValue { $0.stopping } }
@@ -179,8 +220,9 @@ final class SubscriberCore: Sendable {
                 emit(.disconnected(reason))
                 reportedDown = true
             }
-            do { try await elapsed.sleep(for: backoff) } catch { return }
-            backoff = min(backoff * 2, Self.maxBackoff)
+            let sleptOut = await backOff(for: backoff)
+            if isStopping || Task.isCancelled { return }
+            backoff = sleptOut ? min(backoff * 2, Self.maxBackoff) : Self.initialBackoff
         }
     }
 
