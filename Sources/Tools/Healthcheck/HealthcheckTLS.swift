@@ -114,7 +114,10 @@ private final class AnswerReader: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         bytes += unwrapInboundIn(data).readableBytesView
         guard let marker else {
-            if bytes.count > limit { received.fail(HealthcheckError.io("answer larger than \(limit) bytes")) }
+            if bytes.count > limit {
+                received.fail(HealthcheckError.io("answer larger than \(limit) bytes"))
+                context.close(promise: nil)
+            }
             return
         }
         if bytes.count >= limit || ClientSocket.contains(bytes, marker) { received.succeed(bytes) }
