@@ -63,29 +63,38 @@ public struct HealthcheckClient: Sendable {
 
     /// The HTTP status code of `GET path`.
     public func status() throws(HealthcheckError) -> Int {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        let target = Self.connectHost(forBindAddress: host)
-        let socket = try ClientSocket.connect(host: target, port: port, timeout: timeout)
-        let request =
-            "GET \(path) HTTP/1.1\r\nHost: \(authority(host: target, port: port))\r\nUser-Agent: unicache-healthcheck\r\n"
-            + "Accept: application/json\r\nConnection: close\r\n\r\n"
-        if let tls {
-            let head = try tls.exchange(
-                on: socket, request: Array(request.utf8), until: Self.lineEnd, limit: 8192, deadline: deadline)
-            return try Self.statusCode(ofResponseHead: head)
-        }
-        defer { socket.close() }
-        try socket.send(Array(request.utf8))
-        let head = try socket.receive(until: Self.lineEnd, limit: 8192, deadline: deadline)
-        try Self.refuseTLS(head)
+        let head = try exchange(
+            agent: "unicache-healthcheck", accept: "application/json", until: Self.lineEnd, limit: 8192)
         return try Self.statusCode(ofResponseHead: head)
     }
 
-    /// What plain HTTP to an HTTPS port gets: a TLS record (an alert, 0x15, or a handshake, 0x16, of version 3.x)
-    /// where an HTTP status line belongs, or a close and no byte (libmicrohttpd's HTTPS port).
-    private static func refuseTLS(_ head: [UInt8]) throws(HealthcheckError) {
-        if head.count >= 2, head[0] == 0x15 || head[0] == 0x16, head[1] == 0x03 { throw .speaksTLS }
-        if head.isEmpty { throw .closedWithoutAnswer }
+    /// Sends `GET path` and reads the answer until `marker` (at most `limit` bytes) or, without one, all of it until
+    /// the service closes the connection (more than `limit` bytes is an error); over HTTPS when `tls` is set.
+    private func exchange(agent: String, accept: String, until marker: [UInt8]?, limit: Int) throws(HealthcheckError)
+        -> [UInt8]
+    {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        let target = Self.connectHost(forBindAddress: host)
+        let socket = try ClientSocket.connect(host: target, port: port, timeout: timeout)
+        let request = Array(
+            ("GET \(path) HTTP/1.1\r\nHost: \(authority(host: target, port: port))\r\nUser-Agent: \(agent)\r\n"
+                + "Accept: \(accept)\r\nConnection: close\r\n\r\n").utf8)
+        if let tls {
+            return try tls.exchange(on: socket, request: request, until: marker, limit: limit, deadline: deadline)
+        }
+        defer { socket.close() }
+        try socket.send(request)
+        let answer: [UInt8]
+        if let marker {
+            answer = try socket.receive(until: marker, limit: limit, deadline: deadline)
+        } else {
+            answer = try socket.receiveAll(limit: limit, deadline: deadline)
+        }
+        // What plain HTTP to an HTTPS port gets: a TLS record (an alert, 0x15, or a handshake, 0x16, of version 3.x)
+        // where an HTTP status line belongs, or a close and no byte (libmicrohttpd's HTTPS port).
+        if answer.count >= 2, answer[0] == 0x15 || answer[0] == 0x16, answer[1] == 0x03 { throw .speaksTLS }
+        if answer.isEmpty { throw .closedWithoutAnswer }
+        return answer
     }
 
     static let lineEnd = Array("\r\n".utf8)
@@ -93,21 +102,7 @@ public struct HealthcheckClient: Sendable {
     /// The status and body of `GET path` (`unicache top`), at most `limit` bytes, over HTTPS when `tls` is set: the
     /// answer is read until the service closes the connection (`Connection: close`).
     public func get(accept: String, limit: Int = 16 << 20) throws(HealthcheckError) -> (status: Int, body: [UInt8]) {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        let target = Self.connectHost(forBindAddress: host)
-        let socket = try ClientSocket.connect(host: target, port: port, timeout: timeout)
-        let request = Array(
-            ("GET \(path) HTTP/1.1\r\nHost: \(authority(host: target, port: port))\r\nUser-Agent: unicache-top\r\n"
-                + "Accept: \(accept)\r\nConnection: close\r\n\r\n").utf8)
-        let answer: [UInt8]
-        if let tls {
-            answer = try tls.exchange(on: socket, request: request, until: nil, limit: limit, deadline: deadline)
-        } else {
-            defer { socket.close() }
-            try socket.send(request)
-            answer = try socket.receiveAll(limit: limit, deadline: deadline)
-            try Self.refuseTLS(answer)
-        }
+        let answer = try exchange(agent: "unicache-top", accept: accept, until: nil, limit: limit)
         let status = try Self.statusCode(ofResponseHead: answer)
         let separator = Array("\r\n\r\n".utf8)
         guard let end = (0...max(0, answer.count - separator.count)).first(where: {

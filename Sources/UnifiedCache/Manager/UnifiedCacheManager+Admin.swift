@@ -23,8 +23,8 @@ extension UnifiedCacheManager {
             key: key, namespace: namespace, user: user, body: body, contentType: contentType,
             etag: ETag.make(for: body), storedAt: now, expiresAt: expiresAt, staleUntil: expiresAt)
         // Memory alone would drop it at once (the acknowledged value then absent); refused before anything changes.
-        if writer == nil, shared == nil, !memory.canHold(entry) {
-            throw .largerThanMemory(cost: MemoryTier.cost(of: entry), limitBytes: memory.configuration.maxBytes)
+        if writer == nil, shared == nil, case let cost = MemoryTier.cost(of: entry), !memory.fits(cost) {
+            throw .largerThanMemory(cost: cost, limitBytes: memory.configuration.maxBytes)
         }
         if let shared {
             do throws(SharedTierUnavailable) { try await shared.store(entry) } catch { throw .sharedTierUnavailable(error) }

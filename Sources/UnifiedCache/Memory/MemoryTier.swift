@@ -56,10 +56,8 @@ package final class MemoryTier: Sendable {
         insert(entry, ifAbsent: true) != .held
     }
 
-    /// Whether `entry` fits the budgets at all (`insert` refuses one that does not).
-    public func canHold(_ entry: CacheEntry) -> Bool { fits(Self.cost(of: entry)) }
-
-    private func fits(_ cost: Int) -> Bool { cost <= configuration.maxBytes && configuration.maxEntries > 0 }
+    /// Whether an entry of `cost` (`cost(of:)`) fits the budgets at all (`insert` refuses one that does not).
+    package func fits(_ cost: Int) -> Bool { cost <= configuration.maxBytes && configuration.maxEntries > 0 }
 
     private enum Insertion { case stored, refused, held }
 
