@@ -22,6 +22,7 @@ extension RedisSharedTier {
             metadata: ["redis": "\(configuration.endpoint)", "prefix": "\(configuration.prefix)", "instance": "\(commands.instanceID)"])
         await withDiscardingTaskGroup { group in
             for shard in shards { group.addTask { await self.runSubscriptions(shard) } }
+            group.addTask { await self.followLogs() }
             group.addTask { await self.membership.run() }
             if let cluster = commands.link.cluster { group.addTask { await self.watchMap(cluster) } }
             if checkpointFile != nil {
@@ -151,6 +152,7 @@ extension RedisSharedTier {
             let first = sync.withLockedValue { state -> Bool in
                 state.generation &+= 1
                 state.live = nil
+                state.subscribed = false
                 defer { state.inStep = false }
                 return state.inStep
             }
@@ -164,6 +166,7 @@ extension RedisSharedTier {
             let generation = sync.withLockedValue { state in
                 state.generation &+= 1
                 state.live = nil
+                state.subscribed = true
                 return state.generation
             }
             Task { await self.catchUp(shard, generation: generation) }
@@ -268,7 +271,7 @@ extension RedisSharedTier {
     /// Applies the log's entries after `from`, a batch at a time; each batch starts with the entry at the position
     /// reached (so a trimmed log shows as a gap, never as a silent jump), is settled in the local tiers, and only
     /// then advances the position (a crash mid-way replays from the last settled batch, never skips).
-    private func replay(_ shard: ShardSync, from: LogCheckpoint, generation: UInt64) async -> CatchUp {
+    func replay(_ shard: ShardSync, from: LogCheckpoint, generation: UInt64) async -> CatchUp {
         let sync = shard.state
         let log = keys.log(shard.index)
         var position = from
@@ -309,7 +312,8 @@ extension RedisSharedTier {
             await settle()
             let next = LogCheckpoint(epoch: position.epoch, position: last.position)
             let advanced = sync.withLockedValue { state -> Bool in
-                guard state.applied == position else { return false }
+                // Only for its own subscription (or loss): a newer one's catch-up reads from where it found the log.
+                guard state.applied == position, state.generation == generation else { return false }
                 state.applied = next
                 return true
             }
@@ -320,18 +324,24 @@ extension RedisSharedTier {
         }
     }
 
-    /// Drops the local tiers (the log cannot vouch for the gap) and takes the log's end as the position: the
-    /// subscription is up, so what follows arrives on the channel. `false` when the subscription is gone.
-    private func reset(_ shard: ShardSync, from: LogCheckpoint?, to end: LogCheckpoint, generation: UInt64) async -> Bool {
-        guard let handler = hooks.withLockedValue({ $0.handler }) else { return false }
+    /// Drops the local tiers (the log cannot vouch for the gap) and takes the log's end as the position: when
+    /// `subscribed`, the subscription is up, so what follows arrives on the channel (in step); else `followLogs`
+    /// reads on from there. `false` when the subscription (or loss) it was for is gone.
+    func reset(
+        _ shard: ShardSync, from: LogCheckpoint?, to end: LogCheckpoint, generation: UInt64, subscribed: Bool = true
+    ) async -> Bool {
+        guard let handler = hooks.withLockedValue({ $0.handler }),
+            subscribed || shard.state.withLockedValue({ $0.generation == generation })
+        else { return false }
         handler(shards.count == 1 ? .reset : .resetShard(SharedShard(index: shard.index, of: shards.count)))
         // Without a position or a disk tier nothing was stored before start-up: dropping empty tiers is no reset.
         if from != nil || checkpointFile != nil { commands.counters.reset() }
         await settle()
         return shard.state.withLockedValue { state -> Bool in
-            guard state.applied == from else { return false }
+            guard state.applied == from, subscribed || state.generation == generation else { return false }
             state.applied = end
             state.vouched = true
+            guard subscribed else { return true }
             guard state.generation == generation else { return false }
             state.applied?.position = max(end.position, state.live ?? .zero)
             state.inStep = true
@@ -340,7 +350,7 @@ extension RedisSharedTier {
     }
 
     /// A shard's epoch (created with the log's first entry when Redis has none) and its log's last id.
-    private func fleetPosition(_ shard: Int) async throws(SharedTierUnavailable) -> (epoch: String, last: LogPosition) {
+    func fleetPosition(_ shard: Int) async throws(SharedTierUnavailable) -> (epoch: String, last: LogPosition) {
         let reply = try await commands.run(
             "position", RedisScripts.position, keys: [keys.epoch(shard), keys.log(shard)],
             arguments: [RedisCommands.randomToken(), "\(configuration.logLength)"])

@@ -34,6 +34,8 @@ struct SyncState {
     var applied: LogCheckpoint?
     /// Subscribed, and the log caught up (or the local tiers reset) since: live messages advance `applied`.
     var inStep = false
+    /// Subscribed (caught up or catching up): the subscription's catch-up, not `followLogs`, reads the log.
+    var subscribed = false
     /// The highest position of a message applied live since the subscription, while catching up.
     var live: LogPosition?
     /// Counts subscriptions and losses: a position check applies only to the subscription it was made for.
@@ -42,6 +44,9 @@ struct SyncState {
     var saved: LogCheckpoint?
     /// In step at least once since start-up: the entries stored before it are vouched for (caught up or reset).
     var vouched = false
+
+    /// The channel is lost after a first catch-up: `followLogs` reads the log in its stead.
+    var readsTheLog: Bool { !inStep && !subscribed && vouched }
 
     init(applied: LogCheckpoint?, saved: LogCheckpoint?) {
         self.applied = applied

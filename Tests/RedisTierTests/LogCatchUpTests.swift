@@ -222,6 +222,32 @@ import UnifiedCache
         #expect(instance.statistics.resets == 0)  // none: its first start had nothing stored to drop
         #expect(instance.events.filter { $0 == .invalidate(.key("while-away")) }.count >= 1)
     }
+
+    /// While its channel is lost and Redis answers (here its user may no longer subscribe: Redis drops the
+    /// subscription and refuses the next ones), an instance reads the fleet's log instead: another instance's change
+    /// is applied while the channel is still lost, not once it is back.
+    @Test func aLostChannelIsStoodInForByTheLogWhileRedisAnswers() async throws {
+        let redis = try await RedisServerProcess.start()
+        let prefix = Self.prefix()
+        _ = try await redisCommand(redis, "ACL", "SETUSER", "deaf", "on", ">pw", "~*", "&*", "+@all")
+        var endpoint = redis.endpoint
+        (endpoint.user, endpoint.password) = ("deaf", "pw")
+        let instance = TierInstance(endpoint: endpoint, prefix: prefix)
+        try await instance.startConnected()
+        let other = TierInstance(redis, prefix: prefix)
+        try await other.startConnected()
+
+        _ = try await redisCommand(redis, "ACL", "SETUSER", "deaf", "resetchannels")
+        await waitUntil("the channel is lost") { !instance.statistics.connected }
+        _ = try await other.tier.invalidate(.key("while-deaf"))
+        await waitUntil("the change is applied") { instance.events.contains(.invalidate(.key("while-deaf"))) }
+        let deafMeanwhile = !instance.statistics.connected
+        await instance.stop()
+        await other.stop()
+        await redis.stop()
+        #expect(deafMeanwhile)
+        #expect(instance.statistics.resets == 0 && instance.statistics.replayed == 1)
+    }
 }
 
 /// A whole log's worth of missed changes (the default 100,000) is applied in batches, in order, and the time it
