@@ -17,7 +17,7 @@ extension RedisSharedTier {
     func followLogs() async {
         await elapsed.repeating(every: Self.logFollowingInterval) {
             await withDiscardingTaskGroup { group in
-                for shard in shards where shard.state.withLockedValue(\.readsTheLog) {
+                for shard in shards where shard.state.withLockedValue(\.channelLost) {
                     group.addTask { await self.followLog(shard) }
                 }
             }
@@ -26,18 +26,27 @@ extension RedisSharedTier {
     }
 
     /// One read of `shard`'s log from the position applied, when Redis answers for it and no subscription (with its
-    /// own catch-up) runs. Not before the shard's first catch-up: until then the entries stored before start-up wait
-    /// for it (`vouchesForStoredEntries`), and memory holds nothing older than the instance.
+    /// own catch-up) runs. Without a position yet (a first subscription refused), or a log that cannot vouch for it,
+    /// the shard's local entries are reset and the log's end is the position; read to its end, the entries stored
+    /// before start-up are vouched for, as by a catch-up.
     func followLog(_ shard: ShardSync) async {
         guard commands.link.nodeNow(forKey: Array(keys.log(shard.index).utf8))?.isAvailable == true else { return }
-        let lost = shard.state.withLockedValue { state in
-            state.readsTheLog ? state.applied.map { (from: $0, generation: state.generation) } : nil
-        }
-        guard let lost, case .gap(let reached) = await replay(shard, from: lost.from, generation: lost.generation),
-            let fleet = try? await fleetPosition(shard.index)
+        guard let (from, generation) = shard.state.withLockedValue({ $0.channelLost ? ($0.applied, $0.generation) : nil })
         else { return }
+        var reached = from
+        if let from {
+            switch await replay(shard, from: from, generation: generation) {
+            case .caughtUp(let end, _):
+                return shard.state.withLockedValue { state in
+                    if state.generation == generation, state.applied == end { state.vouched = true }
+                }
+            case .gap(let position): reached = position
+            case .unavailable, .interrupted: return
+            }
+        }
+        guard let fleet = try? await fleetPosition(shard.index) else { return }
         let end = LogCheckpoint(epoch: fleet.epoch, position: fleet.last)
-        guard await reset(shard, from: reached, to: end, generation: lost.generation, subscribed: false) else { return }
+        guard await reset(shard, from: reached, to: end, generation: generation, subscribed: false) else { return }
         var metadata: Logger.Metadata = ["position": "\(fleet.last)", "knownBefore": "\(reached.map { "\($0.position)" } ?? "none")"]
         if shards.count > 1 { metadata["shard"] = "\(SharedShard(index: shard.index, of: shards.count))" }
         logger.info("shared tier: channel lost; the fleet's log cannot vouch for what was missed, local tiers reset", metadata: metadata)

@@ -152,7 +152,7 @@ extension RedisSharedTier {
             let first = sync.withLockedValue { state -> Bool in
                 state.generation &+= 1
                 state.live = nil
-                state.subscribed = false
+                state.channelLost = true
                 defer { state.inStep = false }
                 return state.inStep
             }
@@ -166,7 +166,7 @@ extension RedisSharedTier {
             let generation = sync.withLockedValue { state in
                 state.generation &+= 1
                 state.live = nil
-                state.subscribed = true
+                state.channelLost = false
                 return state.generation
             }
             Task { await self.catchUp(shard, generation: generation) }

@@ -34,19 +34,18 @@ struct SyncState {
     var applied: LogCheckpoint?
     /// Subscribed, and the log caught up (or the local tiers reset) since: live messages advance `applied`.
     var inStep = false
-    /// Subscribed (caught up or catching up): the subscription's catch-up, not `followLogs`, reads the log.
-    var subscribed = false
+    /// The channel was lost (or its first subscription failed) and is not subscribed again: `followLogs` reads the
+    /// log in its stead. False while subscribed (caught up or catching up: that catch-up reads the log).
+    var channelLost = false
     /// The highest position of a message applied live since the subscription, while catching up.
     var live: LogPosition?
     /// Counts subscriptions and losses: a position check applies only to the subscription it was made for.
     var generation: UInt64 = 0
     /// The checkpoint written to the file last.
     var saved: LogCheckpoint?
-    /// In step at least once since start-up: the entries stored before it are vouched for (caught up or reset).
+    /// Caught up with the log (or reset) at least once since start-up, by a catch-up or by `followLogs`: the entries
+    /// stored before it are vouched for.
     var vouched = false
-
-    /// The channel is lost after a first catch-up: `followLogs` reads the log in its stead.
-    var readsTheLog: Bool { !inStep && !subscribed && vouched }
 
     init(applied: LogCheckpoint?, saved: LogCheckpoint?) {
         self.applied = applied

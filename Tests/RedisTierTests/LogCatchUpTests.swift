@@ -223,20 +223,27 @@ import UnifiedCache
         #expect(instance.events.filter { $0 == .invalidate(.key("while-away")) }.count >= 1)
     }
 
+    /// A fresh redis-server with a user `deaf` allowed every key and command and the channels `channels` gives (`&*`
+    /// every one, `resetchannels` none); an instance of the fleet in step, and one (not started) connecting as `deaf`.
+    static func fleetWithUserDeaf(
+        channels: String
+    ) async throws -> (RedisServerProcess, other: TierInstance, deaf: TierInstance) {
+        let redis = try await RedisServerProcess.start()
+        let prefix = Self.prefix()
+        _ = try await redisCommand(redis, "ACL", "SETUSER", "deaf", "on", ">pw", "~*", channels, "+@all")
+        var endpoint = redis.endpoint
+        (endpoint.user, endpoint.password) = ("deaf", "pw")
+        let other = TierInstance(redis, prefix: prefix)
+        try await other.startConnected()
+        return (redis, other, TierInstance(endpoint: endpoint, prefix: prefix))
+    }
+
     /// While its channel is lost and Redis answers (here its user may no longer subscribe: Redis drops the
     /// subscription and refuses the next ones), an instance reads the fleet's log instead: another instance's change
     /// is applied while the channel is still lost, not once it is back.
     @Test func aLostChannelIsStoodInForByTheLogWhileRedisAnswers() async throws {
-        let redis = try await RedisServerProcess.start()
-        let prefix = Self.prefix()
-        _ = try await redisCommand(redis, "ACL", "SETUSER", "deaf", "on", ">pw", "~*", "&*", "+@all")
-        var endpoint = redis.endpoint
-        (endpoint.user, endpoint.password) = ("deaf", "pw")
-        let instance = TierInstance(endpoint: endpoint, prefix: prefix)
+        let (redis, other, instance) = try await Self.fleetWithUserDeaf(channels: "&*")
         try await instance.startConnected()
-        let other = TierInstance(redis, prefix: prefix)
-        try await other.startConnected()
-
         _ = try await redisCommand(redis, "ACL", "SETUSER", "deaf", "resetchannels")
         await waitUntil("the channel is lost") { !instance.statistics.connected }
         _ = try await other.tier.invalidate(.key("while-deaf"))
@@ -247,6 +254,21 @@ import UnifiedCache
         await redis.stop()
         #expect(deafMeanwhile)
         #expect(instance.statistics.resets == 0 && instance.statistics.replayed == 1)
+    }
+
+    /// An instance whose user may never subscribe (a rule missing from its ACL user) is not in step, and says so; it
+    /// still hears the fleet: it takes the log's end as its position, then applies what follows.
+    @Test func aChannelRefusedFromTheStartIsStoodInForByTheLog() async throws {
+        let (redis, other, instance) = try await Self.fleetWithUserDeaf(channels: "resetchannels")
+        instance.start()
+        await waitUntil("the log's end taken as the position") { instance.events == [.reset] }
+        _ = try await other.tier.invalidate(.key("never-subscribed"))
+        await waitUntil("the change is applied") { instance.events.contains(.invalidate(.key("never-subscribed"))) }
+        let statistics = instance.statistics
+        await instance.stop()
+        await other.stop()
+        await redis.stop()
+        #expect(!statistics.connected && statistics.replayed == 1)
     }
 }
 
