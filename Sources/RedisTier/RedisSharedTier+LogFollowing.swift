@@ -46,6 +46,9 @@ extension RedisSharedTier {
         }
         guard let fleet = try? await fleetPosition(shard.index) else { return }
         let end = LogCheckpoint(epoch: fleet.epoch, position: fleet.last)
+        // Already reset to this end (the log emptied: no entry holds the position): nothing changed since, and each
+        // read would otherwise drop the local tiers again, twenty times a second.
+        guard end != reached else { return }
         guard await reset(shard, from: reached, to: end, generation: generation, subscribed: false) else { return }
         var metadata: Logger.Metadata = ["position": "\(fleet.last)", "knownBefore": "\(reached.map { "\($0.position)" } ?? "none")"]
         if shards.count > 1 { metadata["shard"] = "\(SharedShard(index: shard.index, of: shards.count))" }

@@ -270,6 +270,24 @@ import UnifiedCache
         await redis.stop()
         #expect(!statistics.connected && statistics.replayed == 1)
     }
+
+    /// A log emptied (deleted by hand, or evicted) while the channel is lost cannot vouch: the local tiers are reset
+    /// once, and not again at each later read of the still empty log.
+    @Test func anEmptiedLogResetsOnceWhileTheChannelIsLost() async throws {
+        let (redis, other, instance) = try await Self.fleetWithUserDeaf(channels: "resetchannels")
+        instance.start()
+        await waitUntil("the log's end taken as the position") { instance.events == [.reset] }
+        _ = try await redisCommand(redis, "DEL", other.tier.keys.log(0))
+        await waitUntil("the emptied log reset the tiers") { instance.events == [.reset, .reset] }
+        func logReads() -> Int { instance.statistics.operations[.init("log", "ok"), default: 0] }
+        let readsThen = logReads()
+        await waitUntil("five more reads of the empty log") { logReads() >= readsThen + 5 }
+        let events = instance.events
+        await instance.stop()
+        await other.stop()
+        await redis.stop()
+        #expect(events == [.reset, .reset])
+    }
 }
 
 /// A whole log's worth of missed changes (the default 100,000) is applied in batches, in order, and the time it
