@@ -64,6 +64,11 @@ struct RESPCodecTests {
         #expect(RedisErrorReply(message: "ASK 3999 127.0.0.1:6381").kind == .ask)
         #expect(RedisErrorReply(message: "TRYAGAIN Multiple keys request during rehashing").kind == .tryAgain)
         #expect(RedisErrorReply(message: "ERR unknown command").kind == .err)
+        // Redis 7.0 refuses a script's command for the ACL rules with ERR, not NOPERM.
+        let script = RedisErrorReply(
+            message: "ERR The user executing the script can't publish to the channel mentioned in the command script: 0051")
+        #expect(script.kind == .noPerm && script.isAuthenticationError)
+        #expect(script.summary == "ERR (the user's ACL rules do not allow the command, key or channel)")
         #expect(RedisErrorReply(message: "SOMETHINGNEW x").kind == .other)
         #expect(RedisErrorReply(message: "SOMETHINGNEW x").prefix == "SOMETHINGNEW")
         #expect(RedisErrorReply(message: "WRONGPASS x").isAuthenticationError)
