@@ -40,7 +40,7 @@ RUN apt-get update \
       libmicrohttpd12=0.9.75-6 \
       libstdc++6=12.2.0-14+deb12u1 \
       libgcc-s1=12.2.0-14+deb12u1 \
-      zlib1g=1:1.2.13.dfsg-1 \
+      zlib1g=1:1.2.13.dfsg-1+deb12u1 \
       ca-certificates=20250419~deb12u2 \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 unicache \
