@@ -69,6 +69,9 @@ struct RESPCodecTests {
             message: "ERR The user executing the script can't publish to the channel mentioned in the command script: 0051")
         #expect(script.kind == .noPerm && script.isAuthenticationError)
         #expect(script.summary == "ERR (the user's ACL rules do not allow the command, key or channel)")
+        // The same words further on (an error repeating a key or value) are not a refusal.
+        let echoed = "ERR unknown command 'x', with args beginning with: 'The user executing the script can't '"
+        #expect(RedisErrorReply(message: echoed).kind == .err)
         #expect(RedisErrorReply(message: "SOMETHINGNEW x").kind == .other)
         #expect(RedisErrorReply(message: "SOMETHINGNEW x").prefix == "SOMETHINGNEW")
         #expect(RedisErrorReply(message: "WRONGPASS x").isAuthenticationError)

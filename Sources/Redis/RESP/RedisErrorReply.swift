@@ -42,11 +42,12 @@ public struct RedisErrorReply: Sendable, Hashable, CustomStringConvertible {
     /// ACL rules (Redis 7.0 says `ERR The user executing the script can't publish to the channel …`, not `NOPERM`).
     public var kind: Kind {
         let kind = Kind(rawValue: prefix) ?? .other
-        return kind == .err && message.contains(Self.scriptRefusal) ? .noPerm : kind
+        return kind == .err && message.hasPrefix(Self.scriptRefusal) ? .noPerm : kind
     }
 
-    /// What Redis 7.0 puts in the error of a script whose command the user's ACL rules refuse.
-    static let scriptRefusal = "The user executing the script can't "
+    /// How Redis 7.0 begins the error of a script whose command the user's ACL rules refuse (at the start only: later
+    /// in an error, such words may be a key or value the error repeats).
+    static let scriptRefusal = "ERR The user executing the script can't "
 
     /// What logs, `/stats` and problems may show: the prefix and what it means. Redis's own text is added (escaped)
     /// only for the reply to a known command without secret or cached arguments (`SELECT`, `PING`, `ROLE`,
