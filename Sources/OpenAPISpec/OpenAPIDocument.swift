@@ -1215,8 +1215,8 @@ components:
           schema: {$ref: '#/components/schemas/Problem'}
     FleetUnavailable:
       description: |
-        With `--redis`, the shared tier cannot be reached, so the other instances would not see this change
-        (the fleet's changes go through Redis). This instance's own tiers are updated anyway (a raw PUT stores nothing); the operation is
+        With `--redis`, the shared tier did not take this change (it cannot be reached, or Redis refused the command:
+        the ACL user's rules, say), so the other instances would not see it (the fleet's changes go through Redis). This instance's own tiers are updated anyway (a raw PUT stores nothing); the operation is
         idempotent: retry after `Retry-After` seconds. For a delete (an event, an erasure, a raw or prefix delete), also
         when the disk tier could not delete its files (a read-only data dir; type `not-removed`, no `Retry-After`):
         the rest was removed and this instance no longer serves the entries, but their files stay until the same delete,

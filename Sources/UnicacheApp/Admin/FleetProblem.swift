@@ -1,13 +1,14 @@
 import HTTPRouting
 import UnifiedCache
 
-/// The answer of an operation that promises a fleet-wide effect while the shared tier cannot be asked
-/// (CONTRACT §6.5): 503 with `Retry-After`; the local part is done, and retrying is safe.
+/// The answer of an operation that promises a fleet-wide effect when the shared tier did not take it (it cannot be
+/// asked, or Redis refused the command: an ACL user's rules, say) (CONTRACT §6.5): 503 with `Retry-After`; the local
+/// part is done, and retrying is safe.
 enum FleetProblem {
     /// `outcome`: what happened here instead (a sentence without its full stop).
     static func problem(_ unavailable: SharedTierUnavailable, outcome: String) -> Problem {
         Problem.serviceUnavailable(
-            detail: "The shared tier (Redis) cannot be reached (\(unavailable.reason)), so the other instances would not see this change. \(outcome); retry after \(unavailable.retryAfterSeconds) s (the operation is idempotent).",
+            detail: "The shared tier (Redis) did not take this change (\(unavailable.reason)), so the other instances would not see it. \(outcome); retry after \(unavailable.retryAfterSeconds) s (the operation is idempotent).",
             retryAfterSeconds: unavailable.retryAfterSeconds, type: Problem.typeURI("shared-tier-unavailable"))
     }
 

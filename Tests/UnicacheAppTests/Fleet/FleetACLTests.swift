@@ -146,7 +146,12 @@ struct FleetACLTests {
                 #expect(write.status == 503)
                 #expect(shared.errors == 0, "\(shared.operations)")
                 #expect(shared.authErrors > 0)
-                if refusal == "EVAL" { #expect(write.body.contains("ACL rules"), "\(write.body)") }
+                if refusal == "EVAL" {
+                    #expect(write.body.contains("ACL rules"), "\(write.body)")
+                    // Redis answered: the problem says it did not take the change, not that it cannot be reached.
+                    #expect(write.body.contains("did not take this change"), "\(write.body)")
+                    #expect(!write.body.contains("cannot be reached"), "\(write.body)")
+                }
                 let lines = store.rendered
                 let warnings = lines.filter { $0.contains("refused") && $0.contains("unicache") && $0.contains(refusal) }
                 #expect(!warnings.isEmpty, "\(lines)")
