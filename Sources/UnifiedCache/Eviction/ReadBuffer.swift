@@ -53,19 +53,21 @@ final class ReadBuffer: Sendable {
     /// Appends every recorded handle to `handles`, ring by ring, oldest first in each ring; the caller holds the
     /// policy's lock (one drainer at a time).
     func drain(into handles: inout [UInt64]) {
-        for ring in rings {
-            var head = ring.head.load(ordering: .relaxed)
-            let tail = ring.tail.load(ordering: .acquiring)
+        // By index, each ring read in place: `for ring in rings` retained and released every ring, the array too.
+        for index in rings.indices {
+            var head = rings[index].head.load(ordering: .relaxed)
+            let tail = rings[index].tail.load(ordering: .acquiring)
+            guard head != tail else { continue }
             while head != tail {
-                let index = head & (Self.ringSize - 1)
-                let handle = ring.slots[index].load(ordering: .acquiring)
+                let slot = head & (Self.ringSize - 1)
+                let handle = rings[index].slots[slot].load(ordering: .acquiring)
                 // Claimed but not written yet: the rest waits for the next drain.
                 guard handle != 0 else { break }
-                ring.slots[index].store(0, ordering: .relaxed)
+                rings[index].slots[slot].store(0, ordering: .relaxed)
                 handles.append(handle)
                 head &+= 1
             }
-            ring.head.store(head, ordering: .releasing)
+            rings[index].head.store(head, ordering: .releasing)
         }
     }
 
