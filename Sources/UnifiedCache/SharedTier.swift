@@ -159,7 +159,8 @@ public enum FillClaim: Sendable, Equatable {
     case unavailable
 }
 
-/// The shared tier could not be asked (down, slow, or its breaker is open).
+/// The shared tier did not take an operation: it could not be asked (down, slow, or its breaker is open), or it
+/// answered with an error (a command the ACL user's rules refuse, say).
 public struct SharedTierUnavailable: Error, Sendable, Equatable {
     public var reason: String
     /// When to try again (the breaker's back-off), whole seconds, at least 1.

@@ -18,7 +18,7 @@ enum FleetProblem {
         do { return try await body() } catch {
             switch error {
             case .secondTier(let reason, let shared):
-                let fleet = shared.map { " Nor could the shared tier (Redis) be reached (\($0.reason))." } ?? ""
+                let fleet = shared.map { " Nor did the shared tier (Redis) take it (\($0.reason))." } ?? ""
                 throw Problem.serviceUnavailable(
                     detail: "The disk tier could not delete what it holds of this (\(reason)): the rest was "
                         + "removed, and this instance no longer serves it, but its files stay and a restart would find "
