@@ -39,14 +39,15 @@ final class ReadBuffer: Sendable {
     /// Records `handle` (never 0); returns `true` when its ring was full (the caller should drain, if it can).
     @discardableResult
     func record(_ handle: UInt64) -> Bool {
-        let ring = rings[Int(Self.threadHash() & mask)]
-        let tail = ring.tail.load(ordering: .relaxed)
-        let head = ring.head.load(ordering: .acquiring)
+        // The ring read in place, as `drain` reads them: bound to a constant, it was retained and released per hit.
+        let index = Int(Self.threadHash() & mask)
+        let tail = rings[index].tail.load(ordering: .relaxed)
+        let head = rings[index].head.load(ordering: .acquiring)
         guard tail &- head < Self.ringSize else { return true }
-        guard ring.tail.compareExchange(expected: tail, desired: tail &+ 1, ordering: .relaxed).exchanged else {
+        guard rings[index].tail.compareExchange(expected: tail, desired: tail &+ 1, ordering: .relaxed).exchanged else {
             return false
         }
-        ring.slots[tail & (Self.ringSize - 1)].store(handle, ordering: .releasing)
+        rings[index].slots[tail & (Self.ringSize - 1)].store(handle, ordering: .releasing)
         return false
     }
 
