@@ -16,7 +16,7 @@ enum MHDCallbacks {
         if let uri {
             let length = strlen(uri)
             context = RequestContext(
-                target: String(decoding: UnsafeRawBufferPointer(start: uri, count: length), as: UTF8.self),
+                target: String(arrivedBytes: UnsafeRawBufferPointer(start: uri, count: length)),
                 targetEnd: Int(bitPattern: uri) + length, connection: connection)
         } else {
             context = RequestContext(target: "/", connection: connection)

@@ -78,10 +78,10 @@ enum MHDConnection {
             _ = MHD_get_connection_values_n(connection, .HEADER_KIND, { cls, _, key, keySize, value, valueSize in
                 guard let cls, let key else { return .YES }
                 let arrived = cls.assumingMemoryBound(to: ArrivedHeaders.self)
-                let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
+                let name = String(arrivedBytes: UnsafeRawBufferPointer(start: key, count: keySize))
                 let count = value.map { MHDConnection.trimmedCount($0, valueSize) } ?? 0
                 let bytes = UnsafeRawBufferPointer(start: value, count: count)
-                let text = String(decoding: bytes, as: UTF8.self)
+                let text = String(arrivedBytes: bytes)
                 arrived.pointee.note(key, keySize, value: text, bytes: bytes)
                 arrived.pointee.headers.add(name: name, value: text)
                 return .YES
