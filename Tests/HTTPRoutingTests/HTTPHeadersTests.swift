@@ -51,6 +51,18 @@ import Testing
         #expect(!HTTPHeaders().mayContain("Host") && HTTPHeaders()[""] == nil)
     }
 
+    /// A set of names' bits answers as each name's `mayContain` would: false only when none of them is there.
+    @Test func theBitsOfSeveralNamesAnswerForAnyOfThem() {
+        let bits = HTTPHeaders.bits(of: "Cache-Control", "If-None-Match")
+        #expect(!HTTPHeaders().mayContain(anyOf: bits))
+        #expect(!(["Host": "a", "X-Bench": "1"] as HTTPHeaders).mayContain(anyOf: bits))
+        #expect((["host": "a", "CACHE-control": "no-cache"] as HTTPHeaders).mayContain(anyOf: bits))
+        #expect((["if-none-match": "*"] as HTTPHeaders).mayContain(anyOf: bits))
+        #expect(HTTPHeaders.bits(of: "If-None-Match") == HTTPHeaders.bits(of: "if-none-match"))
+        #expect(HTTPHeaders.bits(of: "Cache-Control", "If-None-Match")
+            == HTTPHeaders.bits(of: "Cache-Control") | HTTPHeaders.bits(of: "If-None-Match"))
+    }
+
     @Test func namesOfDifferentLengthDoNotMatch() {
         let headers: HTTPHeaders = ["Content-Length": "1"]
         #expect(headers["Content-Lengt"] == nil)

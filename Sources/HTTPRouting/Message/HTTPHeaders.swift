@@ -42,6 +42,17 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         names & Self.bit(for: name) != 0
     }
 
+    /// The bits of a set of names (`mayContain(anyOf:)`), made once by a caller that asks for the same names on every
+    /// request: a name's bit costs a look at its first byte through the string's UTF-8 view.
+    public static func bits(of names: String...) -> UInt64 {
+        names.reduce(0) { $0 | bit(for: $1) }
+    }
+
+    /// Whether a field of any of the names whose `bits(of:)` these are may be present: `false` means none is.
+    public func mayContain(anyOf bits: UInt64) -> Bool {
+        names & bits != 0
+    }
+
     public init(dictionaryLiteral elements: (String, String)...) {
         self.init(elements)
     }

@@ -74,10 +74,15 @@ final class RenderedAnswers: Sendable {
         self.capacity = capacity
     }
 
-    /// Whether a request's method and headers make it plain (its answer depends on the target alone).
+    /// Whether a request's method and headers make it plain (its answer depends on the target alone). Most requests
+    /// carry neither name, which the headers' bits tell at once.
     static func isPlain(_ method: HTTPMethod, _ headers: HTTPHeaders) -> Bool {
-        (method == .get || method == .head) && headers["Cache-Control"] == nil && headers["If-None-Match"] == nil
+        (method == .get || method == .head)
+            && (!headers.mayContain(anyOf: notPlainNames)
+                || (headers["Cache-Control"] == nil && headers["If-None-Match"] == nil))
     }
+
+    private static let notPlainNames = HTTPHeaders.bits(of: "Cache-Control", "If-None-Match")
 
     /// Whether a routed request is plain and its answer may be remembered: never a `?refresh=` (it must fetch).
     static func isPlain(_ request: Request) -> Bool {

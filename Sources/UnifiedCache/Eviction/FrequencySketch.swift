@@ -51,10 +51,8 @@ struct FrequencySketch: Sendable {
         var frequency = Self.maximumFrequency
         table.withUnsafeBufferPointer { table in
             for row in 0..<4 {
-                let bits = counterHash >> (row << 3)
-                let shift = UInt64((bits >> 1) & 15) << 2
-                let count = Int((table[block + Int(bits & 1) + (row << 1)] >> shift) & 0xF)
-                frequency = min(frequency, count)
+                let (slot, shift) = Self.counter(counterHash, row: row, block: block)
+                frequency = min(frequency, Int((table[slot] &>> shift) & 0xF))
             }
         }
         return frequency
@@ -69,12 +67,10 @@ struct FrequencySketch: Sendable {
         var added = false
         table.withUnsafeMutableBufferPointer { table in
             for row in 0..<4 {
-                let bits = counterHash >> (row << 3)
-                let shift = UInt64((bits >> 1) & 15) << 2
-                let slot = block + Int(bits & 1) + (row << 1)
-                let mask: UInt64 = 0xF << shift
+                let (slot, shift) = Self.counter(counterHash, row: row, block: block)
+                let mask: UInt64 = 0xF &<< shift
                 if table[slot] & mask != mask {
-                    table[slot] &+= 1 << shift
+                    table[slot] &+= 1 &<< shift
                     added = true
                 }
             }
@@ -83,6 +79,14 @@ struct FrequencySketch: Sendable {
             size += 1
             if size >= sampleSize { reset() }
         }
+    }
+
+    /// Row `row`'s counter of a key: its word in the key's block and the counter's bit offset in it. Masking shifts
+    /// (`&>>`, `&<<`): every amount here is in range, and `>>` would test for one past the width on every row.
+    @inline(__always)
+    private static func counter(_ counterHash: UInt32, row: Int, block: Int) -> (slot: Int, shift: UInt64) {
+        let bits = counterHash &>> UInt32(truncatingIfNeeded: row &<< 3)
+        return (block &+ Int(bits & 1) &+ (row &<< 1), UInt64((bits &>> 1) & 15) &<< 2)
     }
 
     /// Halves every counter; `size` loses what the halving dropped (the odd counters' lost halves).

@@ -123,6 +123,10 @@ import UnifiedCache
         #expect(shortcut(h, .delete) == nil)
         #expect(shortcut(h, headers: ["Cache-Control": "no-cache"]) == nil)
         #expect(shortcut(h, headers: ["If-None-Match": "*"]) == nil)
+        #expect(shortcut(h, headers: ["cache-CONTROL": "no-cache"]) == nil)
+        #expect(shortcut(h, headers: ["X-Other": "1", "if-none-match": "*"]) == nil)
+        // Names that share a blocking name's bit (its length, its first letter) but are not it: still plain.
+        #expect(shortcut(h, headers: ["Cache-Contrel": "1", "In-None-Match": "*"])?.response == hit)
         h.clock.advance(by: 1)
         #expect(shortcut(h) == nil)
     }
