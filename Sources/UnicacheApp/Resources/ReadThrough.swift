@@ -76,6 +76,10 @@ final class ReadThrough: Sendable {
         guard let memo = answers.remembered(method: method, target: target, headers: headers, now: now) else {
             return nil
         }
+        let again = answers.rememberedAnswer(memo, now: now) { rendered in
+            memo.look { _, policy in cache.lookAgain(rendered.result, policy: policy, now: now) }
+        }
+        if let again { return (.now(again), memo.route) }
         switch memo.look({ cache.look($0, policy: $1, now: now, refusal: refusal, joining: true) }) {
         case .ready(let result):
             // The hit is counted now: answered here, never by routing again.

@@ -17,7 +17,7 @@ import UnifiedCache
 /// dates every other answer itself: a time read, `gmtime_r` under glibc's lock and its format per request).
 final class RenderedAnswers: Sendable {
     /// Classes, so that taking one out of the table is one retain.
-    fileprivate final class Rendered: Sendable {
+    final class Rendered: Sendable {
         let result: CacheResult
         let response: Response
 
@@ -55,7 +55,7 @@ final class RenderedAnswers: Sendable {
 
         /// `lookup` asked for this target's key: from a method, so that the request is lent from the memo's field
         /// (read from outside, the caller copied it first: ~250 instructions with its strings' retains).
-        func look(_ lookup: (_ fetch: FetchRequest, _ policy: FreshnessPolicy) -> CacheLook) -> CacheLook {
+        func look<Look>(_ lookup: (_ fetch: FetchRequest, _ policy: FreshnessPolicy) -> Look) -> Look {
             lookup(resolved.fetch, resolved.policy)
         }
     }
@@ -109,6 +109,14 @@ final class RenderedAnswers: Sendable {
 
     private func remembered(_ target: String, second: Int) -> Memo? {
         table.withLockedValue { table in table.second == second ? table.memos[target] : nil }
+    }
+
+    /// `memo`'s rendered answer when it is this second's and `again` says the cache would read the same result now
+    /// (`UnifiedCacheManager.lookAgain`, which counts the hit): the answer of a warm target without a copy of its entry
+    /// and its `CacheResult`; nil otherwise, with nothing counted.
+    func rememberedAnswer(_ memo: Memo, now: Date, again: (_ rendered: Rendered) -> Bool) -> Response? {
+        guard memo.second == Self.second(now), let rendered = memo.rendered, again(rendered) else { return nil }
+        return rendered.response
     }
 
     /// The answer for `result` of a plain request for `target` that `memo` resolves, at `now`: the remembered one if

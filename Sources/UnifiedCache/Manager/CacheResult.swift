@@ -29,11 +29,20 @@ public struct CacheResult: Sendable, Equatable {
     }
 
     init(entry: CacheEntry, outcome: CacheOutcome, tier: CacheTier?, stored: Bool, now: Date) {
-        let remaining = entry.expiresAt.timeIntervalSince(now)
         self.init(
-            entry: entry, outcome: outcome, tier: tier,
-            ageSeconds: tier == nil ? 0 : entry.age(at: now),
-            remainingFreshSeconds: remaining > 0 ? Int(min(remaining.rounded(), Double(Int32.max))) : 0,
-            stored: stored)
+            entry: entry, outcome: outcome, tier: tier, ageSeconds: tier == nil ? 0 : entry.age(at: now),
+            remainingFreshSeconds: Self.remainingFreshSeconds(of: entry, at: now), stored: stored)
+    }
+
+    static func remainingFreshSeconds(of entry: CacheEntry, at now: Date) -> Int {
+        let remaining = entry.expiresAt.timeIntervalSince(now)
+        return remaining > 0 ? Int(min(remaining.rounded(), Double(Int32.max))) : 0
+    }
+
+    /// Whether a memory hit at `now` on the value this result was read from would be this result again (the same
+    /// age and freshness left, to the second).
+    func isMemoryHitAgain(at now: Date) -> Bool {
+        outcome == .hit && tier == .memory && !stored && !refreshThrottled && ageSeconds == entry.age(at: now)
+            && remainingFreshSeconds == Self.remainingFreshSeconds(of: entry, at: now)
     }
 }

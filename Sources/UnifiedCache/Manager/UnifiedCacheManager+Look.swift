@@ -58,6 +58,18 @@ extension UnifiedCacheManager {
         return .pending(PendingRead(manager: self, key: request.key, namespace: request.namespace, source: joined))
     }
 
+    /// `look`'s memory hit on `result`'s key when it would answer `result` again (a memory hit on the value `result`
+    /// was read from, as old and as fresh to the second: what a caller that rendered `result` can answer with as it
+    /// did), counted as `look` counts it, and true, without a copy of the entry; false with nothing counted (then
+    /// `look`).
+    public func lookAgain(_ result: borrowing CacheResult, policy: FreshnessPolicy, now: Date) -> Bool {
+        guard result.isMemoryHitAgain(at: now), result.entry.kind == .value,
+            result.entry.freshness(at: now, policy: policy) == .fresh, memory.hit(sameAs: result.entry)
+        else { return false }
+        recorder.record(.hit, namespace: result.entry.namespace, tier: .memory)
+        return true
+    }
+
     /// Whether the shared tier can be asked without a task: a shared tier and no second tier (whose copy would come
     /// first). Fixed for the manager's life.
     var readsSharedWithoutTasks: Bool { shared != nil && writer == nil }

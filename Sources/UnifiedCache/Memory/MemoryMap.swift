@@ -12,6 +12,19 @@ struct MemoryMap: Sendable {
         return (entry, handle)
     }
 
+    /// The handle of `expected`'s key's entry when it holds the value `expected` was read from, as far as an answer
+    /// can tell (the same kind, time stored, expiry, etag and content type), read where it lies: no copy of the entry.
+    func handle(sameAs expected: CacheEntry) -> UInt64? {
+        guard let handle = handles[expected.key] else { return nil }
+        let slot = Self.slot(of: handle)
+        let same = entries.withUnsafeBufferPointer { entries in
+            entries[slot]?.storedAt == expected.storedAt && entries[slot]?.expiresAt == expected.expiresAt
+                && entries[slot]?.kind == expected.kind && entries[slot]?.etag == expected.etag
+                && entries[slot]?.contentType == expected.contentType
+        }
+        return same ? handle : nil
+    }
+
     /// Puts `entry` in `slot` (a new slot, or its key's own) under `handle`.
     mutating func store(_ entry: CacheEntry, slot: Int, handle: UInt64) {
         if slot == entries.count { entries.append(entry) } else { entries[slot] = entry }

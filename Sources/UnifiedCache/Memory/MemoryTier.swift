@@ -31,6 +31,17 @@ package final class MemoryTier: Sendable {
         return entry
     }
 
+    /// `entry(for: expected.key)` when memory holds the value `expected` was read from (`MemoryMap.handle(sameAs:)`):
+    /// its access recorded, and true, without a copy of the entry (six references retained and released); false with
+    /// nothing recorded.
+    public func hit(sameAs expected: CacheEntry) -> Bool {
+        guard let handle = map.withLockedValue({ $0.handle(sameAs: expected) }) else { return false }
+        if reads.record(handle) {
+            policy.withLockedValueIfAvailable { $0.drain(reads, then: handle) }
+        }
+        return true
+    }
+
     /// The entry for `key`, no access recorded.
     public func peek(_ key: String) -> CacheEntry? {
         map.withLockedValue { $0.lookup(key)?.entry }
