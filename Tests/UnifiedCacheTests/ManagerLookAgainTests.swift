@@ -73,6 +73,31 @@ struct ManagerLookAgainTests {
         expectNothingCounted(cache) { #expect(!cache.lookAgain(result, policy: policy, now: clock.now())) }
     }
 
+    /// Hits given again while the value is replaced under them, from several threads: each true counted once, as
+    /// a hit; once the last value written is the one read, it is given again.
+    @Test func concurrentHitsAndWritesCountEveryHitGivenOnce() async throws {
+        let (cache, policy, clock) = (makeManager(clock: clock), policy, clock)
+        cache.memory.insert(entry("k", body: "v", ttl: 600))
+        let result = try #require(cache.ready("k", policy: policy))
+        let before = cache.statistics().requests.hits
+        let given = await withTaskGroup(of: Int.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    (0..<2_000).reduce(0) { count, _ in
+                        count + (cache.lookAgain(result, policy: policy, now: clock.now()) ? 1 : 0)
+                    }
+                }
+            }
+            group.addTask {
+                for index in 0...500 { cache.memory.insert(entry("k", body: index.isMultiple(of: 2) ? "v" : "w", ttl: 600)) }
+                return 0
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(cache.statistics().requests.hits == before + given)
+        #expect(cache.lookAgain(result, policy: policy, now: clock.now()))
+    }
+
     private func expectNothingCounted(_ cache: UnifiedCacheManager, _ body: () -> Void) {
         let before = cache.statistics().requests
         body()
