@@ -77,7 +77,7 @@ final class ReadThrough: Sendable {
             return nil
         }
         let again = answers.rememberedAnswer(memo, now: now) { rendered in
-            memo.look { _, policy in cache.lookAgain(rendered.result, policy: policy, now: now) }
+            cache.lookAgain(rendered.result, policy: memo.resolved.policy, now: now)
         }
         if let again { return (.now(again), memo.route) }
         switch memo.look({ cache.look($0, policy: $1, now: now, refusal: refusal, joining: true) }) {

@@ -55,7 +55,7 @@ final class RenderedAnswers: Sendable {
 
         /// `lookup` asked for this target's key: from a method, so that the request is lent from the memo's field
         /// (read from outside, the caller copied it first: ~250 instructions with its strings' retains).
-        func look<Look>(_ lookup: (_ fetch: FetchRequest, _ policy: FreshnessPolicy) -> Look) -> Look {
+        func look(_ lookup: (_ fetch: FetchRequest, _ policy: FreshnessPolicy) -> CacheLook) -> CacheLook {
             lookup(resolved.fetch, resolved.policy)
         }
     }

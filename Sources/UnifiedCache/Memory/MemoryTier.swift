@@ -24,10 +24,7 @@ package final class MemoryTier: Sendable {
     /// The entry for `key`, its access recorded for the policy.
     public func entry(for key: String) -> CacheEntry? {
         guard let (entry, handle) = map.withLockedValue({ $0.lookup(key) }) else { return nil }
-        if reads.record(handle) {
-            // The ring was full: drained, this access goes with it (dropped only while a writer holds the lock).
-            policy.withLockedValueIfAvailable { $0.drain(reads, then: handle) }
-        }
+        recordAccess(handle)
         return entry
     }
 
@@ -36,10 +33,16 @@ package final class MemoryTier: Sendable {
     /// nothing recorded.
     public func hit(sameAs expected: CacheEntry) -> Bool {
         guard let handle = map.withLockedValue({ $0.handle(sameAs: expected) }) else { return false }
+        recordAccess(handle)
+        return true
+    }
+
+    /// A hit's access, recorded for the policy in the read buffer, after the map's lock is let go.
+    private func recordAccess(_ handle: UInt64) {
         if reads.record(handle) {
+            // The ring was full: drained, this access goes with it (dropped only while a writer holds the lock).
             policy.withLockedValueIfAvailable { $0.drain(reads, then: handle) }
         }
-        return true
     }
 
     /// The entry for `key`, no access recorded.
