@@ -17,6 +17,21 @@ import Testing
         return router
     }
 
+    /// A server of one connection slot that closes no stalled request for a newcomer (`headerStall` zero), the slot
+    /// held by a request that stops after its first bytes (`holder`): the header timeout closes it, that long after.
+    static func withTheOnlySlotHeld(
+        pollingThreads: Int, headerTimeout: Duration, _ body: (_ port: Int, _ holder: Int32) async throws -> Void
+    ) async throws {
+        let configuration = MicroHTTPServerConfiguration.test(
+            pollingThreads: pollingThreads, maxConnections: 1, headerTimeout: headerTimeout, headerStall: .zero)
+        try await withLiveServer(configuration, router: router) { port, _ in
+            let holder = try await RawHTTPClient.connected(
+                port: port, sending: Array("GET /now HTTP/1.1\r\nHost: 127".utf8))
+            defer { close(holder) }
+            try await body(port, holder)
+        }
+    }
+
     @Test(arguments: [1, 2])
     func aRequestTricklingInIsClosedAtTheHeaderTimeoutWhileOthersAreServed(pollingThreads: Int) async throws {
         let configuration = MicroHTTPServerConfiguration.test(pollingThreads: pollingThreads, headerTimeout: .seconds(1))
@@ -50,13 +65,8 @@ import Testing
     /// the clock starts when the server takes the connection up, as nginx starts its header timer at accept.
     @Test(arguments: [1, 2])
     func timeInTheListenBacklogDoesNotCount(pollingThreads: Int) async throws {
-        let configuration = MicroHTTPServerConfiguration.test(
-            pollingThreads: pollingThreads, maxConnections: 1, headerTimeout: .seconds(4), headerStall: .zero)
-        try await withLiveServer(configuration, router: Self.router) { port, _ in
-            // Holds the only slot with a request under way until the header timeout closes it, after 4 s (no stalled
-            // request is closed to admit a waiting one).
-            let holder = try await RawHTTPClient.connected(port: port, sending: Array("GET /now HTTP/1.1\r\nHost: 127".utf8))
-            defer { close(holder) }
+        // The holder keeps the only slot until the header timeout closes it, after 4 s.
+        try await Self.withTheOnlySlotHeld(pollingThreads: pollingThreads, headerTimeout: .seconds(4)) { port, holder in
             // Its first bytes (not yet a request line) wait in the backlog for those 4 s.
             let waiting = try await RawHTTPClient.connected(port: port, sending: Array("GET /n".utf8))
             defer { close(waiting) }

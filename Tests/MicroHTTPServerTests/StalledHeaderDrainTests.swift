@@ -53,12 +53,9 @@ import Testing
 
     @Test(arguments: [1, 2])
     func withTheStallAtZeroARequestUnderWayIsNeverClosedForANewClient(pollingThreads: Int) async throws {
-        let configuration = MicroHTTPServerConfiguration.test(
-            pollingThreads: pollingThreads, maxConnections: 1, headerTimeout: .seconds(2), headerStall: .zero)
-        try await withLiveServer(configuration, router: Self.router) { port, _ in
-            // The only slot: a request that stops after its first bytes; the header timeout closes it after 2 s.
-            let holder = try await RawHTTPClient.connected(port: port, sending: Array("GET /now HTTP/1.1\r\nHost: 127".utf8))
-            defer { close(holder) }
+        // The holder keeps the only slot until the header timeout closes it, after 2 s.
+        try await HeaderTimeoutTests.withTheOnlySlotHeld(pollingThreads: pollingThreads, headerTimeout: .seconds(2)) {
+            port, holder in
             let (admitted, took) = try await RawHTTPClient.timedExchange(
                 port: port, "GET /now HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             #expect(admitted.status == 200)
