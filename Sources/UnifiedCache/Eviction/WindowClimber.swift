@@ -1,11 +1,10 @@
-/// Chooses the window's share while the cache runs, by hill climbing on the hit rate: the window stands on a ladder
-/// of shares and moves one rung up or down when the rung next to it hits more often. Where Caffeine compares the hit
-/// rate of one sample of requests with the previous sample's (at another window), the rates compared here come from
-/// the same requests: miniature caches (`ShadowCache`), one at each rung, replay the requests of a sample of the keys
-/// (chosen by hash, so that a miniature sees every request for its keys) with the policy's own frequencies. After
-/// each sample of requests the window climbs to a neighbouring rung once that rung's smoothed hit rate beats the
-/// current one's by a point and it did better in each of the last two samples, so that the noise of a workload
-/// without a clear winner (a loop) does not move it.
+/// Chooses the window's share while the cache runs, by the hit rate: the window stands on a ladder of shares and
+/// moves to the rung that hits most often. Where Caffeine compares the hit rate of one sample of requests with the
+/// previous sample's (at another window), the rates compared here come from the same requests: miniature caches
+/// (`ShadowCache`), one at each rung, replay the requests of a sample of the keys (chosen by hash, so that a miniature
+/// sees every request for its keys) with the policy's own frequencies. After each sample of requests the window moves
+/// to the best rung once its smoothed hit rate beats the current one's by a point and it did better in each of the
+/// last two samples, so that the noise of a workload without a clear winner (a loop) does not move it.
 ///
 /// Caffeine's own climber (step 6.25 % of the capacity, decay 0.98, restart on a 5-point change, a sample of ten
 /// requests per entry) was tried first on `make bench-efficiency`'s traces: consecutive samples differ by more than
@@ -17,10 +16,13 @@ struct WindowClimber: Sendable {
     static let shares: [Double] = [0.01, 0.05, 0.2, 0.5, 1]
     /// Entries a miniature holds at most, about.
     static let miniatureEntries = 1_000
-    /// A sample: at least one request per eight entries, and at least this many requests the miniatures replayed (a
-    /// sample of the keys sees a share of the requests: with 125, the share at 4,000 entries of a sample of 500, a
-    /// miniature's hit rate moved by about four points from sample to sample, and on a loop the window wandered).
+    /// Requests in a sample: one per eight entries, at least this many.
     static let minimumPeriod = 500
+    /// Requests the miniatures replayed in a sample, at least (they replay a sample of the keys: at 4,000 entries a
+    /// quarter). With 125, what 500 requests gave them at 4,000 entries, their hit rates moved by points from one
+    /// sample to the next, and on a loop the window wandered. Samples four times as long made a rung at a time too
+    /// slow for a hot set that moves: the window now goes to the best rung at once (`MiniSimClimber`'s way).
+    static let minimumReplayed = 500
     /// Weight of the latest sample in a miniature's smoothed hit rate.
     static let smoothing = 0.25
     /// How much better (hit rate, smoothed) a share must do than the current one to replace it.
@@ -62,7 +64,7 @@ struct WindowClimber: Sendable {
     /// Once a sample of requests is complete: the new share, if the window should move to another; else `nil`.
     /// `count` is the policy's number of entries (the sample's length and the miniatures' scale follow it).
     mutating func adapt(count: Int) -> Double? {
-        guard replayed >= Self.minimumPeriod, requests >= count / 8 else { return nil }
+        guard requests >= max(Self.minimumPeriod, count / 8), replayed >= Self.minimumReplayed else { return nil }
         (requests, replayed) = (0, 0)
         if count >> samplingBits > 2 * Self.miniatureEntries, samplingBits < 24 {
             // More entries than the scale the miniatures were made for: a sparser sample, miniatures anew.
@@ -76,9 +78,9 @@ struct WindowClimber: Sendable {
             streaks[index] = rates[index] > rates[current] ? streaks[index] + 1 : 0
             scores[index] = scores[index].isNaN ? rates[index] : scores[index] + Self.smoothing * (rates[index] - scores[index])
         }
-        // One rung up or down the ladder, towards the neighbour that beat the current share.
-        let neighbours = [current - 1, current + 1].filter(scores.indices.contains)
-        guard let best = neighbours.max(by: { scores[$0] < scores[$1] }),
+        // The best of the other rungs, if it beat the current share.
+        let others = scores.indices.filter { $0 != current }
+        guard let best = others.max(by: { scores[$0] < scores[$1] }),
             scores[best] - scores[current] > Self.margin, streaks[best] >= Self.streak
         else { return nil }
         current = best
