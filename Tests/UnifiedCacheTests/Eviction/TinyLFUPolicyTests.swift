@@ -103,7 +103,7 @@ import Testing
     /// sample lasts until the miniatures replayed 500 requests. When it lasted 500 requests in all (125 replayed), the
     /// miniatures' rates moved by points from sample to sample and the window wandered between 1 % and 50 %, about nine
     /// times in each loop of 100,000 requests, losing up to 8 points to the fixed window (2026-12-05: 58 to 83 moves
-    /// in the ten loops here; 2 to 5 since).
+    /// in the ten loops here, in three processes; 0 to 10 since, in sixteen).
     @Test func theWindowStaysPutOnALoopThroughALargeCache() {
         var moves: [Int] = []
         for run in 0..<10 {
@@ -119,7 +119,7 @@ import Testing
                 }
             }
         }
-        #expect(moves.reduce(0, +) <= 20, "moves in each run: \(moves)")
+        #expect(moves.reduce(0, +) <= 30, "moves in each run: \(moves)")
     }
 
     /// On a loop 1.5 times the cache LRU never hits; W-TinyLFU keeps most of the cache's share of it.
