@@ -134,18 +134,20 @@ struct Row: Sendable {
             lru, fixed, optimum, margin, shown)
     }
 
+    /// The row's trace (the same on every call).
+    func trace(_ options: Options) -> [Int32] { shape.generate(length: options.length, size: size, seed: 43) }
+
     /// Generates the trace, computes the references and replays it through a fresh service.
     mutating func measure(options: Options, fileBytes: Int, client: HTTPClient) async throws {
-        let trace = shape.generate(length: options.length, size: size, seed: 43)
+        let trace = trace(options)
         lru = References.lru(trace, size: size)
         fixed = References.fixedWindow(trace, size: size)
         optimum = References.optimum(trace, size: size)
         replays = [try await replayOnce(trace, options: options, fileBytes: fileBytes, client: client)]
     }
 
-    /// The trace (as `measure` generates it, when not given) through a fresh service.
-    func replayOnce(_ trace: [Int32]? = nil, options: Options, fileBytes: Int, client: HTTPClient) async throws -> Replay {
-        let trace = trace ?? shape.generate(length: options.length, size: size, seed: 43)
+    /// `trace` through a fresh service.
+    func replayOnce(_ trace: [Int32], options: Options, fileBytes: Int, client: HTTPClient) async throws -> Replay {
         let arguments = tierArguments(tier, size: size, fileBytes: fileBytes, options: options)
         let (ratio, window) = try await replay(trace, tier: tier, arguments: arguments, options: options, client: client)
         return Replay(ratio: ratio, window: window)
@@ -187,7 +189,8 @@ func table(_ options: Options, client: HTTPClient) async throws -> Bool {
     let again = rows.indices.filter { !rows[$0].passed }.flatMap { [$0, $0] }
     let missed = rows
     let replays = try await inParallel(again.count, jobs: options.jobs) { index in
-        try await missed[again[index]].replayOnce(options: options, fileBytes: bytes, client: client)
+        let row = missed[again[index]]
+        return try await row.replayOnce(row.trace(options), options: options, fileBytes: bytes, client: client)
     }
     for (index, replay) in zip(again, replays) { rows[index].replays.append(replay) }
     for index in Set(again).sorted() { FileHandle.standardError.write(Data("replayed \(rows[index].line)\n".utf8)) }
