@@ -9,8 +9,15 @@ enum References {
         simulate(trace, policy: LRUPolicy<Int32>(capacity: EvictionCapacity(weight: .max, count: size)))
     }
 
+    /// The median of five seeds of the random admissions: on a loop one replay's hit ratio is a point or more above
+    /// or below another's (0.556 to 0.583 in twelve at 4,000 entries, 2026-12-06), and the goal was judged against
+    /// whichever one seed drew.
     static func fixedWindow(_ trace: [Int32], size: Int) -> Double {
-        simulate(trace, policy: TinyLFUPolicy<Int32>(capacity: EvictionCapacity(weight: .max, count: size), adaptive: false, seed: 1))
+        let ratios = (1...5).map { seed in
+            simulate(trace, policy: TinyLFUPolicy<Int32>(
+                capacity: EvictionCapacity(weight: .max, count: size), adaptive: false, seed: UInt64(seed)))
+        }
+        return ratios.sorted()[ratios.count / 2]
     }
 
     static func adaptive(_ trace: [Int32], size: Int) -> Double {

@@ -4,10 +4,11 @@ import Foundation
 
 // `make bench-efficiency`: replays the synthetic traces (`TraceShape`) through a running unicache's raw API (GET, and
 // PUT on 404), one fresh service per row, and prints the service's hit ratio beside LRU's, a fixed 1 % window
-// W-TinyLFU's and Belady's optimum computed from the same trace, as a Markdown table, then checks the goal: on every
-// row at least the better of LRU and the fixed window minus 2 points (memory tier) or 3 (disk tier alone). A row that
-// misses is replayed twice more, each time through a fresh service (the hash seed and the random admissions are new in
-// every process, and on a loop they move the hit ratio by points), and judged by the median of its three replays.
+// W-TinyLFU's (the median of five seeds) and Belady's optimum computed from the same trace, as a Markdown table,
+// then checks the goal: on every row at least the better of LRU and the fixed window minus 2 points (memory tier) or
+// 3 (disk tier alone). A row that misses is replayed twice more, each time through a fresh service (the hash seed and
+// the random admissions are new in every process, and on a loop they move the hit ratio by points), and judged by the
+// median of its three replays.
 //
 // efficiency-bench --unicache PATH [--length N] [--sizes 200,1000,4000] [--traces zipf,...] [--tier memory|disk|both]
 //                  [--eviction tinylfu|lru] [--jobs 4]
