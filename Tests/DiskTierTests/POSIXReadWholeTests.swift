@@ -62,7 +62,14 @@ struct POSIXReadWholeTests {
             try write(bytes(900), to: path)
             #expect(fileSystem.readWhole(path, upTo: 1 << 20) == bytes(900))
             #expect(fileSystem.openFiles.count == 1)
-            // Written in place (the same file): the kept descriptor reads the new bytes.
+            // Written in place (the same file): the kept descriptor reads the new bytes, shorter or longer than the
+            // length it was read with last (which its next read asks for, and one byte more).
+            try write(bytes(700), to: path)
+            #expect(fileSystem.readWhole(path, upTo: 1 << 20) == bytes(700))
+            try write(bytes(701), to: path)
+            #expect(fileSystem.readWhole(path, upTo: 1 << 20) == bytes(701))
+            try write(bytes(20_000), to: path)
+            #expect(fileSystem.readWhole(path, upTo: 1 << 20) == bytes(20_000))
             try write(bytes(700), to: path)
             #expect(fileSystem.readWhole(path, upTo: 1 << 20) == bytes(700))
             #expect(fileSystem.openFiles.count == 1)
