@@ -62,8 +62,8 @@ struct POSIXReadWholeTests {
             try write(bytes(900), to: path)
             #expect(fileSystem.readWhole(path, upTo: 1 << 20) == bytes(900))
             #expect(fileSystem.openFiles.count == 1)
-            // Written in place (the same file): the kept descriptor reads the new bytes, shorter or longer than the
-            // length it was read with last (which its next read asks for, and one byte more).
+            // Written in place (the same file): the kept descriptor reads the new bytes, shorter or longer, within
+            // one read's 16 KiB or past it.
             try write(bytes(700), to: path)
             #expect(fileSystem.readWhole(path, upTo: 1 << 20) == bytes(700))
             try write(bytes(701), to: path)

@@ -11,9 +11,6 @@ import Synchronization
 final class OpenFile: Sendable {
     let descriptor: Int32
     private let reads = Atomic<Int>(0)
-    /// The file's length when it was last read whole (0 before): what the next read asks for, and one byte more, so
-    /// that the read needs no scratch space larger than the file.
-    let length = Atomic<Int>(0)
 
     init(_ descriptor: Int32) { self.descriptor = descriptor }
 

@@ -38,11 +38,9 @@ public struct POSIXFileSystem: DiskFileSystem {
 
     private func readWhole(_ name: OpenFiles.Name, at path: () -> String, upTo limit: Int) -> [UInt8]? {
         if let file = openFiles[name] {
-            if !file.isDueForCheck(), let bytes = Self.readShort(file, upTo: limit) { return bytes }
+            if !file.isDueForCheck(), let bytes = Self.readShort(file.descriptor, upTo: limit) { return bytes }
             switch Self.readWhole(file.descriptor, upTo: limit) {
-            case .linked(let bytes):
-                file.length.store(bytes.count, ordering: .relaxed)
-                return bytes
+            case .linked(let bytes): return bytes
             case .unusable: return nil
             case .unlinked: openFiles.drop(name, ifStill: file)
             }
@@ -53,7 +51,6 @@ public struct POSIXFileSystem: DiskFileSystem {
         let file = OpenFile(fd)
         switch Self.readWhole(fd, upTo: limit) {
         case .linked(let bytes):
-            file.length.store(bytes.count, ordering: .relaxed)
             openFiles.keep(file, as: name, at: path, openedIn: generation)
             return bytes
         case .unlinked(let bytes):
@@ -64,28 +61,23 @@ public struct POSIXFileSystem: DiskFileSystem {
         }
     }
 
-    /// What one `readShort` asks for when the file's length is not known yet: most entries (a body of a few KiB and
-    /// its header) fit.
+    /// What one `readShort` asks for: most entries (a body of a few KiB and its header) fit.
     static let shortReadBytes = 16 << 10
 
-    /// The kept regular file's bytes when one `pread` of its length when last read whole, and one byte more (or of
-    /// `limit` + 1), reads fewer than asked: then they are the whole file (Linux returns less than asked from a
-    /// regular file only at its end); a file that grew since is read whole by the caller. Read straight into the
-    /// array's storage, of the file's size: scratch space of 16 KiB (the standard library allocates it on the heap,
-    /// aligned) and a copy out of it cost a disk hit two allocations and a copy of the file.
-    private static func readShort(_ file: OpenFile, upTo limit: Int) -> [UInt8]? {
-        let known = file.length.load(ordering: .relaxed)
-        let asked = min(limit, known > 0 ? known : shortReadBytes) + 1
-        var whole = true
-        let bytes = [UInt8](unsafeUninitializedCapacity: asked) { buffer, count in
+    /// The kept regular file's bytes when one `pread` of up to 16 KiB (or `limit` + 1) reads fewer than asked: then
+    /// they are the whole file (Linux returns less than asked from a regular file only at its end). Read into
+    /// scratch space, of which only the bytes read are kept. At 16 KiB the standard library allocates it on the heap,
+    /// aligned, not on the stack; reading straight into an array of the file's own length (kept per open file) made
+    /// a disk hit about 500 instructions shorter but cost it about 5 % more CPU in interleaved rounds against this
+    /// (more time in `memmove` and `_int_malloc`, 2026-12-06), and was not kept.
+    private static func readShort(_ fd: Int32, upTo limit: Int) -> [UInt8]? {
+        let asked = min(limit, shortReadBytes) + 1
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: asked) { buffer -> [UInt8]? in
             // Force unwrap: the buffer holds `asked` ≥ 1 bytes, so its base address exists.
-            let n = pread(file.descriptor, buffer.baseAddress!, asked, 0)
-            guard n >= 0, n < asked else { return whole = false }
-            count = n
+            let n = pread(fd, buffer.baseAddress!, asked, 0)
+            guard n >= 0, n < asked else { return nil }
+            return Array(UnsafeBufferPointer(rebasing: buffer[..<n]))
         }
-        guard whole else { return nil }
-        if bytes.count != known { file.length.store(bytes.count, ordering: .relaxed) }
-        return bytes
     }
 
     private enum WholeRead {
