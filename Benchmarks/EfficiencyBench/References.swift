@@ -20,10 +20,6 @@ enum References {
         return ratios.sorted()[ratios.count / 2]
     }
 
-    static func adaptive(_ trace: [Int32], size: Int) -> Double {
-        simulate(trace, policy: TinyLFUPolicy<Int32>(capacity: EvictionCapacity(weight: .max, count: size), seed: 1))
-    }
-
     static func simulate(_ trace: [Int32], policy: some EvictionPolicy<Int32>) -> Double {
         var policy = policy
         var slots: [Int32: Int] = [:]
