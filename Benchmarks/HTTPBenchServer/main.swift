@@ -26,7 +26,7 @@ let configuration = MicroHTTPServerConfiguration(
     port: option("--port").flatMap(Int.init) ?? 8091,
     requestIDs: arguments.contains("--request-ids")
 )
-let server = MicroHTTPServer(configuration: configuration, responder: router, logger: logger)
+let server = MicroHTTPServer(configuration: configuration, responder: router, ticker: ContinuousClock(), logger: logger)
 let group = ServiceGroup(configuration: ServiceGroupConfiguration(
     services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
 try await group.run()

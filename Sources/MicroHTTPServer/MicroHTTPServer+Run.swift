@@ -16,7 +16,7 @@ extension MicroHTTPServer {
         // Either every async request finished, or the drain deadline passed.
         await withTaskGroup(of: Void.self) { drain in
             drain.addTask { await self.core.pending.waitUntilEmpty() }
-            drain.addTask { try? await Task.sleep(for: shutdownTimeout) }
+            drain.addTask { try? await self.core.elapsed.sleep(for: shutdownTimeout) }
             _ = await drain.next()
             drain.cancelAll()
         }
@@ -29,7 +29,7 @@ extension MicroHTTPServer {
         // Every suspended connection is resumed now; let MHD send those answers before stopping.
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.core.openRequests.waitUntilNoneOpen() }
-            group.addTask { try? await Task.sleep(for: .seconds(1)) }
+            group.addTask { try? await self.core.elapsed.sleep(for: .seconds(1)) }
             _ = await group.next()
             group.cancelAll()
         }

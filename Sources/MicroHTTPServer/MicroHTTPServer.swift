@@ -28,8 +28,13 @@ public final class MicroHTTPServer: Service, Sendable {
 
     public var configuration: MicroHTTPServerConfiguration { core.configuration }
 
-    public init(configuration: MicroHTTPServerConfiguration, responder: any HTTPResponder, logger: Logger) {
-        core = ServerCore(responder: responder, configuration: configuration, logger: logger)
+    /// A server of `responder` on `configuration`, whose request deadlines and drain at shutdown are read on
+    /// `ticker` (the process's monotonic clock; a test's manual clock moves them by hand).
+    public init(
+        configuration: MicroHTTPServerConfiguration, responder: any HTTPResponder, ticker: any Clock<Duration>,
+        logger: Logger
+    ) {
+        core = ServerCore(responder: responder, configuration: configuration, ticker: ticker, logger: logger)
         options = DaemonOptions(configuration: configuration, core: core)
         deadlines = DeadlineWatcher(core: core)
     }

@@ -92,7 +92,8 @@ public struct UnicacheService: Sendable {
         dependencies.facts = ServiceFacts(
             sources: Dictionary(uniqueKeysWithValues: UpstreamDomain.allCases.map { ($0, upstreams.source(for: $0)) }))
         let app = App.build(dependencies)
-        let server = MicroHTTPServer(configuration: configuration.server, responder: app.router, logger: logger)
+        let server = MicroHTTPServer(
+            configuration: configuration.server, responder: app.router, ticker: ticker, logger: logger)
 
         var indexed: (@Sendable () async -> Void)?
         if let disk { indexed = { await disk.waitUntilIndexed() } }

@@ -107,17 +107,17 @@ import Testing
     @Test func invalidHostIsReported() {
         let server = MicroHTTPServer(
             configuration: MicroHTTPServerConfiguration(host: "no-such-host.invalid", port: 0),
-            responder: Router(), logger: quietLogger)
+            responder: Router(), ticker: ContinuousClock(), logger: quietLogger)
         #expect(throws: MicroHTTPServerError.invalidHost("no-such-host.invalid")) { try server.start() }
     }
 
     /// With one polling thread MHD binds; with a pool the shim does: the same error either way.
     @Test(arguments: [1, 2]) func portInUseIsReported(pollingThreads: Int) throws {
-        let first = MicroHTTPServer(configuration: .test(), responder: Router(), logger: quietLogger)
+        let first = MicroHTTPServer(configuration: .test(), responder: Router(), ticker: ContinuousClock(), logger: quietLogger)
         let port = try first.start()
         let second = MicroHTTPServer(
             configuration: MicroHTTPServerConfiguration(host: "127.0.0.1", port: port, pollingThreads: pollingThreads),
-            responder: Router(), logger: quietLogger)
+            responder: Router(), ticker: ContinuousClock(), logger: quietLogger)
         let error = #expect(throws: MicroHTTPServerError.self) { try second.start() }
         #expect(error == .startFailed(host: "127.0.0.1", port: port, errno: EADDRINUSE))
         #expect(error?.description == "cannot listen on 127.0.0.1:\(port): Address already in use (errno \(EADDRINUSE))")
@@ -126,7 +126,7 @@ import Testing
 
     @Test func invalidPortIsReported() {
         let server = MicroHTTPServer(
-            configuration: MicroHTTPServerConfiguration(port: 70_000), responder: Router(), logger: quietLogger)
+            configuration: MicroHTTPServerConfiguration(port: 70_000), responder: Router(), ticker: ContinuousClock(), logger: quietLogger)
         #expect(throws: MicroHTTPServerError.invalidPort(70_000)) { try server.start() }
     }
 }

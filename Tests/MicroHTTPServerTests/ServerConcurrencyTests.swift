@@ -50,7 +50,7 @@ import Testing
             await release.wait()
             return .text("done")
         }
-        let server = MicroHTTPServer(configuration: .test(), responder: router, logger: quietLogger)
+        let server = MicroHTTPServer(configuration: .test(), responder: router, ticker: ContinuousClock(), logger: quietLogger)
         let port = try server.start()
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [server], logger: quietLogger))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
@@ -106,7 +106,7 @@ import Testing
     @Test func contextsAreReleasedAfterMalformedAndNormalRequests() async throws {
         var router = Router()
         router.get("/x") { _ in .text("x") }
-        let server = MicroHTTPServer(configuration: .test(maxBodyBytes: 10), responder: router, logger: quietLogger)
+        let server = MicroHTTPServer(configuration: .test(maxBodyBytes: 10), responder: router, ticker: ContinuousClock(), logger: quietLogger)
         let port = try server.start()
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [server], logger: quietLogger))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
@@ -179,7 +179,7 @@ import Testing
                     group.addTask { try await RawHTTPClient.get(port: port, "/race/\(index)").status }
                 }
                 await started.wait(for: 120)
-                let past = ContinuousClock.now + .seconds(7200)
+                let past = server.core.elapsed.now() + .seconds(7200)
                 let watcher = Task.detached { for _ in 0..<50 { server.core.answerOverdue(at: past) } }
                 release.open()
                 await watcher.value

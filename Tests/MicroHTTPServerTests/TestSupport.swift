@@ -25,10 +25,11 @@ extension MicroHTTPServerConfiguration {
 func withLiveServer(
     _ configuration: MicroHTTPServerConfiguration = .test(),
     router: Router,
+    ticker: any Clock<Duration> = ContinuousClock(),
     logger: Logger = quietLogger,
     _ body: (_ port: Int, _ server: MicroHTTPServer) async throws -> Void
 ) async throws {
-    let server = MicroHTTPServer(configuration: configuration, responder: router, logger: logger)
+    let server = MicroHTTPServer(configuration: configuration, responder: router, ticker: ticker, logger: logger)
     let port = try server.start()
     let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [server], logger: quietLogger))
     try await withThrowingTaskGroup(of: Void.self) { tasks in

@@ -1,9 +1,9 @@
 import Dispatch
 import NIOConcurrencyHelpers
 
-/// Answers every request still unanswered at its deadline with 504, every `min(100 ms, timeout / 4)`, from `start()`
-/// (when the daemon starts) until `stop()`. The handler is not cancelled (its result is discarded); shutdown cancels
-/// all handlers.
+/// Answers every request still unanswered at its deadline with 504, looking every `min(100 ms, timeout / 4)` of real
+/// time at the server's clock (`ServerCore.elapsed`), from `start()` (when the daemon starts) until `stop()`. The
+/// handler is not cancelled (its result is discarded); shutdown cancels all handlers.
 ///
 /// A dispatch timer on a queue of its own, not a task: a task waits its turn on Swift's cooperative pool (as many
 /// threads as CPUs), and handlers or other work keeping that pool busy held requests past their deadline (a full test
@@ -26,7 +26,7 @@ final class DeadlineWatcher: @unchecked Sendable {  // `timer` is resumed and ca
         timer.schedule(
             deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds),
             leeway: .nanoseconds(nanoseconds / 10))
-        timer.setEventHandler { core.answerOverdue(at: .now) }
+        timer.setEventHandler { core.answerOverdue(at: core.elapsed.now()) }
     }
 
     func start() {

@@ -130,7 +130,7 @@ final class PendingJobs: Sendable {
     }
 
     /// Still-unanswered requests whose deadline has passed.
-    func overdue(at now: ContinuousClock.Instant) -> [RequestContext] {
+    func overdue(at now: Duration) -> [RequestContext] {
         state.withLockedValue { state in
             state.places.compactMap { entry in
                 guard let entry, let deadline = entry.context.deadline, deadline <= now, entry.context.isWaiting else {

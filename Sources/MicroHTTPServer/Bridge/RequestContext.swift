@@ -41,7 +41,7 @@ final class RequestContext: @unchecked Sendable {
     var body: [UInt8] = []
     var bodyTooLarge = false
     /// When async handling must have answered; set before the job is queued, then only read.
-    var deadline: ContinuousClock.Instant?
+    var deadline: Duration?
     /// Told the response that won (`complete`'s first call); set before the job is queued, then only read.
     var answered: (@Sendable (Response) -> Void)?
     /// The prepared response's copy the answer was queued with, until MHD reports the request complete.

@@ -1,3 +1,4 @@
+import Clocks
 import HTTPRouting
 import Logging
 import Synchronization
@@ -20,8 +21,14 @@ final class ServerCore: Sendable {
     let openRequests = OpenRequests()
     /// Set with `configuration.requestIDs`.
     let requestIDs: RequestIDGenerator?
+    /// The monotonic clock of request deadlines and the drain at shutdown.
+    let elapsed: Elapsed
 
-    init(responder: any HTTPResponder, configuration: MicroHTTPServerConfiguration, logger: Logger) {
+    init(
+        responder: any HTTPResponder, configuration: MicroHTTPServerConfiguration, ticker: any Clock<Duration>,
+        logger: Logger
+    ) {
+        elapsed = Elapsed(ticker)
         answer = { method, target, headers, body, clientAddress, requestID in
             responder.answer(
                 method: method, target: target, headers: headers, body: body, clientAddress: clientAddress,
@@ -38,7 +45,7 @@ final class ServerCore: Sendable {
     /// deadline and shutdown's wait until the reply. Nothing is done when the answer is `.full` or `.closed`
     /// (shutting down): the caller answers 503.
     func enqueue(_ context: RequestContext, _ later: Later) -> PendingJobs.Admission {
-        context.deadline = .now + configuration.requestTimeout
+        context.deadline = elapsed.now() + configuration.requestTimeout
         let admission = pending.reserve(context)
         guard case .admitted = admission else { return admission }
         context.phase = .suspended
