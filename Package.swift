@@ -69,6 +69,9 @@ let package = Package(
         .target(name: "Breaker", swiftSettings: strict),
         // glibc's <malloc.h> (mallopt, malloc_trim, mallinfo2): the service bounds what the allocator keeps.
         .systemLibrary(name: "CMalloc"),
+        // GnuTLS's one-shot SHA-256 (`gnutls_hash_fast`; the library libmicrohttpd and the TLS check link already): a
+        // read's digest checks with no hasher allocated.
+        .systemLibrary(name: "CDigest"),
         // prctl(2) (variadic in C): the service makes itself not dumpable when it holds secrets.
         .systemLibrary(name: "CProcess"),
         // Non-variadic C wrappers for what Swift cannot call directly.
@@ -107,7 +110,7 @@ let package = Package(
         .target(
             name: "UnifiedCache",
             dependencies: [
-                "Sealing", "Clocks",
+                "Sealing", "Clocks", "CDigest",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -8,9 +8,11 @@
 # `valgrind --tool=callgrind`; after a warm-up the counts are zeroed, wrk sends DURATION of keep-alive requests over
 # 4 connections, and the counts are dumped. Prints user-space instructions per request, split into libc's memset
 # (libmicrohttpd clears a connection's memory pool, 8 KiB for unicache, 32 KiB by default, for every request;
-# callgrind counts `rep stosb` per byte), SHA-256's blocks (the entry format's digests: valgrind hides the CPU's SHA
-# extensions, so BoringSSL runs its AVX code, about ten times the instructions) and the rest, with the rest's ratio
-# to the baseline. The kernel's share (about two thirds of a warm hit's CPU) is not counted.
+# callgrind counts `rep stosb` per byte), SHA-256 (the entry format's digests: BoringSSL's blocks where they are
+# written, and where they are read all of GnuTLS and nettle, which serve nothing else here; valgrind hides the CPU's
+# SHA extensions, so both run code that takes many times the instructions) and the rest, with the rest's ratio to
+# the baseline.
+# The kernel's share (about two thirds of a warm hit's CPU) is not counted.
 # Needs valgrind (apt-get install -y valgrind) and redis-server. Env: DURATION (15s), PORT (19611), ONLY (targets).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -75,7 +77,7 @@ measure() {
   local total memset sha
   total=$(callgrind_annotate "$dump" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
   memset=$(callgrind_annotate --threshold=100 "$dump" 2>/dev/null | awk '/__memset_[a-z0-9_]+ \[/ {gsub(",", "", $1); s += $1} END {print s + 0}')
-  sha=$(callgrind_annotate --threshold=100 "$dump" 2>/dev/null | awk '/sha256_block_data_order/ {gsub(",", "", $1); s += $1} END {print s + 0}')
+  sha=$(callgrind_annotate --threshold=100 "$dump" 2>/dev/null | awk '/sha256_block_data_order|\/libnettle\.so|\/libgnutls\.so/ {gsub(",", "", $1); s += $1} END {print s + 0}')
   REST[$name]=$(awk -v t="$total" -v m="$memset" -v h="$sha" -v n="$requests" 'BEGIN {printf "%.0f", (t - m - h) / n}')
   printf '%-14s %9d %12.0f %12.0f %12.0f %12s\n' "$name" "$requests" "$(awk -v t="$total" -v n="$requests" 'BEGIN {print t / n}')" \
     "$(awk -v m="$memset" -v n="$requests" 'BEGIN {print m / n}')" "$(awk -v h="$sha" -v n="$requests" 'BEGIN {print h / n}')" \

@@ -1,3 +1,4 @@
+import CDigest
 import Crypto
 import Foundation
 
@@ -120,15 +121,20 @@ public enum EntryFormat {
             contentType: contentType, etag: etag, storedAt: m.storedAt, expiresAt: m.expiresAt, staleUntil: m.staleUntil)
     }
 
-    /// Whether `stored` is the SHA-256 of `bytes` (hashed and compared in place: every read verifies).
+    /// Whether `stored` is the SHA-256 of `bytes`, hashed and compared in place: every read verifies. Hashed by
+    /// GnuTLS's one-shot `gnutls_hash_fast` (nettle's SHA-256, on the CPU's SHA instructions on x86-64 and ARM64),
+    /// which allocates nothing, where swift-crypto's hasher allocates its context and copies it to finish (the writes
+    /// keep swift-crypto: the same digest). A hash that fails (SHA-256 does not) reads as a mismatch: the value is not
+    /// served.
     static func digest(of bytes: ArraySlice<UInt8>, matches stored: ArraySlice<UInt8>) -> Bool {
-        guard stored.count == SHA256.byteCount else { return false }
-        var hasher = SHA256()
-        bytes.withUnsafeBytes { hasher.update(bufferPointer: $0) }
-        let digest = hasher.finalize()
-        // Force unwraps: both buffers hold 32 bytes, so both have a base address.
-        return digest.withUnsafeBytes { computed in
-            stored.withUnsafeBytes { memcmp(computed.baseAddress!, $0.baseAddress!, SHA256.byteCount) == 0 }
+        guard stored.count == digestLength else { return false }
+        return withUnsafeTemporaryAllocation(byteCount: digestLength, alignment: 8) { computed in
+            let hashed = bytes.withUnsafeBytes {
+                gnutls_hash_fast(GNUTLS_DIG_SHA256, $0.baseAddress, $0.count, computed.baseAddress)
+            }
+            // Force unwraps: both buffers hold 32 bytes, so both have a base address.
+            return hashed == 0
+                && stored.withUnsafeBytes { memcmp(computed.baseAddress!, $0.baseAddress!, digestLength) == 0 }
         }
     }
 }

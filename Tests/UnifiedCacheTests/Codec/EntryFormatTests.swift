@@ -16,6 +16,19 @@ import Testing
         #expect(header.fileSize == bytes.count)
     }
 
+    /// The read's digest check (GnuTLS) is the writer's SHA-256 (swift-crypto) at every length around SHA-256's
+    /// 64-byte blocks and its 56-byte padding bound, none included; a digest one bit off, or short, does not match.
+    @Test(arguments: [0, 1, 55, 56, 63, 64, 65, 119, 120, 1000, 65_536])
+    func theReadsDigestCheckIsTheWritersSHA256(length: Int) {
+        let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+        let written = Array(SHA256.hash(data: bytes))
+        #expect(EntryFormat.digest(of: bytes[...], matches: written[...]))
+        var flipped = written
+        flipped[length % 32] ^= 0x01
+        #expect(!EntryFormat.digest(of: bytes[...], matches: flipped[...]))
+        #expect(!EntryFormat.digest(of: bytes[...], matches: written.dropLast()))
+    }
+
     /// The key a reader expects is taken for the stored one only when it is the stored one, byte for byte: a key one
     /// byte shorter, longer or different is read as stored (and the codec refuses it as another key's value).
     @Test func anExpectedKeyIsReadOnlyWhenItIsTheStoredOne() throws {
