@@ -69,7 +69,9 @@ public struct POSIXFileSystem: DiskFileSystem {
     /// scratch space, of which only the bytes read are kept. At 16 KiB the standard library allocates it on the heap,
     /// aligned, not on the stack; reading straight into an array of the file's own length (kept per open file) made
     /// a disk hit about 500 instructions shorter but cost it about 5 % more CPU in interleaved rounds against this
-    /// (more time in `memmove` and `_int_malloc`, 2026-12-06), and was not kept.
+    /// (more time in `memmove` and `_int_malloc`, 2026-12-06), and was not kept; nor was a pool of scratch buffers
+    /// reused from read to read (1.04x the CPU; most likely the chunk freed here keeps the allocations after it on
+    /// memory just touched; docs/benchmarks.md).
     private static func readShort(_ fd: Int32, upTo limit: Int) -> [UInt8]? {
         let asked = min(limit, shortReadBytes) + 1
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: asked) { buffer -> [UInt8]? in
