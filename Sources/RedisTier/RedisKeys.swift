@@ -39,16 +39,9 @@ struct RedisKeys: Sendable {
     func shardPrefix(_ shard: Int) -> String { shardPrefixes[shards == 1 ? 0 : shard] }
 
     func entry(_ key: String) -> String { shardPrefix(shard(of: key)) + key }
-    /// `entry(key)` as the bytes a command carries, made in one allocation (for a shared hit's `GET`, the joined
-    /// string and then its copy into the command were two, and on a cluster the shard's tag was interpolated too).
-    func entryBytes(_ key: String) -> [UInt8] {
-        let head = shardPrefixBytes[shard(of: key)]
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(head.count + key.utf8.count)
-        bytes.append(contentsOf: head)
-        bytes.append(contentsOf: key.utf8)
-        return bytes
-    }
+    /// What `entry(key)` starts with, as bytes made once: a shared hit's `GET` carries them and the key, joined only
+    /// as the command is written (the joined string and its copy into the command were two allocations, then one).
+    func entryHead(_ key: String) -> [UInt8] { shardPrefixBytes[shard(of: key)] }
     func lock(_ key: String) -> String { shardPrefix(shard(of: key)) + "#lock:" + key }
     /// The hash of a user's cache keys (field) and their namespaces (value) in `shard`: erasure needs no scan.
     func userIndex(_ user: String, shard: Int) -> String {

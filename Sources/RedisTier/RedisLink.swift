@@ -39,6 +39,14 @@ enum RedisLink: Sendable {
         }
     }
 
+    /// `nodeNow(forKey:)` for the key `head` + `tail` (joined only on a cluster, which routes by it).
+    func nodeNow(forKey head: [UInt8], _ tail: String) -> RedisNodeClient? {
+        switch self {
+        case .node(let node): node
+        case .cluster(let cluster): cluster.primaryNow(forKey: head + Array(tail.utf8))
+        }
+    }
+
     var cluster: RedisClusterClient? {
         if case .cluster(let cluster) = self { cluster } else { nil }
     }

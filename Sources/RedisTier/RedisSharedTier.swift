@@ -175,10 +175,10 @@ public final class RedisSharedTier: SharedTier {
     public func loadNow(_ key: String, for read: any SharedReadNow) -> Bool {
         // While the breaker refuses commands, `load` alone meets (and counts) the refusal. On a cluster the GET goes
         // to the primary the map names for the key's slot, as `load`'s would: one round trip, as on one Redis.
-        let name = keys.entryBytes(key)
-        guard let node = commands.link.nodeNow(forKey: name), node.isAvailable else { return false }
+        let head = keys.entryHead(key)
+        guard let node = commands.link.nodeNow(forKey: head, key), node.isAvailable else { return false }
         let counters = commands.counters
-        node.send(.get(name)) { [codec] reply in
+        node.send(.get(head, key)) { [codec] reply in
             // A slot that moved since the map was read: not this read's to follow. Answered as absent, the load
             // that follows looks the key up through the cluster client, which follows the redirection and counts it.
             if case .success(let got) = reply, let kind = got.errorReply?.kind, kind == .moved || kind == .ask {

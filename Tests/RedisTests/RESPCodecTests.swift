@@ -10,6 +10,25 @@ struct RESPCodecTests {
         #expect(Array(buffer.readableBytesView) == Array("*3\r\n$3\r\nSET\r\n$4\r\n".utf8) + [0, 13, 10, 255] + Array("\r\n$2\r\n42\r\n".utf8))
     }
 
+    /// A command of one argument and one of a prefix and a key (a shared hit's `GET`) are written, compared and
+    /// hashed as the same command made from an array of arguments.
+    @Test func encodesOneArgumentAndAPrefixedKeyAsAnArrayWould() {
+        let key = "subscription:auth0|abc é"
+        let forms = [
+            RedisCommand("GET", arguments: [Array("u:{s3}\(key)".utf8)]), .get(Array("u:{s3}\(key)".utf8)),
+            .get(Array("u:{s3}".utf8), key), .get([], "u:{s3}\(key)"), .get(Array("u:{s3}\(key)".utf8), ""),
+        ]
+        for command in forms {
+            var buffer = ByteBuffer()
+            buffer.writeRESPCommand(command)
+            let name = Array("u:{s3}\(key)".utf8)
+            let wire = Array("*2\r\n$3\r\nGET\r\n$\(name.count)\r\n".utf8) + name + [13, 10]
+            #expect(Array(buffer.readableBytesView) == wire)
+            #expect(command == forms[0] && command.hashValue == forms[0].hashValue && command.arguments == [name])
+        }
+        #expect(RedisCommand.get(Array("u:".utf8), "a") != .get(Array("u:".utf8), "b"))
+    }
+
     /// Counts and lengths of every width: the headers' digits are written in place, lowest first.
     @Test func encodesCountsAndLengthsOfEveryWidth() {
         let lengths = [0, 9, 10, 99, 100, 12_345]

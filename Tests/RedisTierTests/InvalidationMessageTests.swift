@@ -146,12 +146,13 @@ import UnifiedCache
         #expect(keys.userIndex("auth0|abc", shard: 3) == "u:{s3}#user:auth0|abc")
         #expect(keys.log(3) == "u:{s3}#log" && keys.epoch(3) == "u:{s3}#epoch" && keys.channel(3) == "u:{s3}inval")
         #expect(RedisHashSlot.of(keys.entry("a")) == RedisHashSlot.of(keys.log(keys.shard(of: "a"))))
-        // A shared hit's GET names the entry by bytes made from each shard's prefix, kept as bytes: the same name,
-        // and the same slot by every form of `RedisHashSlot.of` (its bytes, its text, a byte slice).
+        // A shared hit's GET names the entry by each shard's prefix, kept as bytes, and the key: the same name, and
+        // the same slot by every form of `RedisHashSlot.of` (its bytes, its text, a byte slice).
         for key in ["a", "subscription:auth0|abc", "health:today:é:2026-12-04", "x"] {
             for names in [keys, RedisKeys(prefix: "u:")] {
-                let bytes = names.entryBytes(key)
-                #expect(bytes == Array(names.entry(key).utf8))
+                let get = RedisCommand.get(names.entryHead(key), key)
+                #expect(get == .get(names.entry(key)) && get.arguments == [Array(names.entry(key).utf8)])
+                let bytes = get.arguments[0]
                 #expect(RedisHashSlot.of(bytes) == RedisHashSlot.of(names.entry(key)))
                 #expect(RedisHashSlot.of(bytes[...]) == RedisHashSlot.of(bytes))
             }

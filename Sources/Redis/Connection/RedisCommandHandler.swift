@@ -5,7 +5,7 @@ import NIOSSL
 /// Commands written together; their replies come back as one array, in order, to `completion` (called once, on
 /// the connection's event loop).
 struct RedisCommandBatch: Sendable {
-    let commands: [RedisCommand]
+    let commands: RedisCommandList
     /// Replies that answer the batch: one per command, except SUBSCRIBE-like commands (one per channel).
     let expectedReplies: Int
     /// An error reply answers the whole batch (SUBSCRIBE refused by an ACL is one error, not one per channel).
@@ -28,8 +28,13 @@ final class RedisCommandHandler: ChannelDuplexHandler {
     typealias OutboundIn = [RedisCommandBatch]
     typealias OutboundOut = ByteBuffer
 
+    /// A written batch waiting for its replies: what matching them needs, not its commands (copied with it at
+    /// every step of the queue).
     private struct Pending {
-        let batch: RedisCommandBatch
+        let expectedReplies: Int
+        let endsOnError: Bool
+        let deadline: NIODeadline
+        let completion: @Sendable (Result<[RedisReply], RedisError>) -> Void
         var replies: [RedisReply]
     }
 
@@ -61,20 +66,25 @@ final class RedisCommandHandler: ChannelDuplexHandler {
         promise?.succeed()
         var buffer = context.channel.allocator.buffer(capacity: 64 * batches.reduce(0) { $0 + $1.commands.count })
         var earliest: NIODeadline?
-        for batch in batches {
+        // The batches are read where they lie: a copy of one retained its commands and its completion.
+        for index in batches.indices {
             if let failure {
-                batch.completion(.failure(failure))
+                batches[index].completion(.failure(failure))
                 continue
             }
-            guard batch.expectedReplies > 0 else {
-                batch.completion(.success([]))
+            let (expected, deadline) = (batches[index].expectedReplies, batches[index].deadline)
+            guard expected > 0 else {
+                batches[index].completion(.success([]))
                 continue
             }
-            for command in batch.commands { buffer.writeRESPCommand(command) }
+            for command in batches[index].commands { buffer.writeRESPCommand(command) }
             var replies: [RedisReply] = []
-            replies.reserveCapacity(batch.expectedReplies)
-            pending.append(Pending(batch: batch, replies: replies))
-            earliest = min(earliest ?? batch.deadline, batch.deadline)
+            replies.reserveCapacity(expected)
+            pending.append(
+                Pending(
+                    expectedReplies: expected, endsOnError: batches[index].endsOnError, deadline: deadline,
+                    completion: batches[index].completion, replies: replies))
+            earliest = min(earliest ?? deadline, deadline)
         }
         guard let earliest else { return }
         watchDeadline(earliest, context: context)
@@ -114,8 +124,8 @@ final class RedisCommandHandler: ChannelDuplexHandler {
         // appended to, so every reply copied it.
         var head = pending.removeFirst()
         head.replies.append(value)
-        if head.replies.count == head.batch.expectedReplies || (head.batch.endsOnError && value.errorReply != nil) {
-            head.batch.completion(.success(head.replies))
+        if head.replies.count == head.expectedReplies || (head.endsOnError && value.errorReply != nil) {
+            head.completion(.success(head.replies))
         } else {
             pending.prepend(head)
         }
@@ -148,8 +158,8 @@ final class RedisCommandHandler: ChannelDuplexHandler {
         let now = NIODeadline.now()
         var earliest: NIODeadline?
         for entry in pending {
-            if entry.batch.deadline <= now { return fail(context, .timeout) }
-            earliest = min(earliest ?? entry.batch.deadline, entry.batch.deadline)
+            if entry.deadline <= now { return fail(context, .timeout) }
+            earliest = min(earliest ?? entry.deadline, entry.deadline)
         }
         if let earliest { watchDeadline(earliest, context: context) }
     }
@@ -166,7 +176,7 @@ final class RedisCommandHandler: ChannelDuplexHandler {
         }
         watch?.task.cancel()
         watch = nil
-        while let next = pending.popFirst() { next.batch.completion(.failure(error)) }
+        while let next = pending.popFirst() { next.completion(.failure(error)) }
     }
 }
 

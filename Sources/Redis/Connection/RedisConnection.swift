@@ -71,7 +71,8 @@ package final class RedisConnection: Sendable {
     ) async throws(RedisError) -> [RedisReply] {
         try await withCheckedContinuation { continuation in
             enqueue(
-                commands, expectedReplies: expectedReplies, endsOnError: endsOnError, timeout: TimeAmount(timeout)
+                RedisCommandList(commands), expectedReplies: expectedReplies, endsOnError: endsOnError,
+                timeout: TimeAmount(timeout)
             ) {
                 continuation.resume(returning: $0)
             }
@@ -84,7 +85,7 @@ package final class RedisConnection: Sendable {
     /// sent from many threads meanwhile share a wake-up and a write). `timeout` as a `TimeAmount`, converted once by
     /// the caller (from a `Duration` the conversion was ~190 instructions a command).
     func enqueue(
-        _ commands: [RedisCommand], expectedReplies: Int, endsOnError: Bool = false, timeout: TimeAmount,
+        _ commands: RedisCommandList, expectedReplies: Int, endsOnError: Bool = false, timeout: TimeAmount,
         completion: @escaping @Sendable (Result<[RedisReply], RedisError>) -> Void
     ) {
         let batch = RedisCommandBatch(

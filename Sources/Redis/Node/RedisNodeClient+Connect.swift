@@ -34,8 +34,9 @@ extension RedisNodeClient {
     }
 
     private func send(_ submission: Submission, on connection: RedisConnection, fresh: Bool, mayRetry: Bool) {
-        let commands = submission.commands
-        connection.enqueue(commands, expectedReplies: commands.count, timeout: commandTimeout) { [self] result in
+        connection.enqueue(
+            submission.commands, expectedReplies: submission.commands.count, timeout: commandTimeout
+        ) { [self] result in
             switch result {
             case .success(let replies):
                 // A demoted primary (CONTRACT §10.3): the next command asks the Sentinels again.
@@ -43,7 +44,7 @@ extension RedisNodeClient {
                     submission.slot.drop(connection)
                 }
                 if let refused = replies.lazy.compactMap(\.errorReply).first(where: \.isAuthenticationError) {
-                    refusedReply(refused, to: commands)
+                    refusedReply(refused, to: submission.commands)
                 }
                 finished(submission, .success(replies))
             case .failure(let failure):
@@ -106,7 +107,7 @@ extension RedisNodeClient {
 
     /// A command Redis refused for the user's credentials or ACL rules (the connection itself is fine): counted with
     /// the refused connects, and logged at most once per the breaker's longest back-off, naming the user.
-    private func refusedReply(_ refused: RedisErrorReply, to commands: [RedisCommand]) {
+    private func refusedReply(_ refused: RedisErrorReply, to commands: RedisCommandList) {
         connectFailures.recordRefusal()
         let now = self.now
         let shouldLog = state.withLockedValue { state -> Bool in

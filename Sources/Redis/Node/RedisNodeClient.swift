@@ -115,7 +115,7 @@ public final class RedisNodeClient: Sendable {
     public func send(_ commands: [RedisCommand]) async throws(RedisError) -> [RedisReply] {
         if commands.isEmpty { return [] }
         return try await withCheckedContinuation { continuation in
-            submit(commands, .all { continuation.resume(returning: $0) })
+            submit(RedisCommandList(commands), .all { continuation.resume(returning: $0) })
         }.get()
     }
 
@@ -123,7 +123,7 @@ public final class RedisNodeClient: Sendable {
     /// a caller that is not async (an HTTP thread answering from Redis). `reply` must not block; it is called once,
     /// at once on the calling thread when the command cannot be sent (breaker open, shut down).
     public func send(_ command: RedisCommand, reply: @escaping @Sendable (Result<RedisReply, RedisError>) -> Void) {
-        submit([command], .one(reply))
+        submit(RedisCommandList(command), .one(reply))
     }
 
     /// `script` over `keys` and `arguments` by its digest (`EVALSHA`); sent once more with its text (`EVAL`) when
@@ -205,7 +205,7 @@ public final class RedisNodeClient: Sendable {
 
     /// Sends `commands` as one pipeline on the next connection, unless the breaker refuses them or the node client is
     /// shut down; `finished` settles the breaker with the outcome.
-    private func submit(_ commands: [RedisCommand], _ delivery: Delivery) {
+    private func submit(_ commands: RedisCommandList, _ delivery: Delivery) {
         let admission = state.withLockedValue { state -> Result<Bool, RedisError> in
             if state.isShutDown { return .failure(.shutDown) }
             // A closed breaker passes every command: the clock is read only while it is open or half-open.
@@ -227,7 +227,7 @@ public final class RedisNodeClient: Sendable {
 
     /// Commands admitted on a slot, on their way to a connection, and where their replies go.
     struct Submission: Sendable {
-        let commands: [RedisCommand]
+        let commands: RedisCommandList
         let slot: ConnectionSlot
         /// Whether the breaker admitted them as its half-open probe.
         let probe: Bool

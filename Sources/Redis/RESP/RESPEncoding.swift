@@ -6,14 +6,13 @@ extension ByteBuffer {
     mutating func writeRESPCommand(_ command: RedisCommand) {
         var name = command.name
         name.withUTF8 { name in
-            var size = Self.respHeaderLength(command.arguments.count + 1) + Self.respBulkLength(name.count)
-            for argument in command.arguments { size += Self.respBulkLength(argument.count) }
+            var size = Self.respHeaderLength(command.argumentCount + 1) + Self.respBulkLength(name.count)
+            command.forEachArgument { size += Self.respBulkLength($0.count + $1.count) }
             writeWithUnsafeMutableBytes(minimumWritableBytes: size) { out in
-                var at = Self.putRESPHeader(UInt8(ascii: "*"), command.arguments.count + 1, into: out, at: 0)
-                at = Self.putRESPBulk(UnsafeRawBufferPointer(name), into: out, at: at)
-                for argument in command.arguments {
-                    at = argument.withUnsafeBytes { Self.putRESPBulk($0, into: out, at: at) }
-                }
+                var at = Self.putRESPHeader(UInt8(ascii: "*"), command.argumentCount + 1, into: out, at: 0)
+                let none = UnsafeRawBufferPointer(start: nil, count: 0)
+                at = Self.putRESPBulk(UnsafeRawBufferPointer(name), none, into: out, at: at)
+                command.forEachArgument { at = Self.putRESPBulk($0, $1, into: out, at: at) }
                 return at
             }
         }
@@ -54,15 +53,24 @@ extension ByteBuffer {
         return start + digits + 3
     }
 
-    /// `$len\r\nbytes\r\n` at `at`; returns where it ends.
-    private static func putRESPBulk(_ bytes: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer, at start: Int)
-        -> Int
-    {
-        var at = putRESPHeader(UInt8(ascii: "$"), bytes.count, into: out, at: start)
+    /// `bytes` at `at`; returns where they end.
+    private static func putBytes(
+        _ bytes: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer, at: Int
+    ) -> Int {
         if let base = bytes.baseAddress, let target = out.baseAddress, !bytes.isEmpty {
             (target + at).copyMemory(from: base, byteCount: bytes.count)
         }
-        at += bytes.count
+        return at + bytes.count
+    }
+
+    /// `$len\r\nhead tail\r\n` (the two parts of one bulk string) at `at`; returns where it ends.
+    private static func putRESPBulk(
+        _ head: UnsafeRawBufferPointer, _ tail: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer,
+        at start: Int
+    ) -> Int {
+        var at = putRESPHeader(UInt8(ascii: "$"), head.count + tail.count, into: out, at: start)
+        at = putBytes(head, into: out, at: at)
+        at = putBytes(tail, into: out, at: at)
         out[at] = UInt8(ascii: "\r")
         out[at + 1] = UInt8(ascii: "\n")
         return at + 2

@@ -8,7 +8,12 @@ extension RedisCommand {
     }
 
     public static func get(_ key: [UInt8]) -> RedisCommand {
-        RedisCommand("GET", arguments: [key])
+        RedisCommand("GET", argument: key)
+    }
+
+    /// `GET` of the key `head` + `tail`, joined only as it is written.
+    public static func get(_ head: [UInt8], _ tail: String) -> RedisCommand {
+        RedisCommand("GET", argument: head, tail)
     }
 
     /// `SET key value NX PX milliseconds`: stored only when the key is absent, expiring after `milliseconds`.
@@ -22,7 +27,7 @@ extension RedisCommand {
 
     /// A hash's fields and values, alternating.
     public static func hgetall(_ key: String) -> RedisCommand {
-        RedisCommand("HGETALL", arguments: [Array(key.utf8)])
+        RedisCommand("HGETALL", argument: Array(key.utf8))
     }
 
     /// `SCAN cursor MATCH pattern COUNT count`.
