@@ -4,15 +4,11 @@
 /// `SSUBSCRIBE`). What a script does inside Redis (`XADD`, `PUBLISH`, …) is the script's.
 extension RedisCommand {
     public static func get(_ key: String) -> RedisCommand {
-        get(Array(key.utf8))
-    }
-
-    public static func get(_ key: [UInt8]) -> RedisCommand {
-        RedisCommand("GET", argument: key)
+        get([], key)
     }
 
     /// `GET` of the key `head` + `tail`, joined only as it is written.
-    public static func get(_ head: [UInt8], _ tail: String) -> RedisCommand {
+    public static func get(_ head: [UInt8], _ tail: String = "") -> RedisCommand {
         RedisCommand("GET", argument: head, tail)
     }
 
