@@ -31,6 +31,7 @@ RUN swift build -c release --static-swift-stdlib --product unicache \
 
 # ---- runtime ----------------------------------------------------------------------------------------------
 FROM debian:bookworm-slim
+# Its glibc (2.36) applies the binary's packed relocations (RELR, Package.swift); an older glibc refuses the binary.
 # Only what `ldd unicache` needs beyond libc (libmicrohttpd12 brings gnutls & co. as its own dependencies; HTTPS
 # needs nothing more: libmicrohttpd serves it with that GnuTLS),
 # plus the CA bundle for https upstreams. No tzdata: Foundation's time zones come from the ICU data built into
