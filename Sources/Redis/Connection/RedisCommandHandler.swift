@@ -77,7 +77,7 @@ final class RedisCommandHandler: ChannelDuplexHandler {
                 batches[index].completion(.success([]))
                 continue
             }
-            for command in batches[index].commands { buffer.writeRESPCommand(command) }
+            batches[index].commands.forEach { buffer.writeRESPCommand($0) }
             var replies: [RedisReply] = []
             replies.reserveCapacity(expected)
             pending.append(

@@ -14,6 +14,14 @@ struct RedisCommandList: RandomAccessCollection, Sendable {
 
     var startIndex: Int { 0 }
 
+    /// Each command in order, lent where it lies (iterating the list copied it, then each command).
+    func forEach(_ body: (RedisCommand) -> Void) {
+        switch storage {
+        case .one(let command): body(command)
+        case .many(let commands): for index in commands.indices { body(commands[index]) }
+        }
+    }
+
     subscript(position: Int) -> RedisCommand {
         switch storage {
         case .one(let command):

@@ -85,21 +85,22 @@ package final class RedisConnection: Sendable {
     /// sent from many threads meanwhile share a wake-up and a write). `timeout` as a `TimeAmount`, converted once by
     /// the caller (from a `Duration` the conversion was ~190 instructions a command).
     func enqueue(
-        _ commands: RedisCommandList, expectedReplies: Int, endsOnError: Bool = false, timeout: TimeAmount,
+        _ commands: consuming RedisCommandList, expectedReplies: Int, endsOnError: Bool = false, timeout: TimeAmount,
         completion: @escaping @Sendable (Result<[RedisReply], RedisError>) -> Void
     ) {
-        let batch = RedisCommandBatch(
+        var batch: RedisCommandBatch? = RedisCommandBatch(
             commands: commands, expectedReplies: expectedReplies, endsOnError: endsOnError,
             deadline: .now() + timeout, completion: completion)
         if channel.eventLoop.inEventLoop {
-            write([batch])
+            if let batch = batch.take() { write([batch]) }
             channel.flush()
             return
         }
         let first = outbox.withLockedValue { outbox -> Bool in
             // Room for a burst at once: grown from empty, a flush of four batches made three arrays.
             if outbox.batches.isEmpty { outbox.batches.reserveCapacity(Outbox.burst) }
-            outbox.batches.append(batch)
+            // Moved into the outbox, not copied (a copy retained its commands and its completion).
+            if let batch = batch.take() { outbox.batches.append(batch) }
             guard !outbox.scheduled else { return false }
             outbox.scheduled = true
             collecting.store(true, ordering: .relaxed)

@@ -122,7 +122,9 @@ public final class RedisNodeClient: Sendable {
     /// One command whose reply (or failure) is handed to `reply` on the event loop that got it, without a task: for
     /// a caller that is not async (an HTTP thread answering from Redis). `reply` must not block; it is called once,
     /// at once on the calling thread when the command cannot be sent (breaker open, shut down).
-    public func send(_ command: RedisCommand, reply: @escaping @Sendable (Result<RedisReply, RedisError>) -> Void) {
+    public func send(
+        _ command: consuming RedisCommand, reply: @escaping @Sendable (Result<RedisReply, RedisError>) -> Void
+    ) {
         submit(RedisCommandList(command), .one(reply))
     }
 
@@ -205,7 +207,7 @@ public final class RedisNodeClient: Sendable {
 
     /// Sends `commands` as one pipeline on the next connection, unless the breaker refuses them or the node client is
     /// shut down; `finished` settles the breaker with the outcome.
-    private func submit(_ commands: RedisCommandList, _ delivery: Delivery) {
+    private func submit(_ commands: consuming RedisCommandList, _ delivery: consuming Delivery) {
         let admission = state.withLockedValue { state -> Result<Bool, RedisError> in
             if state.isShutDown { return .failure(.shutDown) }
             // A closed breaker passes every command: the clock is read only while it is open or half-open.
