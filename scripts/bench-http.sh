@@ -53,9 +53,11 @@ TARGETS=(
   "unicache-warm|$BIN_DIR/unicache --port {port} --data-dir $DATA_DIR/warm --log-level warning|/v1/users/alice/subscription"
   # The same server and request, its ratios to the create-once baseline.
   "warm-once|$BIN_DIR/unicache --port {port} --data-dir $DATA_DIR/warm --log-level warning|/v1/users/alice/subscription|baseline-once"
-  # Raw libmicrohttpd sent warm-jwt's request (its ~700-byte Authorization header): what the bigger request costs
+  # Raw libmicrohttpd sent warm-jwt's request (its ~500-byte Authorization header): what the bigger request costs
   # any server, apart from the gate.
-  "baseline-jwt|$BASELINE_BIN {port}|/|baseline|Authorization: Bearer $JWT"
+  "baseline-jwt|env MHD_BASELINE_RESPONSE=once $BASELINE_BIN {port}|/|baseline-once|Authorization: Bearer $JWT"
+  # The warm hit sent the same header without --auth: what the header costs unicache, apart from the decision.
+  "warm-header|$BIN_DIR/unicache --port {port} --data-dir $DATA_DIR/warm --log-level warning|/v1/users/alice/subscription|baseline-once|Authorization: Bearer $JWT"
   # The same with --auth jwt and one reused token: the gate's remembered-token look-up on every request.
   "warm-jwt|$BIN_DIR/unicache --port {port} --data-dir $DATA_DIR/jwt --log-level warning --auth jwt --jwt-jwks $DATA_DIR/keys/jwks.json --jwt-audience unicache|/v1/users/alice/subscription|baseline-once|Authorization: Bearer $JWT"
   # The same with the shared Redis tier configured (CONTRACT §6): a fresh memory hit never asks Redis.

@@ -3,8 +3,8 @@ import Foundation
 import NIOConcurrencyHelpers
 import ClocksTesting
 
-/// The access tests' time, moved by hand: a wall clock (the time tokens are checked at) and the monotonic clock the
-/// key set's checks and refresh timer run on, advanced together.
+/// The access tests' time, moved by hand: a wall clock (the time tokens are checked at, and a key file's checks are
+/// spaced by) and the monotonic clock a URL key set's refresh timer runs on, advanced together.
 public final class TestClock: WallClock {
     public static let start = 1_800_000_000.0
 
@@ -21,6 +21,11 @@ public final class TestClock: WallClock {
     public func advance(_ seconds: Double) {
         time.withLockedValue { $0 += seconds }
         monotonic.advance(by: .seconds(seconds))
+    }
+
+    /// Sets the wall clock back (as an operator or NTP may); the monotonic clock does not move.
+    public func setBack(_ seconds: Double) {
+        time.withLockedValue { $0 -= seconds }
     }
 
     /// How many tasks sleep on the monotonic clock now (a test waits for a timer to be asleep before it moves time).

@@ -9,7 +9,7 @@ import Testing
         var headers = HTTPHeaders()
         if let value { headers.add(name: "Authorization", value: value) }
         guard case .token(let token) = BearerToken.credential(headers) else { return nil }
-        return token
+        return token.text
     }
 
     @Test(arguments: [

@@ -10,13 +10,20 @@ struct KeyRotationTests {
     let old = SigningKey.all[2]
     let new = SigningKey.es256(kid: "next")
 
+    /// A key file in `folder` holding `key`, and a gate that reads it on `clock`.
+    func fileGate(
+        _ folder: TemporaryFolder, holding key: SigningKey, clock: TestClock
+    ) async throws -> (path: String, access: AccessControl) {
+        let path = folder.file("jwks.json")
+        try Data(jwks([key.jwk()])).write(to: URL(fileURLWithPath: path))
+        return (path, try await makeAccess(source: FileJWKSSource(path: path), clock: clock))
+    }
+
     @Test func aRotatedFileIsReadWithinASecond() async throws {
         let folder = try TemporaryFolder("jwks")
         defer { folder.remove() }
-        let path = folder.file("jwks.json")
-        try Data(jwks([old.jwk()])).write(to: URL(fileURLWithPath: path))
         let clock = TestClock()
-        let access = try await makeAccess(source: FileJWKSSource(path: path), clock: clock)
+        let (path, access) = try await fileGate(folder, holding: old, clock: clock)
         let oldToken = TokenMinter.mint(old, claims: claims())
         let newToken = TokenMinter.mint(new, claims: claims())
         #expect(await decide(access, token: oldToken) == nil)
@@ -41,6 +48,23 @@ struct KeyRotationTests {
         #expect(await decide(access, token: newToken) == nil)
         #expect(access.snapshot.keyErrors == 1)
         #expect(access.snapshot.keys == 1)
+    }
+
+    @Test func aWallClockSetBackMakesAFileCheckDue() async throws {
+        let folder = try TemporaryFolder("jwks")
+        defer { folder.remove() }
+        let clock = TestClock()
+        let (path, access) = try await fileGate(folder, holding: old, clock: clock)
+        let newToken = TokenMinter.mint(new, claims: claims(now: TestClock.start - 60))
+        try Data(jwks([new.jwk()])).write(to: URL(fileURLWithPath: path))
+        // Set back a minute: not "no check until the clock catches up", but a check at once.
+        clock.setBack(60)
+        #expect(await decide(access, token: newToken) == nil)
+        #expect(access.snapshot.keyRefreshes == 1)
+        // And then at most one a second again.
+        clock.advance(0.5)
+        #expect(await decide(access, token: newToken) == nil)
+        #expect(access.snapshot.keyRefreshes == 1)
     }
 
     @Test func anUnknownKidFetchesAURLAgainAtMostEvery30Seconds() async throws {

@@ -4,33 +4,33 @@ extension AccessControl {
     /// `--auth jwt`: the admin token (admin requests only), else a remembered or freshly verified JWT.
     func decideBearer(_ scope: RequestScope, credential: BearerToken.Credential) -> Admission {
         guard case .token(let token) = credential else { return deny(.missing, Denial.missing()) }
-        if case .admin = scope, let adminToken, AdminToken.equal(Array(token.utf8), adminToken) { return allow() }
+        if case .admin = scope, let adminToken, AdminToken.equal(Array(token.text.utf8), adminToken) { return allow() }
         guard let verificationKeys else { return deny(.invalid, Denial.invalid("no keys")) }
         let now = self.now
-        let (keys, checkDue) = verificationKeys.current()
-        if checkDue {
+        if verificationKeys.claimFileCheck(now: now) {
             // A file: this request looks (a stat, a read when it changed) before it is decided.
             return .wait { [self] in
                 await verificationKeys.reload()
-                return await answer(decideToken(token, scope: scope, keys: verificationKeys.keys, now: self.now, mayRefetch: true))
+                return await answer(
+                    decideToken(token, scope: scope, keys: verificationKeys, now: self.now, mayRefetch: true))
             }
         }
-        return decideToken(token, scope: scope, keys: keys, now: now, mayRefetch: true)
+        return decideToken(token, scope: scope, keys: verificationKeys, now: now, mayRefetch: true)
     }
 
     /// Verifies (or remembers) the token and authorizes the scope; an unknown `kid` waits for one refetch of a
     /// URL JWKS when one is allowed.
     private func decideToken(
-        _ token: Substring, scope: RequestScope, keys: KeySet, now: Double, mayRefetch: Bool
+        _ token: BearerToken.Token, scope: RequestScope, keys: VerificationKeys, now: Double, mayRefetch: Bool
     ) -> Admission {
         switch grant(token, keys: keys, now: now) {
         case .success(let verified):
             return authorize(verified, scope: scope)
         case .failure(.unknownKey):
-            if mayRefetch, let verificationKeys, verificationKeys.claimUnknownKeyFetch() {
+            if mayRefetch, keys.claimUnknownKeyFetch() {
                 return .wait { [self] in
-                    await verificationKeys.reload()
-                    return await answer(decideToken(token, scope: scope, keys: verificationKeys.keys, now: self.now, mayRefetch: false))
+                    await keys.reload()
+                    return await answer(decideToken(token, scope: scope, keys: keys, now: self.now, mayRefetch: false))
                 }
             }
             return deny(.invalid, Denial.invalid("unknown key (kid)"))
@@ -41,10 +41,14 @@ extension AccessControl {
         }
     }
 
-    /// A remembered grant under `keys`, else a verification (remembered when it succeeds).
-    func grant(_ token: Substring, keys: KeySet, now: Double) -> Result<VerifiedToken, TokenRejection> {
+    /// A grant remembered under the keys in force (no lock on them), else a verification with them (remembered when
+    /// it succeeds).
+    func grant(
+        _ token: BearerToken.Token, keys: VerificationKeys, now: Double
+    ) -> Result<VerifiedToken, TokenRejection> {
         if let remembered = remembered.lookup(token, generation: keys.generation, now: now) { return .success(remembered) }
-        let text = String(token)
+        let keys = keys.keys
+        let text = String(token.text)
         statistics.signatureChecks.add(1, ordering: .relaxed)
         let result = verifier.verify(text, keys: keys, now: now)
         if case .success(let verified) = result {
@@ -58,7 +62,7 @@ extension AccessControl {
         case .open:
             return .pass
         case .read(let user):
-            guard verified.canReadAll || BytewiseEquality.matches(verified.user, user.name) else {
+            guard verified.canReadAll || user.isNamed(verified.user) else {
                 return deny(.forbidden, Denial.forbidden("another user's data", scope: VerifiedToken.readScope))
             }
             return allow()

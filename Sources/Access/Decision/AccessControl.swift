@@ -24,7 +24,8 @@ public final class AccessControl: Sendable {
     ///   - source: the JWKS for `--auth jwt` (required there, ignored otherwise); read once before this returns.
     ///   - adminToken: `--admin-token`, which admin requests may present instead of an admin JWT.
     ///   - wallClock: the time tokens are checked at.
-    ///   - clock: the monotonic time a key set's checks are spaced by and a URL JWKS's refresh timer runs on.
+    ///   - clock: the monotonic time a URL JWKS's refresh timer and its refetches for an unknown `kid` run on (a file's
+    ///     checks are spaced by the requests' own wall-clock readings).
     public init(
         settings: AccessSettings, source: (any JWKSSource)?, adminToken: String?,
         wallClock: any WallClock, clock: any Clock<Duration>, logger: Logger
@@ -46,7 +47,8 @@ public final class AccessControl: Sendable {
         guard let source else { throw StartError(description: "--jwt-jwks: --auth jwt needs a JWKS file or URL") }
         do {
             self.verificationKeys = try await VerificationKeys(
-                source: source, refresh: settings.jwksRefresh, clock: Elapsed(clock), statistics: statistics, logger: logger,
+                source: source, refresh: settings.jwksRefresh, clock: Elapsed(clock),
+                now: wallClock.now().timeIntervalSince1970, statistics: statistics, logger: logger,
                 changed: { remembered.forgetAll() })
         } catch {
             let origin = source.origin.map { "\($0): " } ?? ""
@@ -80,7 +82,7 @@ public final class AccessControl: Sendable {
     /// Whether the request's bearer token is a valid JWT with the scope `unicache:admin` (never in other modes).
     public func grantsAdmin(_ headers: HTTPHeaders) -> Bool {
         guard mode == .jwt, let verificationKeys, case .token(let token) = BearerToken.credential(headers),
-              case .success(let verified) = grant(token, keys: verificationKeys.keys, now: now)
+              case .success(let verified) = grant(token, keys: verificationKeys, now: now)
         else { return false }
         return verified.isAdmin
     }

@@ -89,4 +89,16 @@ struct ReadUser {
         let start = utf8.index(utf8.startIndex, offsetBy: bytes.lowerBound)
         return Substring(utf8[start..<utf8.index(start, offsetBy: bytes.count)])
     }
+
+    /// Whether `user` (a token's claim; absent matches nothing) is this user, byte for byte: both read in place,
+    /// no substring cut (~400 instructions on every request of `--auth jwt`).
+    func isNamed(_ user: String?) -> Bool {
+        guard let user else { return false }
+        let inPlace = text.utf8.withContiguousStorageIfAvailable { target in
+            user.utf8.withContiguousStorageIfAvailable { claim in
+                BytewiseEquality.equal(UnsafeBufferPointer(rebasing: target[bytes]), claim)
+            }
+        }
+        return (inPlace ?? nil) ?? BytewiseEquality.equal(user, name)
+    }
 }

@@ -1,20 +1,21 @@
 import Clocks
 import Logging
 import NIOConcurrencyHelpers
+import Synchronization
 
 /// The current key set and when to look at its source again (CONTRACT §8.5, §8.9). Requests read the set without
-/// waiting. A file is looked at by the first request after a second has passed; a URL is fetched by a timer every
-/// `--jwt-jwks-refresh`, whether or not requests arrive, and at once for an unknown `kid`. Reloads run one at a time.
+/// waiting. A file is looked at by the first request after a second has passed (on the request's own reading of the
+/// wall clock: no second clock read per request); a URL is fetched by a timer every `--jwt-jwks-refresh`, whether or
+/// not requests arrive, and at once for an unknown `kid`. Reloads run one at a time. A request with a remembered token
+/// takes no lock here: it reads the set's generation and claims a file's check with atomics.
 final class VerificationKeys: Sendable {
     /// An unknown `kid` fetches a URL JWKS again at most this often.
     static let unknownKeyInterval = Duration.seconds(30)
-    /// A file is checked for a change at most this often.
-    static let fileCheckInterval = Duration.seconds(1)
+    /// A file is checked for a change at most this often (seconds of the wall clock).
+    static let fileCheckInterval = 1.0
 
     private struct State {
         var keys: KeySet
-        /// When a file was last looked at (a URL's timer keeps its own time), as a reading of this value's clock.
-        var lastCheck: Duration
         var lastUnknownKeyFetch: Duration?
         var reload: Task<Void, Never>?
         /// A URL's refresh timer, cancelled when these keys go away.
@@ -22,26 +23,35 @@ final class VerificationKeys: Sendable {
     }
 
     let source: any JWKSSource
+    /// `source.isRemote`, read once: requests ask on every decision.
+    private let isRemote: Bool
     private let clock: Elapsed
     private let statistics: AccessStatistics
     private let logger: Logger
     private let changed: @Sendable () -> Void
     private let state: NIOLockedValueBox<State>
+    /// `keys.generation`, stored with the keys: a remembered token is looked up under it.
+    private let currentGeneration = Synchronization.Atomic<Int>(0)
+    /// When a file was last looked at (a URL's timer keeps its own time): the bits of the wall clock's seconds since
+    /// 1970 (`Double(bitPattern:)`).
+    private let lastCheck: Synchronization.Atomic<UInt64>
 
     /// Reads the source once: a JWKS that cannot be read or holds no usable key is the error.
     init(
-        source: any JWKSSource, refresh: Duration, clock: Elapsed, statistics: AccessStatistics,
+        source: any JWKSSource, refresh: Duration, clock: Elapsed, now: Double, statistics: AccessStatistics,
         logger: Logger, changed: @escaping @Sendable () -> Void
     ) async throws(KeySetError) {
         guard let document = try await source.read() else { throw KeySetError("the JWKS source returned nothing") }
         let keys = try await KeySet.load(document, generation: 0)
         self.source = source
+        self.isRemote = source.isRemote
         self.clock = clock
         self.statistics = statistics
         self.logger = logger
         self.changed = changed
-        self.state = NIOLockedValueBox(State(keys: keys, lastCheck: clock.now()))
-        if source.isRemote { startTimer(every: refresh) }
+        self.state = NIOLockedValueBox(State(keys: keys))
+        self.lastCheck = Synchronization.Atomic(now.bitPattern)
+        if isRemote { startTimer(every: refresh) }
     }
 
     deinit {
@@ -62,21 +72,23 @@ final class VerificationKeys: Sendable {
 
     var keys: KeySet { state.withLockedValue { $0.keys } }
 
-    /// The keys, and whether this caller is the one that finds a file's check due (it then calls `reload()` before
-    /// deciding). A URL's checks are its timer's: never due for a request. One lock per request.
-    func current() -> (keys: KeySet, checkDue: Bool) {
-        if source.isRemote { return (keys, false) }
-        let now = clock.now()
-        return state.withLockedValue { state in
-            guard now - state.lastCheck >= Self.fileCheckInterval else { return (state.keys, false) }
-            state.lastCheck = now
-            return (state.keys, true)
-        }
+    /// The generation of the keys in force.
+    var generation: Int { currentGeneration.load(ordering: .acquiring) }
+
+    /// Whether this caller is the one that finds a file's check due (it then calls `reload()` before deciding). A
+    /// URL's checks are its timer's: never due for a request. `now` is the request's reading of the wall clock
+    /// (seconds since 1970); a clock set back by a second or more makes a check due too, rather than none until it
+    /// catches up.
+    func claimFileCheck(now: Double) -> Bool {
+        if isRemote { return false }
+        let last = lastCheck.load(ordering: .relaxed)
+        guard abs(now - Double(bitPattern: last)) >= Self.fileCheckInterval else { return false }
+        return lastCheck.compareExchange(expected: last, desired: now.bitPattern, ordering: .relaxed).exchanged
     }
 
     /// True when a URL may be fetched again for an unknown `kid` (at most once per 30 s).
     func claimUnknownKeyFetch() -> Bool {
-        guard source.isRemote else { return false }
+        guard isRemote else { return false }
         let now = clock.now()
         return state.withLockedValue { state in
             if let last = state.lastUnknownKeyFetch, now - last < Self.unknownKeyInterval { return false }
@@ -108,7 +120,10 @@ final class VerificationKeys: Sendable {
                 return
             }
             let next = try await KeySet.load(document, generation: current.generation + 1)
-            state.withLockedValue { $0.keys = next }
+            state.withLockedValue { state in
+                state.keys = next
+                currentGeneration.store(next.generation, ordering: .releasing)
+            }
             changed()
             statistics.keyRefreshes.add(1, ordering: .relaxed)
             logger.info("JWKS changed", metadata: ["keys": "\(next.count)", "source": "\(source.isRemote ? "url" : "file")"])

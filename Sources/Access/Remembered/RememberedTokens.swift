@@ -5,11 +5,11 @@ import NIOConcurrencyHelpers
 /// leeway), and only under the key set that verified it.
 ///
 /// The table is keyed by the token's last 16 bytes (its signature's end: as random as the signature) and its
-/// length, and holds the whole token, which must match byte for byte: hashing all ~700 bytes would cost more than
+/// length, and holds the whole token, which must match byte for byte: hashing all ~500 bytes would cost more than
 /// the rest of the decision, and a made-up token that shares the tail of a remembered one only misses the table.
 final class RememberedTokens: Sendable {
     struct Entry: Sendable {
-        let token: String
+        let token: [UInt8]
         let grant: VerifiedToken
         let generation: Int
         /// Which remember made it: its place in the insertion ring is `order % capacity`.
@@ -38,22 +38,28 @@ final class RememberedTokens: Sendable {
     }
 
     /// The remembered grant of `token` if it was verified under key set `generation` and is not past its time.
-    func lookup(_ token: Substring, generation: Int, now: Double) -> VerifiedToken? {
-        let slot = Self.slot(token)
-        return state.withLockedValue { state in
-            guard let entry = state.table[slot], BytewiseEquality.equal(entry.token, token) else { return nil }
-            guard entry.generation == generation, now < entry.grant.acceptedUntil else {
-                state.table[slot] = nil
-                return nil
+    func lookup(_ token: BearerToken.Token, generation: Int, now: Double) -> VerifiedToken? {
+        // The token's bytes in place: hashed and compared without a copy.
+        token.withBytes { bytes in
+            let slot = Self.slot(bytes)
+            return state.withLockedValue { state in
+                guard let entry = state.table[slot],
+                      entry.token.withUnsafeBufferPointer({ BytewiseEquality.equal($0, bytes) })
+                else { return nil }
+                guard entry.generation == generation, now < entry.grant.acceptedUntil else {
+                    state.table[slot] = nil
+                    return nil
+                }
+                return entry.grant
             }
-            return entry.grant
         }
     }
 
     /// Remembers a grant; when full, the token remembered longest ago is forgotten to make room. Every live entry
     /// holds its own ring position, so the table never outgrows the ring.
     func remember(_ token: String, _ grant: VerifiedToken, generation: Int) {
-        let slot = Self.slot(Substring(token))
+        let token = Array(token.utf8)
+        let slot = token.withUnsafeBufferPointer(Self.slot)
         state.withLockedValue { state in
             let order = state.nextOrder
             state.nextOrder += 1
@@ -75,15 +81,11 @@ final class RememberedTokens: Sendable {
     var count: Int { state.withLockedValue { $0.table.count } }
 
     /// The token's last 16 bytes (its signature's end, 96 random bits in base64url) and its length, folded into
-    /// one word: the table's own hashing spreads it. Read in place when the token is contiguous (it is).
-    private static func slot(_ token: Substring) -> Int {
-        let utf8 = token.utf8
-        let folded = utf8.withContiguousStorageIfAvailable { bytes -> UInt64 in
-            var words: (UInt64, UInt64) = (0, 0)
-            let tail = UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes.suffix(16)))
-            withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: tail) }
-            return words.0 ^ (words.1 &* 0x9E37_79B9_7F4A_7C15)
-        } ?? utf8.suffix(16).reduce(0) { $0 &* 31 &+ UInt64($1) }
-        return Int(bitPattern: UInt(folded ^ UInt64(utf8.count)))
+    /// one word: the table's own hashing spreads it.
+    private static func slot(_ token: UnsafeBufferPointer<UInt8>) -> Int {
+        let tail = UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: token.suffix(16)))
+        var words: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: tail) }
+        return Int(bitPattern: UInt(words.0 ^ (words.1 &* 0x9E37_79B9_7F4A_7C15) ^ UInt64(token.count)))
     }
 }

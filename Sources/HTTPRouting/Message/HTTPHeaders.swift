@@ -117,20 +117,20 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 }
 
 extension String {
-    /// ASCII case-insensitive equality without allocating (header names are ASCII tokens).
+    /// ASCII case-insensitive equality without allocating (header names are ASCII tokens). Both strings are read in
+    /// place, not copied: `withUTF8` is mutating, and the copies it needed cost two reference counts each.
     @inlinable
     public func equalsIgnoringASCIICase(_ other: String) -> Bool {
-        var lhs = self
-        var rhs = other
-        guard lhs.utf8.count == rhs.utf8.count else { return false }
-        return lhs.withUTF8 { left in
-            rhs.withUTF8 { right in
+        guard utf8.count == other.utf8.count else { return false }
+        let inPlace = utf8.withContiguousStorageIfAvailable { left in
+            other.utf8.withContiguousStorageIfAvailable { right in
                 for index in left.indices where left[index] != right[index] {
                     if left[index].asciiLowercased != right[index].asciiLowercased { return false }
                 }
                 return true
             }
         }
+        return (inPlace ?? nil) ?? utf8.elementsEqual(other.utf8) { $0.asciiLowercased == $1.asciiLowercased }
     }
 }
 

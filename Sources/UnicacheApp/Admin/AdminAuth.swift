@@ -36,7 +36,7 @@ struct AdminAuth: Sendable {
         guard case .token(let presented) = BearerToken.credential(request.headers) else {
             throw Problem.unauthorized(detail: detail, challenge: Self.realm)
         }
-        guard AdminToken.equal(Array(presented.utf8), token) else {
+        guard AdminToken.equal(Array(presented.text.utf8), token) else {
             throw Problem.unauthorized(
                 detail: detail,
                 challenge: Self.realm + ", error=\"invalid_token\", error_description=\"not the admin token\"")
