@@ -122,6 +122,24 @@ struct TokenVerificationTests {
         #expect(try #require(await decide(access, token: TokenMinter.mint(key, claims: noIssuer))).status == 401)
     }
 
+    /// RFC 4648 section 3.5: a signature's last character may carry bits past its bytes, which a lenient decoder
+    /// drops; the token is then one of up to 16 spellings. Only the one whose spare bits are zero is accepted.
+    @Test(arguments: SigningKey.all)
+    func aSignatureWithSpareBitsSetIsMalformed(key: SigningKey) async throws {
+        let access = try await makeAccess()
+        let token = TokenMinter.mint(key, claims: claims())
+        #expect(await decide(access, token: token) == nil, "\(key.alg)")
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        let signature = try #require(token.split(separator: ".").last)
+        let spare = [0: 0, 2: 0x0F, 3: 0x03][signature.count % 4] ?? 0
+        guard spare != 0 else { return }  // ES384: 96 bytes fill whole characters
+        let last = try #require(alphabet.firstIndex(of: token.last!))
+        let respelled = String(token.dropLast()) + String(alphabet[last | 1])
+        let denied = try #require(await decide(access, token: respelled), "\(key.alg)")
+        #expect(denied.status == 401)
+        #expect(denied.challenge.contains("malformed signature"))
+    }
+
     @Test func malformedTokensAreInvalidAndNeverEchoed() async throws {
         let access = try await makeAccess()
         let secretish = "abc.def.ghi-SECRET"
