@@ -11,8 +11,8 @@ import Synchronization
 final class VerificationKeys: Sendable {
     /// An unknown `kid` fetches a URL JWKS again at most this often.
     static let unknownKeyInterval = Duration.seconds(30)
-    /// A file is checked for a change at most this often (seconds of the wall clock).
-    static let fileCheckInterval = 1.0
+    /// A file is checked for a change at most this often (on the wall clock).
+    static let fileCheckInterval = Duration.seconds(1)
 
     private struct State {
         var keys: KeySet
@@ -82,7 +82,7 @@ final class VerificationKeys: Sendable {
     func claimFileCheck(now: Double) -> Bool {
         if isRemote { return false }
         let last = lastCheck.load(ordering: .relaxed)
-        guard abs(now - Double(bitPattern: last)) >= Self.fileCheckInterval else { return false }
+        guard abs(now - Double(bitPattern: last)) >= Self.fileCheckInterval.seconds else { return false }
         return lastCheck.compareExchange(expected: last, desired: now.bitPattern, ordering: .relaxed).exchanged
     }
 
