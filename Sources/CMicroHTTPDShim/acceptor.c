@@ -147,8 +147,8 @@ static uint64_t check_interval_ms(uint64_t header_timeout_ms) {
     return interval < 10 ? 10 : interval > 1000 ? 1000 : interval;
 }
 
-static void enforce_header_timeout(struct unicache_acceptor *acceptor, uint64_t now) {
-    unsigned int closed = unicache_connections_enforce_header_timeout(&acceptor->connections, now);
+static void enforce_header_timeout(struct unicache_acceptor *acceptor) {
+    unsigned int closed = unicache_connections_enforce_header_timeout(&acceptor->connections);
     if (closed == 0) return;
     char message[200];
     snprintf(message, sizeof message,
@@ -186,7 +186,7 @@ static void drain_for(struct unicache_acceptor *acceptor, uint64_t now) {
     unsigned long released = acceptor->released;
     pthread_mutex_unlock(&acceptor->lock);
     unsigned int stalled = 0;
-    unsigned int closed = unicache_connections_drain(&acceptor->connections, now, backlog_length(acceptor), &stalled);
+    unsigned int closed = unicache_connections_drain(&acceptor->connections, backlog_length(acceptor), &stalled);
     if (closed > 0) {
         char message[200];
         snprintf(message, sizeof message,
@@ -281,7 +281,7 @@ static void *run(void *argument) {
     for (;;) {
         uint64_t now = unicache_now_ms();
         if (now >= next_check) {
-            enforce_header_timeout(acceptor, now);
+            enforce_header_timeout(acceptor);
             next_check = now + interval;
         }
         pthread_mutex_lock(&acceptor->lock);

@@ -25,7 +25,7 @@ struct unicache_connections {
     uint64_t stall_ms;
 };
 
-/** Milliseconds of CLOCK_MONOTONIC. */
+/** Milliseconds of CLOCK_MONOTONIC (the acceptor's waits; the connections' phases keep their own, coarser stamps). */
 uint64_t unicache_now_ms(void);
 
 void unicache_connections_init(struct unicache_connections *connections, uint64_t header_timeout_ms,
@@ -51,11 +51,11 @@ void unicache_connection_request_done(struct MHD_Connection *connection);
 struct MHD_Connection *unicache_connections_parsing_headers(struct unicache_connections *connections);
 
 /** Closes every connection whose request line and headers are overdue; returns how many it closed. */
-unsigned int unicache_connections_enforce_header_timeout(struct unicache_connections *connections, uint64_t now);
+unsigned int unicache_connections_enforce_header_timeout(struct unicache_connections *connections);
 
 /** At the limit, with `waiting` connections in the listen backlog: closes as many (fewer the ones it closed before
     that MHD has yet to notice), idle connections first, the idle the longest first, then requests under way that
     have had no byte for stall_ms, the longest stalled first (the least progress for the longest). Returns how many
     it closed; *stalled says how many of them were requests under way. */
-unsigned int unicache_connections_drain(struct unicache_connections *connections, uint64_t now, unsigned int waiting,
+unsigned int unicache_connections_drain(struct unicache_connections *connections, unsigned int waiting,
                                         unsigned int *stalled);

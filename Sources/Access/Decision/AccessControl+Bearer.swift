@@ -2,8 +2,8 @@ import HTTPRouting
 
 extension AccessControl {
     /// `--auth jwt`: the admin token (admin requests only), else a remembered or freshly verified JWT.
-    func decideBearer(_ scope: RequestScope, credential: BearerToken.Credential) -> Admission {
-        guard case .token(let token) = credential else { return deny(.missing, Denial.missing()) }
+    func decideBearer(_ scope: RequestScope, credential: consuming BearerToken.Credential) -> Admission {
+        guard case .token(let token) = consume credential else { return deny(.missing, Denial.missing()) }
         if case .admin = scope, let adminToken, AdminToken.equal(Array(token.text.utf8), adminToken) { return allow() }
         guard let verificationKeys else { return deny(.invalid, Denial.invalid("no keys")) }
         let now = self.now

@@ -16,14 +16,16 @@ public enum BearerToken {
     /// The request's credential, from one pass over its headers.
     public static func credential(_ headers: HTTPHeaders) -> Credential {
         guard headers.mayContain(anyOf: authorizationBit) else { return .none }
-        let fields = headers.fields
-        var found: Int?
-        for index in fields.indices where fields[index].name.equalsIgnoringASCIICase("Authorization") {
-            if found != nil { return .repeated }
-            found = index
+        // The fields lent in place: a copy of the array, and of each name and the value, is a reference count each.
+        return headers.fields.withUnsafeBufferPointer { fields in
+            var found: Int?
+            for index in fields.indices where fields[index].name.equalsIgnoringASCIICase("Authorization") {
+                if found != nil { return .repeated }
+                found = index
+            }
+            guard let found else { return .none }
+            return token(in: fields.baseAddress! + found).map(Credential.token) ?? .none
         }
-        guard let found else { return .none }
-        return token(in: fields[found].value).map(Credential.token) ?? .none
     }
 
     private static let authorizationBit = HTTPHeaders.bits(of: "Authorization")
@@ -59,6 +61,15 @@ public enum BearerToken {
             return token(in: contiguous)
         }
         return start.map { Token(header: value, start: $0) }
+    }
+
+    /// The token of a field's value, read where the field lies (a copy of the value to read it would be a reference
+    /// count more a request; only the token keeps one).
+    private static func token(in field: UnsafePointer<HTTPHeaders.Field>) -> Token? {
+        guard let start = field.pointee.value.utf8.withContiguousStorageIfAvailable(tokenStart) else {
+            return token(in: field.pointee.value)
+        }
+        return start.map { Token(header: field.pointee.value, start: $0) }
     }
 
     /// Where the token starts: after `bearer` in any case (ASCII letters: | 0x20 lowers them), one space and any more.
