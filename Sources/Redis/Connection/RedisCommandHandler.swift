@@ -12,7 +12,7 @@ struct RedisCommandBatch: Sendable {
     var endsOnError = false
     /// When the replies must all be in; past it the connection fails and closes.
     let deadline: NIODeadline
-    let completion: @Sendable (Result<[RedisReply], RedisError>) -> Void
+    let completion: @Sendable (Result<RedisReplies, RedisError>) -> Void
 }
 
 /// Writes command batches, reads the replies off the channel's bytes and matches them to the batches in order through
@@ -34,8 +34,8 @@ final class RedisCommandHandler: ChannelDuplexHandler {
         let expectedReplies: Int
         let endsOnError: Bool
         let deadline: NIODeadline
-        let completion: @Sendable (Result<[RedisReply], RedisError>) -> Void
-        var replies: [RedisReply]
+        let completion: @Sendable (Result<RedisReplies, RedisError>) -> Void
+        var replies: RedisReplies
     }
 
     private var pending = CircularBuffer<Pending>()
@@ -74,16 +74,14 @@ final class RedisCommandHandler: ChannelDuplexHandler {
             }
             let (expected, deadline) = (batches[index].expectedReplies, batches[index].deadline)
             guard expected > 0 else {
-                batches[index].completion(.success([]))
+                batches[index].completion(.success(RedisReplies(expected: 0)))
                 continue
             }
             batches[index].commands.forEach { buffer.writeRESPCommand($0) }
-            var replies: [RedisReply] = []
-            replies.reserveCapacity(expected)
             pending.append(
                 Pending(
                     expectedReplies: expected, endsOnError: batches[index].endsOnError, deadline: deadline,
-                    completion: batches[index].completion, replies: replies))
+                    completion: batches[index].completion, replies: RedisReplies(expected: expected)))
             earliest = min(earliest ?? deadline, deadline)
         }
         guard let earliest else { return }

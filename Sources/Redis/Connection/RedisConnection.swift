@@ -74,7 +74,7 @@ package final class RedisConnection: Sendable {
                 RedisCommandList(commands), expectedReplies: expectedReplies, endsOnError: endsOnError,
                 timeout: TimeAmount(timeout)
             ) {
-                continuation.resume(returning: $0)
+                continuation.resume(returning: $0.map(Array.init))
             }
         }.get()
     }
@@ -86,7 +86,7 @@ package final class RedisConnection: Sendable {
     /// the caller (from a `Duration` the conversion was ~190 instructions a command).
     func enqueue(
         _ commands: consuming RedisCommandList, expectedReplies: Int, endsOnError: Bool = false, timeout: TimeAmount,
-        completion: @escaping @Sendable (Result<[RedisReply], RedisError>) -> Void
+        completion: @escaping @Sendable (Result<RedisReplies, RedisError>) -> Void
     ) {
         var batch: RedisCommandBatch? = RedisCommandBatch(
             commands: commands, expectedReplies: expectedReplies, endsOnError: endsOnError,

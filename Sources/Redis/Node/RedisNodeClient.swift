@@ -197,9 +197,9 @@ public final class RedisNodeClient: Sendable {
         case one(@Sendable (Result<RedisReply, RedisError>) -> Void)
         case all(@Sendable (Result<[RedisReply], RedisError>) -> Void)
 
-        func callAsFunction(_ result: Result<[RedisReply], RedisError>) {
+        func callAsFunction(_ result: Result<RedisReplies, RedisError>) {
             switch self {
-            case .all(let reply): reply(result)
+            case .all(let reply): reply(result.map(Array.init))
             case .one(let reply): reply(result.flatMap { $0.first.map { .success($0) } ?? .failure(.unavailable("no reply")) })
             }
         }
@@ -237,7 +237,7 @@ public final class RedisNodeClient: Sendable {
     }
 
     /// The submission's outcome: the slot's count and the breaker settled, then the replies delivered.
-    func finished(_ submission: Submission, _ result: Result<[RedisReply], RedisError>) {
+    func finished(_ submission: Submission, _ result: Result<RedisReplies, RedisError>) {
         submission.slot.ended()
         switch result {
         case .success:
