@@ -53,23 +53,18 @@ public enum BearerToken {
         public static func == (lhs: Token, rhs: Token) -> Bool { lhs.text == rhs.text }
     }
 
-    /// The token of one header value, found in the header's bytes in place.
-    static func token(in value: String) -> Token? {
-        guard let start = value.utf8.withContiguousStorageIfAvailable(tokenStart) else {
-            var contiguous = value
-            contiguous.makeContiguousUTF8()
-            return token(in: contiguous)
-        }
-        return start.map { Token(header: value, start: $0) }
-    }
-
-    /// The token of a field's value, read where the field lies (a copy of the value to read it would be a reference
-    /// count more a request; only the token keeps one).
+    /// The token of a field's value, found in its bytes where the field lies (a copy of the value to read it would be
+    /// a reference count more a request; only the token keeps one). A value not stored as contiguous UTF-8 (bridged)
+    /// is made so first.
     private static func token(in field: UnsafePointer<HTTPHeaders.Field>) -> Token? {
-        guard let start = field.pointee.value.utf8.withContiguousStorageIfAvailable(tokenStart) else {
-            return token(in: field.pointee.value)
+        if let start = field.pointee.value.utf8.withContiguousStorageIfAvailable(tokenStart) {
+            return start.map { Token(header: field.pointee.value, start: $0) }
         }
-        return start.map { Token(header: field.pointee.value, start: $0) }
+        var contiguous = field.pointee.value
+        contiguous.makeContiguousUTF8()
+        return (contiguous.utf8.withContiguousStorageIfAvailable(tokenStart) ?? nil).map {
+            Token(header: contiguous, start: $0)
+        }
     }
 
     /// Where the token starts: after `bearer` in any case (ASCII letters: | 0x20 lowers them), one space and any more.
