@@ -141,6 +141,14 @@ static void log_accept_failure(const struct unicache_acceptor *acceptor, int fai
     log_message(acceptor, message);
 }
 
+/* Milliseconds of CLOCK_MONOTONIC, the clock of this thread's waits (its condition variable's; the connections'
+   phases are stamped on their own, coarser clock). */
+static uint64_t now_ms(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
+}
+
 /* Header deadlines are checked every tenth of the timeout (10 ms to 1 s), so kept to within about that. */
 static uint64_t check_interval_ms(uint64_t header_timeout_ms) {
     uint64_t interval = header_timeout_ms / 10;
@@ -276,10 +284,10 @@ static void accept_one(struct unicache_acceptor *acceptor, int *backing_off) {
 static void *run(void *argument) {
     struct unicache_acceptor *acceptor = argument;
     const uint64_t interval = check_interval_ms(acceptor->connections.header_timeout_ms);
-    uint64_t next_check = unicache_now_ms() + interval;
+    uint64_t next_check = now_ms() + interval;
     int backing_off = 0;
     for (;;) {
-        uint64_t now = unicache_now_ms();
+        uint64_t now = now_ms();
         if (now >= next_check) {
             enforce_header_timeout(acceptor);
             next_check = now + interval;

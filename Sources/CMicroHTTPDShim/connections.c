@@ -47,12 +47,6 @@ struct unicache_connection {
    CLOCK_MONOTONIC: within two jiffies of a request's end, bytes count as that request's. */
 static const uint64_t jiffy_ms = 10;
 
-uint64_t unicache_now_ms(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
-}
-
 /* CLOCK_MONOTONIC as of the kernel's last tick (a jiffy behind at most, as the kernel's segment times are), read
    in a few nanoseconds where the precise clock costs about 20; two stamps a request. Everything this file compares
    is read from it. */

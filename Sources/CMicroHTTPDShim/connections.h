@@ -25,9 +25,6 @@ struct unicache_connections {
     uint64_t stall_ms;
 };
 
-/** Milliseconds of CLOCK_MONOTONIC (the acceptor's waits; the connections' phases keep their own, coarser stamps). */
-uint64_t unicache_now_ms(void);
-
 void unicache_connections_init(struct unicache_connections *connections, uint64_t header_timeout_ms,
                                uint64_t stall_ms);
 void unicache_connections_destroy(struct unicache_connections *connections);
