@@ -53,6 +53,20 @@ struct ManagerLookAgainTests {
         expectNothingCounted(cache) { #expect(!cache.lookAgain(result, policy: policy, now: clock.now())) }
     }
 
+    /// The result keeps where memory held its entry, and looks there first: the key gone and stored again elsewhere
+    /// with the same value is the same hit; its slot taken by another key's is not the result's key's.
+    @Test func theSameValueStoredElsewhereIsTheSameHit() throws {
+        let cache = makeManager(clock: clock)
+        cache.memory.insert(entry("k", body: "v", ttl: 600))
+        let result = try #require(cache.ready("k", policy: policy))
+        #expect(result.memoryPlace.handle != nil)
+        _ = cache.memory.remove("k")
+        cache.memory.insert(entry("other", body: "v", ttl: 600))
+        expectNothingCounted(cache) { #expect(!cache.lookAgain(result, policy: policy, now: clock.now())) }
+        cache.memory.insert(entry("k", body: "v", ttl: 600))
+        #expect(cache.lookAgain(result, policy: policy, now: clock.now()))
+    }
+
     @Test func aResultNotReadFromMemoryIsNotAnsweredAgain() throws {
         let disk = DictionarySecondTier([entry("k", ttl: 600)], readsNow: true)
         let cache = makeManager(clock: clock, secondTier: disk)

@@ -29,6 +29,44 @@ import Testing
         #expect(kept == Array(1...ReadBuffer.ringSize))
     }
 
+    /// A hit given from an earlier handle (`hit(sameAs:near:)`, the router's shortcut) records the access under the
+    /// entry's current handle: once its key left and came back into the same slot (a new generation), under `lru` the
+    /// entry hit moves ahead of one stored after it (recorded under the earlier handle, the access would be dropped as
+    /// outdated, and the entry evicted first).
+    @Test func aHitFromAnEarlierHandleRecordsTheCurrentOne() throws {
+        let (tier, value, earlier) = try handleOfAKeyThatLeft(maxEntries: 2)
+        tier.insert(value)
+        let current = try #require(tier.located("a")).handle
+        #expect(MemoryMap.slot(of: current) == MemoryMap.slot(of: earlier) && current != earlier)
+        tier.insert(entry("b"))
+        #expect(tier.hit(sameAs: value, near: earlier))
+        tier.insert(entry("c"))
+        #expect(tier.peek("a") != nil && tier.peek("b") == nil)
+    }
+
+    /// An earlier handle whose slot holds another key, or no slot at all, is only where the look starts: the key is
+    /// looked up, and the hit is the same as without the handle.
+    @Test func aHitFromAHandleWhoseSlotMovedOnLooksTheKeyUp() throws {
+        let (tier, value, earlier) = try handleOfAKeyThatLeft(maxEntries: 4)
+        tier.insert(entry("b"))
+        #expect(tier.peek("a") == nil && !tier.hit(sameAs: value, near: earlier))
+        tier.insert(value)
+        #expect(MemoryMap.slot(of: try #require(tier.located("a")).handle) != MemoryMap.slot(of: earlier))
+        #expect(tier.hit(sameAs: value, near: earlier))
+        #expect(tier.hit(sameAs: value, near: 99))
+        #expect(!tier.hit(sameAs: entry("a", body: "another"), near: earlier))
+    }
+
+    /// An `lru` tier that held `a` (`value`) under `handle`, then let it go.
+    private func handleOfAKeyThatLeft(maxEntries: Int) throws -> (tier: MemoryTier, value: CacheEntry, handle: UInt64) {
+        let tier = MemoryTier(configuration: .init(maxBytes: 1 << 20, maxEntries: maxEntries, eviction: .lru))
+        let value = entry("a")
+        tier.insert(value)
+        let handle = try #require(tier.located("a")).handle
+        _ = tier.remove("a")
+        return (tier, value, handle)
+    }
+
     @Test func byteBudgetHoldsAndReplacementIsAccounted() {
         let small = entry("a", body: String(repeating: "x", count: 100))
         let cost = MemoryTier.cost(of: small)

@@ -15,20 +15,19 @@ import UpstreamGate
 final class ServiceMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
     // NIOLockedValueBox rather than Synchronization.Mutex: ThreadSanitizer on Linux sees pthread locks only.
-    private let httpMetrics = NIOLockedValueBox<[HTTPKey: (count: Counter, duration: ValueHistogram)]>([:])
+    private let httpMetrics = NIOLockedValueBox<[HTTPMetrics]>([])
     /// What the cache counters already carried into Prometheus, per family, namespace and result.
     let exported = NIOLockedValueBox<[String: Int]>([:])
 
-    struct HTTPKey: Hashable {
-        var route: String
-        var status: Int
-
-        /// The status and the template's length, not its bytes: there are a few dozen keys, so two templates of
-        /// one length cost a comparison now and then, and each request saves hashing ~30 bytes (SipHash).
-        func hash(into hasher: inout Hasher) {
-            hasher.combine(status)
-            hasher.combine(route.utf8.count)
-        }
+    /// One route template's and status's pair of metrics. There are a few dozen pairs at most (the routes times the
+    /// statuses each answers), so `recordRequest` scans them, status first, where a dictionary hashed its key on
+    /// every request; a template is compared by its bytes only when the status matches, and at once when it is the
+    /// same string (the router hands over its stored template).
+    struct HTTPMetrics {
+        let route: String
+        let status: Int
+        let count: Counter
+        let duration: ValueHistogram
     }
 
     /// In seconds. Durations are recorded as `Double` seconds, not as `Duration`: the histogram compares the value
@@ -108,20 +107,24 @@ final class ServiceMetrics: Sendable {
 
     /// One answered HTTP request (`route` is the template, never the raw path).
     func recordRequest(route: String, status: Int, duration: Duration) {
-        let key = HTTPKey(route: route, status: status)
-        let metrics = httpMetrics.withLockedValue { all in
-            if let metrics = all[key] { return metrics }
+        let seconds = duration.seconds
+        httpMetrics.withLockedValue { all in
+            // Recorded under the lock (a counter's atomic add and the histogram's own lock): nothing is copied out.
+            for index in all.indices where all[index].status == status && all[index].route == route {
+                all[index].count.increment()
+                all[index].duration.record(seconds)
+                return
+            }
             let labels = [("route", route), ("status", String(status))]
-            let metrics = (
+            let metrics = HTTPMetrics(
+                route: route, status: status,
                 count: registry.makeCounter(descriptor: Self.httpRequests, labels: labels),
                 duration: registry.makeValueHistogram(
-                    descriptor: Self.httpDuration, labels: labels, buckets: Self.durationBuckets)
-            )
-            all[key] = metrics
-            return metrics
+                    descriptor: Self.httpDuration, labels: labels, buckets: Self.durationBuckets))
+            all.append(metrics)
+            metrics.count.increment()
+            metrics.duration.record(seconds)
         }
-        metrics.count.increment()
-        metrics.duration.record(duration.seconds)
     }
 
     /// The histogram every upstream fetch of `domain` records into.

@@ -15,6 +15,8 @@ public struct CacheResult: Sendable, Equatable {
     /// A forced refresh answered from a copy fetched within `--refresh-interval` (CONTRACT §15.1): a hit (`outcome`
     /// is `.hit`), not fetched again.
     public var refreshThrottled = false
+    /// Where memory held a memory hit's entry, for `lookAgain`; not compared.
+    var memoryPlace = MemoryPlace()
 
     public init(
         entry: CacheEntry, outcome: CacheOutcome, tier: CacheTier?, ageSeconds: Int, remainingFreshSeconds: Int,
@@ -45,4 +47,12 @@ public struct CacheResult: Sendable, Equatable {
         outcome == .hit && tier == .memory && !stored && !refreshThrottled && ageSeconds == entry.age(at: now)
             && remainingFreshSeconds == Self.remainingFreshSeconds(of: entry, at: now)
     }
+}
+
+/// A memory hit's handle in the memory tier, carried by its `CacheResult` and left out of its equality: two results
+/// of one value are the same answer wherever memory held it.
+struct MemoryPlace: Sendable, Equatable {
+    var handle: UInt64?
+
+    static func == (lhs: MemoryPlace, rhs: MemoryPlace) -> Bool { true }
 }

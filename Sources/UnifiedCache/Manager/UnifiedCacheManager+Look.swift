@@ -33,12 +33,14 @@ extension UnifiedCacheManager {
         refusal: ((_ namespace: String) -> UpstreamRefusal?)? = nil, joining: Bool = true
     ) -> CacheLook {
         let now = now ?? clock.now()
-        if let entry = memory.entry(for: request.key) {
+        if let (entry, handle) = memory.located(request.key) {
             switch entry.freshness(at: now, policy: policy) {
             case .fresh:
                 guard entry.kind == .value else { return .absent }
                 recorder.record(.hit, namespace: entry.namespace, tier: .memory)
-                return .ready(CacheResult(entry: entry, outcome: .hit, tier: .memory, stored: false, now: now))
+                var result = CacheResult(entry: entry, outcome: .hit, tier: .memory, stored: false, now: now)
+                result.memoryPlace.handle = handle
+                return .ready(result)
             case .refreshAhead:
                 return .absent
             case .stale:
@@ -64,7 +66,8 @@ extension UnifiedCacheManager {
     /// `look`).
     public func lookAgain(_ result: borrowing CacheResult, policy: FreshnessPolicy, now: Date) -> Bool {
         guard result.isMemoryHitAgain(at: now), result.entry.kind == .value,
-            result.entry.freshness(at: now, policy: policy) == .fresh, memory.hit(sameAs: result.entry)
+            result.entry.freshness(at: now, policy: policy) == .fresh,
+            memory.hit(sameAs: result.entry, near: result.memoryPlace.handle)
         else { return false }
         recorder.record(.hit, namespace: result.entry.namespace, tier: .memory)
         return true

@@ -4,6 +4,9 @@ struct MemoryMap: Sendable {
     private(set) var handles: [String: UInt64] = [:]
     /// By slot; `nil` in a free slot.
     private(set) var entries: [CacheEntry?] = []
+    /// By slot, the generation of the handle its entry was stored under (read only where `entries` holds one), so that
+    /// a slot found from an earlier handle gives its current handle without the key's look-up.
+    private var generations: [UInt32] = []
 
     static func slot(of handle: UInt64) -> Int { Int(truncatingIfNeeded: handle & 0xFFFF_FFFF) }
 
@@ -16,18 +19,38 @@ struct MemoryMap: Sendable {
     /// can tell (the same kind, time stored, expiry, etag and content type), read where it lies: no copy of the entry.
     func handle(sameAs expected: CacheEntry) -> UInt64? {
         guard let handle = handles[expected.key] else { return nil }
-        let slot = Self.slot(of: handle)
-        let same = entries.withUnsafeBufferPointer { entries in
+        return holds(expected, in: Self.slot(of: handle)) ? handle : nil
+    }
+
+    /// `handle(sameAs: expected)` when `expected` was read from the slot `earlier` names (a handle of that read,
+    /// perhaps of an older generation): the slot's entry is looked at first, and the key looked up (hashed) only when
+    /// the slot no longer holds that key.
+    func handle(sameAs expected: CacheEntry, near earlier: UInt64) -> UInt64? {
+        let slot = Self.slot(of: earlier)
+        guard slot < entries.count, entries.withUnsafeBufferPointer({ $0[slot]?.key == expected.key }) else {
+            return handle(sameAs: expected)
+        }
+        return holds(expected, in: slot) ? UInt64(generations[slot]) << 32 | UInt64(slot) : nil
+    }
+
+    /// Whether the entry in `slot` (its key's) is the value `expected` was read from, as far as an answer can tell.
+    private func holds(_ expected: CacheEntry, in slot: Int) -> Bool {
+        entries.withUnsafeBufferPointer { entries in
             entries[slot]?.storedAt == expected.storedAt && entries[slot]?.expiresAt == expected.expiresAt
                 && entries[slot]?.kind == expected.kind && entries[slot]?.etag == expected.etag
                 && entries[slot]?.contentType == expected.contentType
         }
-        return same ? handle : nil
     }
 
     /// Puts `entry` in `slot` (a new slot, or its key's own) under `handle`.
     mutating func store(_ entry: CacheEntry, slot: Int, handle: UInt64) {
-        if slot == entries.count { entries.append(entry) } else { entries[slot] = entry }
+        if slot == entries.count {
+            entries.append(entry)
+            generations.append(UInt32(truncatingIfNeeded: handle >> 32))
+        } else {
+            entries[slot] = entry
+            generations[slot] = UInt32(truncatingIfNeeded: handle >> 32)
+        }
         handles[entry.key] = handle
     }
 

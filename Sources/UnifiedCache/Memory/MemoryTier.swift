@@ -23,16 +23,25 @@ package final class MemoryTier: Sendable {
 
     /// The entry for `key`, its access recorded for the policy.
     public func entry(for key: String) -> CacheEntry? {
-        guard let (entry, handle) = map.withLockedValue({ $0.lookup(key) }) else { return nil }
-        recordAccess(handle)
-        return entry
+        located(key)?.entry
+    }
+
+    /// `entry(for: key)` with the handle it was found under (`hit(sameAs:near:)` starts from it).
+    func located(_ key: String) -> (entry: CacheEntry, handle: UInt64)? {
+        guard let found = map.withLockedValue({ $0.lookup(key) }) else { return nil }
+        recordAccess(found.handle)
+        return found
     }
 
     /// `entry(for: expected.key)` when memory holds the value `expected` was read from (`MemoryMap.handle(sameAs:)`):
     /// its access recorded, and true, without a copy of the entry (six references retained and released); false with
-    /// nothing recorded.
-    public func hit(sameAs expected: CacheEntry) -> Bool {
-        guard let handle = map.withLockedValue({ $0.handle(sameAs: expected) }) else { return false }
+    /// nothing recorded. With the handle `expected` was found under (`located`), its slot is looked at before the key
+    /// is looked up.
+    public func hit(sameAs expected: CacheEntry, near earlier: UInt64? = nil) -> Bool {
+        let handle = map.withLockedValue { map in
+            earlier.map { map.handle(sameAs: expected, near: $0) } ?? map.handle(sameAs: expected)
+        }
+        guard let handle else { return false }
         recordAccess(handle)
         return true
     }

@@ -57,6 +57,23 @@ import Testing
         #expect(metrics.header("Vary") == nil)
     }
 
+    /// Each route template and status has its own counter and histogram, told apart by both; a template made apart
+    /// from the one first recorded (another string of the same bytes) is the same route.
+    @Test func httpRequestsAreCountedByRouteAndStatus() {
+        let metrics = ServiceMetrics()
+        let cache = "/v1/cache/{key}"
+        for _ in 0..<3 { metrics.recordRequest(route: cache, status: 200, duration: .milliseconds(2)) }
+        metrics.recordRequest(route: String(cache.utf8.dropLast(5))! + "{key}", status: 200, duration: .milliseconds(2))
+        metrics.recordRequest(route: cache, status: 404, duration: .milliseconds(20))
+        metrics.recordRequest(route: "/v1/cache/{kez}", status: 200, duration: .seconds(3))
+        let text = String(decoding: metrics.exposition(AppHarness().app.cache.statistics()), as: UTF8.self)
+        #expect(text.contains(#"unicache_http_requests_total{route="/v1/cache/{key}",status="200"} 4"#))
+        #expect(text.contains(#"unicache_http_requests_total{route="/v1/cache/{key}",status="404"} 1"#))
+        #expect(text.contains(#"unicache_http_requests_total{route="/v1/cache/{kez}",status="200"} 1"#))
+        #expect(text.contains(#"unicache_http_request_duration_seconds_bucket{route="/v1/cache/{key}",status="404",le="0.025"} 1"#))
+        #expect(text.contains(#"unicache_http_request_duration_seconds_bucket{route="/v1/cache/{kez}",status="200",le="2.5"} 0"#))
+    }
+
     @Test func openAPIDocumentIsServedAndMatchesTheRepositoryFile() async throws {
         let h = AppHarness()
         let response = try await h.send(.get, "/openapi.yaml")
