@@ -109,21 +109,18 @@ final class ServiceMetrics: Sendable {
     func recordRequest(route: String, status: Int, duration: Duration) {
         let seconds = duration.seconds
         httpMetrics.withLockedValue { all in
-            // Recorded under the lock (a counter's atomic add and the histogram's own lock): nothing is copied out.
-            for index in all.indices where all[index].status == status && all[index].route == route {
-                all[index].count.increment()
-                all[index].duration.record(seconds)
-                return
+            let index = all.firstIndex { $0.status == status && $0.route == route } ?? all.endIndex
+            if index == all.endIndex {
+                let labels = [("route", route), ("status", String(status))]
+                all.append(HTTPMetrics(
+                    route: route, status: status,
+                    count: registry.makeCounter(descriptor: Self.httpRequests, labels: labels),
+                    duration: registry.makeValueHistogram(
+                        descriptor: Self.httpDuration, labels: labels, buckets: Self.durationBuckets)))
             }
-            let labels = [("route", route), ("status", String(status))]
-            let metrics = HTTPMetrics(
-                route: route, status: status,
-                count: registry.makeCounter(descriptor: Self.httpRequests, labels: labels),
-                duration: registry.makeValueHistogram(
-                    descriptor: Self.httpDuration, labels: labels, buckets: Self.durationBuckets))
-            all.append(metrics)
-            metrics.count.increment()
-            metrics.duration.record(seconds)
+            // Recorded under the lock (a counter's atomic add and the histogram's own lock): nothing is copied out.
+            all[index].count.increment()
+            all[index].duration.record(seconds)
         }
     }
 

@@ -24,12 +24,11 @@ struct MemoryMap: Sendable {
 
     /// `handle(sameAs: expected)` when `expected` was read from the slot `earlier` names (a handle of that read,
     /// perhaps of an older generation): the slot's entry is looked at first, and the key looked up (hashed) only when
-    /// the slot no longer holds that key.
-    func handle(sameAs expected: CacheEntry, near earlier: UInt64) -> UInt64? {
-        let slot = Self.slot(of: earlier)
-        guard slot < entries.count, entries.withUnsafeBufferPointer({ $0[slot]?.key == expected.key }) else {
-            return handle(sameAs: expected)
-        }
+    /// there is no such handle or the slot no longer holds that key.
+    func handle(sameAs expected: CacheEntry, near earlier: UInt64?) -> UInt64? {
+        guard let slot = earlier.map(Self.slot(of:)), slot < entries.count,
+            entries.withUnsafeBufferPointer({ $0[slot]?.key == expected.key })
+        else { return handle(sameAs: expected) }
         return holds(expected, in: slot) ? UInt64(generations[slot]) << 32 | UInt64(slot) : nil
     }
 

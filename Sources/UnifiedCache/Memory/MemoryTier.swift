@@ -38,10 +38,7 @@ package final class MemoryTier: Sendable {
     /// nothing recorded. With the handle `expected` was found under (`located`), its slot is looked at before the key
     /// is looked up.
     public func hit(sameAs expected: CacheEntry, near earlier: UInt64? = nil) -> Bool {
-        let handle = map.withLockedValue { map in
-            earlier.map { map.handle(sameAs: expected, near: $0) } ?? map.handle(sameAs: expected)
-        }
-        guard let handle else { return false }
+        guard let handle = map.withLockedValue({ $0.handle(sameAs: expected, near: earlier) }) else { return false }
         recordAccess(handle)
         return true
     }
