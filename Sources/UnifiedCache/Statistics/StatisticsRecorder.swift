@@ -2,19 +2,22 @@ import NIOConcurrencyHelpers
 
 /// Records requests and fetches as they happen; `snapshot` turns them into a `CacheStatistics`.
 final class StatisticsRecorder: Sendable {
-    /// A namespace as the table's key, hashed by its length only: namespaces are the service's own few names
-    /// (a resource's, `raw`), never a client's, so a collision costs a comparison of two short strings now and
-    /// then, and every request saves SipHash over the name.
-    private struct Namespace: Hashable {
-        let name: String
-
-        func hash(into hasher: inout Hasher) { hasher.combine(name.utf8.count) }
-    }
-
     private struct State {
-        var namespaces: [Namespace: RequestCounters] = [:]
+        /// The counters of each namespace seen, found by a scan: namespaces are the service's own few names (a
+        /// resource's, `raw`), never a client's, and a scan of a dozen short names costs less than hashing one
+        /// (as the HTTP metrics find their route and status).
+        var namespaces: [String] = []
+        var counters: [RequestCounters] = []
         var latency = LatencyRecorder()
         var tierHits = TierHits()
+
+        /// The place of `namespace`'s counters, added when it is new.
+        mutating func place(of namespace: String) -> Int {
+            if let place = namespaces.firstIndex(of: namespace) { return place }
+            namespaces.append(namespace)
+            counters.append(RequestCounters())
+            return namespaces.count - 1
+        }
     }
 
     private let state = NIOLockedValueBox(State())
@@ -30,12 +33,13 @@ final class StatisticsRecorder: Sendable {
             case .shared: state.tierHits.shared += 1
             case nil: break
             }
+            let place = state.place(of: namespace)
             switch outcome {
-            case .hit: state.namespaces[Namespace(name: namespace), default: RequestCounters()].hits += 1
-            case .miss: state.namespaces[Namespace(name: namespace), default: RequestCounters()].misses += 1
-            case .coalesced: state.namespaces[Namespace(name: namespace), default: RequestCounters()].coalesced += 1
-            case .stale: state.namespaces[Namespace(name: namespace), default: RequestCounters()].stale += 1
-            case .refresh: state.namespaces[Namespace(name: namespace), default: RequestCounters()].refreshes += 1
+            case .hit: state.counters[place].hits += 1
+            case .miss: state.counters[place].misses += 1
+            case .coalesced: state.counters[place].coalesced += 1
+            case .stale: state.counters[place].stale += 1
+            case .refresh: state.counters[place].refreshes += 1
             }
         }
     }
@@ -43,8 +47,9 @@ final class StatisticsRecorder: Sendable {
     /// One fetch that ran (not its waiters), its duration and whether it failed.
     func recordFetch(namespace: String, seconds: Double, failed: Bool) {
         state.withLockedValue { state in
-            state.namespaces[Namespace(name: namespace), default: RequestCounters()].fetches += 1
-            if failed { state.namespaces[Namespace(name: namespace), default: RequestCounters()].fetchFailures += 1 }
+            let place = state.place(of: namespace)
+            state.counters[place].fetches += 1
+            if failed { state.counters[place].fetchFailures += 1 }
             state.latency.record(seconds: seconds)
         }
     }
@@ -52,13 +57,15 @@ final class StatisticsRecorder: Sendable {
     /// A fetch that failed before any request reached the upstream: a failure, not a fetch.
     func recordUnsentFailure(namespace: String) {
         state.withLockedValue { state in
-            state.namespaces[Namespace(name: namespace), default: RequestCounters()].fetchFailures += 1
+            state.counters[state.place(of: namespace)].fetchFailures += 1
         }
     }
 
     func snapshot(memory: MemoryTierStatistics, secondTier: SecondTierStatistics?) -> CacheStatistics {
-        let (counted, latency, tierHits) = state.withLockedValue { ($0.namespaces, $0.latency, $0.tierHits) }
-        let namespaces = Dictionary(uniqueKeysWithValues: counted.map { ($0.key.name, $0.value) })
+        let (names, counted, latency, tierHits) = state.withLockedValue {
+            ($0.namespaces, $0.counters, $0.latency, $0.tierHits)
+        }
+        let namespaces = Dictionary(uniqueKeysWithValues: zip(names, counted))
         let total = namespaces.values.reduce(RequestCounters(), +)
         var upstream = latency.statistics()
         upstream.fetches = total.fetches
