@@ -6,16 +6,14 @@ final class StatisticsRecorder: Sendable {
         /// The counters of each namespace seen, found by a scan: namespaces are the service's own few names (a
         /// resource's, `raw`), never a client's, and a scan of a dozen short names costs less than hashing one
         /// (as the HTTP metrics find their route and status).
-        var namespaces: [String] = []
-        var counters: [RequestCounters] = []
+        var namespaces: [(name: String, counters: RequestCounters)] = []
         var latency = LatencyRecorder()
         var tierHits = TierHits()
 
         /// The place of `namespace`'s counters, added when it is new.
         mutating func place(of namespace: String) -> Int {
-            if let place = namespaces.firstIndex(of: namespace) { return place }
-            namespaces.append(namespace)
-            counters.append(RequestCounters())
+            if let place = namespaces.firstIndex(where: { $0.name == namespace }) { return place }
+            namespaces.append((namespace, RequestCounters()))
             return namespaces.count - 1
         }
     }
@@ -35,11 +33,11 @@ final class StatisticsRecorder: Sendable {
             }
             let place = state.place(of: namespace)
             switch outcome {
-            case .hit: state.counters[place].hits += 1
-            case .miss: state.counters[place].misses += 1
-            case .coalesced: state.counters[place].coalesced += 1
-            case .stale: state.counters[place].stale += 1
-            case .refresh: state.counters[place].refreshes += 1
+            case .hit: state.namespaces[place].counters.hits += 1
+            case .miss: state.namespaces[place].counters.misses += 1
+            case .coalesced: state.namespaces[place].counters.coalesced += 1
+            case .stale: state.namespaces[place].counters.stale += 1
+            case .refresh: state.namespaces[place].counters.refreshes += 1
             }
         }
     }
@@ -48,8 +46,8 @@ final class StatisticsRecorder: Sendable {
     func recordFetch(namespace: String, seconds: Double, failed: Bool) {
         state.withLockedValue { state in
             let place = state.place(of: namespace)
-            state.counters[place].fetches += 1
-            if failed { state.counters[place].fetchFailures += 1 }
+            state.namespaces[place].counters.fetches += 1
+            if failed { state.namespaces[place].counters.fetchFailures += 1 }
             state.latency.record(seconds: seconds)
         }
     }
@@ -57,15 +55,13 @@ final class StatisticsRecorder: Sendable {
     /// A fetch that failed before any request reached the upstream: a failure, not a fetch.
     func recordUnsentFailure(namespace: String) {
         state.withLockedValue { state in
-            state.counters[state.place(of: namespace)].fetchFailures += 1
+            state.namespaces[state.place(of: namespace)].counters.fetchFailures += 1
         }
     }
 
     func snapshot(memory: MemoryTierStatistics, secondTier: SecondTierStatistics?) -> CacheStatistics {
-        let (names, counted, latency, tierHits) = state.withLockedValue {
-            ($0.namespaces, $0.counters, $0.latency, $0.tierHits)
-        }
-        let namespaces = Dictionary(uniqueKeysWithValues: zip(names, counted))
+        let (counted, latency, tierHits) = state.withLockedValue { ($0.namespaces, $0.latency, $0.tierHits) }
+        let namespaces = Dictionary(uniqueKeysWithValues: counted.map { ($0.name, $0.counters) })
         let total = namespaces.values.reduce(RequestCounters(), +)
         var upstream = latency.statistics()
         upstream.fetches = total.fetches
