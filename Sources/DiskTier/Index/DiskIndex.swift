@@ -30,29 +30,30 @@ struct DiskIndex {
     mutating func reserveCapacity(_ count: Int) {
         policy.reserveCapacity(count)
         metadata.reserveCapacity(count)
-        slots.reserveCapacity(count, in: metadata)
+        let kept = metadata
+        slots.reserveCapacity(count) { kept[$0].key.hashValue }
     }
 
     /// The entry, no access recorded.
     subscript(key: String) -> IndexedEntry? {
-        slots.slot(of: key, in: metadata).map(entry(at:))
+        slot(of: key).map(entry(at:))
     }
 
     /// Records an access of `key`.
     mutating func touch(_ key: String) {
-        if let slot = slots.slot(of: key, in: metadata) { policy.recordAccess(slot) }
+        if let slot = slot(of: key) { policy.recordAccess(slot) }
     }
 
     /// Changes the size of `key`'s file (re-sealed in place), no access recorded.
     mutating func resize(_ key: String, fileSize: Int) {
-        if let slot = slots.slot(of: key, in: metadata) { policy.update(slot, weight: fileSize, access: false) }
+        if let slot = slot(of: key) { policy.update(slot, weight: fileSize, access: false) }
     }
 
     /// Adds `key` as a new entry (found at start-up: as the least recently used), or replaces what is known of it (an
     /// access).
     mutating func insert(_ key: String, _ value: IndexedEntry, leastRecent: Bool = false) {
         assert(key == value.metadata.key, "an entry is indexed under its own key")
-        if let slot = slots.slot(of: key, in: metadata) {
+        if let slot = slot(of: key) {
             metadata[slot] = value.metadata
             policy.update(slot, weight: value.fileSize, access: !leastRecent)
             return
@@ -61,12 +62,14 @@ struct DiskIndex {
             leastRecent
             ? policy.insertEldest(key, weight: value.fileSize) : policy.insert(key, weight: value.fileSize)
         if slot == metadata.count { metadata.append(value.metadata) } else { metadata[slot] = value.metadata }
-        slots.add(slot, key: key, in: metadata)
+        addSlot(slot, hash: key.hashValue)
     }
 
     @discardableResult
     mutating func remove(_ key: String) -> IndexedEntry? {
-        guard let slot = slots.remove(key, in: metadata) else { return nil }
+        guard let slot = removeSlot(hash: key.hashValue, where: { [metadata] in metadata[$0].key == key }) else {
+            return nil
+        }
         let value = entry(at: slot)
         policy.remove(slot)
         clear(slot)
@@ -76,13 +79,31 @@ struct DiskIndex {
     /// The keys the policy lets go so that the files fit the budget, never `keeping`; they leave the index.
     mutating func evict(keeping key: String?) -> [String] {
         victims.removeAll(keepingCapacity: true)
-        policy.evict(keeping: key.flatMap { slots.slot(of: $0, in: metadata) }, into: &victims)
+        policy.evict(keeping: key.flatMap(slot(of:)), into: &victims)
         return victims.map { slot in
             let key = metadata[slot].key
-            _ = slots.remove(key, in: metadata)
+            _ = removeSlot(hash: key.hashValue, where: { $0 == slot })
             clear(slot)
             return key
         }
+    }
+
+    /// The slot whose metadata holds `key`.
+    private func slot(of key: String) -> Int? {
+        metadata.withUnsafeBufferPointer { metadata in slots.slot(hash: key.hashValue) { metadata[$0].key == key } }
+    }
+
+    /// Puts `slot`, whose metadata holds a key hashed to `hash`, in the slot table. The index keeps no hashes (its
+    /// bytes per entry are bounded): the table is told the others' from their keys when it moves them.
+    private mutating func addSlot(_ slot: Int, hash: Int) {
+        let metadata = self.metadata
+        slots.add(slot, hash: hash) { metadata[$0].key.hashValue }
+    }
+
+    /// Takes the slot `holdsKey` confirms out of the slot table (its metadata still holds its key).
+    private mutating func removeSlot(hash: Int, where holdsKey: (Int) -> Bool) -> Int? {
+        let metadata = self.metadata
+        return slots.remove(hash: hash, where: holdsKey) { metadata[$0].key.hashValue }
     }
 
     /// The metadata of every entry `predicate` takes, in no particular order (listings, expiry sweeps, rekeying; a

@@ -56,8 +56,9 @@ public protocol EvictionPolicy<Key>: Sendable {
     /// `slot` and its generation in one word (never 0), for `recordAccesses` off the tier's lock.
     func handle(of slot: Int) -> UInt64
 
-    /// A new entry, as the most recently used (it enters the window); returns its slot.
-    mutating func insert(_ key: Key, weight: Int) -> Int
+    /// A new entry whose key's hash value folded to 32 bits (what `insert(_:weight:)` counts) is `hash`, as the most
+    /// recently used (it enters the window); returns its slot. For a tier that hashed the key already.
+    mutating func insert(hash: UInt32, weight: Int) -> Int
     /// An entry the tier found (at start-up), as the least recently used of the main region, with no frequency.
     mutating func insertEldest(_ key: Key, weight: Int) -> Int
     /// A new weight for `slot`, counted as an access when `access`.
@@ -70,6 +71,13 @@ public protocol EvictionPolicy<Key>: Sendable {
     /// slot is free once this returns, and its `weight(of:)` readable until the next `insert`.
     mutating func evict(keeping: Int?, into victims: inout [Int])
     mutating func reserveCapacity(_ count: Int)
+}
+
+extension EvictionPolicy {
+    /// A new entry, as the most recently used (it enters the window); returns its slot.
+    public mutating func insert(_ key: Key, weight: Int) -> Int {
+        insert(hash: FrequencySketch.hash(key), weight: weight)
+    }
 }
 
 extension EvictionKind {

@@ -16,7 +16,7 @@ public struct LRUPolicy<Key: Hashable>: EvictionPolicy {
     public func weight(of slot: Int) -> Int { lists.weight(of: slot) }
     public func handle(of slot: Int) -> UInt64 { lists.handle(of: slot) }
 
-    public mutating func insert(_ key: Key, weight: Int) -> Int {
+    public mutating func insert(hash: UInt32, weight: Int) -> Int {
         counters.admitted += 1
         return lists.add(weight: weight, hash: 0, to: .window)
     }

@@ -71,11 +71,7 @@ public struct TinyLFUPolicy<Key: Hashable>: EvictionPolicy {
     public func weight(of slot: Int) -> Int { lists.weight(of: slot) }
     public func handle(of slot: Int) -> UInt64 { lists.handle(of: slot) }
 
-    public mutating func insert(_ key: Key, weight: Int) -> Int {
-        insert(hash: FrequencySketch.hash(key), weight: weight)
-    }
-
-    mutating func insert(hash: UInt32, weight: Int) -> Int {
+    public mutating func insert(hash: UInt32, weight: Int) -> Int {
         if countsFrequencies {
             sketch.ensureCapacity(lists.count + 1)
             sketch.increment(hash)

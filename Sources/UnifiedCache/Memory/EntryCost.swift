@@ -6,21 +6,23 @@
 /// - the body is a Swift array: a 32-byte header and its bytes (the manager stores bodies compacted, see
 ///   `compacted(_:)`, so that a body which grew while it was read holds no spare capacity for its life);
 /// - a string longer than 15 UTF-8 bytes is a native string object: a 32-byte header, the bytes and a NUL; shorter
-///   ones live inside the `String` value (the key, shared with the index's copy, is counted once);
-/// - the entry's fields sit in an array indexed by its policy slot, its handle's generation in a second and the
-///   policy's node (weight, links, hash) in a third, all doubling as they grow, so up to two of each per entry; the
-///   dictionary slot (key 16 + handle 8 bytes) at a load factor between 3/8 and 3/4 is up to 64 bytes; the frequency
-///   sketch, a power of two of 8-byte words at least the entry count, up to 16.
+///   ones live inside the `String` value;
+/// - the entry's fields sit in an array indexed by its policy slot, its handle's generation and its key's hash in two
+///   more and the policy's node (weight, links, hash) in a fourth, all doubling as they grow, so up to two of each
+///   per entry; the slot table (`SlotTable`: 4-byte buckets, a quarter to a half of them taken) up to 16 bytes; the
+///   frequency sketch, a power of two of 8-byte words at least the entry count, up to 16.
 ///
 /// Measured before the policies (`mallinfo2().uordblks` before and after inserting 50,000 entries into an empty
 /// tier, in a process doing nothing else): 1 KiB bodies with 12-byte keys, a 24-byte content type and the 66-byte
 /// quoted ETag cost 1,231 bytes each against the model's 1,616 then; 64-byte bodies with 40-byte keys 566 against
 /// 752 (the node array and dictionary were then 262 bytes per entry, the model allowed 384 for their worst case just
-/// after they doubled; it allows 376 now). The model stays on the upper side of what was measured, as a budget must.
+/// after they doubled; it allows 336 now, with the slot table in the dictionary's place). The model stays on the upper
+/// side of what was measured, as a budget must.
 package enum EntryCost {
-    /// Entry and node arrays with their slack, dictionary slot and sketch, on top of the heap objects.
+    /// The arrays by slot with their slack, the slot table and the sketch, on top of the heap objects.
     public static let fixed =
-        2 * (MemoryLayout<CacheEntry?>.stride + MemoryLayout<UInt32>.stride + RegionLists.nodeStride) + 64 + 16
+        2 * (MemoryLayout<CacheEntry?>.stride + 2 * MemoryLayout<UInt32>.stride + RegionLists.nodeStride)
+        + SlotTable.bytesPerEntry + 16
 
     public static func of(_ entry: CacheEntry) -> Int {
         fixed + array(capacity: entry.body.count) + string(entry.key) + string(entry.namespace)

@@ -28,7 +28,8 @@ package final class MemoryTier: Sendable {
 
     /// `entry(for: key)` with the handle it was found under (`hit(sameAs:near:)` starts from it).
     func located(_ key: String) -> (entry: CacheEntry, handle: UInt64)? {
-        guard let found = map.withLockedValue({ $0.lookup(key) }) else { return nil }
+        let hash = MemoryMap.hash(key)
+        guard let found = map.withLockedValue({ $0.lookup(key, hash: hash) }) else { return nil }
         recordAccess(found.handle)
         return found
     }
@@ -53,11 +54,13 @@ package final class MemoryTier: Sendable {
 
     /// The entry for `key`, no access recorded.
     public func peek(_ key: String) -> CacheEntry? {
-        map.withLockedValue { $0.lookup(key)?.entry }
+        let hash = MemoryMap.hash(key)
+        return map.withLockedValue { $0.lookup(key, hash: hash)?.entry }
     }
 
     public func contains(_ key: String) -> Bool {
-        map.withLockedValue { $0.handles[key] != nil }
+        let hash = MemoryMap.hash(key)
+        return map.withLockedValue { $0.handle(of: key, hash: hash) != nil }
     }
 
     /// Stores `entry` (a new entry enters as the most recently used; a new value of a stored key counts as an access
@@ -83,8 +86,10 @@ package final class MemoryTier: Sendable {
 
     private func insert(_ entry: CacheEntry, ifAbsent: Bool) -> Insertion {
         let cost = Self.cost(of: entry)
+        // Hashed once, for the map's look-up and store and the policy's count, before either lock is taken.
+        let hash = MemoryMap.hash(entry.key)
         return policy.withLockedValue { state in
-            let held = map.withLockedValue { $0.handles[entry.key] }
+            let held = map.withLockedValue { $0.handle(of: entry.key, hash: hash) }
             if ifAbsent, held != nil { return .held }
             state.drain(reads)
             guard fits(cost) else {
@@ -97,13 +102,13 @@ package final class MemoryTier: Sendable {
                 state.releasedBytes += state.policy.weight(of: slot)
                 state.policy.update(slot, weight: cost, access: true)
             } else {
-                slot = state.policy.insert(entry.key, weight: cost)
+                slot = state.policy.insert(hash: hash, weight: cost)
             }
             state.victims.removeAll(keepingCapacity: true)
             state.policy.evict(keeping: slot, into: &state.victims)
             let handle = state.policy.handle(of: slot)
             map.withLockedValue { map in
-                map.store(entry, slot: slot, handle: handle)
+                map.store(entry, hash: hash, slot: slot, handle: handle)
                 for victim in state.victims { map.clear(victim) }
             }
             for victim in state.victims { state.releasedBytes += state.policy.weight(of: victim) }
