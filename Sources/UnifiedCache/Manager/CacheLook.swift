@@ -21,8 +21,9 @@ public struct PendingRead: Sendable {
     enum Source: Sendable {
         /// A load of the key in flight, joined.
         case load(AnnouncedOutcome)
-        /// The shared tier, asked when `whenDone` is called, if no invalidation counted past `invalidations`.
-        case shared(policy: FreshnessPolicy, invalidations: UInt64)
+        /// The shared tier, asked when `whenDone` is called, if no invalidation counted past `invalidations`
+        /// (`keyHash`: the key's `MemoryTier.hash`, which `look` made, for the promotion of a hit).
+        case shared(policy: FreshnessPolicy, invalidations: UInt64, keyHash: UInt32)
     }
 
     let manager: UnifiedCacheManager
@@ -40,8 +41,8 @@ public struct PendingRead: Sendable {
                         try manager.result(of: outcome, namespace: namespace, fetched: .coalesced)
                     })
             }
-        case .shared(let policy, let invalidations):
-            manager.askShared(key, policy: policy, after: invalidations, answer: answer)
+        case .shared(let policy, let invalidations, let keyHash):
+            manager.askShared(key, keyHash: keyHash, policy: policy, after: invalidations, answer: answer)
         }
     }
 }

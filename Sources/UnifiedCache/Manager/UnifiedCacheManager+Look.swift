@@ -33,7 +33,9 @@ extension UnifiedCacheManager {
         refusal: ((_ namespace: String) -> UpstreamRefusal?)? = nil, joining: Bool = true
     ) -> CacheLook {
         let now = now ?? clock.now()
-        if let (entry, handle) = memory.located(request.key) {
+        // Hashed once for the memory tier: the look-up, and the promotion of a disk or shared hit.
+        let hash = MemoryTier.hash(request.key)
+        if let (entry, handle) = memory.located(request.key, hash: hash) {
             switch entry.freshness(at: now, policy: policy) {
             case .fresh:
                 guard entry.kind == .value else { return .absent }
@@ -46,7 +48,7 @@ extension UnifiedCacheManager {
             case .stale:
                 if let stale = staleRefused(entry, now: now, refusal: refusal) { return .ready(stale) }
             }
-        } else if let entry = secondTierNow(request.key, policy: policy, now: now) {
+        } else if let entry = secondTierNow(request.key, hash: hash, policy: policy, now: now) {
             recorder.record(.hit, namespace: entry.namespace, tier: .disk)
             return .ready(CacheResult(entry: entry, outcome: .hit, tier: .disk, stored: false, now: now))
         }
@@ -54,7 +56,7 @@ extension UnifiedCacheManager {
         let joined = state.withLockedValue { state -> PendingRead.Source? in
             if let announced = state.inFlight.join(request.key, mode: .load) { return .load(announced) }
             guard readsSharedWithoutTasks else { return nil }
-            return .shared(policy: policy, invalidations: state.invalidations)
+            return .shared(policy: policy, invalidations: state.invalidations, keyHash: hash)
         }
         guard let joined else { return .absent }
         return .pending(PendingRead(manager: self, key: request.key, namespace: request.namespace, source: joined))
@@ -82,14 +84,14 @@ extension UnifiedCacheManager {
     /// too). Only when nothing can make the read outdated: the shared tier vouches for the second tier's entries, no
     /// second-tier operation is queued, and no invalidation and no newer value in memory came between the read and
     /// the promotion; else `nil`, and `get` decides.
-    private func secondTierNow(_ key: String, policy: FreshnessPolicy, now: Date) -> CacheEntry? {
+    private func secondTierNow(_ key: String, hash: UInt32, policy: FreshnessPolicy, now: Date) -> CacheEntry? {
         // As `loadSecond`: nothing stored before start-up until the shared tier vouches for it (CONTRACT §6.6).
         guard let writer, shared?.vouchesForStoredEntries ?? true else { return nil }
         guard let invalidations = state.withLockedValue({ state in writer.isIdle ? state.invalidations : nil }),
             let entry = writer.tier.loadNow(key), entry.kind == .value, entry.freshness(at: now, policy: policy) == .fresh
         else { return nil }
         let current = state.withLockedValue { state in
-            state.invalidations == invalidations && writer.isIdle && memory.promote(entry)
+            state.invalidations == invalidations && writer.isIdle && memory.promote(entry, hash: hash)
         }
         return current ? entry : nil
     }
@@ -113,12 +115,14 @@ extension UnifiedCacheManager {
     /// `nil`, with nothing counted, for `get` to decide (a miss, a stale or refresh-ahead value, a remembered 404, an
     /// invalidation after `invalidations`, a load of the key or a value in memory that came between, or a read the
     /// shared tier does not offer now).
+    /// `keyHash`: the key's `MemoryTier.hash`, for the promotion.
     func askShared(
-        _ key: String, policy: FreshnessPolicy, after invalidations: UInt64,
+        _ key: String, keyHash: UInt32, policy: FreshnessPolicy, after invalidations: UInt64,
         answer: @escaping @Sendable (Result<CacheResult, CacheError>?) -> Void
     ) {
         guard let shared else { return answer(nil) }
-        let read = SharedAsk(manager: self, key: key, policy: policy, invalidations: invalidations, answer: answer)
+        let read = SharedAsk(
+            manager: self, key: key, keyHash: keyHash, policy: policy, invalidations: invalidations, answer: answer)
         if !shared.loadNow(key, for: read) { answer(nil) }
     }
 }
@@ -128,15 +132,17 @@ extension UnifiedCacheManager {
 private final class SharedAsk: SharedReadNow {
     let manager: UnifiedCacheManager
     let key: String
+    let keyHash: UInt32
     let policy: FreshnessPolicy
     let invalidations: UInt64
     let reply: @Sendable (Result<CacheResult, CacheError>?) -> Void
 
     init(
-        manager: UnifiedCacheManager, key: String, policy: FreshnessPolicy, invalidations: UInt64,
+        manager: UnifiedCacheManager, key: String, keyHash: UInt32, policy: FreshnessPolicy, invalidations: UInt64,
         answer: @escaping @Sendable (Result<CacheResult, CacheError>?) -> Void
     ) {
-        (self.manager, self.key, self.policy, self.invalidations, reply) = (manager, key, policy, invalidations, answer)
+        (self.manager, self.key, self.keyHash, self.policy, self.invalidations, reply) =
+            (manager, key, keyHash, policy, invalidations, answer)
     }
 
     func accept(_ entry: CacheEntry) -> Bool {
@@ -144,7 +150,8 @@ private final class SharedAsk: SharedReadNow {
             return false
         }
         return manager.state.withLockedValue { state in
-            state.invalidations == invalidations && !state.inFlight.isPending(key) && manager.memory.promote(entry)
+            state.invalidations == invalidations && !state.inFlight.isPending(key)
+                && manager.memory.promote(entry, hash: keyHash)
         }
     }
 

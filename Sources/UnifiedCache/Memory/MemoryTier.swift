@@ -26,9 +26,18 @@ package final class MemoryTier: Sendable {
         located(key)?.entry
     }
 
+    /// The hash a key is found by here: a caller that looks a key up and may then promote a value of it hashes the key
+    /// once (`located(_:hash:)`, `promote(_:hash:)`).
+    package static func hash(_ key: String) -> UInt32 { MemoryMap.hash(key) }
+
     /// `entry(for: key)` with the handle it was found under (`hit(sameAs:near:)` starts from it).
     func located(_ key: String) -> (entry: CacheEntry, handle: UInt64)? {
-        let hash = MemoryMap.hash(key)
+        located(key, hash: Self.hash(key))
+    }
+
+    /// `located(key)` for the key whose `hash(_:)` is `hash`.
+    func located(_ key: String, hash: UInt32) -> (entry: CacheEntry, handle: UInt64)? {
+        assert(hash == Self.hash(key), "a key is looked up by its own hash")
         guard let found = map.withLockedValue({ $0.lookup(key, hash: hash) }) else { return nil }
         recordAccess(found.handle)
         return found
@@ -69,14 +78,19 @@ package final class MemoryTier: Sendable {
     /// it was stored.
     @discardableResult
     public func insert(_ entry: CacheEntry) -> Bool {
-        insert(entry, ifAbsent: false) == .stored
+        insert(entry, hash: Self.hash(entry.key), ifAbsent: false) == .stored
     }
 
     /// A value read from a tier below, stored as `insert` would unless memory already holds a value of its key (which
     /// it never replaces): `false` then, with nothing changed. `true` otherwise, stored or not (too large for the
     /// budget).
-    public func promote(_ entry: CacheEntry) -> Bool {
-        insert(entry, ifAbsent: true) != .held
+    func promote(_ entry: CacheEntry) -> Bool {
+        promote(entry, hash: Self.hash(entry.key))
+    }
+
+    /// `promote(entry)` for an entry whose key's `hash(_:)` is `hash`.
+    func promote(_ entry: CacheEntry, hash: UInt32) -> Bool {
+        insert(entry, hash: hash, ifAbsent: true) != .held
     }
 
     /// Whether an entry of `cost` (`cost(of:)`) fits the budgets at all (`insert` refuses one that does not).
@@ -84,10 +98,10 @@ package final class MemoryTier: Sendable {
 
     private enum Insertion { case stored, refused, held }
 
-    private func insert(_ entry: CacheEntry, ifAbsent: Bool) -> Insertion {
+    /// Hashed once (`hash`), for the map's look-up and store and the policy's count.
+    private func insert(_ entry: CacheEntry, hash: UInt32, ifAbsent: Bool) -> Insertion {
+        assert(hash == Self.hash(entry.key), "an entry is stored under its key's own hash")
         let cost = Self.cost(of: entry)
-        // Hashed once, for the map's look-up and store and the policy's count, before either lock is taken.
-        let hash = MemoryMap.hash(entry.key)
         return policy.withLockedValue { state in
             let held = map.withLockedValue { $0.handle(of: entry.key, hash: hash) }
             if ifAbsent, held != nil { return .held }
