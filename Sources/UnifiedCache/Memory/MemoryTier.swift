@@ -63,12 +63,12 @@ package final class MemoryTier: Sendable {
 
     /// The entry for `key`, no access recorded.
     public func peek(_ key: String) -> CacheEntry? {
-        let hash = MemoryMap.hash(key)
+        let hash = Self.hash(key)
         return map.withLockedValue { $0.lookup(key, hash: hash)?.entry }
     }
 
     public func contains(_ key: String) -> Bool {
-        let hash = MemoryMap.hash(key)
+        let hash = Self.hash(key)
         return map.withLockedValue { $0.handle(of: key, hash: hash) != nil }
     }
 
