@@ -16,6 +16,17 @@ import Testing
         #expect(cache.statistics().requests.hits == 2 && cache.statistics().requests.misses == 0)
     }
 
+    /// A value read for one key that holds another (a file moved by hand, a tier that does not check what it read)
+    /// is neither answered nor promoted: it would sit in memory under the hash of the key it was read for.
+    @Test func aValueHoldingAnotherKeyIsNeitherAnsweredNorPromoted() {
+        let disk = DictionarySecondTier(readsNow: true)
+        disk.storeMisplaced(entry("other", body: "not k's", ttl: 600), as: "k")
+        let cache = makeManager(secondTier: disk)
+        #expect(cache.ready("k", policy: .ttl(.seconds(60))) == nil)
+        #expect(cache.memory.peek("k") == nil && cache.memory.peek("other") == nil)
+        #expect(cache.statistics().requests.requests == 0)
+    }
+
     @Test func aTierThatCannotReadNowLeavesTheReadToGet() {
         let disk = DictionarySecondTier([entry("k", body: "from-disk", ttl: 600)])
         let cache = makeManager(secondTier: disk)

@@ -26,6 +26,20 @@ import TestSupport
         func record(_ result: CacheResult?) { calls.withLockedValue { $0.append(result) } }
     }
 
+    /// A value the shared tier read for one key that holds another (written there by someone else, from a tier that
+    /// does not check what it read) is answered `nil` for `get` to decide, and not promoted.
+    @Test func aSharedValueHoldingAnotherKeyIsNeitherAnsweredNorPromoted() {
+        let shared = InMemorySharedTier()
+        shared.state.withLockedValue { $0.entries["k"] = entry("other", body: "not k's", ttl: 600) }
+        let cache = manager(shared)
+        let answers = Answers()
+        #expect(cache.join(request("k")) { answers.record($0.flatMap { try? $0.get() }) })
+        shared.answerPendingReads()
+        #expect(answers.calls.withLockedValue { $0.count == 1 && $0[0] == nil })
+        #expect(cache.memory.peek("k") == nil && cache.memory.peek("other") == nil)
+        #expect(cache.statistics().requests.requests == 0)
+    }
+
     @Test func aFreshSharedValueIsAnsweredPromotedAndCountedOnce() throws {
         let shared = InMemorySharedTier([entry("k", body: "fleet", ttl: 600)])
         let cache = manager(shared)

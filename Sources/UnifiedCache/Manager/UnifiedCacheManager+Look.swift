@@ -83,12 +83,14 @@ extension UnifiedCacheManager {
     /// through `get` would be, without a hop to the tier's queue (nginx reads its cache files in its event loop
     /// too). Only when nothing can make the read outdated: the shared tier vouches for the second tier's entries, no
     /// second-tier operation is queued, and no invalidation and no newer value in memory came between the read and
-    /// the promotion; else `nil`, and `get` decides.
+    /// the promotion; else `nil`, and `get` decides. A value read for `key` is promoted under `hash`, the look-up's:
+    /// one that holds another key (never from a tier that checks what it read) is not taken.
     private func secondTierNow(_ key: String, hash: UInt32, policy: FreshnessPolicy, now: Date) -> CacheEntry? {
         // As `loadSecond`: nothing stored before start-up until the shared tier vouches for it (CONTRACT §6.6).
         guard let writer, shared?.vouchesForStoredEntries ?? true else { return nil }
         guard let invalidations = state.withLockedValue({ state in writer.isIdle ? state.invalidations : nil }),
-            let entry = writer.tier.loadNow(key), entry.kind == .value, entry.freshness(at: now, policy: policy) == .fresh
+            let entry = writer.tier.loadNow(key), entry.key == key, entry.kind == .value,
+            entry.freshness(at: now, policy: policy) == .fresh
         else { return nil }
         let current = state.withLockedValue { state in
             state.invalidations == invalidations && writer.isIdle && memory.promote(entry, hash: hash)
@@ -145,8 +147,9 @@ private final class SharedAsk: SharedReadNow {
             (manager, key, keyHash, policy, invalidations, answer)
     }
 
+    /// Promoted under `keyHash`, the look-up's: a value that holds another key is not taken (as `secondTierNow`).
     func accept(_ entry: CacheEntry) -> Bool {
-        guard entry.kind == .value, entry.freshness(at: manager.clock.now(), policy: policy) == .fresh else {
+        guard entry.key == key, entry.kind == .value, entry.freshness(at: manager.clock.now(), policy: policy) == .fresh else {
             return false
         }
         return manager.state.withLockedValue { state in

@@ -24,6 +24,11 @@ final class DictionarySecondTier: SecondTier {
         entries.withLockedValue { dict in for entry in initial { dict[entry.key] = entry } }
     }
 
+    /// Stores `entry` under another key's name (a file moved by hand), where `loadNow(key)` finds it.
+    func storeMisplaced(_ entry: CacheEntry, as key: String) {
+        entries.withLockedValue { $0[key] = entry }
+    }
+
     func loadNow(_ key: String) -> CacheEntry? {
         guard readsNow else { return nil }
         let entry = entries.withLockedValue { $0[key] }
