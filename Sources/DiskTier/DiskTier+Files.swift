@@ -102,7 +102,7 @@ extension DiskTier {
     /// own new entry).
     func makeRoom(keeping key: String?) {
         // Files read on callers' threads count as accessed before a victim is chosen.
-        for read in recentReads.drain() { index.touch(read) }
+        for read in recentReads.drain() { index.touch(read.key, hash: read.hash) }
         let victims = index.evict(keeping: key)
         for victim in victims { delete(victim) }
         if !victims.isEmpty {

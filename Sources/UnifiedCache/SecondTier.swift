@@ -9,8 +9,9 @@ public protocol SecondTier: AnyObject, Sendable {
     /// The stored entry for `key`, verified, or `nil`.
     func load(_ key: String) async -> CacheEntry?
     /// The stored entry for `key` read on the calling thread when that is cheap and clean (a healthy tier, a
-    /// verified file), else `nil`: `load` then decides (and handles a missing, corrupt or unreadable entry).
-    func loadNow(_ key: String) -> CacheEntry?
+    /// verified file), else `nil`: `load` then decides (and handles a missing, corrupt or unreadable entry). `hash` is
+    /// the key's `KeyHash` (the memory tier's look-up made it: the tier need not hash the key again).
+    func loadNow(_ key: String, hash: UInt32) -> CacheEntry?
     /// Stores (or replaces) the entry; returns once it is durable in the tier, `false` if it could not be written.
     @discardableResult
     func store(_ entry: CacheEntry) async -> Bool
@@ -38,7 +39,10 @@ public protocol SecondTier: AnyObject, Sendable {
 
 extension SecondTier {
     /// A tier that cannot read on the caller's thread leaves every read to `load`.
-    public func loadNow(_ key: String) -> CacheEntry? { nil }
+    public func loadNow(_ key: String, hash: UInt32) -> CacheEntry? { nil }
+
+    /// `loadNow(_:hash:)` for a key not hashed yet.
+    public func loadNow(_ key: String) -> CacheEntry? { loadNow(key, hash: KeyHash.of(key)) }
 
     /// A tier with nothing to check now answers its health as it stands.
     public func checkedHealth() async -> String? { health() }

@@ -30,13 +30,17 @@ import UnifiedCache
         }
     }
 
-    @Test func leastRecentlyUsedEntriesGoFirst() async throws {
+    /// `readNow`: the read that makes k0 recently used is a disk hit answered on the calling thread (`loadNow`, given
+    /// the key's hash by the memory tier's look-up), counted as an access when the tier next makes room: found in the
+    /// index by that hash.
+    @Test(arguments: [false, true]) func leastRecentlyUsedEntriesGoFirst(readNow: Bool) async throws {
         try await withTemporaryFolder { dir in
             let body = Array(repeating: UInt8(7), count: 900)
             let fileSize = EntryFormat.encode(makeEntry("k0", body: body)).count
             let tier = try await openTier(dir, limit: fileSize * 4)
             for i in 0..<4 { await tier.store(makeEntry("k\(i)", body: body)) }
-            #expect(await tier.load("k0") != nil)  // k1 is now the least recently used
+            let read = readNow ? tier.loadNow("k0", hash: KeyHash.of("k0")) : await tier.load("k0")
+            #expect(read != nil)  // k1 is now the least recently used
             await tier.store(makeEntry("k4", body: body))
             #expect(await tier.load("k1") == nil)
             #expect(await tier.load("k2") != nil)  // order now: k3 (oldest), k0, k4, k2

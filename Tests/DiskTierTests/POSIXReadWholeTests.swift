@@ -118,7 +118,8 @@ struct POSIXReadWholeTests {
             let path = "\(dir)/f"
             let made = Atomic<Int>(0)
             func read() -> [UInt8]? {
-                fileSystem.readWhole(entry: "k", in: dir, at: { made.add(1, ordering: .relaxed); return path }, upTo: 1 << 20)
+                fileSystem.readWhole(
+                    entry: "k", hash: 1, in: dir, at: { made.add(1, ordering: .relaxed); return path }, upTo: 1 << 20)
             }
             try write(bytes(900), to: path)
             for _ in 0..<3 { #expect(read() == bytes(900)) }
@@ -143,8 +144,11 @@ struct POSIXReadWholeTests {
             try write(bytes(100), to: "\(dir)/a/f")
             try write(bytes(200), to: "\(dir)/b/f")
             for _ in 0..<2 {
-                #expect(fileSystem.readWhole(entry: "k", in: "\(dir)/a", at: { "\(dir)/a/f" }, upTo: 1 << 20) == bytes(100))
-                #expect(fileSystem.readWhole(entry: "k", in: "\(dir)/b", at: { "\(dir)/b/f" }, upTo: 1 << 20) == bytes(200))
+                for (folder, size) in [("a", 100), ("b", 200)] {
+                    let read = fileSystem.readWhole(
+                        entry: "k", hash: 1, in: "\(dir)/\(folder)", at: { "\(dir)/\(folder)/f" }, upTo: 1 << 20)
+                    #expect(read == bytes(size))
+                }
             }
             #expect(fileSystem.openFiles.count == 2)
             #expect(fileSystem.readWhole("\(dir)/a/f", upTo: 1 << 20) == bytes(100))
@@ -201,7 +205,7 @@ struct POSIXReadWholeTests {
             let fileSystem = fileSystem
             @Sendable func readWhole() -> [UInt8]? {
                 byKey
-                    ? fileSystem.readWhole(entry: "k", in: dir, at: { path }, upTo: 1 << 20)
+                    ? fileSystem.readWhole(entry: "k", hash: 1, in: dir, at: { path }, upTo: 1 << 20)
                     : fileSystem.readWhole(path, upTo: 1 << 20)
             }
             let versions = 2_000

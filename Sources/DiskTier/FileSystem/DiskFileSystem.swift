@@ -14,8 +14,9 @@ public protocol DiskFileSystem: Sendable {
     /// why. Anything but a regular file reads as an error or as empty bytes, which do not verify.
     func readWhole(_ path: String, upTo limit: Int) -> [UInt8]?
     /// The same for entry `key` of the tier under `root`, whose file is at `path()`: a file system that keeps files
-    /// open finds one by the key, and makes the path only to open it.
-    func readWhole(entry key: String, in root: String, at path: () -> String, upTo limit: Int) -> [UInt8]?
+    /// open finds one by the key and `hash` (the same for one key at every call: its `KeyHash`), and makes the path
+    /// only to open it.
+    func readWhole(entry key: String, hash: Int, in root: String, at path: () -> String, upTo limit: Int) -> [UInt8]?
     /// How many files `readWhole` may keep open between reads (0: it keeps none).
     var keptOpenFiles: Int { get }
     /// Creates `path` (which must not exist) with `bytes`, mode 600 whatever the umask (CONTRACT §8.9); with `sync`,
@@ -50,7 +51,9 @@ extension DiskFileSystem {
     }
 
     /// `readWhole` of the path.
-    public func readWhole(entry key: String, in root: String, at path: () -> String, upTo limit: Int) -> [UInt8]? {
+    public func readWhole(
+        entry key: String, hash: Int, in root: String, at path: () -> String, upTo limit: Int
+    ) -> [UInt8]? {
         readWhole(path(), upTo: limit)
     }
 }

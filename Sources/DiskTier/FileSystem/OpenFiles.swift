@@ -34,20 +34,26 @@ final class OpenFile: Sendable {
 /// then. At most `capacity` files are held; past it the oldest kept goes.
 final class OpenFiles: Sendable {
     /// What a kept file is found by: `key` within `scope` (an entry's key within its tier's folder; a path within
-    /// nothing). One name always names one path. Hashed by `key` alone (a tier's scope is the same string for every
-    /// entry, and compares in one step when it is the same storage).
+    /// nothing). One name always names one path. Hashed by `hash`, the key's, given (a disk hit's key was hashed by
+    /// the memory tier's look-up: one word is hashed here, not the key's bytes again), never by `scope` (a tier's
+    /// scope is the same string for every entry, and compares in one step when it is the same storage).
     struct Name: Hashable, Sendable {
         let scope: String
         let key: String
+        /// The same for one key at every call (the caller's function of the key alone).
+        let hash: Int
 
-        init(key: String, in scope: String) {
+        init(key: String, hash: Int, in scope: String) {
             self.scope = scope
             self.key = key
+            self.hash = hash
         }
 
-        init(path: String) { self.init(key: path, in: "") }
+        init(path: String) { self.init(key: path, hash: path.hashValue, in: "") }
 
-        func hash(into hasher: inout Hasher) { hasher.combine(key) }
+        static func == (a: Name, b: Name) -> Bool { a.hash == b.hash && a.key == b.key && a.scope == b.scope }
+
+        func hash(into hasher: inout Hasher) { hasher.combine(hash) }
     }
 
     private struct Kept {

@@ -32,8 +32,10 @@ public struct POSIXFileSystem: DiskFileSystem {
     }
 
     /// As `readWhole(_:upTo:)`, the file kept open found by the entry's key (its path made only to open it).
-    public func readWhole(entry key: String, in root: String, at path: () -> String, upTo limit: Int) -> [UInt8]? {
-        readWhole(OpenFiles.Name(key: key, in: root), at: path, upTo: limit)
+    public func readWhole(
+        entry key: String, hash: Int, in root: String, at path: () -> String, upTo limit: Int
+    ) -> [UInt8]? {
+        readWhole(OpenFiles.Name(key: key, hash: hash, in: root), at: path, upTo: limit)
     }
 
     private func readWhole(_ name: OpenFiles.Name, at path: () -> String, upTo limit: Int) -> [UInt8]? {

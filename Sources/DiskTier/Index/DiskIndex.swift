@@ -31,7 +31,7 @@ struct DiskIndex {
         policy.reserveCapacity(count)
         metadata.reserveCapacity(count)
         let kept = metadata
-        slots.reserveCapacity(count) { kept[$0].key.hashValue }
+        slots.reserveCapacity(count) { Self.hash(kept[$0].key) }
     }
 
     /// The entry, no access recorded.
@@ -41,7 +41,14 @@ struct DiskIndex {
 
     /// Records an access of `key`.
     mutating func touch(_ key: String) {
-        if let slot = slot(of: key) { policy.recordAccess(slot) }
+        touch(key, hash: KeyHash.of(key))
+    }
+
+    /// Records an access of `key`, whose `KeyHash` is `hash` (a read answered on an HTTP thread: the memory tier's
+    /// look-up hashed the key).
+    mutating func touch(_ key: String, hash: UInt32) {
+        assert(hash == KeyHash.of(key), "a key's hash is its KeyHash")
+        if let slot = slot(of: key, hash: hash) { policy.recordAccess(slot) }
     }
 
     /// Changes the size of `key`'s file (re-sealed in place), no access recorded.
@@ -53,21 +60,21 @@ struct DiskIndex {
     /// access).
     mutating func insert(_ key: String, _ value: IndexedEntry, leastRecent: Bool = false) {
         assert(key == value.metadata.key, "an entry is indexed under its own key")
-        if let slot = slot(of: key) {
+        let hash = KeyHash.of(key)
+        if let slot = slot(of: key, hash: hash) {
             metadata[slot] = value.metadata
             policy.update(slot, weight: value.fileSize, access: !leastRecent)
             return
         }
-        let slot =
-            leastRecent
-            ? policy.insertEldest(key, weight: value.fileSize) : policy.insert(key, weight: value.fileSize)
+        let weight = value.fileSize
+        let slot = leastRecent ? policy.insertEldest(hash: hash, weight: weight) : policy.insert(hash: hash, weight: weight)
         if slot == metadata.count { metadata.append(value.metadata) } else { metadata[slot] = value.metadata }
-        addSlot(slot, hash: key.hashValue)
+        addSlot(slot, hash: Int(hash))
     }
 
     @discardableResult
     mutating func remove(_ key: String) -> IndexedEntry? {
-        guard let slot = removeSlot(hash: key.hashValue, where: { [metadata] in metadata[$0].key == key }) else {
+        guard let slot = removeSlot(hash: Self.hash(key), where: { [metadata] in metadata[$0].key == key }) else {
             return nil
         }
         let value = entry(at: slot)
@@ -82,28 +89,34 @@ struct DiskIndex {
         policy.evict(keeping: key.flatMap(slot(of:)), into: &victims)
         return victims.map { slot in
             let key = metadata[slot].key
-            _ = removeSlot(hash: key.hashValue, where: { $0 == slot })
+            _ = removeSlot(hash: Self.hash(key), where: { $0 == slot })
             clear(slot)
             return key
         }
     }
 
     /// The slot whose metadata holds `key`.
-    private func slot(of key: String) -> Int? {
-        metadata.withUnsafeBufferPointer { metadata in slots.slot(hash: key.hashValue) { metadata[$0].key == key } }
+    private func slot(of key: String) -> Int? { slot(of: key, hash: KeyHash.of(key)) }
+
+    /// The slot whose metadata holds `key`, whose `KeyHash` is `hash`.
+    private func slot(of key: String, hash: UInt32) -> Int? {
+        metadata.withUnsafeBufferPointer { metadata in slots.slot(hash: Int(hash)) { metadata[$0].key == key } }
     }
+
+    /// A key's place in the slot table: its `KeyHash`, the policy's too, so that a new key is hashed once.
+    private static func hash(_ key: String) -> Int { Int(KeyHash.of(key)) }
 
     /// Puts `slot`, whose metadata holds a key hashed to `hash`, in the slot table. The index keeps no hashes (its
     /// bytes per entry are bounded): the table is told the others' from their keys when it moves them.
     private mutating func addSlot(_ slot: Int, hash: Int) {
         let metadata = self.metadata
-        slots.add(slot, hash: hash) { metadata[$0].key.hashValue }
+        slots.add(slot, hash: hash) { Self.hash(metadata[$0].key) }
     }
 
     /// Takes the slot `holdsKey` confirms out of the slot table (its metadata still holds its key).
     private mutating func removeSlot(hash: Int, where holdsKey: (Int) -> Bool) -> Int? {
         let metadata = self.metadata
-        return slots.remove(hash: hash, where: holdsKey) { metadata[$0].key.hashValue }
+        return slots.remove(hash: hash, where: holdsKey) { Self.hash(metadata[$0].key) }
     }
 
     /// The metadata of every entry `predicate` takes, in no particular order (listings, expiry sweeps, rekeying; a

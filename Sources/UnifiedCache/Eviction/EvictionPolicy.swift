@@ -56,11 +56,12 @@ public protocol EvictionPolicy<Key>: Sendable {
     /// `slot` and its generation in one word (never 0), for `recordAccesses` off the tier's lock.
     func handle(of slot: Int) -> UInt64
 
-    /// A new entry whose key's hash value folded to 32 bits (what `insert(_:weight:)` counts) is `hash`, as the most
-    /// recently used (it enters the window); returns its slot. For a tier that hashed the key already.
+    /// A new entry whose key's `KeyHash` is `hash`, as the most recently used (it enters the window); returns its
+    /// slot. For a tier that hashed the key already.
     mutating func insert(hash: UInt32, weight: Int) -> Int
-    /// An entry the tier found (at start-up), as the least recently used of the main region, with no frequency.
-    mutating func insertEldest(_ key: Key, weight: Int) -> Int
+    /// An entry the tier found (at start-up) whose key's `KeyHash` is `hash`, as the least recently used of the main
+    /// region, with no frequency.
+    mutating func insertEldest(hash: UInt32, weight: Int) -> Int
     /// A new weight for `slot`, counted as an access when `access`.
     mutating func update(_ slot: Int, weight: Int, access: Bool)
     mutating func recordAccess(_ slot: Int)
@@ -76,7 +77,12 @@ public protocol EvictionPolicy<Key>: Sendable {
 extension EvictionPolicy {
     /// A new entry, as the most recently used (it enters the window); returns its slot.
     public mutating func insert(_ key: Key, weight: Int) -> Int {
-        insert(hash: FrequencySketch.hash(key), weight: weight)
+        insert(hash: KeyHash.of(key), weight: weight)
+    }
+
+    /// An entry the tier found (at start-up), as the least recently used of the main region, with no frequency.
+    public mutating func insertEldest(_ key: Key, weight: Int) -> Int {
+        insertEldest(hash: KeyHash.of(key), weight: weight)
     }
 }
 

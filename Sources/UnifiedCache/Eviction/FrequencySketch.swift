@@ -99,12 +99,6 @@ struct FrequencySketch: Sendable {
         size = max(0, (size - (odd >> 2)) >> 1)
     }
 
-    /// The 32 bits a key is counted by (its hash value folded).
-    static func hash<Key: Hashable>(_ key: Key) -> UInt32 {
-        let value = UInt64(bitPattern: Int64(key.hashValue))
-        return UInt32(truncatingIfNeeded: value ^ (value >> 32))
-    }
-
     static func spread(_ value: UInt32) -> UInt32 {
         var x = value
         x ^= x >> 17

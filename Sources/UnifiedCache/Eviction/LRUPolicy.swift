@@ -21,7 +21,7 @@ public struct LRUPolicy<Key: Hashable>: EvictionPolicy {
         return lists.add(weight: weight, hash: 0, to: .window)
     }
 
-    public mutating func insertEldest(_ key: Key, weight: Int) -> Int {
+    public mutating func insertEldest(hash: UInt32, weight: Int) -> Int {
         lists.add(weight: weight, hash: 0, to: .window, eldest: true)
     }
 

@@ -80,8 +80,8 @@ public struct TinyLFUPolicy<Key: Hashable>: EvictionPolicy {
         return lists.add(weight: weight, hash: hash, to: .window)
     }
 
-    public mutating func insertEldest(_ key: Key, weight: Int) -> Int {
-        lists.add(weight: weight, hash: FrequencySketch.hash(key), to: .probation, eldest: true)
+    public mutating func insertEldest(hash: UInt32, weight: Int) -> Int {
+        lists.add(weight: weight, hash: hash, to: .probation, eldest: true)
     }
 
     public mutating func update(_ slot: Int, weight: Int, access: Bool) {

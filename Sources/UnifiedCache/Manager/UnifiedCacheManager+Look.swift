@@ -89,7 +89,7 @@ extension UnifiedCacheManager {
         // As `loadSecond`: nothing stored before start-up until the shared tier vouches for it (CONTRACT §6.6).
         guard let writer, shared?.vouchesForStoredEntries ?? true else { return nil }
         guard let invalidations = state.withLockedValue({ state in writer.isIdle ? state.invalidations : nil }),
-            let entry = writer.tier.loadNow(key), entry.key == key, entry.kind == .value,
+            let entry = writer.tier.loadNow(key, hash: hash), entry.key == key, entry.kind == .value,
             entry.freshness(at: now, policy: policy) == .fresh
         else { return nil }
         let current = state.withLockedValue { state in

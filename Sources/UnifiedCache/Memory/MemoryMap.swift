@@ -2,8 +2,8 @@
 /// given out with its handle (the slot and its generation, which the read buffer records). Not thread-safe: the
 /// tier's `map` lock guards it.
 ///
-/// A key is hashed once per call, by the caller (`hash(_:)`, the frequency sketch's own hash, so that the policy
-/// counts a new entry by it too), and the hash kept by slot: an entry leaves the table without its key hashed again.
+/// A key is hashed once per call, by the caller (`hash(_:)`: its `KeyHash`, which the policy counts a new entry by
+/// too), and the hash kept by slot: an entry leaves the table without its key hashed again.
 struct MemoryMap: Sendable {
     private var index = SlotTable()
     /// By slot; `nil` in a free slot.
@@ -18,7 +18,7 @@ struct MemoryMap: Sendable {
     static func slot(of handle: UInt64) -> Int { Int(truncatingIfNeeded: handle & 0xFFFF_FFFF) }
 
     /// The hash `key` is found by here and counted by in the policy's sketch.
-    static func hash(_ key: String) -> UInt32 { FrequencySketch.hash(key) }
+    static func hash(_ key: String) -> UInt32 { KeyHash.of(key) }
 
     /// The slot of `key`, whose `hash(_:)` is `hash`.
     private func slot(of key: String, hash: UInt32) -> Int? {

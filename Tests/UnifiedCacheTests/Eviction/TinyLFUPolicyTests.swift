@@ -58,13 +58,13 @@ import Testing
         var victims: [Int] = []
         for key in 0..<10 {
             slots[key] = policy.insert(key, weight: 10)
-            policy.sketch.increment(FrequencySketch.hash(key))
+            policy.sketch.increment(KeyHash.of(key))
         }
-        for _ in 0..<6 { policy.sketch.increment(FrequencySketch.hash(popular)) }
+        for _ in 0..<6 { policy.sketch.increment(KeyHash.of(popular)) }
         policy.evict(keeping: nil, into: &victims)
         #expect(victims.isEmpty && policy.lists.probation.count == 10)
         let admittedBefore = policy.statistics.admitted
-        for _ in 0..<3 { policy.sketch.increment(FrequencySketch.hash(100)) }
+        for _ in 0..<3 { policy.sketch.increment(KeyHash.of(100)) }
         let heavy = policy.insert(100, weight: 35)
         policy.evict(keeping: nil, into: &victims)
         if popular < 4 {

@@ -29,7 +29,8 @@ final class DictionarySecondTier: SecondTier {
         entries.withLockedValue { $0[key] = entry }
     }
 
-    func loadNow(_ key: String) -> CacheEntry? {
+    func loadNow(_ key: String, hash: UInt32) -> CacheEntry? {
+        assert(hash == KeyHash.of(key), "the manager hands down the key's own hash")
         guard readsNow else { return nil }
         let entry = entries.withLockedValue { $0[key] }
         duringReadNow.withLockedValue { $0 }?()
