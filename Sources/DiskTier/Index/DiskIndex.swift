@@ -67,7 +67,8 @@ struct DiskIndex {
             return
         }
         let weight = value.fileSize
-        let slot = leastRecent ? policy.insertEldest(hash: hash, weight: weight) : policy.insert(hash: hash, weight: weight)
+        let slot =
+            leastRecent ? policy.insertEldest(hash: hash, weight: weight) : policy.insert(hash: hash, weight: weight)
         if slot == metadata.count { metadata.append(value.metadata) } else { metadata[slot] = value.metadata }
         addSlot(slot, hash: Int(hash))
     }
