@@ -51,8 +51,6 @@ final class OpenFiles: Sendable {
 
         init(path: String) { self.init(key: path, hash: path.hashValue, in: "") }
 
-        static func == (a: Name, b: Name) -> Bool { a.hash == b.hash && a.key == b.key && a.scope == b.scope }
-
         func hash(into hasher: inout Hasher) { hasher.combine(hash) }
     }
 

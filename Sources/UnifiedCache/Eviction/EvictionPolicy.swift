@@ -79,11 +79,6 @@ extension EvictionPolicy {
     public mutating func insert(_ key: Key, weight: Int) -> Int {
         insert(hash: KeyHash.of(key), weight: weight)
     }
-
-    /// An entry the tier found (at start-up), as the least recently used of the main region, with no frequency.
-    public mutating func insertEldest(_ key: Key, weight: Int) -> Int {
-        insertEldest(hash: KeyHash.of(key), weight: weight)
-    }
 }
 
 extension EvictionKind {

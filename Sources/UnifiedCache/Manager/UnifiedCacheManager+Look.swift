@@ -149,9 +149,9 @@ private final class SharedAsk: SharedReadNow {
 
     /// Promoted under `keyHash`, the look-up's: a value that holds another key is not taken (as `secondTierNow`).
     func accept(_ entry: CacheEntry) -> Bool {
-        guard entry.key == key, entry.kind == .value, entry.freshness(at: manager.clock.now(), policy: policy) == .fresh else {
-            return false
-        }
+        guard entry.key == key, entry.kind == .value,
+            entry.freshness(at: manager.clock.now(), policy: policy) == .fresh
+        else { return false }
         return manager.state.withLockedValue { state in
             state.invalidations == invalidations && !state.inFlight.isPending(key)
                 && manager.memory.promote(entry, hash: keyHash)
