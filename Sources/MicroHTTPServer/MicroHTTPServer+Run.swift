@@ -20,7 +20,7 @@ extension MicroHTTPServer {
             _ = await drain.next()
             drain.cancelAll()
         }
-        await deadlines.stop()
+        await core.deadlines.stop()
         // Past the deadline: answer what is left 503 (resuming its connection) and cancel its handler; a late
         // answer is dropped, so nothing touches a connection after the daemon stops.
         for context in core.pending.cancelAll() where context.complete(ServerProblems.shuttingDown) {

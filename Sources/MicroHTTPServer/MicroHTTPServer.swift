@@ -21,8 +21,6 @@ public final class MicroHTTPServer: Service, Sendable {
 
     let core: ServerCore
     let phase = NIOLockedValueBox(Phase.idle)
-    /// Answers 504 past each request's deadline, from `start()` until `run()` has drained.
-    let deadlines: DeadlineWatcher
     /// The options MHD's logger reads for the daemon's lifetime.
     let options: DaemonOptions
 
@@ -36,11 +34,10 @@ public final class MicroHTTPServer: Service, Sendable {
     ) {
         core = ServerCore(responder: responder, configuration: configuration, ticker: ticker, logger: logger)
         options = DaemonOptions(configuration: configuration, core: core)
-        deadlines = DeadlineWatcher(core: core)
     }
 
     deinit {
-        deadlines.cancel()
+        core.deadlines.cancel()
         // Normally run() has stopped the daemon. If start() was called without run(), stop it here,
         // unless async requests are still suspended (stopping would abort): then keep the core alive.
         phase.withLockedValue { phase in
@@ -88,7 +85,7 @@ public final class MicroHTTPServer: Service, Sendable {
             }
             let port = Int(unicache_mhd_port(daemon))
             phase = .listening(DaemonHandle(pointer: daemon), port: port)
-            deadlines.start()
+            core.deadlines.start()
             let scheme = configuration.tls == nil ? "http" : "https"
             core.logger.info("listening on \(scheme)://\(authority(host: configuration.host, port: port))", metadata: [
                 "maxConnections": "\(configuration.maxConnections)",

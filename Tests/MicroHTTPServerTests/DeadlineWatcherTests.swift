@@ -60,4 +60,31 @@ import Testing
             #expect(!busy.gaveUp.withLockedValue { $0 }, "the 504 came only once the pool was free again")
         }
     }
+
+    /// Stress: requests admitted while the watcher's step decides to sleep (a step every millisecond, a request
+    /// pending for a few of them at a time, every other one admitted once the watcher sleeps). A request pending is
+    /// never left with the timer suspended: steps follow each admission. (Without `wake()` the first admission while
+    /// the watcher sleeps gets no step.)
+    @Test func aRequestAdmittedWhileTheWatcherFallsAsleepWakesIt() async throws {
+        let pending = PendingJobs(limit: 4)
+        let steps = NIOLockedValueBox(0)
+        let watcher = DeadlineWatcher(tick: .milliseconds(1), pending: pending) { steps.withLockedValue { $0 += 1 } }
+        watcher.start()
+        defer { watcher.cancel() }
+        // Never dereferenced: the pending table and the watcher's test step do not touch the connection.
+        let connection = try #require(OpaquePointer(bitPattern: 1))
+        for round in 0..<400 {
+            if round.isMultiple(of: 2) { await waitUntil("the idle watcher sleeps") { watcher.isAsleep } }
+            let context = RequestContext(target: "/\(round)", connection: connection)
+            #expect(pending.reserve(context) == .admitted)
+            watcher.wake()
+            let before = steps.withLockedValue { $0 }
+            let stepped = await poll { steps.withLockedValue { $0 } > before + 1 }
+            pending.release(context)
+            guard stepped else {
+                Issue.record("no step ran while request \(round) was pending")
+                break
+            }
+        }
+    }
 }

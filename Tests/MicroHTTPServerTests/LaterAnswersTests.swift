@@ -91,6 +91,26 @@ import Testing
         #expect(observed.statuses.withLockedValue { $0 } == [504, 200])
     }
 
+    /// The deadline watcher sleeps while no async request is pending (an idle server is not woken by its timer),
+    /// and a request admitted while it sleeps wakes it: the request still gets its 504 once the clock passes its
+    /// deadline, and the watcher sleeps again once the request's slot is free. (Without the wake the 504 never comes.)
+    @Test func theDeadlineWatcherSleepsWhileIdleAndWakesForARequest() async throws {
+        let held = NIOLockedValueBox<[any Reply]>([])
+        let ticker = ManualClock()
+        var router = Router()
+        router.handle(.get, "/late") { _ in .later(Later { reply in held.withLockedValue { $0.append(reply) } }) }
+        try await withLiveServer(.test(requestTimeout: .seconds(30)), router: router, ticker: ticker) { port, server in
+            await waitUntil("the idle watcher sleeps") { server.core.deadlines.isAsleep }
+            async let late = RawHTTPClient.get(port: port, "/late")
+            await waitUntil("the request is held") { held.withLockedValue { $0.count } == 1 }
+            ticker.advance(by: .seconds(30))
+            let response = try await late
+            #expect(response.status == 504)
+            for reply in held.withLockedValue({ $0 }) { reply(.text("too late")) }
+            await waitUntil("the watcher sleeps again") { server.core.deadlines.isAsleep }
+        }
+    }
+
     /// A full queue refuses a `.later` with 503 at once: its start is never called, and the observer is told.
     @Test func aLaterBeyondTheQueueLimitIs503AndNeverStarted() async throws {
         let held = NIOLockedValueBox<[any Reply]>([])

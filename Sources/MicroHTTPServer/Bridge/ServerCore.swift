@@ -16,6 +16,8 @@ final class ServerCore: Sendable {
     let logger: Logger
     /// Async requests running (bounded by `maxPendingRequests`), with their deadlines.
     let pending: PendingJobs
+    /// Answers 504 past each request's deadline, from the daemon's start until `run()` has drained.
+    let deadlines: DeadlineWatcher
     /// Set at graceful shutdown: answers carry `Connection: close`, new async work gets 503.
     let draining = Atomic<Bool>(false)
     let openRequests = OpenRequests()
@@ -28,7 +30,8 @@ final class ServerCore: Sendable {
         responder: any HTTPResponder, configuration: MicroHTTPServerConfiguration, ticker: any Clock<Duration>,
         logger: Logger
     ) {
-        elapsed = Elapsed(ticker)
+        let elapsed = Elapsed(ticker)
+        self.elapsed = elapsed
         answer = { method, target, headers, body, clientAddress, requestID in
             responder.answer(
                 method: method, target: target, headers: headers, body: body, clientAddress: clientAddress,
@@ -36,7 +39,11 @@ final class ServerCore: Sendable {
         }
         self.configuration = configuration
         self.logger = logger
-        pending = PendingJobs(limit: configuration.maxPendingRequests)
+        let pending = PendingJobs(limit: configuration.maxPendingRequests)
+        self.pending = pending
+        deadlines = DeadlineWatcher(tick: min(.milliseconds(100), configuration.requestTimeout / 4), pending: pending) {
+            Self.answerOverdue(pending, at: elapsed.now(), logger: logger)
+        }
         requestIDs = configuration.requestIDs ? RequestIDGenerator() : nil
     }
 
@@ -50,6 +57,7 @@ final class ServerCore: Sendable {
         guard case .admitted = admission else { return admission }
         context.phase = .suspended
         MHDConnection.suspend(context.connection)
+        deadlines.wake()
         later.start(SuspendedRequest(context: context, pending: pending))
         return .admitted
     }
