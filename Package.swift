@@ -328,7 +328,7 @@ let package = Package(
             name: "RedisTierTests",
             dependencies: [
                 "RedisTier", "Redis", "RedisTestSupport", "Sealing", "TestSupport", "UnifiedCache", "UpstreamGate",
-                .product(name: "Logging", package: "swift-log"),
+                "ClocksTesting", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: strict

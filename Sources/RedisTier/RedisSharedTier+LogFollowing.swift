@@ -13,15 +13,21 @@ extension RedisSharedTier {
     /// fails (a client killed, a user no longer allowed the channel); the channel comes back after its back-off, grown
     /// to seconds in an outage, and meanwhile the local copies of what those changes concern would stay served. A log
     /// that cannot vouch for the position resets the shard's local entries. Once subscribed again, the subscription's
-    /// own catch-up goes on from where this left the position.
+    /// own catch-up goes on from where this left the position. While every channel is up it waits for a loss, without
+    /// a timer (an idle instance is not woken twenty times a second); a loss told before the wait is kept for it.
     func followLogs() async {
-        await elapsed.repeating(every: Self.logFollowingInterval) {
+        var losses = channelLosses.stream.makeAsyncIterator()
+        while !Task.isCancelled {
+            guard shards.contains(where: { $0.state.withLockedValue(\.channelLost) }) else {
+                guard await losses.next() != nil else { return }
+                continue
+            }
+            do { try await elapsed.sleep(for: Self.logFollowingInterval) } catch { return }
             await withDiscardingTaskGroup { group in
                 for shard in shards where shard.state.withLockedValue(\.channelLost) {
                     group.addTask { await self.followLog(shard) }
                 }
             }
-            return true
         }
     }
 

@@ -156,6 +156,7 @@ extension RedisSharedTier {
                 defer { state.inStep = false }
                 return state.inStep
             }
+            channelLosses.continuation.yield()
             if first {
                 var metadata: Logger.Metadata = ["reason": "\(reason)"]
                 if shards.count > 1 { metadata["shard"] = "\(SharedShard(index: shard.index, of: shards.count))" }

@@ -95,6 +95,8 @@ public final class RedisSharedTier: SharedTier {
     let checkpointWrites = NIOLockedValueBox((issued: UInt64(0), written: UInt64(0)))
     /// On a cluster, the refusals met by the shards' subscriptions (on one node, its client's failures count them).
     let subscriptionFailures = RedisConnectFailures()
+    /// Told each time a shard's channel is lost: `followLogs` waits on it while every channel is up.
+    let channelLosses = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
 
     /// `clock`: the process's wall clock, from which a stored entry's remaining life is counted; `ticker`: its
     /// monotonic clock, for the tier's waits and the Redis link's breakers and Sentinel watch.

@@ -1,3 +1,4 @@
+import ClocksTesting
 import Foundation
 import Redis
 import RedisTestSupport
@@ -224,9 +225,10 @@ import UnifiedCache
     }
 
     /// A fresh redis-server with a user `deaf` allowed every key and command and the channels `channels` gives (`&*`
-    /// every one, `resetchannels` none); an instance of the fleet in step, and one (not started) connecting as `deaf`.
+    /// every one, `resetchannels` none); an instance of the fleet in step, and one (not started) connecting as `deaf`,
+    /// on `ticker`.
     static func fleetWithUserDeaf(
-        channels: String
+        channels: String, ticker: any Clock<Duration> = ContinuousClock()
     ) async throws -> (RedisServerProcess, other: TierInstance, deaf: TierInstance) {
         let redis = try await RedisServerProcess.start()
         let prefix = Self.prefix()
@@ -235,7 +237,7 @@ import UnifiedCache
         (endpoint.user, endpoint.password) = ("deaf", "pw")
         let other = TierInstance(redis, prefix: prefix)
         try await other.startConnected()
-        return (redis, other, TierInstance(endpoint: endpoint, prefix: prefix))
+        return (redis, other, TierInstance(endpoint: endpoint, prefix: prefix, ticker: ticker))
     }
 
     /// While its channel is lost and Redis answers (here its user may no longer subscribe: Redis drops the
@@ -254,6 +256,28 @@ import UnifiedCache
         await redis.stop()
         #expect(deafMeanwhile)
         #expect(instance.statistics.resets == 0 && instance.statistics.replayed == 1)
+    }
+
+    /// The log is read on a timer only while a channel is lost: an instance in step has no sleep of the log's pace on
+    /// its clock (it waits for a loss); once its channel is lost it sleeps one, and reads the log when the clock
+    /// passes it.
+    @Test func theLogIsFollowedOnATimerOnlyWhileAChannelIsLost() async throws {
+        let ticker = ManualClock()
+        let (redis, other, instance) = try await Self.fleetWithUserDeaf(channels: "&*", ticker: ticker)
+        try await instance.startConnected()
+        let pace = RedisSharedTier.logFollowingInterval
+        func pacedSleeps() -> Int { ticker.sleepers - ticker.sleepers(beyond: pace) }
+        let pacedInStep = pacedSleeps()
+        _ = try await redisCommand(redis, "ACL", "SETUSER", "deaf", "resetchannels")
+        await waitUntil("the channel is lost") { !instance.statistics.connected }
+        await waitUntil("the log followed at its pace") { pacedSleeps() == 1 }
+        _ = try await other.tier.invalidate(.key("while-deaf"))
+        ticker.advance(by: pace)
+        await waitUntil("the change is applied") { instance.events.contains(.invalidate(.key("while-deaf"))) }
+        await instance.stop()
+        await other.stop()
+        await redis.stop()
+        #expect(pacedInStep == 0)
     }
 
     /// An instance whose user may never subscribe (a rule missing from its ACL user) is not in step, and says so; it

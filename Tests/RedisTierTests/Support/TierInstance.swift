@@ -36,17 +36,19 @@ final class TierInstance: Sendable {
     }
 
     /// An instance of the fleet at `endpoint` (a cluster's seed with `Target.cluster`), its values sealed by `codec`,
-    /// its wall clock `clock`, its lines logged to `logger`; on a cluster its slot map read every `clusterMapRefresh`.
+    /// its wall clock `clock` and monotonic one `ticker`, its lines logged to `logger`; on a cluster its slot map read
+    /// every `clusterMapRefresh`.
     init(
         endpoint: RedisEndpoint, prefix: String, checkpointFile: String? = nil, logLength: Int = 100_000,
         catchUpBatch: Int = 1_000, codec: EntryCodec = EntryCodec(), clock: any WallClock = SystemWallClock(),
-        logger: Logger = Logger(label: "redis-tier-test"), clusterMapRefresh: Duration = .seconds(60)
+        ticker: any Clock<Duration> = ContinuousClock(), logger: Logger = Logger(label: "redis-tier-test"),
+        clusterMapRefresh: Duration = .seconds(60)
     ) {
         var configuration = RedisTierConfiguration(
             endpoint: endpoint, timeout: .seconds(1), prefix: prefix, logLength: logLength,
             catchUpBatch: catchUpBatch, checkpointFile: checkpointFile, checkpointInterval: .seconds(3600))
         configuration.clusterMapRefresh = clusterMapRefresh
-        tier = RedisSharedTier(configuration: configuration, codec: codec, clock: clock, ticker: ContinuousClock(), logger: logger)
+        tier = RedisSharedTier(configuration: configuration, codec: codec, clock: clock, ticker: ticker, logger: logger)
     }
 
     var events: [SharedTierEvent] { recorded.withLockedValue { $0 } }
