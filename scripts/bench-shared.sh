@@ -282,11 +282,13 @@ SHARED_SEALED_PID=$PID
 wait_connected $((BASE_PORT + 8))
 warm $((BASE_PORT + 7))
 warm $((BASE_PORT + 8))
-# Interleaved rounds: each target beside the ones it is compared with.
-measure "$CONNECTIONS" "disk-hit $DISK_PID $((BASE_PORT + 1))" "nginx-cache-hit $NGINX_PIDS $NGINX_PORT" \
-  "disk-hit-sealed $DISK_SEALED_PID $((BASE_PORT + 7))" \
-  "shared-hit $SHARED_PID $((BASE_PORT + 2))" "shared-hit-cluster $SHARED_CLUSTER_PID $((BASE_PORT + 10))" \
-  "shared-hit-tls $SHARED_TLS_PID $((BASE_PORT + 9))" "shared-hit-sealed $SHARED_SEALED_PID $((BASE_PORT + 8))"
+# Interleaved rounds: each target beside the ones it is compared with. The disk hit sits between nginx's hit and the
+# shared hit, the two figures taken as ratios to it, and TLS beside the shared hit it is compared with: the machine's
+# speed moves within a round too, so the two runs of a ratio are neighbours.
+measure "$CONNECTIONS" "nginx-cache-hit $NGINX_PIDS $NGINX_PORT" "disk-hit $DISK_PID $((BASE_PORT + 1))" \
+  "shared-hit $SHARED_PID $((BASE_PORT + 2))" "shared-hit-tls $SHARED_TLS_PID $((BASE_PORT + 9))" \
+  "shared-hit-cluster $SHARED_CLUSTER_PID $((BASE_PORT + 10))" \
+  "disk-hit-sealed $DISK_SEALED_PID $((BASE_PORT + 7))" "shared-hit-sealed $SHARED_SEALED_PID $((BASE_PORT + 8))"
 ORIGIN_FETCHES=$(($(wc -l <"$WORK/nginx/origin.log") - ORIGIN_LOG_LINES))
 [[ $ORIGIN_FETCHES == 0 ]] || fail "nginx asked its origin $ORIGIN_FETCHES times while measured: not every request a HIT"
 # What each answers for one key, headers + body: the bodies are the same bytes, the headers differ.
